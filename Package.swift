@@ -1,0 +1,56 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Module layout follows docs/architecture in README.md: BeaconKit is the pure core
+// (no I/O), C is reached only through the CDBus/CBlueZ system-library targets.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "beacond",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "beacond", targets: ["beacond"]),
+        .executable(name: "beaconctl", targets: ["beaconctl"]),
+        .executable(name: "beacond-bench", targets: ["beacond-bench"]),
+        .library(name: "BeaconKit", targets: ["BeaconKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Pure domain: decoding, identities, regions, monitoring, ranging, authorization.
+        .target(name: "BeaconKit", swiftSettings: strict),
+        // Capture file formats (btsnoop, pcap, pcapng, hex lines) → HCI events.
+        .target(name: "Captures", dependencies: ["BeaconKit"], swiftSettings: strict),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez",
+                       providers: [.apt(["libbluetooth-dev"])]),
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["BeaconKit", "Captures", "DBus", "CBlueZ"], swiftSettings: strict),
+        .target(name: "BeacondAPI", swiftSettings: strict),
+        .target(name: "BeacondService",
+                dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "BlueZ"],
+                swiftSettings: strict),
+        .executableTarget(name: "beacond",
+                          dependencies: ["BeacondService", "BeaconKit", "Captures",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          swiftSettings: strict),
+        .executableTarget(name: "beaconctl",
+                          dependencies: ["DBus", "BeacondAPI", "BeaconKit",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          swiftSettings: strict),
+        .executableTarget(name: "beacond-bench",
+                          dependencies: ["BeaconKit", "Captures",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          swiftSettings: strict),
+        .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit"], swiftSettings: strict),
+        .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit"],
+                    resources: [], swiftSettings: strict),
+        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit"], swiftSettings: strict),
+    ]
+)
