@@ -1,0 +1,6 @@
+import ArgumentParser
+
+struct DecodeBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "decode", abstract: "Decode throughput.")
+    func run() throws { throw ValidationError("not built yet") }
+}
