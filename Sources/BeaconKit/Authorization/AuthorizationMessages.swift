@@ -118,8 +118,8 @@ enum AuthorizationMessages {
     /// How an authorizedWhenInUse app gets Always, given its one upgrade request.
     private static func upgradePath(_ app: AppDeclaration, _ record: AuthorizationRecord) -> String {
         if record.hasPendingUpgrade {
-            return "its RequestAlwaysAuthorization waits for an administrator: wait for AuthorizationChanged, or ask "
-                + "an administrator: \(grant(.always, app))"
+            return "its RequestAlwaysAuthorization waits for an administrator (wait for AuthorizationChanged, or ask "
+                + "an administrator: \(grant(.always, app)))"
         }
         if record.upgradeRequestUsed {
             return "it has used its one upgrade request, so only an administrator can grant Always: "

@@ -166,3 +166,49 @@ import Testing
         }
     }
 }
+
+/// What a request that did not act at once tells the daemon's log and the caller.
+@Suite struct AuthorizationRequestNoteTests {
+    typealias Fixtures = AuthorizationFixtures
+
+    static func note(_ request: AuthorizationRequest, _ record: AuthorizationRecord,
+                     servicesOn: Bool = true, prompt: AuthorizationPrompt = .admin) throws -> String {
+        let outcome = try AuthorizationRules.request(request, app: Fixtures.fullyDeclared, record: record,
+                                                     policy: Fixtures.policy(servicesOn: servicesOn, prompt: prompt))
+        return try #require(outcome.note)
+    }
+
+    @Test func everyReasonSaysWhyAndWhatWouldChangeIt() throws {
+        let id = Fixtures.appID
+        let pending = try Self.note(.always, .initial)
+        #expect(pending.contains("waits for an administrator") && pending.contains("beaconctl auth deny \(id)"))
+        let off = try Self.note(.whenInUse, .initial, servicesOn: false)
+        #expect(off.contains("location services are switched off") && off.contains("beaconctl services on"))
+        let restricted = try Self.note(.always, AuthorizationRecord(status: .restricted))
+        #expect(restricted.contains("restricted") && restricted.contains("beaconctl auth grant \(id) always"))
+        let denied = try Self.note(.whenInUse, AuthorizationRecord(status: .denied))
+        #expect(denied.contains("denied") && denied.contains("beaconctl auth grant \(id) when-in-use"))
+        let spent = try Self.note(.always, AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true))
+        #expect(spent.contains("one upgrade request") && spent.contains("beaconctl auth grant \(id) always"))
+        let already = try Self.note(.whenInUse, AuthorizationRecord(status: .authorizedAlways))
+        #expect(already.contains("already authorizedAlways"))
+    }
+
+    /// The iOS 13.4 flow under `prompt = "admin"`: WhenInUse first, then the one upgrade, each waiting for a person.
+    @Test func whenInUseThenUpgradeUnderAdminPrompt() throws {
+        let app = Fixtures.fullyDeclared
+        let policy = Fixtures.policy(servicesOn: true, prompt: .admin)
+        let asked = try AuthorizationRules.request(.whenInUse, app: app, record: .initial, policy: policy)
+        #expect(asked.pending && !asked.changed && asked.effectiveStatus == .notDetermined)
+        let granted = AuthorizationRules.decide(.grantWhenInUse, app: app, record: asked.record, policy: policy)
+        #expect(granted.resolvedRequest == .whenInUse)
+        #expect(granted.sideEffects == AuthorizationSideEffects(authorizationChanged: .authorizedWhenInUse))
+        let upgrade = try AuthorizationRules.request(.always, app: app, record: granted.record, policy: policy)
+        #expect(upgrade.pending && upgrade.record.upgradeRequestUsed && upgrade.effectiveStatus == .authorizedWhenInUse)
+        let refused = AuthorizationRules.decide(.deny, app: app, record: upgrade.record, policy: policy)
+        #expect(refused.record == AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true))
+        #expect(refused.sideEffects == .none)
+        let again = try AuthorizationRules.request(.always, app: app, record: refused.record, policy: policy)
+        #expect(again.disposition == .ignored(.upgradeAlreadyUsed) && again.record == refused.record)
+    }
+}
