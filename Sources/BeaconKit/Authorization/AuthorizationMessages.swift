@@ -92,13 +92,8 @@ enum AuthorizationMessages {
                 && app.usageDescription(for: .always) != nil ? AuthorizationRequest.always : needed
             return "app '\(id)' is notDetermined: request authorization first. Fix: "
                 + requestPath(request, app, note: nil)
-        case .restricted:
-            return "app '\(id)' is restricted: an administrator locked its location access, and requests do nothing. "
-                + "Fix: only an administrator can lift the lock: \(grant(needed, app)), or \(reset(app)) to let the app "
-                + "ask again"
-        case .denied:
-            return "app '\(id)' is denied, and requests do nothing until an administrator changes it. Fix: ask an "
-                + "administrator: \(grant(needed, app)), or \(reset(app)) to let the app ask again"
+        case .restricted, .denied:
+            return "app '\(id)' is \(locked(record.status, needed, app))"
         case .authorizedWhenInUse:
             return "app '\(id)' is authorizedWhenInUse. Fix: \(upgradePath(app, record))"
         case .authorizedAlways:
@@ -113,6 +108,16 @@ enum AuthorizationMessages {
         let call = "call \(request.methodName)" + (note.map { " (\($0))" } ?? "")
         let prefix = app.usageDescription(for: request) == nil ? "\(addUsage(request, app)), \(reload), then " : ""
         return "\(prefix)\(call), or ask an administrator: \(grant(request, app))"
+    }
+
+    /// Why requests do nothing for a restricted or denied app, and who can change it, after "is ".
+    private static func locked(_ status: AuthorizationStatus, _ request: AuthorizationRequest,
+                               _ app: AppDeclaration) -> String {
+        let undo = "\(grant(request, app)), or \(reset(app)) to let the app ask again"
+        return status == .restricted
+            ? "restricted: an administrator locked its location access, and requests do nothing. Fix: only an "
+                + "administrator can lift the lock: \(undo)"
+            : "\(status), and requests do nothing until an administrator changes it. Fix: ask an administrator: \(undo)"
     }
 
     /// How an authorizedWhenInUse app gets Always, given its one upgrade request.
@@ -144,12 +149,8 @@ enum AuthorizationMessages {
         case .ignored(.locationServicesDisabled):
             return "\(did): location services are switched off, so every app is effectively restricted. "
                 + "Fix: \(servicesOn(policy)), then request again."
-        case .ignored(.restricted):
-            return "\(did): the app is restricted by an administrator, and requests do nothing. Fix: only an "
-                + "administrator can lift the lock: \(grant(request, app)), or \(reset(app)) to let the app ask again."
-        case .ignored(.denied):
-            return "\(did): the app is denied, and requests do nothing until an administrator changes it. Fix: "
-                + "\(grant(request, app)), or \(reset(app)) to let the app ask again."
+        case .ignored(.restricted), .ignored(.denied):
+            return "\(did): the app is \(locked(record.status, request, app))."
         case .ignored(.alreadyDetermined):
             return "\(did): the app is already \(record.status), which \(request.methodName) cannot change."
         case .ignored(.upgradeAlreadyUsed):
