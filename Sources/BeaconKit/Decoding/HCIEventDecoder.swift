@@ -16,6 +16,8 @@ public enum HCIEventDecoder {
         guard !packet.isEmpty else { return .malformed(.emptyPacket) }
         switch packet[0] {
         case h4EventPacketType:
+            // A lone type byte is a packet whose event header is missing, not an empty packet.
+            guard packet.count > 1 else { return .malformed(.truncatedHeader) }
             return decode(event: packet.extracting(1..<packet.count), offset: 1, body)
         case 0x01, 0x02, 0x03, 0x05:
             return .notAdvertising // command, ACL, SCO, ISO

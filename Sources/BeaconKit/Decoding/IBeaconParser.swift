@@ -10,8 +10,9 @@ public enum IBeaconParser {
     public static let appleCompanyIdentifier: UInt16 = 0x004C
     static let adTypeManufacturerSpecificData: UInt8 = 0xFF
 
-    /// The first iBeacon frame in a run of AD structures, if any. Structures end at a zero length
-    /// byte (padding) or at a length that would run past the data; `overran` reports the latter.
+    /// The first iBeacon frame in a run of AD structures, if any. The walk ends at a zero length
+    /// byte (padding follows) or at a length that would run past the data: nothing from such a
+    /// structure is trusted, so an iBeacon that overruns the declared data is not found.
     @inlinable
     public static func parse(advertisingData data: Span<UInt8>) -> IBeaconFrame? {
         var offset = 0
