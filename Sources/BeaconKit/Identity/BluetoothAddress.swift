@@ -26,7 +26,8 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
         guard parts.count == 6 else { return nil }
         var value: UInt64 = 0
         for part in parts {
-            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            // UInt8(_:radix:) accepts a sign ("+1"), which is not a hex digit pair.
+            guard part.count == 2, part.allSatisfy(\.isHexDigit), let byte = UInt8(part, radix: 16) else { return nil }
             value = (value << 8) | UInt64(byte)
         }
         self.rawValue = value

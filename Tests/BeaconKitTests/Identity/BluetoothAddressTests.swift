@@ -25,13 +25,10 @@ struct BluetoothAddressTests {
         #expect(BluetoothAddress(text) == nil)
     }
 
-    @Test func signedHexPairsShouldBeRejected() {
-        // `UInt8(_:radix:)` accepts a leading sign, so "+1" reads as 0x01. Identity/ is not this
-        // branch's to fix; recorded as a known issue so the fix removes this wrapper.
-        withKnownIssue("BluetoothAddress(String) accepts '+1' and '-0' as hex pairs") {
-            #expect(BluetoothAddress("+1:C1:38:BF:6F:AB") == nil)
-            #expect(BluetoothAddress("-0:C1:38:BF:6F:AB") == nil)
-        }
+    @Test func signedHexPairsAreRejected() {
+        // `UInt8(_:radix:)` accepts a leading sign, so "+1" would read as 0x01.
+        #expect(BluetoothAddress("+1:C1:38:BF:6F:AB") == nil)
+        #expect(BluetoothAddress("-0:C1:38:BF:6F:AB") == nil)
     }
 
     @Test func readsHCIByteOrder() {
