@@ -26,8 +26,11 @@ public enum DistanceModel: Hashable, Sendable, CustomStringConvertible {
     /// AltBeacon's default model (its `model-distance-calculations.json` marks Nexus 5 as default).
     public static let altBeacon = DistanceModel.curveFitted(.nexus5)
 
-    /// Log-distance with n = 2, free space (AltBeacon `PathLossDistanceCalculator.environmentalConstant`).
-    public static let freeSpaceLogDistance = DistanceModel.logDistance(pathLossExponent: 2)
+    /// n = 2, free space: AltBeacon `PathLossDistanceCalculator.environmentalConstant`'s default.
+    public static let defaultPathLossExponent = 2.0
+
+    /// Log-distance with ``defaultPathLossExponent``.
+    public static let freeSpaceLogDistance = DistanceModel.logDistance(pathLossExponent: defaultPathLossExponent)
 
     /// ibeacon-ble's `MAX_THEORETICAL_DISTANCE`.
     public static let homeAssistantMaximumDistance = 400.0

@@ -21,7 +21,7 @@ struct BeaconRangerTests {
     @Test func defaults() {
         let configuration = RangingConfiguration()
         #expect(configuration.filter == .runningAverage(window: .seconds(20), maximumSampleCount: 200))
-        #expect(configuration.distanceModel == .logDistance(pathLossExponent: 2))
+        #expect(configuration.distanceModel == .curveFitted(CurveFitCoefficients(c1: 0.42093, c2: 6.9476, c3: 0.54992)))
         #expect(configuration.beaconExpiry == .seconds(10))
         #expect(configuration.maxTrackedBeacons == 10_000)
         #expect(configuration.proximityThresholds == ProximityThresholds(immediate: 0.5, near: 3))
@@ -75,7 +75,7 @@ struct BeaconRangerTests {
     }
 
     @Test func smoothsWithTheConfiguredFilterAcrossCycles() throws {
-        var ranger = BeaconRanger<String>()
+        var ranger = BeaconRanger<String>(configuration: RangingConfiguration(distanceModel: .freeSpaceLogDistance))
         ranger.startRanging(try uuidConstraint(), key: "a")
         ranger.observe(Fixture.observation(minor(1), rssi: -60, at: 0))
         ranger.observe(Fixture.observation(minor(1), rssi: -70, at: 0.5))
@@ -86,6 +86,14 @@ struct BeaconRangerTests {
         ranger.observe(Fixture.observation(minor(1), rssi: -90, at: 1.5))
         // Three samples: the trimmed running average is their median.
         #expect(ranger.rangeBeacons(at: t(2)).first?.beacons.first?.rssi == -70)
+    }
+
+    @Test func defaultConfigurationUsesTheAltBeaconCurve() throws {
+        var ranger = BeaconRanger<String>()
+        ranger.startRanging(try uuidConstraint(), key: "a")
+        ranger.observe(Fixture.observation(minor(1), rssi: -70, at: 0))
+        let expected = 0.42093 * pow(70.0 / 59.0, 6.9476) + 0.54992
+        #expect(ranger.rangeBeacons(at: t(1)).first?.beacons.first?.accuracy == expected)
     }
 
     @Test func observationsWithoutRSSICountAsHeard() throws {
