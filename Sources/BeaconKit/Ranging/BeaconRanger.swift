@@ -1,0 +1,196 @@
+import Foundation
+
+/// Core Location's beacon ranging: clients start ranging a constraint under a key; every
+/// observation of a matching beacon feeds that beacon's RSSI filter; about once a second
+/// ``rangeBeacons(at:)`` reports, per key, the matching beacons with smoothed RSSI, estimated
+/// distance and proximity, nearest first.
+///
+/// Beacons are tracked by identity (UUID, major, minor), never by Bluetooth address (phones rotate
+/// addresses; several transmitters may share an identity). Only beacons matching some ranged
+/// constraint are tracked, the table is capped, and unheard beacons expire, so memory is bounded
+/// whatever is on the air. Pure: time comes from the observations and from `now`.
+public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
+    public let configuration: RangingConfiguration
+
+    private var index = RegionIndex<Key>()
+    /// Keys in the order ranging started, so results come in a stable order.
+    private var order: [Key] = []
+    private var tracked: [BeaconIdentity: TrackedBeacon] = [:]
+    private var recency = RecencyList<BeaconIdentity>()
+
+    public init(configuration: RangingConfiguration = RangingConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// Beacons currently in the table.
+    public var trackedBeaconCount: Int { tracked.count }
+
+    /// Keys being ranged, in the order ranging started.
+    public var rangedKeys: [Key] { order }
+
+    public func constraint(for key: Key) -> BeaconIdentityConstraint? { index.constraint(for: key) }
+
+    /// Starts ranging `constraint` for `key`; a key already ranging switches to the new constraint.
+    public mutating func startRanging(_ constraint: BeaconIdentityConstraint, key: Key) {
+        let previous = index.constraint(for: key)
+        index.insert(constraint, for: key)
+        if previous == nil {
+            order.append(key)
+        } else if previous != constraint {
+            forgetUnrangedBeacons()
+        }
+    }
+
+    /// Stops ranging for `key`; beacons no other key still ranges leave the table.
+    /// Returns the constraint the key had, `nil` if it was not ranging.
+    @discardableResult
+    public mutating func stopRanging(_ key: Key) -> BeaconIdentityConstraint? {
+        guard let constraint = index.remove(key) else { return nil }
+        order.removeAll { $0 == key }
+        forgetUnrangedBeacons()
+        return constraint
+    }
+
+    /// Feeds one sighting. Ignored unless the beacon matches a ranged constraint.
+    public mutating func observe(_ observation: IBeaconObservation) {
+        let identity = observation.identity
+        guard index.containsMatch(for: identity) else { return }
+        if let position = tracked.index(forKey: identity) {
+            tracked.values[position].record(observation)
+        } else {
+            guard configuration.maxTrackedBeacons > 0 else { return }
+            if tracked.count >= configuration.maxTrackedBeacons, let stalest = recency.oldest {
+                forget(stalest)
+            }
+            var beacon = TrackedBeacon(filter: configuration.filter.makeFilter(), observation: observation)
+            beacon.record(observation)
+            tracked[identity] = beacon
+        }
+        recency.touch(identity)
+    }
+
+    /// One ranging cycle at `now`: drops beacons unheard for ``RangingConfiguration/beaconExpiry``,
+    /// then returns one result per ranged key (in the order ranging started), each with its matching
+    /// beacons sorted nearest first (known accuracy ascending, unknown last, ties by identity).
+    /// Beacons not heard since the previous cycle are reported with RSSI 0, accuracy −1 and proximity
+    /// unknown, as Core Location does. Call it about once a second.
+    public mutating func rangeBeacons(at now: Timestamp) -> [RangingResult<Key>] {
+        expireBeacons(at: now)
+        var ranged: [(beacon: RangedBeacon, order: IdentityOrder)] = []
+        ranged.reserveCapacity(tracked.count)
+        // A manual index walk: iterating `tracked.indices` would hold the storage and make the
+        // first in-place mutation copy the whole table.
+        var position = tracked.startIndex
+        while position != tracked.endIndex {
+            let beacon = tracked.values[position].rangingCycle(at: now, identity: tracked.keys[position],
+                                                               configuration: configuration)
+            ranged.append((beacon, IdentityOrder(beacon.identity)))
+            tracked.formIndex(after: &position)
+        }
+        ranged.sort { lhs, rhs in
+            let lhsKnown = lhs.beacon.accuracy >= 0
+            let rhsKnown = rhs.beacon.accuracy >= 0
+            if lhsKnown != rhsKnown { return lhsKnown }
+            if lhsKnown && lhs.beacon.accuracy != rhs.beacon.accuracy {
+                return lhs.beacon.accuracy < rhs.beacon.accuracy
+            }
+            return lhs.order < rhs.order
+        }
+        var byKey: [Key: [RangedBeacon]] = [:]
+        for entry in ranged {
+            index.forEachMatch(of: entry.beacon.identity) { key in
+                byKey[key, default: []].append(entry.beacon)
+            }
+        }
+        return order.compactMap { key in
+            guard let constraint = index.constraint(for: key) else { return nil }
+            return RangingResult(key: key, constraint: constraint, beacons: byKey[key] ?? [])
+        }
+    }
+
+    private mutating func expireBeacons(at now: Timestamp) {
+        let expiry = configuration.beaconExpiry.saturatingMicroseconds
+        var expired: [BeaconIdentity] = []
+        for (identity, beacon) in tracked where now.saturatingMicroseconds(since: beacon.lastSeen) >= expiry {
+            expired.append(identity)
+        }
+        expired.forEach { forget($0) }
+    }
+
+    private mutating func forgetUnrangedBeacons() {
+        if index.isEmpty {
+            tracked.removeAll()
+            recency.removeAll()
+            return
+        }
+        let unranged = tracked.keys.filter { !index.containsMatch(for: $0) }
+        unranged.forEach { forget($0) }
+    }
+
+    private mutating func forget(_ identity: BeaconIdentity) {
+        tracked.removeValue(forKey: identity)
+        recency.remove(identity)
+    }
+}
+
+/// What the ranger keeps per beacon between cycles.
+private struct TrackedBeacon: Sendable {
+    var filter: AnyRSSIFilter
+    var measuredPower: Int8
+    var lastSeen: Timestamp
+    var heardThisCycle = false
+
+    init(filter: AnyRSSIFilter, observation: IBeaconObservation) {
+        self.filter = filter
+        self.measuredPower = observation.frame.measuredPower
+        self.lastSeen = observation.timestamp
+    }
+
+    /// A sighting without RSSI still counts as heard (the beacon is there), and reports whatever
+    /// the filter holds from earlier samples.
+    mutating func record(_ observation: IBeaconObservation) {
+        if let rssi = observation.rssi { filter.add(Int(rssi), at: observation.timestamp) }
+        measuredPower = observation.frame.measuredPower
+        lastSeen = max(lastSeen, observation.timestamp)
+        heardThisCycle = true
+    }
+
+    /// This cycle's report; starts the next cycle.
+    mutating func rangingCycle(at now: Timestamp, identity: BeaconIdentity,
+                               configuration: RangingConfiguration) -> RangedBeacon {
+        defer { heardThisCycle = false }
+        guard heardThisCycle, let smoothed = filter.smoothedRSSI(at: now), smoothed.isFinite else {
+            return RangedBeacon(identity: identity, rssi: 0, accuracy: -1, proximity: .unknown,
+                                measuredPower: measuredPower, timestamp: lastSeen)
+        }
+        let accuracy = configuration.distanceModel.accuracy(rssi: smoothed, measuredPower: Int(measuredPower))
+        return RangedBeacon(identity: identity, rssi: Int(smoothed.rounded()), accuracy: accuracy,
+                            proximity: configuration.proximityThresholds.proximity(forAccuracy: accuracy),
+                            measuredPower: measuredPower, timestamp: lastSeen)
+    }
+}
+
+/// ``BeaconIdentity``'s order (UUID string, major, minor) without building strings: the uppercase
+/// hex UUID string sorts exactly as the UUID's bytes do, so comparing the bytes as two big-endian
+/// integers gives the same order at a fraction of the cost when sorting thousands of beacons.
+private struct IdentityOrder: Comparable {
+    var high: UInt64
+    var low: UInt64
+    var major: UInt16
+    var minor: UInt16
+
+    init(_ identity: BeaconIdentity) {
+        let b = identity.uuid.uuid
+        func word(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) -> UInt64 {
+            UInt64(b0) << 24 | UInt64(b1) << 16 | UInt64(b2) << 8 | UInt64(b3)
+        }
+        high = word(b.0, b.1, b.2, b.3) << 32 | word(b.4, b.5, b.6, b.7)
+        low = word(b.8, b.9, b.10, b.11) << 32 | word(b.12, b.13, b.14, b.15)
+        major = identity.major
+        minor = identity.minor
+    }
+
+    static func < (lhs: IdentityOrder, rhs: IdentityOrder) -> Bool {
+        (lhs.high, lhs.low, lhs.major, lhs.minor) < (rhs.high, rhs.low, rhs.major, rhs.minor)
+    }
+}
