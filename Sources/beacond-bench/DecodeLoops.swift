@@ -56,28 +56,32 @@ struct DecodeTally: Equatable, Codable {
 /// The timed loops. `@inline(never)` keeps each one a separate function, so what is timed is
 /// exactly one pass and nothing is hoisted across rounds.
 enum DecodeLoops {
-    /// `HCIEventDecoder.decode(event:)` over every event of the buffer.
+    /// `HCIEventDecoder.decode(event:)` over every event of the buffer, `passes` times.
     @inline(never)
-    static func decodeAll(_ buffer: EventBuffer) -> DecodeTally {
+    static func decodeAll(_ buffer: EventBuffer, passes: Int = 1) -> DecodeTally {
         let bytes = buffer.bytes.span
         let offsets = buffer.offsets.span
         var tally = DecodeTally()
-        for index in 0..<(offsets.count - 1) {
-            let start = offsets[index]
-            let event = bytes.extracting(start..<offsets[index + 1])
-            tally.count(HCIEventDecoder.decode(event: event, offset: start) { tally.fold($0) })
+        for _ in 0..<passes {
+            for index in 0..<(offsets.count - 1) {
+                let start = offsets[index]
+                let event = bytes.extracting(start..<offsets[index + 1])
+                tally.count(HCIEventDecoder.decode(event: event, offset: start) { tally.fold($0) })
+            }
         }
         return tally
     }
 
-    /// `IBeaconParser.parse(advertisingData:)` alone, on AD bytes already located.
+    /// `IBeaconParser.parse(advertisingData:)` alone, on AD bytes already located, `passes` times.
     @inline(never)
-    static func parseAll(_ bytes: [UInt8], advertisingData ranges: [Range<Int>]) -> DecodeTally {
+    static func parseAll(_ bytes: [UInt8], advertisingData ranges: [Range<Int>], passes: Int = 1) -> DecodeTally {
         let span = bytes.span
         var tally = DecodeTally()
-        for range in ranges {
-            tally.reports += 1
-            if let frame = IBeaconParser.parse(advertisingData: span.extracting(range)) { tally.fold(frame) }
+        for _ in 0..<passes {
+            for range in ranges {
+                tally.reports += 1
+                if let frame = IBeaconParser.parse(advertisingData: span.extracting(range)) { tally.fold(frame) }
+            }
         }
         return tally
     }
