@@ -31,18 +31,6 @@ struct MemoryBenchmark: ParsableCommand {
         var after: ResidentMemory
         var addedBytes: Int
         var addedBytesPerBeacon: Double
-
-        init(table: String, standIn: Bool, beacons: Int, observationsPerBeacon: Int,
-             before: ResidentMemory, after: ResidentMemory) {
-            self.table = table
-            self.standIn = standIn
-            self.beacons = beacons
-            self.observationsPerBeacon = observationsPerBeacon
-            self.before = before
-            self.after = after
-            addedBytes = after.residentBytes - before.residentBytes
-            addedBytesPerBeacon = Double(addedBytes) / Double(beacons)
-        }
     }
 
     func run() throws {
@@ -57,8 +45,10 @@ struct MemoryBenchmark: ParsableCommand {
         guard table.trackedBeacons == beacons else {
             throw ValidationError("table tracks \(table.trackedBeacons) beacons, expected \(beacons)")
         }
+        let added = after.residentBytes - before.residentBytes
         let result = Result(table: table.name, standIn: table.isStandIn, beacons: beacons,
-                            observationsPerBeacon: observations, before: before, after: after)
+                            observationsPerBeacon: observations, before: before, after: after,
+                            addedBytes: added, addedBytesPerBeacon: Double(added) / Double(beacons))
         withExtendedLifetime(table) {}
         if json {
             try JSONOutput.print(result)
