@@ -1,0 +1,80 @@
+import ArgumentParser
+import BeaconKit
+import Foundation
+
+/// `beacond-bench memory`: resident memory added by tracking `--beacons` distinct iBeacons, each
+/// observed `--observations` times, in the table `makeTrackedBeaconTableForMemoryBench()` returns.
+struct MemoryBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "memory",
+        abstract: "Resident memory of the tracked-beacon table (VmRSS before and after).")
+
+    @Option(help: "Distinct beacon identities to track.")
+    var beacons = 10_000
+
+    @Option(help: "Observations fed per beacon (one per second of a 10 s ranging window by default).")
+    var observations = 10
+
+    @Flag(help: "Print the figures as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard beacons > 0, observations > 0 else { throw ValidationError("--beacons and --observations must be positive") }
+    }
+
+    struct Result: Codable {
+        var table: String
+        var standIn: Bool
+        var beacons: Int
+        var observationsPerBeacon: Int
+        var before: ResidentMemory
+        var after: ResidentMemory
+        var addedBytes: Int
+        var addedBytesPerBeacon: Double
+    }
+
+    func run() throws {
+        var table = makeTrackedBeaconTableForMemoryBench()
+        let before = try ResidentMemory.sample()
+        for second in 0..<observations {
+            for index in 0..<beacons {
+                table.observe(Self.observation(of: index, at: second))
+            }
+        }
+        let after = try ResidentMemory.sample()
+        guard table.trackedBeacons == beacons else {
+            throw ValidationError("table tracks \(table.trackedBeacons) beacons, expected \(beacons)")
+        }
+        let added = after.residentBytes - before.residentBytes
+        let result = Result(table: table.name, standIn: table.isStandIn, beacons: beacons,
+                            observationsPerBeacon: observations, before: before, after: after,
+                            addedBytes: added, addedBytesPerBeacon: Double(added) / Double(beacons))
+        withExtendedLifetime(table) {}
+        if json {
+            try JSONOutput.print(result)
+        } else {
+            print("""
+                table: \(result.table)
+                beacons: \(beacons), \(observations) observations each
+                VmRSS before \(before.residentBytes / 1024) kB, after \(after.residentBytes / 1024) kB \
+                (statm \(before.statmResidentBytes / 1024) → \(after.statmResidentBytes / 1024) kB), \
+                peak \(after.peakResidentBytes / 1024) kB
+                added: \(result.addedBytes / 1024) kB, \(String(format: "%.0f", result.addedBytesPerBeacon)) bytes per beacon
+                """)
+        }
+    }
+
+    /// Beacon `index` at second `second`: 16 proximity UUIDs (a site with a few vendors), distinct
+    /// major/minor under each, RSSI varying so every observation updates its entry.
+    static func observation(of index: Int, at second: Int) -> IBeaconObservation {
+        let uuid = UUID(uuid: (0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2,
+                               0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, UInt8(index % 16)))
+        let identity = BeaconIdentity(uuid: uuid, major: UInt16(index / 16), minor: UInt16(index % 16))
+        return IBeaconObservation(
+            frame: IBeaconFrame(identity: identity, measuredPower: -59),
+            rssi: Int8(-60 - (index + second) % 30),
+            address: BluetoothAddress(rawValue: UInt64(index)),
+            addressType: 1,
+            timestamp: Timestamp(microsecondsSinceEpoch: Int64(second) * 1_000_000))
+    }
+}
