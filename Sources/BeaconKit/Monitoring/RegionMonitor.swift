@@ -75,9 +75,14 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
         settleQueue()
     }
 
-    /// Stops monitoring `key`, silently as Core Location does; returns the region it had.
+    /// Stops monitoring `key`, silently as Core Location does, after firing what is due by `now` (so whether an
+    /// exit due just before the stop is reported does not depend on how often `advance` ran). Returns the region
+    /// `key` had.
     @discardableResult
-    public mutating func stopMonitoring(_ key: Key) -> BeaconRegion? {
+    public mutating func stopMonitoring(
+        _ key: Key, at now: Timestamp, into events: inout [MonitoringEvent<Key>]
+    ) -> BeaconRegion? {
+        moveClock(to: now, into: &events)
         index.remove(key)
         let removed = records.removeValue(forKey: key)
         settleQueue()

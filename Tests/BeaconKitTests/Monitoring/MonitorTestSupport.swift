@@ -69,6 +69,11 @@ struct MonitorTestHarness {
         monitor.observe(MonitorTestKit.sighting(identity, at: seconds, rssi: rssi, address: address), into: &pending)
     }
 
+    @discardableResult
+    mutating func stop(_ key: String, at seconds: Double) -> BeaconRegion? {
+        monitor.stopMonitoring(key, at: MonitorTestKit.at(seconds), into: &pending)
+    }
+
     mutating func advance(to seconds: Double) {
         monitor.advance(to: MonitorTestKit.at(seconds), into: &pending)
     }

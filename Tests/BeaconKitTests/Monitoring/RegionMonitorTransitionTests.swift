@@ -129,8 +129,8 @@ struct RegionMonitorTransitionTests {
         h.start(try Kit.region("a"), at: 0)
         h.see(beacon, at: 1)
         _ = h.take()
-        #expect(h.monitor.stopMonitoring("a")?.identifier == "a")
-        #expect(h.monitor.stopMonitoring("a") == nil)
+        #expect(h.stop("a", at: 30)?.identifier == "a")
+        #expect(h.stop("a", at: 30) == nil)
         #expect(h.monitor.count == 0)
         #expect(h.nextDeadline == nil)
         h.see(beacon, at: 2)
@@ -139,6 +139,16 @@ struct RegionMonitorTransitionTests {
         #expect(h.monitor.state(of: "a") == nil)
         #expect(h.requestState("a", at: 101) == nil)
         #expect(h.take().isEmpty)
+    }
+
+    @Test("stop first fires what was due before it")
+    func stopFiresDueFirst() throws {
+        var h = MonitorTestHarness()
+        h.start(try Kit.region("a"), at: 0)
+        h.see(beacon, at: 1)
+        _ = h.take()
+        h.stop("a", at: 31)
+        #expect(h.take() == ["31.0 didDetermineState(outside) a", "31.0 didExit a"])
     }
 
     @Test("requestState reports the current state, after firing what is due by then")
