@@ -24,6 +24,15 @@ struct RegionMonitorSuspensionTests {
         return h
     }
 
+    /// `harness()` suspended at 55 s and resumed at 500 s, events taken.
+    func resumed() throws -> MonitorTestHarness {
+        var h = try harness()
+        h.suspend(at: 55)
+        h.resume(at: 500)
+        _ = h.take()
+        return h
+    }
+
     @Test("suspending makes every determined region unknown, in start order, and invents no exits")
     func suspend() throws {
         var h = try harness()
@@ -53,10 +62,7 @@ struct RegionMonitorSuspensionTests {
 
     @Test("after resume, a region inside before and seen again is inside without a second didEnter")
     func resumeReseenInside() throws {
-        var h = try harness()
-        h.suspend(at: 55)
-        h.resume(at: 500)
-        _ = h.take()
+        var h = try resumed()
         #expect(h.nextDeadline == 530)
         h.see(Kit.beacon(1, 9), at: 510)
         #expect(h.take() == ["510.0 didDetermineState(inside) in"])
@@ -64,20 +70,14 @@ struct RegionMonitorSuspensionTests {
 
     @Test("after resume, a region outside before and seen is entered")
     func resumeSeenOutside() throws {
-        var h = try harness()
-        h.suspend(at: 55)
-        h.resume(at: 500)
-        _ = h.take()
+        var h = try resumed()
         h.see(Kit.beacon(2, 9), at: 510)
         #expect(h.take() == ["510.0 didDetermineState(inside) out", "510.0 didEnter out"])
     }
 
     @Test("after resume, unseen regions become outside exitTimeout later; only one the client heard enter exits")
     func resumeUnseen() throws {
-        var h = try harness()
-        h.suspend(at: 55)
-        h.resume(at: 500)
-        _ = h.take()
+        var h = try resumed()
         h.advance(to: 529.9)
         #expect(h.take().isEmpty)
         h.advance(to: 530)

@@ -6,6 +6,15 @@ struct RegionMonitorTransitionTests {
     typealias Kit = MonitorTestKit
     let beacon = Kit.beacon(1, 1)
 
+    /// Region "a" (all of UUID A) started at 0 s and entered by a sighting at `seconds`; events taken.
+    func entered(at seconds: Double) throws -> MonitorTestHarness {
+        var h = MonitorTestHarness()
+        h.start(try Kit.region("a"), at: 0)
+        h.see(beacon, at: seconds)
+        _ = h.take()
+        return h
+    }
+
     @Test("start emits didStartMonitoring and leaves the region unknown")
     func startIsUnknown() throws {
         var h = MonitorTestHarness()
@@ -63,9 +72,7 @@ struct RegionMonitorTransitionTests {
 
     @Test("an exit is stamped last sighting + exitTimeout to the microsecond, however late advance runs")
     func exitTimedExactly() throws {
-        var h = MonitorTestHarness()
-        h.start(try Kit.region("a"), at: 0)
-        h.see(beacon, at: 3)
+        var h = try entered(at: 3)
         h.see(beacon, at: 10.000_001)
         #expect(h.nextDeadline == 40.000_001)
         h.advance(to: 40)
@@ -77,11 +84,9 @@ struct RegionMonitorTransitionTests {
 
     @Test("a sighting just inside exitTimeout refreshes; one exactly at it is too late: exit, then entry")
     func sightingAtTheDeadline() throws {
-        var h = MonitorTestHarness()
-        h.start(try Kit.region("a"), at: 0)
-        h.see(beacon, at: 0)
+        var h = try entered(at: 0)
         h.see(beacon, at: 29.999_999)
-        #expect(h.take().count == 3)
+        #expect(h.take().isEmpty)
         #expect(h.nextDeadline == 59.999_999)
         // observe fires what is due at its own time before counting the sighting.
         h.see(beacon, at: 59.999_999)
@@ -93,10 +98,7 @@ struct RegionMonitorTransitionTests {
 
     @Test("starting a key again replaces the region and resets it to unknown")
     func replacement() throws {
-        var h = MonitorTestHarness()
-        h.start(try Kit.region("a"), at: 0)
-        h.see(beacon, at: 1)
-        _ = h.take()
+        var h = try entered(at: 1)
         let replacement = try Kit.region("a", major: 2)
         h.monitor.startMonitoring(replacement, for: "a", at: Kit.at(10), into: &h.pending)
         #expect(h.take() == ["10.0 didStartMonitoring a"])
@@ -125,10 +127,7 @@ struct RegionMonitorTransitionTests {
 
     @Test("stop removes the region silently and cancels its pending transition")
     func stop() throws {
-        var h = MonitorTestHarness()
-        h.start(try Kit.region("a"), at: 0)
-        h.see(beacon, at: 1)
-        _ = h.take()
+        var h = try entered(at: 1)
         #expect(h.stop("a", at: 30)?.identifier == "a")
         #expect(h.stop("a", at: 30) == nil)
         #expect(h.monitor.count == 0)
@@ -143,10 +142,7 @@ struct RegionMonitorTransitionTests {
 
     @Test("stop first fires what was due before it")
     func stopFiresDueFirst() throws {
-        var h = MonitorTestHarness()
-        h.start(try Kit.region("a"), at: 0)
-        h.see(beacon, at: 1)
-        _ = h.take()
+        var h = try entered(at: 1)
         h.stop("a", at: 31)
         #expect(h.take() == ["31.0 didDetermineState(outside) a", "31.0 didExit a"])
     }
