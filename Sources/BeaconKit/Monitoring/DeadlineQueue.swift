@@ -1,14 +1,16 @@
 /// A binary min-heap of region deadlines, earliest first; ties go to the region started first.
 ///
-/// It knows nothing of validity: `RegionMonitor` leaves outdated entries in place (lazy invalidation) and
-/// skips them when they surface, so refreshing a deadline on every sighting costs nothing here.
-struct DeadlineQueue<Key: Hashable & Sendable>: Sendable {
+/// `RegionMonitorCore` keeps restored regions' deadlines here: they come from saved times, so unlike the deadlines it
+/// sets itself they arrive in no particular order. It knows nothing of validity: an entry whose region was since
+/// refreshed, replaced or stopped stays until it surfaces and is dropped (lazy invalidation).
+struct DeadlineQueue: Sendable {
     struct Entry: Sendable {
         /// Microseconds since the Unix epoch.
         var deadline: Int64
         /// The region's start order: a deterministic tie-break that does not depend on when entries were pushed.
         var ordinal: UInt64
-        var key: Key
+        /// The region's slot in `RegionMonitorCore`.
+        var region: Int
 
         func precedes(_ other: Entry) -> Bool {
             deadline != other.deadline ? deadline < other.deadline : ordinal < other.ordinal
@@ -18,9 +20,6 @@ struct DeadlineQueue<Key: Hashable & Sendable>: Sendable {
     private var entries: [Entry] = []
 
     init() {}
-
-    /// Takes entries already in `precedes` order: a sorted array is a valid heap.
-    init(sorted: [Entry]) { entries = sorted }
 
     var first: Entry? { entries.first }
     var count: Int { entries.count }

@@ -1,24 +1,27 @@
-/// One region-monitoring callback, named after `CLLocationManagerDelegate`'s, stamped with the time it happened.
-public struct MonitoringEvent<Key: Hashable & Sendable>: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable, CustomStringConvertible {
-        /// `locationManager(_:didStartMonitoringFor:)`.
-        case didStartMonitoring
-        /// `locationManager(_:didDetermineState:for:)`: sent on every state change and on request.
-        case didDetermineState(RegionState)
-        /// `locationManager(_:didEnterRegion:)`: only for regions with `notifyOnEntry`.
-        case didEnter
-        /// `locationManager(_:didExitRegion:)`: only for regions with `notifyOnExit`.
-        case didExit
+/// Which region-monitoring callback an event is, named after `CLLocationManagerDelegate`'s.
+public enum MonitoringEventKind: Sendable, Hashable, CustomStringConvertible {
+    /// `locationManager(_:didStartMonitoringFor:)`.
+    case didStartMonitoring
+    /// `locationManager(_:didDetermineState:for:)`: sent on every state change and on request.
+    case didDetermineState(RegionState)
+    /// `locationManager(_:didEnterRegion:)`: only for regions with `notifyOnEntry`.
+    case didEnter
+    /// `locationManager(_:didExitRegion:)`: only for regions with `notifyOnExit`.
+    case didExit
 
-        public var description: String {
-            switch self {
-            case .didStartMonitoring: return "didStartMonitoring"
-            case .didDetermineState(let state): return "didDetermineState(\(state.rawValue))"
-            case .didEnter: return "didEnter"
-            case .didExit: return "didExit"
-            }
+    public var description: String {
+        switch self {
+        case .didStartMonitoring: return "didStartMonitoring"
+        case .didDetermineState(let state): return "didDetermineState(\(state.rawValue))"
+        case .didEnter: return "didEnter"
+        case .didExit: return "didExit"
         }
     }
+}
+
+/// One region-monitoring callback for the region under `key`, stamped with the time it happened.
+public struct MonitoringEvent<Key: Hashable & Sendable>: Sendable, Hashable, CustomStringConvertible {
+    public typealias Kind = MonitoringEventKind
 
     public var kind: Kind
     public var key: Key

@@ -1,4 +1,4 @@
-import BeaconKit
+@testable import BeaconKit
 import Testing
 
 @Suite("RegionMonitor with many regions")
@@ -66,5 +66,36 @@ struct RegionMonitorSharingTests {
         #expect(exits == ["35.0 742", "36.0 9899", "36.0 10098", "37.0 743", "37.0 10007",
                           "50.0 300", "50.0 10003", "50.0 20000"])
         #expect(monitor.nextDeadline == nil)
+    }
+}
+
+@Suite("RegionMonitor deadline queue")
+struct RegionMonitorQueueTests {
+    @Test("pending deadlines are one per waiting region: refreshes move them, restored ones join the list when seen")
+    func queueStaysSmall() throws {
+        var monitor = RegionMonitor<Int>()
+        var events: [MonitoringEvent<Int>] = []
+        for key in 0..<200 {
+            let region = try MonitorTestKit.region("r\(key)", major: UInt16(key % 10))
+            if key.isMultiple(of: 2) {
+                monitor.startMonitoring(region, for: key, at: MonitorTestKit.at(0), into: &events)
+            } else {
+                monitor.restore(region, for: key, state: .inside, lastSeen: MonitorTestKit.at(Double(-key) / 10),
+                                at: MonitorTestKit.at(0))
+            }
+        }
+        #expect(monitor.queuedDeadlineCount == 200)
+        #expect(monitor.nextDeadline == MonitorTestKit.at(-19.9 + 30))
+        // 3,000 sightings over 75 s, each refreshing 20 regions: 60,000 refreshes, several exit timeouts long.
+        for step in 0..<3_000 {
+            let beacon = MonitorTestKit.beacon(UInt16(step % 10), 1)
+            monitor.observe(MonitorTestKit.sighting(beacon, at: Double(step) / 40), into: &events)
+        }
+        #expect(monitor.queuedDeadlineCount == 200)
+        #expect(monitor.nextDeadline == MonitorTestKit.at(74.75 + 30))
+        monitor.advance(to: MonitorTestKit.at(1_000), into: &events)
+        #expect(monitor.queuedDeadlineCount == 0)
+        #expect(events.filter { $0.kind == .didExit }.count == 200)
+        #expect(events.filter { $0.kind == .didEnter }.count == 100)
     }
 }
