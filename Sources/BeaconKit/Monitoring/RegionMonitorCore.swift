@@ -1,0 +1,263 @@
+/// The state machine behind `RegionMonitor`, on integer region slots instead of the caller's keys.
+///
+/// Keeping the caller's generic `Key` out of here makes every per-sighting step concrete code (no generic
+/// hashing or copying through witness tables), whatever key type the daemon or replay uses. `RegionMonitor`
+/// documents the rules; this type implements them.
+struct RegionMonitorCore: Sendable {
+    /// A region's state: plain values only (the region itself lives in `regions`), so the per-sighting path
+    /// copies and writes no reference-counted fields.
+    struct Record: Sendable {
+        var state: RegionState
+        var lastSeen: Int64?
+        var lastDetermined: RegionState
+        /// Start order, unique per start/replace/restore: tie-break, and validity of restored-heap entries.
+        let ordinal: UInt64
+        /// When the pending transition (inside → outside or unknown → outside) is due, µs.
+        var deadline: Int64?
+        /// Where `deadline` sits in `deadlines`; `nil` with a deadline means it waits in `restoredDeadlines`.
+        var listSlot: Int?
+    }
+
+    /// An event for the region in `slot`, with the region as it was when the event happened.
+    struct Event: Sendable {
+        var kind: MonitoringEventKind
+        var slot: Int
+        var region: BeaconRegion
+        var time: Int64
+    }
+
+    /// How one sighting counts under the configured hysteresis.
+    private enum SightingWeight { case enters, refreshes, ignored }
+
+    let exitTimeout: Int64
+    let hysteresis: RSSIHysteresis?
+    private(set) var records: [Record?] = []
+    /// The region in each slot in use, beside its record.
+    private(set) var regions: [BeaconRegion?] = []
+    private var freeSlots: [Int] = []
+    private var index = RegionIndex<Int>()
+    private var deadlines = DeadlineList()
+    /// Deadlines of restored regions not refreshed since; entries whose region moved on are dropped lazily.
+    private var restoredDeadlines = DeadlineQueue()
+    /// The latest time any call has passed in, µs since the epoch.
+    private(set) var clock: Int64 = .min
+    private var nextOrdinal: UInt64 = 0
+    private(set) var isSuspended = false
+
+    init(_ configuration: MonitoringConfiguration) {
+        exitTimeout = configuration.exitTimeout.wholeMicroseconds
+        hysteresis = configuration.hysteresis
+    }
+
+    func snapshot(_ slot: Int) -> MonitoredRegion? {
+        guard let record = records[slot], let region = regions[slot] else { return nil }
+        return MonitoredRegion(region: region, state: record.state,
+                               lastSeen: record.lastSeen.map { Timestamp(microsecondsSinceEpoch: $0) },
+                               lastDeterminedState: record.lastDetermined)
+    }
+
+    var queuedDeadlineCount: Int { deadlines.count + restoredDeadlines.count }
+
+    /// The earliest pending transition, exact because the list holds only live deadlines and the heap's outdated
+    /// top entries are dropped after every change.
+    var earliestDeadline: Int64? {
+        switch (deadlines.front?.node.deadline, restoredDeadlines.first?.deadline) {
+        case let (listed?, restored?): return min(listed, restored)
+        case let (listed, restored): return listed ?? restored
+        }
+    }
+
+    // MARK: Operations
+
+    /// Moves the clock to `time` (never backwards) after firing every transition due by then; returns the clock.
+    @discardableResult
+    mutating func moveClock(to time: Int64, into events: inout [Event]) -> Int64 {
+        let target = max(clock, time)
+        while let due = earliestDeadline, due <= target {
+            var slots: [(ordinal: UInt64, slot: Int)] = []
+            while let (listSlot, node) = deadlines.front, node.deadline == due {
+                deadlines.remove(listSlot)
+                slots.append((node.ordinal, node.region))
+                records[node.region]?.listSlot = nil
+                records[node.region]?.deadline = nil
+            }
+            while let entry = restoredDeadlines.first, entry.deadline == due {
+                restoredDeadlines.popFirst()
+                guard isLive(entry) else { continue }
+                slots.append((entry.ordinal, entry.region))
+                records[entry.region]?.deadline = nil
+            }
+            dropOutdatedRestoredDeadlines()
+            slots.sort { $0.ordinal < $1.ordinal }
+            for (_, slot) in slots { determineOutside(slot, at: due, into: &events) }
+        }
+        clock = target
+        return target
+    }
+
+    /// Puts `saved` in `slot` (replacing what was there) or in a new slot; returns the slot. A started region
+    /// waits from `since`, the clock; a restored one from its saved last sighting or from `since`, which may be
+    /// any time, so its deadline goes to the heap rather than the time-ordered list.
+    mutating func install(_ saved: MonitoredRegion, in slot: Int?, since time: Int64, restored: Bool) -> Int {
+        defer { dropOutdatedRestoredDeadlines() }
+        let slot = slot ?? allocateSlot()
+        clearDeadline(slot)
+        index.insert(saved.region.constraint, for: slot)
+        let state = isSuspended ? .unknown : saved.state
+        let lastSeen = saved.lastSeen?.microsecondsSinceEpoch
+        regions[slot] = saved.region
+        records[slot] = Record(
+            state: state,
+            lastSeen: saved.state == .inside ? lastSeen ?? time : lastSeen,
+            lastDetermined: saved.state == .unknown ? saved.lastDeterminedState : saved.state,
+            ordinal: nextOrdinal, deadline: nil, listSlot: nil)
+        nextOrdinal += 1
+        let waitsFrom: Int64
+        switch state {
+        case .inside: waitsFrom = records[slot]?.lastSeen ?? time
+        case .unknown where !isSuspended: waitsFrom = time
+        case .unknown, .outside: return slot
+        }
+        if restored {
+            let deadline = deadline(after: waitsFrom)
+            records[slot]?.deadline = deadline
+            restoredDeadlines.push(.init(deadline: deadline, ordinal: nextOrdinal - 1, region: slot))
+        } else {
+            setDeadline(slot)
+        }
+        return slot
+    }
+
+    /// Forgets the region in `slot`; the slot may be reused.
+    mutating func remove(_ slot: Int) {
+        clearDeadline(slot)
+        index.remove(slot)
+        records[slot] = nil
+        regions[slot] = nil
+        freeSlots.append(slot)
+        dropOutdatedRestoredDeadlines()
+    }
+
+    /// Counts one sighting (after the caller moved the clock to it) at the clock's time.
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, into events: inout [Event]) {
+        defer { dropOutdatedRestoredDeadlines() }
+        guard !isSuspended else { return }
+        let weight = weight(of: rssi)
+        guard weight != .ignored else { return }
+        let index = self.index
+        var entering: [(ordinal: UInt64, slot: Int)] = []
+        index.forEachMatch(of: identity) { slot in
+            switch records[slot]?.state {
+            case .inside?:
+                records[slot]?.lastSeen = clock
+                setDeadline(slot)
+            case .some where weight == .enters:
+                if let ordinal = records[slot]?.ordinal { entering.append((ordinal, slot)) }
+            default:
+                break
+            }
+        }
+        entering.sort { $0.ordinal < $1.ordinal }
+        for (_, slot) in entering { determineInside(slot, into: &events) }
+    }
+
+    /// Makes every determined region unknown (after the caller moved the clock) and drops all deadlines.
+    mutating func suspend(into events: inout [Event]) {
+        guard !isSuspended else { return }
+        isSuspended = true
+        deadlines.removeAll()
+        restoredDeadlines.removeAll()
+        for slot in slotsInStartOrder() {
+            records[slot]?.deadline = nil
+            records[slot]?.listSlot = nil
+            guard let region = regions[slot], records[slot]?.state != .unknown else { continue }
+            records[slot]?.state = .unknown
+            events.append(Event(kind: .didDetermineState(.unknown), slot: slot, region: region, time: clock))
+        }
+    }
+
+    /// Gives every region, all unknown, `exitTimeout` from `time` to be seen.
+    mutating func resume(at time: Int64) {
+        guard isSuspended else { return }
+        isSuspended = false
+        clock = max(clock, time)
+        for slot in slotsInStartOrder() { setDeadline(slot) }
+    }
+
+    // MARK: Internals
+
+    private mutating func allocateSlot() -> Int {
+        if let slot = freeSlots.popLast() { return slot }
+        records.append(nil)
+        regions.append(nil)
+        return records.count - 1
+    }
+
+    /// A restored deadline still applies while its slot holds the region restored, not refreshed into the list
+    /// since, and still waiting for that time.
+    private func isLive(_ entry: DeadlineQueue.Entry) -> Bool {
+        guard let record = records[entry.region] else { return false }
+        return record.ordinal == entry.ordinal && record.listSlot == nil && record.deadline == entry.deadline
+    }
+
+    private mutating func dropOutdatedRestoredDeadlines() {
+        while let entry = restoredDeadlines.first, !isLive(entry) { restoredDeadlines.popFirst() }
+    }
+
+    /// Sets the pending transition of the region in `slot` to the clock + `exitTimeout`: the back of the list.
+    private mutating func setDeadline(_ slot: Int) {
+        let deadline = deadline(after: clock)
+        if let listSlot = records[slot]?.listSlot {
+            deadlines.moveToBack(listSlot, deadline: deadline)
+        } else if let ordinal = records[slot]?.ordinal {
+            records[slot]?.listSlot = deadlines.append(region: slot, ordinal: ordinal, deadline: deadline)
+        } else {
+            return
+        }
+        records[slot]?.deadline = deadline
+    }
+
+    private mutating func clearDeadline(_ slot: Int) {
+        if let listSlot = records[slot]?.listSlot { deadlines.remove(listSlot) }
+        records[slot]?.listSlot = nil
+        records[slot]?.deadline = nil
+    }
+
+    private func deadline(after time: Int64) -> Int64 {
+        let (sum, overflow) = time.addingReportingOverflow(exitTimeout)
+        return overflow ? .max : sum
+    }
+
+    private func weight(of rssi: Int8?) -> SightingWeight {
+        guard let hysteresis, let rssi else { return .enters }
+        if Int(rssi) >= hysteresis.enterAtOrAbove { return .enters }
+        return Int(rssi) >= hysteresis.absentBelow ? .refreshes : .ignored
+    }
+
+    private mutating func determineInside(_ slot: Int, into events: inout [Event]) {
+        guard let record = records[slot], let region = regions[slot] else { return }
+        records[slot]?.state = .inside
+        records[slot]?.lastDetermined = .inside
+        records[slot]?.lastSeen = clock
+        setDeadline(slot)
+        events.append(Event(kind: .didDetermineState(.inside), slot: slot, region: region, time: clock))
+        if record.lastDetermined != .inside && region.notifyOnEntry {
+            events.append(Event(kind: .didEnter, slot: slot, region: region, time: clock))
+        }
+    }
+
+    /// Makes the region in `slot` outside; its deadline has already been taken off the queues.
+    private mutating func determineOutside(_ slot: Int, at time: Int64, into events: inout [Event]) {
+        guard let record = records[slot], let region = regions[slot] else { return }
+        records[slot]?.state = .outside
+        records[slot]?.lastDetermined = .outside
+        events.append(Event(kind: .didDetermineState(.outside), slot: slot, region: region, time: time))
+        if record.lastDetermined == .inside && region.notifyOnExit {
+            events.append(Event(kind: .didExit, slot: slot, region: region, time: time))
+        }
+    }
+
+    private func slotsInStartOrder() -> [Int] {
+        records.indices.compactMap { slot in records[slot].map { ($0.ordinal, slot) } }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
