@@ -51,6 +51,6 @@ let package = Package(
         .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit"], swiftSettings: strict),
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit"],
                     resources: [], swiftSettings: strict),
-        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit"], swiftSettings: strict),
+        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]
 )

@@ -3,7 +3,8 @@ import BeaconKit
 import Foundation
 
 /// `beacond-bench memory`: resident memory added by tracking `--beacons` distinct iBeacons, each
-/// observed `--observations` times, in the table `makeTrackedBeaconTableForMemoryBench()` returns.
+/// observed `--observations` times, in the engine's table (`--table`). The regions of `--table pipeline` are set up after the
+/// first sample, so they are part of the figure.
 struct MemoryBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "memory",
@@ -14,6 +15,9 @@ struct MemoryBenchmark: ParsableCommand {
 
     @Option(help: "Observations fed per beacon (one per second of a 10 s ranging window by default).")
     var observations = 10
+
+    @Option(help: "ranger: the ranging table alone; pipeline: ranging plus one monitored region per beacon.")
+    var table: MeasuredTableKind = .ranger
 
     @Flag(help: "Print the figures as JSON.")
     var json = false
@@ -34,8 +38,8 @@ struct MemoryBenchmark: ParsableCommand {
     }
 
     func run() throws {
-        var table = makeTrackedBeaconTableForMemoryBench()
         let before = try ResidentMemory.sample()
+        var table = makeTrackedBeaconTableForMemoryBench(self.table, beacons: beacons)
         for second in 0..<observations {
             for index in 0..<beacons {
                 table.observe(Self.observation(of: index, at: second))
@@ -66,9 +70,10 @@ struct MemoryBenchmark: ParsableCommand {
 
     /// Beacon `index` at second `second`: 16 proximity UUIDs (a site with a few vendors), distinct
     /// major/minor under each, RSSI varying so every observation updates its entry.
+    static let uuids = SyntheticAdvertStream.uuids
+
     static func observation(of index: Int, at second: Int) -> IBeaconObservation {
-        let uuid = UUID(uuid: (0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2,
-                               0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, UInt8(index % 16)))
+        let uuid = uuids[index % 16]
         let identity = BeaconIdentity(uuid: uuid, major: UInt16(index / 16), minor: UInt16(index % 16))
         return IBeaconObservation(
             frame: IBeaconFrame(identity: identity, measuredPower: -59),

@@ -1,54 +1,65 @@
+import ArgumentParser
 import BeaconKit
 
 /// What `beacond-bench memory` measures: a table of tracked beacons fed with observations.
 protocol MeasuredBeaconTable {
-    /// Printed with every figure, so a stand-in can never be mistaken for the engine.
+    /// Printed with every figure, so it is always clear what was measured.
     var name: String { get }
     var isStandIn: Bool { get }
     var trackedBeacons: Int { get }
     mutating func observe(_ observation: IBeaconObservation)
 }
 
-/// The table `beacond-bench memory` measures. Point this at the engine's tracked-beacon table
-/// (BeaconRanger) once it is merged, through a small `MeasuredBeaconTable` conformance;
-/// until then it returns the stand-in below, and every output says so.
-func makeTrackedBeaconTableForMemoryBench() -> any MeasuredBeaconTable {
-    StandInBeaconTable()
+enum MeasuredTableKind: String, ExpressibleByArgument, CaseIterable {
+    /// The ranging table alone (`BeaconRanger`): the per-beacon state the daemon keeps.
+    case ranger
+    /// The whole engine: ranging plus one monitored region per beacon (`BeaconPipeline`).
+    case pipeline
 }
 
-/// A STAND-IN, not the engine: a plain `Dictionary<BeaconIdentity, Entry>` holding roughly what a
-/// ranging table must keep per beacon. Its figure is a floor for a dictionary-based table, not
-/// a measurement of beacond.
-struct StandInBeaconTable: MeasuredBeaconTable {
-    struct Entry {
-        var lastSeen: Timestamp
-        var lastRSSI: Int8
-        var measuredPower: Int8
-        var smoothedRSSI: Double
-        var sightings: Int
+/// The engine's tracked-beacon table, ranging the benchmark's 16 proximity UUIDs so every
+/// observed beacon is tracked, with the cap raised to the number of beacons measured.
+func makeTrackedBeaconTableForMemoryBench(_ kind: MeasuredTableKind, beacons: Int) -> any MeasuredBeaconTable {
+    var ranging = RangingConfiguration()
+    ranging.maxTrackedBeacons = max(ranging.maxTrackedBeacons, beacons)
+    switch kind {
+    case .ranger:
+        var ranger = BeaconRanger<Int>(configuration: ranging)
+        for (key, uuid) in MemoryBenchmark.uuids.enumerated() {
+            ranger.startRanging(.matching(uuid: uuid), key: key)
+        }
+        return RangerTable(ranger: ranger)
+    case .pipeline:
+        var pipeline = BeaconPipeline<Int>(ranging: ranging, emitsObservations: false)
+        var events: [BeaconPipeline<Int>.Event] = []
+        for (key, uuid) in MemoryBenchmark.uuids.enumerated() {
+            pipeline.ranger.startRanging(.matching(uuid: uuid), key: -1 - key)
+        }
+        for index in 0..<beacons {
+            let identity = MemoryBenchmark.observation(of: index, at: 0).identity
+            pipeline.startMonitoring(BeaconRegion(identifier: "region-\(index)", constraint: BeaconIdentityConstraint(identity)),
+                                     key: index, at: .epoch, into: &events)
+        }
+        return PipelineTable(pipeline: pipeline)
     }
+}
 
-    var entries: [BeaconIdentity: Entry] = [:]
+struct RangerTable: MeasuredBeaconTable {
+    var ranger: BeaconRanger<Int>
+    var name: String { "BeaconRanger (ranging table, \(MemoryBenchmark.uuids.count) ranged UUIDs)" }
+    var isStandIn: Bool { false }
+    var trackedBeacons: Int { ranger.trackedBeaconCount }
+    mutating func observe(_ observation: IBeaconObservation) { ranger.observe(observation) }
+}
 
-    var name: String { "stand-in Dictionary<BeaconIdentity, StandInBeaconTable.Entry> (NOT BeaconRanger)" }
-    var isStandIn: Bool { true }
-    var trackedBeacons: Int { entries.count }
-
+struct PipelineTable: MeasuredBeaconTable {
+    var pipeline: BeaconPipeline<Int>
+    var events: [BeaconPipeline<Int>.Event] = []
+    var name: String { "BeaconPipeline (ranging table + one monitored region per beacon)" }
+    var isStandIn: Bool { false }
+    var trackedBeacons: Int { pipeline.ranger.trackedBeaconCount }
     mutating func observe(_ observation: IBeaconObservation) {
-        let rssi = observation.rssi ?? AdvertisingReport.rssiNotAvailable
-        entries[observation.identity, default: Entry(
-            lastSeen: observation.timestamp, lastRSSI: rssi, measuredPower: observation.frame.measuredPower,
-            smoothedRSSI: Double(rssi), sightings: 0)].record(observation.timestamp, rssi: rssi)
-    }
-}
-
-extension StandInBeaconTable.Entry {
-    /// Exponential smoothing with weight 0.2 on the new sample: an arbitrary stand-in value; it
-    /// only has to touch the entry the way a ranging filter would.
-    mutating func record(_ time: Timestamp, rssi: Int8) {
-        lastSeen = time
-        lastRSSI = rssi
-        smoothedRSSI += 0.2 * (Double(rssi) - smoothedRSSI)
-        sightings += 1
+        pipeline.observe(observation, into: &events)
+        events.removeAll(keepingCapacity: true)
     }
 }

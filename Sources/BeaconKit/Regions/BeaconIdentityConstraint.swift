@@ -15,6 +15,22 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         self.minor = minor
     }
 
+    /// Every beacon with this proximity UUID (cannot be invalid, so it does not throw).
+    public static func matching(uuid: UUID) -> BeaconIdentityConstraint {
+        BeaconIdentityConstraint(checked: uuid, major: nil, minor: nil)
+    }
+
+    /// Every beacon with this proximity UUID and major (cannot be invalid, so it does not throw).
+    public static func matching(uuid: UUID, major: UInt16) -> BeaconIdentityConstraint {
+        BeaconIdentityConstraint(checked: uuid, major: major, minor: nil)
+    }
+
+    private init(checked uuid: UUID, major: UInt16?, minor: UInt16?) {
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
     /// The constraint that matches exactly one beacon.
     public init(_ identity: BeaconIdentity) {
         self.uuid = identity.uuid

@@ -1,0 +1,109 @@
+import ArgumentParser
+import BeaconKit
+import Captures
+import Foundation
+
+/// `beacond replay`: capture files through the daemon's decoding → ranging → monitoring path.
+struct Replay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode iBeacons from capture files and run ranging and monitoring on them.",
+        discussion: """
+            Reads each PATH (format detected from its content):
+              btsnoop   datalink 1001 (HCI), 1002 (H4, Android HCI snoop log), 2001 (Linux monitor: btmon -w)
+              pcap, pcapng  LINKTYPE_BLUETOOTH_HCI_H4_WITH_PHDR (201), LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR (256)
+              text      one H4 HCI event per line in hex ("04 3e ..."); '#' comment lines and anything
+                        after a tab are ignored; lines carry no time, so each line advances the engine's
+                        clock by --line-interval
+            Every LE Advertising Report and LE Extended Advertising Report is decoded; iBeacon frames
+            (Apple manufacturer data 4C 00 02 15) become observations. Malformed records are skipped and
+            counted (see --stats); a file that is not a capture is an error naming the file and why.
+
+            Without --monitor or --range it prints one line per iBeacon observation. With them it also runs
+            the engine on the capture's own clock and prints region events (didStartMonitoring,
+            didDetermineState, didEnterRegion, didExitRegion) and, about once a second of capture time,
+            the ranged beacons nearest first (smoothed RSSI, estimated distance in metres, proximity).
+
+            Output with --json is one JSON object per line. Observations have exactly the keys
+              {"time": "2021-02-01T03:27:59.789349Z" | null, "address": "A4:C1:38:BF:6F:AB",
+               "uuid": "494E5445-4C4C-495F-524F-434B535F4857", "major": 20594, "minor": 62207,
+               "txPower": -62, "rssi": -49 | null}
+            (rssi null when the controller reported 127, "not available"); region and ranging events are
+            objects with an "event" key; --stats adds a final {"stats": {...}} object.
+
+            Exit status: 0 success, 64 usage error, 66 a PATH could not be read or is not a capture.
+
+            Example:
+              beacond replay --monitor 494E5445-4C4C-495F-524F-434B535F4857:20594 \\
+                  --range 494E5445-4C4C-495F-524F-434B535F4857 --exit-timeout 5 --drain capture.log
+            """)
+
+    enum Speed: String, ExpressibleByArgument, CaseIterable {
+        case realtime, max
+    }
+
+    @Flag(help: "One JSON object per line instead of a table.")
+    var json = false
+
+    @Flag(help: "Print counts (records, HCI events, reports, iBeacons, malformed) and decode throughput.")
+    var stats = false
+
+    @Option(help: "realtime: wait between records as the capture did; max: as fast as possible.")
+    var speed: Speed = .max
+
+    @Option(name: .customLong("monitor"), help: ArgumentHelp(
+        "Monitor a beacon region (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
+    var monitored: [String] = []
+
+    @Option(name: .customLong("range"), help: ArgumentHelp(
+        "Range beacons matching this constraint (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
+    var ranged: [String] = []
+
+    @Option(help: ArgumentHelp("Seconds without a sighting before a region is exited.", valueName: "seconds"))
+    var exitTimeout: Double = 30
+
+    @Option(help: ArgumentHelp("Seconds of engine time each line of a text capture stands for.", valueName: "seconds"))
+    var lineInterval: Double = 0.1
+
+    @Flag(help: "After the last record, run the engine's clock on until every pending exit has happened.")
+    var drain = false
+
+    @Argument(help: ArgumentHelp("Capture files.", valueName: "PATH"))
+    var paths: [String]
+
+    func validate() throws {
+        guard exitTimeout > 0, exitTimeout.isFinite else {
+            throw ValidationError("--exit-timeout must be a positive number of seconds, got \(exitTimeout)")
+        }
+        guard lineInterval >= 0, lineInterval.isFinite else {
+            throw ValidationError("--line-interval must be zero or more seconds, got \(lineInterval)")
+        }
+        for text in monitored + ranged {
+            do { _ = try BeaconIdentityConstraint(parsing: text) } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+    }
+
+    func run() async throws {
+        let captures: [Capture]
+        do {
+            captures = try paths.map { path throws(CaptureError) in try Capture.load(path: path) }
+        } catch {
+            FileHandle.standardError.write(Data("beacond replay: \(error)\n".utf8))
+            throw ExitCode(66)
+        }
+        var session = try ReplaySession(
+            output: json ? .json : .table,
+            monitored: monitored.map { try BeaconIdentityConstraint(parsing: $0) },
+            ranged: ranged.map { try BeaconIdentityConstraint(parsing: $0) },
+            exitTimeout: .microseconds(Int64(exitTimeout * 1_000_000)),
+            lineInterval: .microseconds(Int64(lineInterval * 1_000_000)))
+        for capture in captures {
+            try await session.play(capture, realtime: speed == .realtime)
+        }
+        session.finish(drain: drain)
+        if stats {
+            session.printStatistics(captures: captures)
+        }
+    }
+}

@@ -1,0 +1,296 @@
+import BeaconKit
+import Captures
+import Foundation
+
+/// Plays captures through `BeaconPipeline` and prints what a user of ranging and monitoring would see.
+struct ReplaySession {
+    enum Output { case table, json }
+
+    let output: Output
+    let lineInterval: Duration
+    var pipeline: BeaconPipeline<String>
+    var events: [BeaconPipeline<String>.Event] = []
+    /// Engine time for files without timestamps (text captures): continues from the previous file.
+    var syntheticClock = Timestamp.epoch
+    /// Whether the last record played had a real timestamp (drained events are printed alike).
+    var lastHadTime = false
+    var recordCount = 0
+    var malformedRecords = 0
+    var decodeSeconds = 0.0
+    var decodedEvents = 0
+    var out = OutputBuffer()
+    /// Regions start being monitored at the first record's time, so their timers run on capture time.
+    var pendingRegions: [BeaconRegion]
+    var realtime = false
+
+    init(output: Output, monitored: [BeaconIdentityConstraint], ranged: [BeaconIdentityConstraint],
+         exitTimeout: Duration, lineInterval: Duration) throws {
+        self.output = output
+        self.lineInterval = lineInterval
+        self.pendingRegions = []
+        pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout))
+        if output == .table { printTableHeader() }
+        pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
+            BeaconRegion(identifier: $0.description, constraint: $0)
+        }
+        for constraint in Set(ranged) {
+            pipeline.ranger.startRanging(constraint, key: constraint.description)
+        }
+    }
+
+    mutating func play(_ capture: Capture, realtime: Bool) async throws {
+        self.realtime = realtime
+        recordCount += capture.records.count
+        malformedRecords += capture.malformedRecords
+        for detail in capture.malformedDetails {
+            FileHandle.standardError.write(Data("beacond replay: \(capture.path): skipped \(detail)\n".utf8))
+        }
+        var wallStart: ContinuousClock.Instant?
+        var captureStart: Timestamp?
+        for record in capture.records {
+            let time: Timestamp
+            if let stamp = record.timestamp {
+                time = stamp
+            } else {
+                syntheticClock = syntheticClock + lineInterval
+                time = syntheticClock
+            }
+            if realtime, record.timestamp != nil {
+                // Pace by the capture's own clock, measured from its first record.
+                let start = captureStart ?? time
+                captureStart = start
+                let origin = wallStart ?? ContinuousClock.now
+                wallStart = origin
+                let due = origin + (time - start)
+                if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
+            }
+            startPendingRegions(at: time)
+            let payload = capture.bytes.span.extracting(record.payload)
+            switch record.packet {
+            case .hciEvent:
+                pipeline.ingest(hciEvent: payload, at: time, into: &events)
+            case .linkLayerAdvertisement(let rssi):
+                pipeline.ingest(linkLayerPDU: payload, rssi: rssi, at: time, into: &events)
+            case .other:
+                break
+            }
+            flush(time: record.timestamp == nil ? nil : time)
+            lastHadTime = record.timestamp != nil
+        }
+        measureDecodeThroughput(capture)
+    }
+
+    mutating func startPendingRegions(at time: Timestamp) {
+        guard !pendingRegions.isEmpty else { return }
+        for region in pendingRegions {
+            pipeline.startMonitoring(region, key: region.identifier, at: time, into: &events)
+        }
+        pendingRegions = []
+    }
+
+    /// Ends the replay: with `drain`, the clock runs on past the last record until pending exits
+    /// (and the ranging cycles before them) have happened; then prints each region's final state.
+    mutating func finish(drain: Bool) {
+        if drain {
+            // Every deadline is finite and regions settle outside, so this ends; the bound is a guard
+            // against a future engine change, not an expected exit.
+            var steps = 0
+            while let deadline = pipeline.nextDeadline, steps < 1_000_000 {
+                pipeline.advance(to: deadline, into: &events)
+                flush(time: lastHadTime ? deadline : nil)
+                steps += 1
+            }
+        }
+        guard pipeline.monitor.count > 0 else { out.flush(); return }
+        for key in pipeline.monitor.regions.keys.sorted() {
+            let state = pipeline.monitor.state(of: key) ?? .unknown
+            switch output {
+            case .table:
+                out.line("final state  \(key): \(state.rawValue)")
+            case .json:
+                out.line("{\"event\": \"finalState\", \"region\": \(jsonString(key)), \"state\": \"\(state.rawValue)\"}")
+            }
+        }
+        out.flush()
+    }
+
+    /// Decode throughput is measured on a separate pass with no printing, so it is the decoder's
+    /// speed and not the terminal's.
+    mutating func measureDecodeThroughput(_ capture: Capture) {
+        var counters = DecodeCounters()
+        let start = ContinuousClock.now
+        capture.forEachAdvertisingReport(counters: &counters) { _, _ in }
+        let elapsed = ContinuousClock.now - start
+        decodeSeconds += elapsed.secondsValue
+        decodedEvents += counters.events
+    }
+
+    mutating func printStatistics(captures: [Capture]) {
+        let counters = pipeline.counters
+        let rate = decodeSeconds > 0 ? Double(decodedEvents) / decodeSeconds : 0
+        let malformed = malformedRecords + counters.malformed
+        switch output {
+        case .table:
+            out.line("")
+            out.line("statistics")
+            out.line("  files                \(captures.count)")
+            out.line("  records              \(recordCount)")
+            out.line("  HCI events           \(counters.events)")
+            out.line("  advertising events   \(counters.advertisingEvents)")
+            out.line("  advertising reports  \(counters.reports)")
+            out.line("  iBeacons             \(counters.iBeacons)")
+            out.line("  malformed skipped    \(malformed) (records \(malformedRecords), events/reports \(counters.malformed))")
+            for (reason, count) in counters.malformedByReason.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                out.line("    \(reason.rawValue): \(count)")
+            }
+            out.line("  decode throughput    \(formatRate(rate)) events/s (\(decodedEvents) events in \(String(format: "%.3f", decodeSeconds * 1000)) ms, no output)")
+        case .json:
+            out.line("{\"stats\": {\"files\": \(captures.count), \"records\": \(recordCount), \"events\": \(counters.events), "
+                + "\"advertisingEvents\": \(counters.advertisingEvents), \"reports\": \(counters.reports), "
+                + "\"iBeacons\": \(counters.iBeacons), \"malformed\": \(malformed), \"malformedRecords\": \(malformedRecords), "
+                + "\"decodeEventsPerSecond\": \(Int(rate))}}")
+        }
+        out.flush()
+    }
+
+    // MARK: - Printing
+
+    /// Prints pending events. `time` is nil for captures without timestamps (text): engine times
+    /// are then synthetic and printed as null / "-".
+    mutating func flush(time: Timestamp?) {
+        let hasTime = time != nil
+        for event in events {
+            switch event {
+            case .observation(let observation):
+                print(observation, hasTime: hasTime)
+            case .monitoring(let event):
+                print(event, hasTime: hasTime)
+            case .ranging(let results, let at):
+                print(results, at: hasTime ? at : nil)
+            }
+        }
+        events.removeAll(keepingCapacity: true)
+        // Realtime replay is watched live; otherwise batch writes.
+        if realtime { out.flush() } else { out.flushIfLarge() }
+    }
+
+    mutating func printTableHeader() {
+        out.line("TIME (UTC)                   EVENT    ADDRESS            UUID                                  MAJOR  MINOR   TX  RSSI")
+    }
+
+    mutating func print(_ observation: IBeaconObservation, hasTime: Bool) {
+        let identity = observation.identity
+        let time = hasTime ? observation.timestamp.iso8601 : nil
+        switch output {
+        case .json:
+            let rssi = observation.rssi.map { String($0) } ?? "null"
+            out.line("{\"time\": \(time.map { "\"\($0)\"" } ?? "null"), \"address\": \"\(observation.address)\", "
+                + "\"uuid\": \"\(identity.uuid.uuidString)\", \"major\": \(identity.major), \"minor\": \(identity.minor), "
+                + "\"txPower\": \(observation.frame.measuredPower), \"rssi\": \(rssi)}")
+        case .table:
+            let rssi = observation.rssi.map { String($0) } ?? "n/a"
+            out.line(pad(time ?? "-", 28) + " iBeacon  " + pad(observation.address.description, 18) + " "
+                + identity.uuid.uuidString + " " + padLeft(String(identity.major), 5) + " " + padLeft(String(identity.minor), 6)
+                + " " + padLeft(String(observation.frame.measuredPower), 4) + " " + padLeft(rssi, 5))
+        }
+    }
+
+    mutating func print(_ event: MonitoringEvent<String>, hasTime: Bool) {
+        let name: String
+        var detail = ""
+        switch event.kind {
+        case .didStartMonitoring: name = "didStartMonitoring"
+        case .didDetermineState(let state): name = "didDetermineState"; detail = state.rawValue
+        case .didEnter: name = "didEnterRegion"
+        case .didExit: name = "didExitRegion"
+        }
+        let time = hasTime ? event.timestamp.iso8601 : nil
+        switch output {
+        case .json:
+            var line = "{\"event\": \"\(name)\", \"time\": \(time.map { "\"\($0)\"" } ?? "null"), \"region\": \(jsonString(event.key))"
+            if !detail.isEmpty { line += ", \"state\": \"\(detail)\"" }
+            out.line(line + "}")
+        case .table:
+            out.line(pad(time ?? "-", 28) + " region   " + name + " " + event.key + (detail.isEmpty ? "" : " → \(detail)"))
+        }
+    }
+
+    mutating func print(_ results: [RangingResult<String>], at time: Timestamp?) {
+        let stamp = time?.iso8601
+        for result in results.sorted(by: { $0.key < $1.key }) where !result.beacons.isEmpty {
+            switch output {
+            case .json:
+                let beacons = result.beacons.map { beacon in
+                    "{\"uuid\": \"\(beacon.identity.uuid.uuidString)\", \"major\": \(beacon.identity.major), "
+                        + "\"minor\": \(beacon.identity.minor), \"rssi\": \(beacon.rssi), "
+                        + "\"accuracy\": \(formatAccuracyJSON(beacon.accuracy)), \"proximity\": \"\(beacon.proximity.rawValue)\", "
+                        + "\"txPower\": \(beacon.measuredPower), \"lastSeen\": \"\(beacon.timestamp.iso8601)\"}"
+                }
+                out.line("{\"event\": \"didRangeBeacons\", \"time\": \(stamp.map { "\"\($0)\"" } ?? "null"), \"constraint\": \(jsonString(result.key)), "
+                    + "\"beacons\": [\(beacons.joined(separator: ", "))]}")
+            case .table:
+                let list = result.beacons.map { beacon in
+                    let name = "\(beacon.identity.major):\(beacon.identity.minor)"
+                    // RSSI 0 is Core Location's "not heard this cycle".
+                    guard beacon.rssi != 0 else { return name + " not heard this second" }
+                    let distance = beacon.accuracy < 0 ? "distance unknown" : String(format: "%.1f m", beacon.accuracy)
+                    return name + " rssi \(beacon.rssi) \(distance) \(beacon.proximity.rawValue)"
+                }
+                out.line(pad(stamp ?? "-", 28) + " ranging  " + result.key + ": " + list.joined(separator: "; "))
+            }
+        }
+    }
+}
+
+private func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+private func padLeft(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+}
+
+private func formatAccuracyJSON(_ value: Double) -> String {
+    value < 0 ? "-1" : String(format: "%.3f", value)
+}
+
+private func formatRate(_ rate: Double) -> String {
+    rate >= 1_000_000 ? String(format: "%.2f M", rate / 1_000_000) : String(format: "%.0f", rate)
+}
+
+/// A JSON string literal (region identifiers come from the command line and may hold anything).
+func jsonString(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case "\n": result += "\\n"
+        case "\r": result += "\\r"
+        case "\t": result += "\\t"
+        case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result + "\""
+}
+
+/// Buffers stdout: replay can print hundreds of thousands of lines.
+struct OutputBuffer {
+    private var buffer = ""
+
+    mutating func line(_ text: String) {
+        buffer += text
+        buffer += "\n"
+    }
+
+    mutating func flushIfLarge() {
+        if buffer.utf8.count > 64 * 1024 { flush() }
+    }
+
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(buffer.utf8))
+        buffer = ""
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+
+/// Runs the built `beacond` binary, as a user would, on the shipped captures and on bad input.
+@Suite("beacond replay (the real binary)")
+struct ReplayCLITests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let corpus = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
+    static let snoopLog = corpus.appendingPathComponent("btsnoop/csacca+horizon-74-at-ble.btsnoop_hci.log").path
+    static let uuid = "494E5445-4C4C-495F-524F-434B535F4857"
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// The test bundle sits next to the products in the build directory.
+    static func beacondURL() throws -> URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("beacond")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        let fallback = packageRoot.appendingPathComponent(".build/debug/beacond")
+        guard FileManager.default.isExecutableFile(atPath: fallback.path) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "beacond binary (build first)"])
+        }
+        return fallback
+    }
+
+    static func beacond(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = try beacondURL()
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read before waiting so a large output cannot fill the pipe and block the child.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The 11 frames the corpus names for the snoop log, as the exact JSON lines replay must print.
+    static func expectedJSONLines() throws -> [String] {
+        let text = try String(contentsOfFile: snoopLog + ".expected.txt", encoding: .utf8)
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+            var fields: [String: String] = [:]
+            for part in line.split(whereSeparator: { $0 == "\t" || $0 == " " }) {
+                let pair = part.split(separator: "=", maxSplits: 1)
+                if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+            }
+            return "{\"time\": \"\(fields["ts"]!)Z\", \"address\": \"\(fields["addr"]!)\", "
+                + "\"uuid\": \"\(fields["uuid"]!.uppercased())\", \"major\": \(fields["major"]!), \"minor\": \(fields["minor"]!), "
+                + "\"txPower\": \(fields["tx_power"]!), \"rssi\": \(fields["rssi"]!)}"
+        }
+    }
+
+    @Test func jsonLinesAreExactlyTheCorpusFrames() throws {
+        let run = try Self.beacond(["replay", "--json", Self.snoopLog])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let expected = try Self.expectedJSONLines()
+        #expect(expected.count == 11)
+        #expect(run.lines == expected)
+    }
+
+    @Test func statisticsCountTheCapture() throws {
+        let run = try Self.beacond(["replay", "--stats", Self.snoopLog])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("records              2572"))
+        #expect(run.stdout.contains("advertising reports  412"))
+        #expect(run.stdout.contains("iBeacons             11"))
+        #expect(run.stdout.contains("malformed skipped    0"))
+        #expect(run.stdout.contains("decode throughput"))
+        let json = try Self.beacond(["replay", "--json", "--stats", Self.snoopLog])
+        let last = try #require(json.lines.last)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        let stats = try #require(object["stats"] as? [String: Any])
+        #expect(stats["records"] as? Int == 2572)
+        #expect(stats["reports"] as? Int == 412)
+        #expect(stats["iBeacons"] as? Int == 11)
+    }
+
+    /// Region events on the capture's own clock, with a 5 s exit timeout. Monitoring starts at the
+    /// first record (03:27:59.092423); major 20594 is seen 03:27:59.789–03:28:02.260, then silent for 5.5 s, then again until 03:28:11.888.
+    /// Major 20597 is seen once, at 03:28:08.744.
+    @Test func monitoringEventsFollowTheCaptureClock() throws {
+        let run = try Self.beacond(["replay", "--json", "--monitor", "\(Self.uuid):20594", "--monitor", "\(Self.uuid):20597",
+                                    "--exit-timeout", "5", "--drain", Self.snoopLog])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let events: [(String, String, String?)] = try run.lines.compactMap { line in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard let event = object["event"] as? String, event != "finalState" else { return nil }
+            let region = try #require(object["region"] as? String)
+            let time = object["time"] as? String
+            return (event + ((object["state"] as? String).map { ":" + $0 } ?? ""), String(region.suffix(5)), time)
+        }
+        let expected: [(String, String, String?)] = [
+            ("didStartMonitoring", "20594", "2021-02-01T03:27:59.092423Z"),
+            ("didStartMonitoring", "20597", "2021-02-01T03:27:59.092423Z"),
+            ("didDetermineState:inside", "20594", "2021-02-01T03:27:59.789349Z"),
+            ("didEnterRegion", "20594", "2021-02-01T03:27:59.789349Z"),
+            ("didDetermineState:outside", "20597", "2021-02-01T03:28:04.092423Z"),
+            ("didDetermineState:outside", "20594", "2021-02-01T03:28:07.260363Z"),
+            ("didExitRegion", "20594", "2021-02-01T03:28:07.260363Z"),
+            ("didDetermineState:inside", "20594", "2021-02-01T03:28:07.803579Z"),
+            ("didEnterRegion", "20594", "2021-02-01T03:28:07.803579Z"),
+            ("didDetermineState:inside", "20597", "2021-02-01T03:28:08.744169Z"),
+            ("didEnterRegion", "20597", "2021-02-01T03:28:08.744169Z"),
+            ("didDetermineState:outside", "20597", "2021-02-01T03:28:13.744169Z"),
+            ("didExitRegion", "20597", "2021-02-01T03:28:13.744169Z"),
+            ("didDetermineState:outside", "20594", "2021-02-01T03:28:16.888608Z"),
+            ("didExitRegion", "20594", "2021-02-01T03:28:16.888608Z"),
+        ]
+        #expect(events.count == expected.count, "\(events)")
+        for (got, want) in zip(events, expected) {
+            #expect(got.0 == want.0 && got.1 == want.1 && got.2 == want.2, "got \(got), want \(want)")
+        }
+    }
+
+    @Test func rangingPrintsNearestFirstOncePerSecond() throws {
+        let run = try Self.beacond(["replay", "--json", "--range", Self.uuid, Self.snoopLog])
+        #expect(run.status == 0)
+        var cycles: [String] = []
+        for line in run.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard object["event"] as? String == "didRangeBeacons" else { continue }
+            cycles.append(try #require(object["time"] as? String))
+            let beacons = try #require(object["beacons"] as? [[String: Any]])
+            let heard = beacons.filter { ($0["rssi"] as? Int ?? 0) != 0 }
+            let distances = heard.compactMap { $0["accuracy"] as? Double }
+            #expect(distances == distances.sorted(), "nearest first: \(distances)")
+            for beacon in heard {
+                #expect(["immediate", "near", "far"].contains(beacon["proximity"] as? String ?? ""))
+            }
+        }
+        // First sighting 03:27:59.789; cycles follow at one-second steps of capture time.
+        #expect(cycles.first == "2021-02-01T03:28:00.789349Z")
+        #expect(cycles.count >= 10)
+    }
+
+    @Test func hexLineCapturesHaveNoTime() throws {
+        let path = Self.corpus.appendingPathComponent("vectors/vectors-ble_monitor-ibeacon.txt").path
+        let run = try Self.beacond(["replay", "--json", path])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.lines.count >= 17)
+        #expect(run.lines.allSatisfy { $0.hasPrefix("{\"time\": null, ") })
+    }
+
+    @Test func overTheAirCaptureWithoutBeaconsPrintsNothing() throws {
+        let path = Self.corpus.appendingPathComponent("negative-boston-mesh-ble_all_adv_w_scan.pcapng").path
+        let run = try Self.beacond(["replay", "--json", path])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test func missingFileIsExit66NamingTheFile() throws {
+        let run = try Self.beacond(["replay", "/nonexistent/capture.log"])
+        #expect(run.status == 66)
+        #expect(run.stderr.contains("/nonexistent/capture.log"))
+    }
+
+    @Test func fileThatIsNotACaptureIsExit66WithReason() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-not-a-capture-\(UUID()).bin")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]).write(to: path)
+        defer { try? FileManager.default.removeItem(at: path) }
+        let run = try Self.beacond(["replay", path.path])
+        #expect(run.status == 66)
+        #expect(run.stderr.contains(path.path))
+        #expect(run.stderr.contains("not"))
+    }
+
+    @Test func malformedRegionIsAUsageError() throws {
+        let run = try Self.beacond(["replay", "--monitor", "not-a-uuid:1", Self.snoopLog])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("not-a-uuid:1"))
+        let minorOnly = try Self.beacond(["replay", "--range", "\(Self.uuid)::5", Self.snoopLog])
+        #expect(minorOnly.status == 64)
+    }
+
+    @Test func helpExplainsFormatsAndExample() throws {
+        let run = try Self.beacond(["replay", "--help"])
+        #expect(run.status == 0)
+        for needle in ["btsnoop", "pcapng", "--monitor", "--range", "--json", "Example", "Exit status"] {
+            #expect(run.stdout.contains(needle), "help lacks \(needle)")
+        }
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages beacond needs to build and test, only those missing.
+# Usage: scripts/install-deps.sh [run|test]
+set -euo pipefail
+
+packages=(pkg-config libdbus-1-dev libbluetooth-dev)
+if [[ "${1:-run}" == test ]]; then
+    # dbus-daemon/busctl/gdbus for the integration tests, python3-venv for the benchmark peers.
+    packages+=(dbus libglib2.0-bin python3 python3-venv)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "beacond: installing missing Debian packages: ${missing[*]}" >&2
+if [[ $(id -u) -eq 0 ]]; then
+    sudo=()
+elif command -v sudo >/dev/null; then
+    sudo=(sudo)
+else
+    echo "beacond: not root and no sudo; run as root: apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
