@@ -7,6 +7,9 @@ let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // The engine is generic over the caller's key type; without cross-module optimization every
+    // sighting pays for runtime generic metadata lookups (measured: docs/performance.md).
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(

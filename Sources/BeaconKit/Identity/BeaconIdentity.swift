@@ -14,10 +14,26 @@ public struct BeaconIdentity: Hashable, Sendable, Comparable, CustomStringConver
         self.minor = minor
     }
 
+    /// Byte order of the UUID, then major, then minor.
     public static func < (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
-        if lhs.uuid != rhs.uuid { return lhs.uuid.uuidString < rhs.uuid.uuidString }
+        let (l, r) = (lhs.uuid.orderedWords, rhs.uuid.orderedWords)
+        if l != r { return l < r }
         if lhs.major != rhs.major { return lhs.major < rhs.major }
         return lhs.minor < rhs.minor
+    }
+
+    // Identities are hashed on every sighting, several times (region index, ranging table);
+    // Foundation's UUID hashes its bytes through a slow generic path, so hash machine words.
+    @inlinable
+    public static func == (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
+        lhs.major == rhs.major && lhs.minor == rhs.minor && lhs.uuid.words == rhs.uuid.words
+    }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        let words = uuid.words
+        hasher.combine(words.0)
+        hasher.combine(words.1 ^ (UInt64(major) << 16 | UInt64(minor)))
     }
 
     /// `UUID:major:minor`, the same shape `--monitor` and `beaconctl` accept.
@@ -57,4 +73,21 @@ public struct IBeaconObservation: Hashable, Sendable {
     }
 
     @inlinable public var identity: BeaconIdentity { frame.identity }
+}
+
+extension UUID {
+    /// The 16 bytes as two machine words, for hashing and equality in hot paths.
+    @inlinable
+    var words: (UInt64, UInt64) {
+        // Sound: `uuid_t` is 16 trivially copyable bytes and (UInt64, UInt64) is 16 bytes with no
+        // invalid bit patterns; the word values depend on byte order, which only hashing and
+        // equality see (use `orderedWords` for ordering).
+        unsafeBitCast(uuid, to: (UInt64, UInt64).self)
+    }
+
+    /// The bytes as two big-endian words: comparing them orders UUIDs as their text sorts.
+    var orderedWords: (UInt64, UInt64) {
+        let words = self.words
+        return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+    }
 }

@@ -15,15 +15,23 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
     private var index = RegionIndex<Key>()
     /// Keys in the order ranging started, so results come in a stable order.
     private var order: [Key] = []
-    private var tracked: [BeaconIdentity: TrackedBeacon] = [:]
-    private var recency = RecencyList<BeaconIdentity>()
+    /// Tracked beacons live in slots; the dictionary finds a beacon's slot, and the recency list
+    /// orders slots without hashing (one dictionary probe per sighting).
+    private var slotOf: [BeaconIdentity: Int] = [:]
+    /// Parallel arrays indexed by slot: the identity (nil when the slot is free) and its state.
+    /// Kept apart so a ranging cycle reads identities and mutates beacons in place, without
+    /// copying (and retaining) each beacon's sample buffer.
+    private var identities: [BeaconIdentity?] = []
+    private var beacons: [TrackedBeacon] = []
+    private var freeSlots: [Int] = []
+    private var recency = RecencyList()
 
     public init(configuration: RangingConfiguration = RangingConfiguration()) {
         self.configuration = configuration
     }
 
     /// Beacons currently in the table.
-    public var trackedBeaconCount: Int { tracked.count }
+    public var trackedBeaconCount: Int { slotOf.count }
 
     /// Keys being ranged, in the order ranging started.
     public var rangedKeys: [Key] { order }
@@ -55,18 +63,29 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
     public mutating func observe(_ observation: IBeaconObservation) {
         let identity = observation.identity
         guard index.containsMatch(for: identity) else { return }
-        if let position = tracked.index(forKey: identity) {
-            tracked.values[position].record(observation)
-        } else {
-            guard configuration.maxTrackedBeacons > 0 else { return }
-            if tracked.count >= configuration.maxTrackedBeacons, let stalest = recency.oldest {
-                forget(stalest)
-            }
-            var beacon = TrackedBeacon(filter: configuration.filter.makeFilter(), observation: observation)
-            beacon.record(observation)
-            tracked[identity] = beacon
+        if let slot = slotOf[identity] {
+            beacons[slot].record(observation)
+            recency.touch(slot)
+            return
         }
-        recency.touch(identity)
+        guard configuration.maxTrackedBeacons > 0 else { return }
+        if slotOf.count >= configuration.maxTrackedBeacons, let stalest = recency.oldest {
+            forget(slot: stalest)
+        }
+        var beacon = TrackedBeacon(filter: configuration.filter.makeFilter(), observation: observation)
+        beacon.record(observation)
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            identities[slot] = identity
+            beacons[slot] = beacon
+        } else {
+            slot = beacons.count
+            identities.append(identity)
+            beacons.append(beacon)
+        }
+        slotOf[identity] = slot
+        recency.touch(slot)
     }
 
     /// One ranging cycle at `now`: drops beacons unheard for ``RangingConfiguration/beaconExpiry``,
@@ -77,15 +96,11 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
     public mutating func rangeBeacons(at now: Timestamp) -> [RangingResult<Key>] {
         expireBeacons(at: now)
         var ranged: [(beacon: RangedBeacon, order: IdentityOrder)] = []
-        ranged.reserveCapacity(tracked.count)
-        // A manual index walk: iterating `tracked.indices` would hold the storage and make the
-        // first in-place mutation copy the whole table.
-        var position = tracked.startIndex
-        while position != tracked.endIndex {
-            let beacon = tracked.values[position].rangingCycle(at: now, identity: tracked.keys[position],
-                                                               configuration: configuration)
-            ranged.append((beacon, IdentityOrder(beacon.identity)))
-            tracked.formIndex(after: &position)
+        ranged.reserveCapacity(slotOf.count)
+        for slot in identities.indices {
+            guard let identity = identities[slot] else { continue }
+            let beacon = beacons[slot].rangingCycle(at: now, identity: identity, configuration: configuration)
+            ranged.append((beacon, IdentityOrder(identity)))
         }
         ranged.sort { lhs, rhs in
             let lhsKnown = lhs.beacon.accuracy >= 0
@@ -110,26 +125,33 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
 
     private mutating func expireBeacons(at now: Timestamp) {
         let expiry = configuration.beaconExpiry.saturatingMicroseconds
-        var expired: [BeaconIdentity] = []
-        for (identity, beacon) in tracked where now.saturatingMicroseconds(since: beacon.lastSeen) >= expiry {
-            expired.append(identity)
+        for slot in identities.indices where identities[slot] != nil {
+            if now.saturatingMicroseconds(since: beacons[slot].lastSeen) >= expiry { forget(slot: slot) }
         }
-        expired.forEach { forget($0) }
     }
 
     private mutating func forgetUnrangedBeacons() {
         if index.isEmpty {
-            tracked.removeAll()
+            slotOf.removeAll()
+            identities.removeAll()
+            beacons.removeAll()
+            freeSlots.removeAll()
             recency.removeAll()
             return
         }
-        let unranged = tracked.keys.filter { !index.containsMatch(for: $0) }
-        unranged.forEach { forget($0) }
+        for slot in identities.indices {
+            if let identity = identities[slot], !index.containsMatch(for: identity) { forget(slot: slot) }
+        }
     }
 
-    private mutating func forget(_ identity: BeaconIdentity) {
-        tracked.removeValue(forKey: identity)
-        recency.remove(identity)
+    private mutating func forget(slot: Int) {
+        guard let identity = identities[slot] else { return }
+        slotOf.removeValue(forKey: identity)
+        identities[slot] = nil
+        // Release the sample buffer now; the slot is reused by the next new beacon.
+        beacons[slot].filter = configuration.filter.makeFilter()
+        freeSlots.append(slot)
+        recency.remove(slot)
     }
 }
 

@@ -1,54 +1,69 @@
-/// Elements ordered from least to most recently touched, with O(1) touch, removal and
-/// least-recent lookup: a doubly linked list whose links live in a dictionary (no references, so
-/// it stays a value type and `Sendable`). The ranger uses it to find the stalest beacon when full.
-struct RecencyList<Element: Hashable & Sendable>: Sendable {
-    private struct Links: Sendable {
-        var older: Element?
-        var newer: Element?
+/// Slots (small non-negative integers) ordered from least to most recently touched, with O(1)
+/// touch, removal and least-recent lookup: a doubly linked list kept in arrays indexed by slot, so
+/// a touch on every sighting costs no hashing. The ranger uses it to find the stalest beacon when
+/// its table is full.
+struct RecencyList: Sendable {
+    private static let none = -1
+    private var older: [Int] = []
+    private var newer: [Int] = []
+    private var linked: [Bool] = []
+    private var oldestSlot = RecencyList.none
+    private var newestSlot = RecencyList.none
+    private(set) var count = 0
+
+    /// The least recently touched slot.
+    var oldest: Int? { oldestSlot == Self.none ? nil : oldestSlot }
+
+    /// Makes `slot` the most recent, adding it if absent. `slot` must be ≥ 0.
+    mutating func touch(_ slot: Int) {
+        guard slot >= 0 else { return }
+        if slot >= linked.count {
+            let grow = slot + 1 - linked.count
+            older.append(contentsOf: repeatElement(Self.none, count: grow))
+            newer.append(contentsOf: repeatElement(Self.none, count: grow))
+            linked.append(contentsOf: repeatElement(false, count: grow))
+        }
+        if newestSlot == slot { return }
+        if linked[slot] { unlink(slot) }
+        linked[slot] = true
+        count += 1
+        older[slot] = newestSlot
+        newer[slot] = Self.none
+        if newestSlot != Self.none { newer[newestSlot] = slot } else { oldestSlot = slot }
+        newestSlot = slot
     }
 
-    private var links: [Element: Links] = [:]
-    /// The least recently touched element.
-    private(set) var oldest: Element?
-    private var newest: Element?
-
-    var count: Int { links.count }
-
-    /// Makes `element` the most recent, adding it if absent.
-    mutating func touch(_ element: Element) {
-        if newest == element { return }
-        if links[element] != nil { unlink(element) }
-        links[element] = Links(older: newest, newer: nil)
-        if let newest { links[newest]?.newer = element } else { oldest = element }
-        newest = element
-    }
-
-    mutating func remove(_ element: Element) {
-        guard links[element] != nil else { return }
-        unlink(element)
+    mutating func remove(_ slot: Int) {
+        guard slot >= 0, slot < linked.count, linked[slot] else { return }
+        unlink(slot)
     }
 
     mutating func removeAll() {
-        links.removeAll()
-        oldest = nil
-        newest = nil
+        older.removeAll()
+        newer.removeAll()
+        linked.removeAll()
+        oldestSlot = Self.none
+        newestSlot = Self.none
+        count = 0
     }
 
-    /// Elements from least to most recent (for tests and diagnostics; O(n)).
-    var elements: [Element] {
-        var result: [Element] = []
-        result.reserveCapacity(links.count)
-        var cursor = oldest
-        while let element = cursor {
-            result.append(element)
-            cursor = links[element]?.newer
+    /// Slots from least to most recent (for tests and diagnostics; O(n)).
+    var elements: [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(count)
+        var cursor = oldestSlot
+        while cursor != Self.none {
+            result.append(cursor)
+            cursor = newer[cursor]
         }
         return result
     }
 
-    private mutating func unlink(_ element: Element) {
-        guard let removed = links.removeValue(forKey: element) else { return }
-        if let older = removed.older { links[older]?.newer = removed.newer } else { oldest = removed.newer }
-        if let newer = removed.newer { links[newer]?.older = removed.older } else { newest = removed.older }
+    private mutating func unlink(_ slot: Int) {
+        let (before, after) = (older[slot], newer[slot])
+        if before != Self.none { newer[before] = after } else { oldestSlot = after }
+        if after != Self.none { older[after] = before } else { newestSlot = before }
+        linked[slot] = false
+        count -= 1
     }
 }

@@ -7,13 +7,24 @@ public import Foundation
 /// whatever the number of regions (10,000 regions cost the same as 1). Keys sharing one
 /// constraint are kept together in a small array.
 public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
-    @usableFromInline struct UUIDMajor: Hashable, Sendable {
-        @usableFromInline var uuid: UUID
-        @usableFromInline var major: UInt16
-        @usableFromInline init(uuid: UUID, major: UInt16) { self.uuid = uuid; self.major = major }
+    /// Hash keys of machine words: Foundation's UUID hashes through a slow path, and every
+    /// sighting probes these tables.
+    @usableFromInline struct UUIDKey: Hashable, Sendable {
+        @usableFromInline var high: UInt64
+        @usableFromInline var low: UInt64
+        @inlinable init(_ uuid: UUID) { (high, low) = uuid.words }
     }
 
-    @usableFromInline var byUUID: [UUID: [Key]] = [:]
+    @usableFromInline struct UUIDMajor: Hashable, Sendable {
+        @usableFromInline var uuid: UUIDKey
+        @usableFromInline var major: UInt16
+        @inlinable init(uuid: UUID, major: UInt16) {
+            self.uuid = UUIDKey(uuid)
+            self.major = major
+        }
+    }
+
+    @usableFromInline var byUUID: [UUIDKey: [Key]] = [:]
     @usableFromInline var byUUIDMajor: [UUIDMajor: [Key]] = [:]
     @usableFromInline var byIdentity: [BeaconIdentity: [Key]] = [:]
     @usableFromInline var constraints: [Key: BeaconIdentityConstraint] = [:]
@@ -33,7 +44,7 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
         constraints[key] = constraint
         switch (constraint.major, constraint.minor) {
         case (nil, _):
-            byUUID[constraint.uuid, default: []].append(key)
+            byUUID[UUIDKey(constraint.uuid), default: []].append(key)
         case (let major?, nil):
             byUUIDMajor[UUIDMajor(uuid: constraint.uuid, major: major), default: []].append(key)
         case (let major?, let minor?):
@@ -51,7 +62,7 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
             table[bucket] = keys.isEmpty ? nil : keys
         }
         switch (constraint.major, constraint.minor) {
-        case (nil, _): drop(&byUUID, constraint.uuid)
+        case (nil, _): drop(&byUUID, UUIDKey(constraint.uuid))
         case (let major?, nil): drop(&byUUIDMajor, UUIDMajor(uuid: constraint.uuid, major: major))
         case (let major?, let minor?):
             drop(&byIdentity, BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor))
@@ -62,7 +73,7 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
     /// Calls `body` once for every key whose constraint `identity` satisfies.
     @inlinable
     public func forEachMatch(of identity: BeaconIdentity, _ body: (Key) -> Void) {
-        if !byUUID.isEmpty, let keys = byUUID[identity.uuid] { keys.forEach(body) }
+        if !byUUID.isEmpty, let keys = byUUID[UUIDKey(identity.uuid)] { keys.forEach(body) }
         if !byUUIDMajor.isEmpty, let keys = byUUIDMajor[UUIDMajor(uuid: identity.uuid, major: identity.major)] {
             keys.forEach(body)
         }
@@ -72,7 +83,7 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
     /// True when at least one key matches `identity`.
     @inlinable
     public func containsMatch(for identity: BeaconIdentity) -> Bool {
-        if !byUUID.isEmpty, byUUID[identity.uuid] != nil { return true }
+        if !byUUID.isEmpty, byUUID[UUIDKey(identity.uuid)] != nil { return true }
         if !byUUIDMajor.isEmpty, byUUIDMajor[UUIDMajor(uuid: identity.uuid, major: identity.major)] != nil { return true }
         return !byIdentity.isEmpty && byIdentity[identity] != nil
     }

@@ -4,7 +4,7 @@ import Testing
 @Suite("Recency list")
 struct RecencyListTests {
     @Test func touchMovesToMostRecent() {
-        var list = RecencyList<Int>()
+        var list = RecencyList()
         #expect(list.oldest == nil)
         for element in [1, 2, 3] { list.touch(element) }
         #expect(list.elements == [1, 2, 3])
@@ -19,7 +19,7 @@ struct RecencyListTests {
     }
 
     @Test func removeFromAnyPosition() {
-        var list = RecencyList<Int>()
+        var list = RecencyList()
         for element in 1...5 { list.touch(element) }
         list.remove(3)
         list.remove(1)
