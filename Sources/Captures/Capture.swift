@@ -57,7 +57,7 @@ public struct Capture: Sendable {
             return try PcapReader.read(bytes, order: order, nanoseconds: nanoseconds)
         }
         if span.hasBytes(PcapngReader.sectionHeaderMagic) { return try PcapngReader.read(bytes) }
-        if let parsed = HexLinesReader.read(bytes) { return parsed }
+        if let parsed = try HexLinesReader.read(bytes) { return parsed }
         throw .notACapture(firstBytes: Array(bytes.prefix(CaptureError.Reason.shownByteCount)))
     }
 

@@ -7,6 +7,8 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         case empty
         /// No known magic number and not hex text; keeps the first bytes to show what it was.
         case notACapture(firstBytes: [UInt8])
+        /// Hex text, but not one line is an H4 HCI event: advertising data or some other dump.
+        case noHCIEventLines(firstLineBytes: [UInt8])
         /// The magic matched but the file ends inside its header (`header`: "btsnoop file",
         /// "pcapng section", …).
         case truncatedHeader(header: String, needed: Int, available: Int)
@@ -44,6 +46,9 @@ extension CaptureError.Reason: CustomStringConvertible {
             return "not a capture file: starts with \(Self.hex(bytes)) (\"\(Self.printable(bytes))\"); "
                 + "expected btsnoop (\"btsnoop\\0\"), pcap (A1 B2 C3 D4 or A1 B2 3C 4D, either byte order), "
                 + "pcapng (0A 0D 0D 0A) or text with one hex HCI event per line"
+        case .noHCIEventLines(let bytes):
+            return "hex text, but no line is an H4 HCI event (first data line starts \(Self.hex(bytes))); "
+                + "a text capture needs one event per line starting 04, such as \"04 3e 2a 02 01 …\""
         case .truncatedHeader(let header, let needed, let available):
             return "\(header) header truncated: needs \(needed) bytes, has \(available)"
         case .corruptHeader(let format, let detail):

@@ -11,12 +11,14 @@ enum HexLinesReader {
 
     /// Nil when the first line that is neither blank nor a comment is not hex: then the file is
     /// not hex lines at all (a text document, a binary file), rather than hex lines with errors.
-    static func read(_ file: [UInt8]) -> ParsedCapture? {
+    /// Hex text in which no line is an H4 event is no capture either: that error says so.
+    static func read(_ file: [UInt8]) throws(CaptureError.Reason) -> ParsedCapture? {
         let text = file.span
         var decoded: [UInt8] = []
         decoded.reserveCapacity(text.count / 2)
         var builder = RecordBuilder()
         var sawData = false
+        var firstLine: [UInt8] = []
         var lineNumber = 0
         var lineStart = 0
         while lineStart < text.count {
@@ -34,6 +36,7 @@ enum HexLinesReader {
                 builder.reject(label, "not hex")
                 continue
             }
+            if !sawData { firstLine = Array(decoded[mark...].prefix(CaptureError.Reason.shownByteCount)) }
             sawData = true
             guard decoded[mark] == PacketEncoding.h4EventType else {
                 builder.reject(label, "not an H4 event (first byte \(CaptureError.Reason.hex([decoded[mark]])), expected 04)")
@@ -44,6 +47,7 @@ enum HexLinesReader {
                                                  payload: (mark + 1)..<decoded.count))
         }
         guard sawData else { return nil }
+        guard !builder.records.isEmpty else { throw .noHCIEventLines(firstLineBytes: firstLine) }
         return ParsedCapture(format: .hexLines, bytes: decoded, builder: builder)
     }
 

@@ -70,18 +70,34 @@ struct Replay: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Capture files.", valueName: "PATH"))
     var paths: [String]
 
+    /// The longest `--line-interval`: a day per line is already far beyond any real capture.
+    static let longestLineInterval = 86_400.0
+
     func validate() throws {
-        guard exitTimeout > 0, exitTimeout.isFinite else {
-            throw ValidationError("--exit-timeout must be a positive number of seconds, got \(exitTimeout)")
+        // Durations are built here, so out-of-range values are usage errors (64), not traps.
+        do {
+            _ = try MonitoringConfiguration(exitTimeout: try Self.duration(exitTimeout, name: "--exit-timeout"))
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            throw ValidationError("--exit-timeout: \(error)")
         }
-        guard lineInterval >= 0, lineInterval.isFinite else {
-            throw ValidationError("--line-interval must be zero or more seconds, got \(lineInterval)")
+        guard lineInterval >= 0, lineInterval <= Self.longestLineInterval else {
+            throw ValidationError("--line-interval must be 0 to \(Int(Self.longestLineInterval)) seconds, got \(lineInterval)")
         }
         for text in monitored + ranged {
             do { _ = try BeaconIdentityConstraint(parsing: text) } catch {
                 throw ValidationError("\(error)")
             }
         }
+    }
+
+    /// Seconds from the command line as a `Duration`, refusing what a Duration cannot hold.
+    static func duration(_ seconds: Double, name: String) throws -> Duration {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else {
+            throw ValidationError("\(name) must be a number of seconds from 0 to 10^12, got \(seconds)")
+        }
+        return .microseconds(Int64((seconds * 1_000_000).rounded()))
     }
 
     func run() async throws {
@@ -96,8 +112,9 @@ struct Replay: AsyncParsableCommand {
             output: json ? .json : .table,
             monitored: monitored.map { try BeaconIdentityConstraint(parsing: $0) },
             ranged: ranged.map { try BeaconIdentityConstraint(parsing: $0) },
-            exitTimeout: .microseconds(Int64(exitTimeout * 1_000_000)),
-            lineInterval: .microseconds(Int64(lineInterval * 1_000_000)))
+            exitTimeout: try Self.duration(exitTimeout, name: "--exit-timeout"),
+            lineInterval: try Self.duration(lineInterval, name: "--line-interval"),
+            measuresThroughput: stats)
         for capture in captures {
             try await session.play(capture, realtime: speed == .realtime)
         }

@@ -21,11 +21,19 @@ struct ReplaySession {
     var out = OutputBuffer()
     /// Regions start being monitored at the first record's time, so their timers run on capture time.
     var pendingRegions: [BeaconRegion]
+    var pendingRanging: [BeaconIdentityConstraint] = []
     var realtime = false
 
+    /// The longest single wait in realtime replay.
+    static let longestRealtimeWait: Duration = .seconds(60)
+
+    /// Whether to time a separate decode-only pass per file (`--stats`).
+    let measuresThroughput: Bool
+
     init(output: Output, monitored: [BeaconIdentityConstraint], ranged: [BeaconIdentityConstraint],
-         exitTimeout: Duration, lineInterval: Duration) throws {
+         exitTimeout: Duration, lineInterval: Duration, measuresThroughput: Bool) throws {
         self.output = output
+        self.measuresThroughput = measuresThroughput
         self.lineInterval = lineInterval
         self.pendingRegions = []
         pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout))
@@ -33,9 +41,7 @@ struct ReplaySession {
         pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
             BeaconRegion(identifier: $0.description, constraint: $0)
         }
-        for constraint in Set(ranged) {
-            pipeline.ranger.startRanging(constraint, key: constraint.description)
-        }
+        pendingRanging = Set(ranged).sorted(by: { $0.description < $1.description })
     }
 
     mutating func play(_ capture: Capture, realtime: Bool) async throws {
@@ -61,7 +67,13 @@ struct ReplaySession {
                 captureStart = start
                 let origin = wallStart ?? ContinuousClock.now
                 wallStart = origin
-                let due = origin + (time - start)
+                // Waits follow the capture, but one silent stretch is capped so a corrupt timestamp
+                // (a year ahead) cannot stall the replay; later records shift by the difference.
+                var due = origin + (time - start)
+                if due - ContinuousClock.now > Self.longestRealtimeWait {
+                    wallStart = ContinuousClock.now + Self.longestRealtimeWait - (time - start)
+                    due = ContinuousClock.now + Self.longestRealtimeWait
+                }
                 if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
             }
             startPendingRegions(at: time)
@@ -77,25 +89,30 @@ struct ReplaySession {
             flush(time: record.timestamp == nil ? nil : time)
             lastHadTime = record.timestamp != nil
         }
-        measureDecodeThroughput(capture)
+        if measuresThroughput { measureDecodeThroughput(capture) }
     }
 
+    /// Monitoring and ranging start at the first record, so their timers run on capture time.
     mutating func startPendingRegions(at time: Timestamp) {
-        guard !pendingRegions.isEmpty else { return }
         for region in pendingRegions {
             pipeline.startMonitoring(region, key: region.identifier, at: time, into: &events)
         }
+        for constraint in pendingRanging {
+            pipeline.startRanging(constraint, key: constraint.description, at: time, into: &events)
+        }
         pendingRegions = []
+        pendingRanging = []
     }
 
     /// Ends the replay: with `drain`, the clock runs on past the last record until pending exits
     /// (and the ranging cycles before them) have happened; then prints each region's final state.
     mutating func finish(drain: Bool) {
         if drain {
-            // Every deadline is finite and regions settle outside, so this ends; the bound is a guard
-            // against a future engine change, not an expected exit.
+            // Run until no region has a transition pending (ranging would cycle forever). Every
+            // monitor deadline is finite and regions settle outside, so this ends; the bound is a
+            // guard against a future engine change, not an expected exit.
             var steps = 0
-            while let deadline = pipeline.nextDeadline, steps < 1_000_000 {
+            while let deadline = pipeline.monitor.nextDeadline, steps < 1_000_000 {
                 pipeline.advance(to: deadline, into: &events)
                 flush(time: lastHadTime ? deadline : nil)
                 steps += 1
@@ -135,7 +152,7 @@ struct ReplaySession {
             out.line("statistics")
             out.line("  files                \(captures.count)")
             out.line("  records              \(recordCount)")
-            out.line("  HCI events           \(counters.events)")
+            out.line("  packets decoded      \(counters.events) (HCI events and over-the-air PDUs)")
             out.line("  advertising events   \(counters.advertisingEvents)")
             out.line("  advertising reports  \(counters.reports)")
             out.line("  iBeacons             \(counters.iBeacons)")
@@ -201,8 +218,8 @@ struct ReplaySession {
         switch event.kind {
         case .didStartMonitoring: name = "didStartMonitoring"
         case .didDetermineState(let state): name = "didDetermineState"; detail = state.rawValue
-        case .didEnter: name = "didEnterRegion"
-        case .didExit: name = "didExitRegion"
+        case .didEnterRegion: name = "didEnterRegion"
+        case .didExitRegion: name = "didExitRegion"
         }
         let time = hasTime ? event.timestamp.iso8601 : nil
         switch output {
@@ -217,14 +234,14 @@ struct ReplaySession {
 
     mutating func print(_ results: [RangingResult<String>], at time: Timestamp?) {
         let stamp = time?.iso8601
-        for result in results.sorted(by: { $0.key < $1.key }) where !result.beacons.isEmpty {
+        for result in results.sorted(by: { $0.key < $1.key }) {
             switch output {
             case .json:
                 let beacons = result.beacons.map { beacon in
                     "{\"uuid\": \"\(beacon.identity.uuid.uuidString)\", \"major\": \(beacon.identity.major), "
                         + "\"minor\": \(beacon.identity.minor), \"rssi\": \(beacon.rssi), "
                         + "\"accuracy\": \(formatAccuracyJSON(beacon.accuracy)), \"proximity\": \"\(beacon.proximity.rawValue)\", "
-                        + "\"txPower\": \(beacon.measuredPower), \"lastSeen\": \"\(beacon.timestamp.iso8601)\"}"
+                        + "\"txPower\": \(beacon.measuredPower), \"lastSeen\": \(time == nil ? "null" : "\"\(beacon.timestamp.iso8601)\"")}"
                 }
                 out.line("{\"event\": \"didRangeBeacons\", \"time\": \(stamp.map { "\"\($0)\"" } ?? "null"), \"constraint\": \(jsonString(result.key)), "
                     + "\"beacons\": [\(beacons.joined(separator: ", "))]}")
@@ -236,7 +253,8 @@ struct ReplaySession {
                     let distance = beacon.accuracy < 0 ? "distance unknown" : String(format: "%.1f m", beacon.accuracy)
                     return name + " rssi \(beacon.rssi) \(distance) \(beacon.proximity.rawValue)"
                 }
-                out.line(pad(stamp ?? "-", 28) + " ranging  " + result.key + ": " + list.joined(separator: "; "))
+                let text = list.isEmpty ? "no beacons in range" : list.joined(separator: "; ")
+                out.line(pad(stamp ?? "-", 28) + " ranging  " + result.key + ": " + text)
             }
         }
     }

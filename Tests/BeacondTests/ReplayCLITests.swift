@@ -141,9 +141,18 @@ struct ReplayCLITests {
                 #expect(["immediate", "near", "far"].contains(beacon["proximity"] as? String ?? ""))
             }
         }
-        // First sighting 03:27:59.789; cycles follow at one-second steps of capture time.
-        #expect(cycles.first == "2021-02-01T03:28:00.789349Z")
-        #expect(cycles.count >= 10)
+        // Ranging starts with the capture (03:27:59.092423); cycles follow at one-second steps of
+        // capture time, empty ones included. The last beacon is heard at 03:28:11.888608 and leaves
+        // the table 10 s later (first empty cycle 03:28:22); after 60 empty cycles ranging pauses
+        // (BeaconPipeline.emptyRangingCyclesBeforePause), although the capture runs to 03:30:26.
+        #expect(cycles.first == "2021-02-01T03:28:00.092423Z")
+        #expect(cycles.last == "2021-02-01T03:29:21.092423Z")
+        let seconds = cycles.map { time -> Int in
+            let clock = time.split(separator: "T")[1].prefix(8).split(separator: ":").compactMap { Int($0) }
+            return clock.count == 3 ? clock[0] * 3600 + clock[1] * 60 + clock[2] : -1
+        }
+        #expect(zip(seconds, seconds.dropFirst()).allSatisfy { $1 - $0 == 1 }, "one second apart")
+        #expect(cycles.allSatisfy { $0.hasSuffix(".092423Z") })
     }
 
     @Test func hexLineCapturesHaveNoTime() throws {
@@ -191,5 +200,55 @@ struct ReplayCLITests {
         for needle in ["btsnoop", "pcapng", "--monitor", "--range", "--json", "Example", "Exit status"] {
             #expect(run.stdout.contains(needle), "help lacks \(needle)")
         }
+    }
+
+    /// A btsnoop (datalink 1002) file with one iBeacon advert at each of `offsets` seconds.
+    static func writeSnoopLog(offsets: [Double]) throws -> URL {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+            withUnsafeBytes(of: value.bigEndian) { Array($0) }
+        }
+        var bytes = Array("btsnoop".utf8) + [0] + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
+        let uuid: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
+        let ad: [UInt8] = [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, 0x02, 0xC5]
+        let event: [UInt8] = [0x04, 0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 0xC6, UInt8(ad.count)]
+            + ad + [0xC4]
+        let epochOffset: Int64 = 0x00dc_ddb3_0f2f_8000 // btsnoop counts µs from 0000-01-01
+        for offset in offsets {
+            let micros = Int64(1_700_000_000_000_000) + Int64(offset * 1_000_000) + epochOffset
+            bytes += bigEndian(UInt32(event.count)) + bigEndian(UInt32(event.count)) + bigEndian(UInt32(3))
+                + bigEndian(UInt32(0)) + bigEndian(micros) + event
+        }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-\(UUID()).btsnoop")
+        try Data(bytes).write(to: url)
+        return url
+    }
+
+    /// Realtime replay waits as the capture did and prints exactly what max speed prints.
+    @Test func realtimeSpeedPacesByTheCaptureClock() throws {
+        let url = try Self.writeSnoopLog(offsets: [0, 0.6, 0.9])
+        defer { try? FileManager.default.removeItem(at: url) }
+        let fast = try Self.beacond(["replay", "--json", url.path])
+        let start = Date()
+        let paced = try Self.beacond(["replay", "--json", "--speed", "realtime", url.path])
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(paced.status == 0)
+        #expect(paced.stdout == fast.stdout)
+        #expect(paced.lines.count == 3)
+        #expect(paced.lines.first?.contains("\"time\": \"2023-11-14T22:13:20.000000Z\"") == true)
+        // A lower bound only: the capture spans 0.9 s, so realtime replay cannot finish sooner.
+        #expect(elapsed >= 0.85, "realtime replay took \(elapsed) s for a 0.9 s capture")
+    }
+
+    /// Several files play in order through one engine.
+    @Test func severalFilesShareOneEngine() throws {
+        let first = try Self.writeSnoopLog(offsets: [0])
+        let second = try Self.writeSnoopLog(offsets: [3])
+        defer { try? FileManager.default.removeItem(at: first); try? FileManager.default.removeItem(at: second) }
+        let run = try Self.beacond(["replay", "--json", "--stats", "--monitor", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2",
+                                    "--exit-timeout", "2", first.path, second.path])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let events = run.lines.filter { $0.contains("\"event\": \"didExitRegion\"") || $0.contains("\"event\": \"didEnterRegion\"") }
+        #expect(events.count == 3, "\(run.stdout)") // enter, exit after 2 s, enter again at 3 s
+        #expect(run.lines.last?.contains("\"files\": 2") == true)
     }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Swift release decode bench and the Python peers on the same frames, side by side with ratios
-# (the table docs/performance.md cites).
+# Every figure in docs/performance.md: the Swift release decode bench and the Python peers on the
+# same frames, side by side with ratios; then the full pipeline and memory benches.
 #
 #   scripts/bench/compare.sh [--seconds S]     (S: time budget per measurement, default 2)
 #
@@ -23,3 +23,12 @@ echo
 "$bench" decode --dump-frames "$frames" >&2
 "$bench" decode --seconds "$seconds" --json > "$swift_json"
 SCRATCH="$scratch" scripts/bench/run-python-peers.sh "$frames" --seconds "$seconds" --swift-json "$swift_json"
+
+# The engine behind the decoder: full pipeline throughput with 10,000 regions, and the memory of
+# 10,000 tracked beacons (ranging table alone, then with one monitored region each).
+echo
+"$bench" pipeline --seconds "$seconds"
+echo
+"$bench" memory --table ranger
+echo
+"$bench" memory --table pipeline

@@ -7,6 +7,11 @@ public struct AppDeclaration: Hashable, Sendable {
     public var whenInUseUsageDescription: String?
     /// `always_usage`: why the app needs location also in background (monitoring).
     public var alwaysUsageDescription: String?
+    /// `users`: the unix user names allowed to register as this app. Empty means nobody: an app
+    /// must name who may act as it (a missing list is a configuration error, never "everyone").
+    public var users: Set<String>
+    /// `executable`: when set, only a process running this executable may register as the app.
+    public var executable: String?
     /// The file the declaration came from (or should be written to), named in error messages.
     public var declarationFile: String
 
@@ -15,10 +20,12 @@ public struct AppDeclaration: Hashable, Sendable {
 
     /// `declarationFile` defaults to `/etc/beacond/apps.d/APP.toml`, where the daemon looks for the app.
     public init(appID: String, whenInUseUsageDescription: String? = nil, alwaysUsageDescription: String? = nil,
-                declarationFile: String? = nil) {
+                users: Set<String> = [], executable: String? = nil, declarationFile: String? = nil) {
         self.appID = appID
         self.whenInUseUsageDescription = whenInUseUsageDescription
         self.alwaysUsageDescription = alwaysUsageDescription
+        self.users = users
+        self.executable = executable
         self.declarationFile = declarationFile ?? "\(AppDeclaration.declarationDirectory)/\(appID).toml"
     }
 

@@ -10,6 +10,9 @@ public struct AuthorizationError: Error, Hashable, Sendable, CustomStringConvert
         case notAuthorized
         /// The global location-services switch is off, so every app is effectively restricted.
         case locationServicesDisabled
+        /// The caller's credentials do not match the app's declaration (`users`, `executable`):
+        /// it may not act as this app (the daemon's AccessDenied).
+        case callerNotPermitted
     }
 
     public let kind: Kind

@@ -76,6 +76,7 @@ public enum DecodeFailure: String, Hashable, Sendable, CaseIterable {
     case truncatedHeader = "event shorter than its header"
     case parameterLengthOverrun = "event parameter length larger than the packet"
     case noReports = "advertising event without reports"
+    case reportOverrun = "advertising report longer than its event"
     case truncatedPDU = "link-layer PDU shorter than its header or length"
 }
 
@@ -97,7 +98,7 @@ public struct DecodeCounters: Hashable, Sendable {
         case .advertising(let count, let bad):
             advertisingEvents += 1
             reports += count
-            if bad > 0 { malformed += bad; malformedByReason[.parameterLengthOverrun, default: 0] += bad }
+            if bad > 0 { malformed += bad; malformedByReason[.reportOverrun, default: 0] += bad }
         case .notAdvertising:
             break
         case .malformed(let reason):

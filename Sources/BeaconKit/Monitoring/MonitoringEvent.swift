@@ -5,16 +5,16 @@ public enum MonitoringEventKind: Sendable, Hashable, CustomStringConvertible {
     /// `locationManager(_:didDetermineState:for:)`: sent on every state change and on request.
     case didDetermineState(RegionState)
     /// `locationManager(_:didEnterRegion:)`: only for regions with `notifyOnEntry`.
-    case didEnter
+    case didEnterRegion
     /// `locationManager(_:didExitRegion:)`: only for regions with `notifyOnExit`.
-    case didExit
+    case didExitRegion
 
     public var description: String {
         switch self {
         case .didStartMonitoring: return "didStartMonitoring"
         case .didDetermineState(let state): return "didDetermineState(\(state.rawValue))"
-        case .didEnter: return "didEnter"
-        case .didExit: return "didExit"
+        case .didEnterRegion: return "didEnterRegion"
+        case .didExitRegion: return "didExitRegion"
         }
     }
 }

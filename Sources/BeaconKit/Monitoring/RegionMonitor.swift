@@ -3,8 +3,8 @@
 ///
 /// Rules:
 /// - A region starts `unknown`. A matching sighting makes it `inside` (`didDetermineState(inside)`, and
-///   `didEnter` if `notifyOnEntry`). An inside region with no matching sighting for `exitTimeout` becomes
-///   `outside` at last sighting + `exitTimeout` (`didDetermineState(outside)`, and `didExit` if `notifyOnExit`).
+///   `didEnterRegion` if `notifyOnEntry`). An inside region with no matching sighting for `exitTimeout` becomes
+///   `outside` at last sighting + `exitTimeout` (`didDetermineState(outside)`, and `didExitRegion` if `notifyOnExit`).
 ///   A region still unknown `exitTimeout` after monitoring started (or detection resumed) becomes outside with
 ///   `didDetermineState(outside)` only: a client cannot exit what it never heard it entered.
 /// - Sightings match by UUID, major and minor only, never the Bluetooth address: two transmitters with one
@@ -12,8 +12,8 @@
 ///   inside. Matching uses `RegionIndex`, so a sighting costs the same with 10,000 regions as with one.
 /// - Entry and exit follow the last determination the client heard (`MonitoredRegion.lastDeterminedState`),
 ///   not the `unknown` a suspension puts in between: a beacon inside before detection was suspended and seen
-///   again after it resumes gives `didDetermineState(inside)` but no second `didEnter`, since it never left;
-///   one not seen again gives a `didExit` at resume + `exitTimeout`, since the client was told it was inside.
+///   again after it resumes gives `didDetermineState(inside)` but no second `didEnterRegion`, since it never left;
+///   one not seen again gives a `didExitRegion` at resume + `exitTimeout`, since the client was told it was inside.
 /// - Time never runs backwards: a call stamped earlier than one already made acts at the later time. A sighting
 ///   exactly `exitTimeout` after the previous one is too late: the region exits and re-enters at that instant.
 ///   Because observing at a time first fires what is due by then, calling `advance` more or less often never
@@ -68,7 +68,7 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Puts a region back as it was before a restart, without events: a beacon still present then causes no new
-    /// `didEnter`, and one gone causes exactly one `didExit`, at `lastSeen` + `exitTimeout` (possibly before
+    /// `didEnterRegion`, and one gone causes exactly one `didExitRegion`, at `lastSeen` + `exitTimeout` (possibly before
     /// `now`: the next `advance` reports it with that time). An inside region without `lastSeen` counts as seen
     /// at `now`; an unknown one becomes outside `exitTimeout` after `now`. Meant for start-up, before new
     /// sightings: restoring later can produce an overdue event stamped before events already returned.

@@ -242,7 +242,7 @@ struct RegionMonitorCore: Sendable {
         setDeadline(slot)
         events.append(Event(kind: .didDetermineState(.inside), slot: slot, region: region, time: clock))
         if record.lastDetermined != .inside && region.notifyOnEntry {
-            events.append(Event(kind: .didEnter, slot: slot, region: region, time: clock))
+            events.append(Event(kind: .didEnterRegion, slot: slot, region: region, time: clock))
         }
     }
 
@@ -253,7 +253,7 @@ struct RegionMonitorCore: Sendable {
         records[slot]?.lastDetermined = .outside
         events.append(Event(kind: .didDetermineState(.outside), slot: slot, region: region, time: time))
         if record.lastDetermined == .inside && region.notifyOnExit {
-            events.append(Event(kind: .didExit, slot: slot, region: region, time: time))
+            events.append(Event(kind: .didExitRegion, slot: slot, region: region, time: time))
         }
     }
 

@@ -18,8 +18,17 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public let rangingInterval: Duration
     /// Whether `ingest` reports each observation as an event (replay prints them; the daemon does not need them).
     public var emitsObservations: Bool
+    /// Consecutive empty ranging cycles after which ranging pauses until a ranged beacon is heard
+    /// again. Core Location reports empty results every second for as long as ranging is on; here a
+    /// capture with an hour-long gap, a corrupt timestamp a century ahead or a stepped system clock
+    /// would make that millions of identical empty results (and unbounded work), so after this many
+    /// the pipeline stops repeating itself. The next sighting resumes cycles on the same phase.
+    public let emptyRangingCyclesBeforePause: Int
 
     var nextRangingCycle: Timestamp?
+    /// A cycle time of the current cadence, kept while paused so cycles resume on the same phase.
+    var rangingPhase: Timestamp?
+    var emptyRangingCycles = 0
     var clock: Timestamp?
     /// Reused buffer for the monitor's events, so steady-state ingestion does not allocate.
     var monitoringScratch: [MonitoringEvent<Key>] = []
@@ -27,10 +36,13 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public init(monitoring: MonitoringConfiguration = .default,
                 ranging: RangingConfiguration = RangingConfiguration(),
                 rangingInterval: Duration = .seconds(1),
+                emptyRangingCyclesBeforePause: Int = 60,
                 emitsObservations: Bool = true) {
         self.monitor = RegionMonitor(configuration: monitoring)
         self.ranger = BeaconRanger(configuration: ranging)
-        self.rangingInterval = rangingInterval
+        // A zero or negative interval would make the cadence loop forever.
+        self.rangingInterval = max(rangingInterval, .microseconds(1))
+        self.emptyRangingCyclesBeforePause = max(1, emptyRangingCyclesBeforePause)
         self.emitsObservations = emitsObservations
     }
 
@@ -74,7 +86,10 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         }
         if !ranger.rangedKeys.isEmpty {
             ranger.observe(observation)
-            if nextRangingCycle == nil { nextRangingCycle = observation.timestamp + rangingInterval }
+            if nextRangingCycle == nil, ranger.trackedBeaconCount > 0, let phase = rangingPhase {
+                nextRangingCycle = Self.firstCycle(after: observation.timestamp, phase: phase, interval: rangingInterval)
+                emptyRangingCycles = 0
+            }
         }
     }
 
@@ -87,13 +102,48 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
             drainMonitoringEvents(into: &events)
             let results = ranger.rangeBeacons(at: cycle)
             events.append(.ranging(results, at: cycle))
-            // Stop cycling once nothing is tracked: the next sighting restarts the cadence.
-            let idle = ranger.trackedBeaconCount == 0 || ranger.rangedKeys.isEmpty
-            nextRangingCycle = idle ? nil : cycle + rangingInterval
+            rangingPhase = cycle
+            // Core Location reports every second while ranging is on, empty results included, up to
+            // the pause (see `emptyRangingCyclesBeforePause`).
+            emptyRangingCycles = ranger.trackedBeaconCount == 0 ? emptyRangingCycles + 1 : 0
+            let paused = emptyRangingCycles >= emptyRangingCyclesBeforePause
+            // At the end of time the sum saturates; a cycle that does not move forward ends the cadence.
+            let next = cycle + rangingInterval
+            nextRangingCycle = ranger.rangedKeys.isEmpty || paused || next <= cycle ? nil : next
         }
         monitor.advance(to: time, into: &monitoringScratch)
         drainMonitoringEvents(into: &events)
         clock = time
+    }
+
+    /// Starts ranging `constraint` for `key`; the first cycle comes one interval after `time` (or
+    /// after the cycle already scheduled), and cycles continue, empty or not, until the last key stops.
+    public mutating func startRanging(_ constraint: BeaconIdentityConstraint, key: Key, at time: Timestamp,
+                                      into events: inout [Event]) {
+        advance(to: time, into: &events)
+        ranger.startRanging(constraint, key: key)
+        if nextRangingCycle == nil {
+            nextRangingCycle = max(time, clock ?? time) + rangingInterval
+            emptyRangingCycles = 0
+        }
+    }
+
+    /// Stops ranging for `key`; with no key left, cycles stop.
+    public mutating func stopRanging(_ key: Key) {
+        ranger.stopRanging(key)
+        if ranger.rangedKeys.isEmpty {
+            nextRangingCycle = nil
+            rangingPhase = nil
+        }
+    }
+
+    /// The first `phase + k·interval` strictly after `time` (k ≥ 1): cycles resume on their old beat.
+    static func firstCycle(after time: Timestamp, phase: Timestamp, interval: Duration) -> Timestamp {
+        let step = interval.wholeMicroseconds
+        let elapsed = (time - phase).wholeMicroseconds
+        guard elapsed >= 0 else { return phase + interval }
+        let (steps, overflow) = (elapsed / step + 1).multipliedReportingOverflow(by: step)
+        return overflow ? Timestamp(microsecondsSinceEpoch: .max) : phase + .microseconds(steps)
     }
 
     /// Region monitoring in the pipeline's clock: the region's timers start now (or at `time`).

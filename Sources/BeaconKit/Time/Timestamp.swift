@@ -11,8 +11,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         self.microsecondsSinceEpoch = microsecondsSinceEpoch
     }
 
+    /// Non-finite or out-of-range values clamp to the representable range (never a trap).
     public init(secondsSinceEpoch seconds: Double) {
-        self.microsecondsSinceEpoch = Int64((seconds * 1_000_000).rounded())
+        let micros = (seconds * 1_000_000).rounded()
+        if micros.isNaN {
+            self.microsecondsSinceEpoch = 0
+        } else if micros >= 9.2e18 {
+            self.microsecondsSinceEpoch = .max
+        } else if micros <= -9.2e18 {
+            self.microsecondsSinceEpoch = .min
+        } else {
+            self.microsecondsSinceEpoch = Int64(micros)
+        }
     }
 
     public static let epoch = Timestamp(microsecondsSinceEpoch: 0)
@@ -22,20 +32,32 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         lhs.microsecondsSinceEpoch < rhs.microsecondsSinceEpoch
     }
 
+    // Arithmetic saturates: timestamps come from capture files and the kernel, and a corrupt one
+    // (year 292,000) must clamp, not trap.
+
     @inlinable
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch + rhs.wholeMicroseconds)
+        Timestamp(microsecondsSinceEpoch: saturating(lhs.microsecondsSinceEpoch.addingReportingOverflow(rhs.wholeMicroseconds),
+                                                     positive: rhs.wholeMicroseconds > 0))
     }
 
     @inlinable
     public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch - rhs.wholeMicroseconds)
+        Timestamp(microsecondsSinceEpoch: saturating(lhs.microsecondsSinceEpoch.subtractingReportingOverflow(rhs.wholeMicroseconds),
+                                                     positive: rhs.wholeMicroseconds < 0))
     }
 
     /// The time from `rhs` to `lhs`.
     @inlinable
     public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
-        .microseconds(lhs.microsecondsSinceEpoch - rhs.microsecondsSinceEpoch)
+        let difference = lhs.microsecondsSinceEpoch.subtractingReportingOverflow(rhs.microsecondsSinceEpoch)
+        return .microseconds(saturating(difference, positive: lhs > rhs))
+    }
+
+    @inlinable
+    static func saturating(_ result: (partialValue: Int64, overflow: Bool), positive: Bool) -> Int64 {
+        guard result.overflow else { return result.partialValue }
+        return positive ? .max : .min
     }
 
     public var secondsSinceEpoch: Double { Double(microsecondsSinceEpoch) / 1_000_000 }
@@ -79,10 +101,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
 extension Duration {
     /// Whole microseconds, truncated toward zero.
+    /// Saturates at `Int64.min`/`.max` for durations beyond ±292,000 years.
     @inlinable
     public var wholeMicroseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        if overflow { return seconds > 0 ? .max : .min }
+        let (total, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000)
+        if overflowAgain { return seconds > 0 ? .max : .min }
+        return total
     }
 
     /// Seconds as a `Double`, for filters and reports.
@@ -91,10 +118,4 @@ extension Duration {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
-}
-
-/// Where the daemon gets "now" from. Pure code takes timestamps, not clocks; this protocol is
-/// for the layers that drive it (the daemon uses the system clock, replay the capture's clock).
-public protocol BeaconClock: Sendable {
-    func now() -> Timestamp
 }

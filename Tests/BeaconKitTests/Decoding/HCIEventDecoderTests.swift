@@ -45,7 +45,7 @@ struct HCIEventDecoderTests {
         counters.add(result.outcome)
         #expect(counters.reports == 2)
         #expect(counters.malformed == 3)
-        #expect(counters.malformedByReason == [.parameterLengthOverrun: 3])
+        #expect(counters.malformedByReason == [.reportOverrun: 3])
     }
 
     @Test func reportWhoseDataLengthOverrunsTheEventStopsDecoding() {

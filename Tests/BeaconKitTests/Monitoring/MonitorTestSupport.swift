@@ -2,7 +2,7 @@ import BeaconKit
 import Foundation
 
 /// Beacons, regions and times for the monitoring tests. Times are seconds after a fixed base, so a failure
-/// reads "30.0 didExit a" rather than a 16-digit microsecond count.
+/// reads "30.0 didExitRegion a" rather than a 16-digit microsecond count.
 enum MonitorTestKit {
     static let base: Int64 = 1_700_000_000_000_000
 
@@ -46,7 +46,7 @@ enum MonitorTestKit {
                            timestamp: at(seconds))
     }
 
-    /// `30.0 didExit a`: one event as a line a failing `#expect` prints readably.
+    /// `30.0 didExitRegion a`: one event as a line a failing `#expect` prints readably.
     static func line<Key>(_ event: MonitoringEvent<Key>) -> String {
         "\(seconds(event.timestamp)) \(event.kind) \(event.key)"
     }

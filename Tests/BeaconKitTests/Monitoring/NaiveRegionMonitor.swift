@@ -65,7 +65,7 @@ struct NaiveRegionMonitor {
                 entries[index].state = .outside
                 entries[index].heard = .outside
                 emit(.didDetermineState(.outside), entries[index], time)
-                if heard == .inside && entries[index].region.notifyOnExit { emit(.didExit, entries[index], time) }
+                if heard == .inside && entries[index].region.notifyOnExit { emit(.didExitRegion, entries[index], time) }
             }
             now = target
         }
@@ -126,7 +126,7 @@ struct NaiveRegionMonitor {
                     entries[index].heard = .inside
                     entries[index].lastSeen = now
                     emit(.didDetermineState(.inside), entries[index], now)
-                    if heard != .inside && entries[index].region.notifyOnEntry { emit(.didEnter, entries[index], now) }
+                    if heard != .inside && entries[index].region.notifyOnEntry { emit(.didEnterRegion, entries[index], now) }
                 }
             }
         }

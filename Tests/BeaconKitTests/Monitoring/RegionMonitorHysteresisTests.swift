@@ -20,7 +20,7 @@ struct RegionMonitorHysteresisTests {
     func enterThresholdInclusive() throws {
         var h = try harness()
         h.see(beacon, at: 1, rssi: -70)
-        #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnter a"])
+        #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnterRegion a"])
     }
 
     @Test("sightings in the band, down to absentBelow itself, cannot enter", arguments: [Int8(-71), -75, -80])
@@ -47,7 +47,7 @@ struct RegionMonitorHysteresisTests {
         h.advance(to: 49.999)
         #expect(h.take().count == 2)
         h.advance(to: 50)
-        #expect(h.take() == ["50.0 didDetermineState(outside) a", "50.0 didExit a"])
+        #expect(h.take() == ["50.0 didDetermineState(outside) a", "50.0 didExitRegion a"])
     }
 
     @Test("a sighting below absentBelow is no sighting: it neither enters nor refreshes")
@@ -59,7 +59,7 @@ struct RegionMonitorHysteresisTests {
         #expect(h.monitor.lastSeen(of: "a") == Kit.at(1))
         #expect(h.nextDeadline == 31)
         h.advance(to: 31)
-        #expect(h.take() == ["31.0 didDetermineState(outside) a", "31.0 didExit a"])
+        #expect(h.take() == ["31.0 didDetermineState(outside) a", "31.0 didExitRegion a"])
         h.see(beacon, at: 40, rssi: -100)
         #expect(h.monitor.state(of: "a") == .outside)
     }
@@ -68,7 +68,7 @@ struct RegionMonitorHysteresisTests {
     func missingRSSICounts() throws {
         var h = try harness()
         h.see(beacon, at: 1, rssi: nil)
-        #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnter a"])
+        #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnterRegion a"])
         h.see(beacon, at: 25, rssi: nil)
         #expect(h.nextDeadline == 55)
     }
@@ -95,8 +95,8 @@ struct RegionMonitorHysteresisTests {
             single.see(beacon, at: Double(step) * 20, rssi: rssi)
             banded.see(beacon, at: Double(step) * 20, rssi: rssi)
         }
-        #expect(single.take().filter { $0.hasSuffix("didEnter a") }.count == 3)
-        #expect(banded.take() == ["0.0 didDetermineState(inside) a", "0.0 didEnter a"])
+        #expect(single.take().filter { $0.hasSuffix("didEnterRegion a") }.count == 3)
+        #expect(banded.take() == ["0.0 didDetermineState(inside) a", "0.0 didEnterRegion a"])
     }
 
     @Test("inverted thresholds are a configuration error with a clear message")

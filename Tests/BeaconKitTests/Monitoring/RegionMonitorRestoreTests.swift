@@ -17,7 +17,7 @@ struct RegionMonitorRestoreTests {
         #expect(h.nextDeadline == 120)
     }
 
-    @Test("a beacon still present after the restart produces no new didEnter")
+    @Test("a beacon still present after the restart produces no new didEnterRegion")
     func stillPresent() throws {
         var h = MonitorTestHarness()
         h.monitor.restore(try Kit.region("a"), for: "a", state: .inside, lastSeen: Kit.at(90), at: Kit.at(100))
@@ -34,7 +34,7 @@ struct RegionMonitorRestoreTests {
         #expect(h.nextDeadline == 40)
         h.advance(to: 100)
         h.advance(to: 1_000)
-        #expect(h.take() == ["40.0 didDetermineState(outside) a", "40.0 didExit a"])
+        #expect(h.take() == ["40.0 didDetermineState(outside) a", "40.0 didExitRegion a"])
     }
 
     @Test("a restored outside region waits for a sighting; a restored unknown one is outside exitTimeout later")
@@ -46,7 +46,7 @@ struct RegionMonitorRestoreTests {
         h.advance(to: 130)
         h.see(Kit.beacon(1, 1), at: 140)
         #expect(h.take() == [
-            "130.0 didDetermineState(outside) unk", "140.0 didDetermineState(inside) out", "140.0 didEnter out",
+            "130.0 didDetermineState(outside) unk", "140.0 didDetermineState(inside) out", "140.0 didEnterRegion out",
         ])
     }
 
@@ -74,7 +74,7 @@ struct RegionMonitorRestoreTests {
         after.advance(to: 230)
         // "a" was entered and never exited: the client now hears the exit; "b" was never entered.
         #expect(after.take().sorted() == [
-            "230.0 didDetermineState(outside) a", "230.0 didDetermineState(outside) b", "230.0 didExit a",
+            "230.0 didDetermineState(outside) a", "230.0 didDetermineState(outside) b", "230.0 didExitRegion a",
         ])
     }
 

@@ -17,16 +17,16 @@ struct RegionMonitorSharingTests {
         _ = h.take()
         h.see(Kit.beacon(1, 1), at: 1)
         #expect(h.take() == [
-            "1.0 didDetermineState(inside) uuid", "1.0 didEnter uuid",
-            "1.0 didDetermineState(inside) major", "1.0 didEnter major",
-            "1.0 didDetermineState(inside) full", "1.0 didEnter full",
+            "1.0 didDetermineState(inside) uuid", "1.0 didEnterRegion uuid",
+            "1.0 didDetermineState(inside) major", "1.0 didEnterRegion major",
+            "1.0 didDetermineState(inside) full", "1.0 didEnterRegion full",
         ])
         // A sibling (same UUID and major, other minor) is heard from now on; (1, 1) is gone.
         for second in stride(from: 10.0, through: 60, by: 10) { h.see(Kit.beacon(1, 3), at: second) }
         #expect(h.take() == [
             "30.0 didDetermineState(outside) otherMinor", "30.0 didDetermineState(outside) otherMajor",
             "30.0 didDetermineState(outside) otherUUID",
-            "31.0 didDetermineState(outside) full", "31.0 didExit full",
+            "31.0 didDetermineState(outside) full", "31.0 didExitRegion full",
         ])
         #expect(h.monitor.state(of: "uuid") == .inside)
         #expect(h.monitor.state(of: "major") == .inside)
@@ -54,7 +54,7 @@ struct RegionMonitorSharingTests {
         for sighting in seen {
             monitor.observe(Kit.sighting(Kit.beacon(sighting.major, sighting.minor), at: sighting.second), into: &events)
         }
-        let entered = events.filter { $0.kind == .didEnter }.map(\.key)
+        let entered = events.filter { $0.kind == .didEnterRegion }.map(\.key)
         #expect(entered == [742, 10_007, 20_000, 9_899, 10_098, 743, 300, 10_003])
         #expect(monitor.nextDeadline == Kit.at(30))
 
@@ -62,7 +62,7 @@ struct RegionMonitorSharingTests {
         let outside = events.filter { $0.kind == .didDetermineState(.outside) }
         #expect(outside.count == 10_000)
         #expect(outside.filter { $0.timestamp == Kit.at(30) }.count == 10_000 - 8)
-        let exits = events.filter { $0.kind == .didExit }.map { "\(MonitorTestKit.seconds($0.timestamp)) \($0.key)" }
+        let exits = events.filter { $0.kind == .didExitRegion }.map { "\(MonitorTestKit.seconds($0.timestamp)) \($0.key)" }
         #expect(exits == ["35.0 742", "36.0 9899", "36.0 10098", "37.0 743", "37.0 10007",
                           "50.0 300", "50.0 10003", "50.0 20000"])
         #expect(monitor.nextDeadline == nil)
@@ -95,7 +95,7 @@ struct RegionMonitorQueueTests {
         #expect(monitor.nextDeadline == MonitorTestKit.at(74.75 + 30))
         monitor.advance(to: MonitorTestKit.at(1_000), into: &events)
         #expect(monitor.queuedDeadlineCount == 0)
-        #expect(events.filter { $0.kind == .didExit }.count == 200)
-        #expect(events.filter { $0.kind == .didEnter }.count == 100)
+        #expect(events.filter { $0.kind == .didExitRegion }.count == 200)
+        #expect(events.filter { $0.kind == .didEnterRegion }.count == 100)
     }
 }

@@ -54,13 +54,13 @@ struct RegionMonitorSuspensionTests {
         h.suspend(at: 100)
         #expect(h.take() == [
             "59.0 didDetermineState(outside) never",
-            "70.0 didDetermineState(outside) in", "70.0 didExit in",
+            "70.0 didDetermineState(outside) in", "70.0 didExitRegion in",
             "100.0 didDetermineState(unknown) in", "100.0 didDetermineState(unknown) out",
             "100.0 didDetermineState(unknown) never",
         ])
     }
 
-    @Test("after resume, a region inside before and seen again is inside without a second didEnter")
+    @Test("after resume, a region inside before and seen again is inside without a second didEnterRegion")
     func resumeReseenInside() throws {
         var h = try resumed()
         #expect(h.nextDeadline == 530)
@@ -72,7 +72,7 @@ struct RegionMonitorSuspensionTests {
     func resumeSeenOutside() throws {
         var h = try resumed()
         h.see(Kit.beacon(2, 9), at: 510)
-        #expect(h.take() == ["510.0 didDetermineState(inside) out", "510.0 didEnter out"])
+        #expect(h.take() == ["510.0 didDetermineState(inside) out", "510.0 didEnterRegion out"])
     }
 
     @Test("after resume, unseen regions become outside exitTimeout later; only one the client heard enter exits")
@@ -82,7 +82,7 @@ struct RegionMonitorSuspensionTests {
         #expect(h.take().isEmpty)
         h.advance(to: 530)
         #expect(h.take() == [
-            "530.0 didDetermineState(outside) in", "530.0 didExit in",
+            "530.0 didDetermineState(outside) in", "530.0 didExitRegion in",
             "530.0 didDetermineState(outside) out",
             "530.0 didDetermineState(outside) never",
         ])

@@ -34,14 +34,14 @@ struct RegionMonitorTransitionTests {
         h.see(beacon, at: 2)
         h.advance(to: 100)
         var expected = ["0.0 didStartMonitoring a", "1.0 didDetermineState(inside) a"]
-        if entry { expected.append("1.0 didEnter a") }
+        if entry { expected.append("1.0 didEnterRegion a") }
         expected.append("32.0 didDetermineState(outside) a")
-        if exit { expected.append("32.0 didExit a") }
+        if exit { expected.append("32.0 didExitRegion a") }
         #expect(h.take() == expected)
         #expect(h.monitor.state(of: "a") == .outside)
     }
 
-    @Test("a region never seen becomes outside exitTimeout after start, without didExit")
+    @Test("a region never seen becomes outside exitTimeout after start, without didExitRegion")
     func unknownBecomesOutside() throws {
         var h = MonitorTestHarness()
         h.start(try Kit.region("a"), at: 0)
@@ -52,7 +52,7 @@ struct RegionMonitorTransitionTests {
         #expect(h.take() == ["30.0 didDetermineState(outside) a"])
         #expect(h.nextDeadline == nil)
         h.see(beacon, at: 40)
-        #expect(h.take() == ["40.0 didDetermineState(inside) a", "40.0 didEnter a"])
+        #expect(h.take() == ["40.0 didDetermineState(inside) a", "40.0 didEnterRegion a"])
     }
 
     @Test("outside → inside → outside repeats with an entry and an exit each time")
@@ -63,10 +63,10 @@ struct RegionMonitorTransitionTests {
         h.see(beacon, at: 100)
         h.advance(to: 200)
         #expect(h.take() == [
-            "0.0 didStartMonitoring a", "0.0 didDetermineState(inside) a", "0.0 didEnter a",
-            "30.0 didDetermineState(outside) a", "30.0 didExit a",
-            "100.0 didDetermineState(inside) a", "100.0 didEnter a",
-            "130.0 didDetermineState(outside) a", "130.0 didExit a",
+            "0.0 didStartMonitoring a", "0.0 didDetermineState(inside) a", "0.0 didEnterRegion a",
+            "30.0 didDetermineState(outside) a", "30.0 didExitRegion a",
+            "100.0 didDetermineState(inside) a", "100.0 didEnterRegion a",
+            "130.0 didDetermineState(outside) a", "130.0 didExitRegion a",
         ])
     }
 
@@ -78,7 +78,7 @@ struct RegionMonitorTransitionTests {
         h.advance(to: 40)
         #expect(h.monitor.state(of: "a") == .inside)
         h.advance(to: 5_000)
-        #expect(Array(h.take().suffix(2)) == ["40.000001 didDetermineState(outside) a", "40.000001 didExit a"])
+        #expect(Array(h.take().suffix(2)) == ["40.000001 didDetermineState(outside) a", "40.000001 didExitRegion a"])
         #expect(h.monitor.lastSeen(of: "a") == Kit.at(10.000_001))
     }
 
@@ -91,8 +91,8 @@ struct RegionMonitorTransitionTests {
         // observe fires what is due at its own time before counting the sighting.
         h.see(beacon, at: 59.999_999)
         #expect(h.take() == [
-            "59.999999 didDetermineState(outside) a", "59.999999 didExit a",
-            "59.999999 didDetermineState(inside) a", "59.999999 didEnter a",
+            "59.999999 didDetermineState(outside) a", "59.999999 didExitRegion a",
+            "59.999999 didDetermineState(inside) a", "59.999999 didEnterRegion a",
         ])
     }
 
@@ -122,7 +122,7 @@ struct RegionMonitorTransitionTests {
         h.start(try Kit.region("a"), at: 2)
         _ = h.take()
         h.see(beacon, at: 3)
-        #expect(h.take() == ["3.0 didDetermineState(inside) a", "3.0 didEnter a"])
+        #expect(h.take() == ["3.0 didDetermineState(inside) a", "3.0 didEnterRegion a"])
     }
 
     @Test("stop removes the region silently and cancels its pending transition")
@@ -144,7 +144,7 @@ struct RegionMonitorTransitionTests {
     func stopFiresDueFirst() throws {
         var h = try entered(at: 1)
         h.stop("a", at: 31)
-        #expect(h.take() == ["31.0 didDetermineState(outside) a", "31.0 didExit a"])
+        #expect(h.take() == ["31.0 didDetermineState(outside) a", "31.0 didExitRegion a"])
     }
 
     @Test("requestState reports the current state, after firing what is due by then")
@@ -157,7 +157,7 @@ struct RegionMonitorTransitionTests {
         _ = h.take()
         #expect(h.requestState("a", at: 45) == .outside)
         #expect(h.take() == [
-            "32.0 didDetermineState(outside) a", "32.0 didExit a", "45.0 didDetermineState(outside) a",
+            "32.0 didDetermineState(outside) a", "32.0 didExitRegion a", "45.0 didDetermineState(outside) a",
         ])
     }
 
@@ -170,9 +170,9 @@ struct RegionMonitorTransitionTests {
             h.see(beacon, at: Double(step) * 20, address: step.isMultiple(of: 2) ? 0x1111 : 0x2222)
         }
         h.advance(to: 209.9)
-        #expect(h.take() == ["0.0 didStartMonitoring a", "0.0 didDetermineState(inside) a", "0.0 didEnter a"])
+        #expect(h.take() == ["0.0 didStartMonitoring a", "0.0 didDetermineState(inside) a", "0.0 didEnterRegion a"])
         h.advance(to: 210)
-        #expect(h.take() == ["210.0 didDetermineState(outside) a", "210.0 didExit a"])
+        #expect(h.take() == ["210.0 didDetermineState(outside) a", "210.0 didExitRegion a"])
     }
 
     @Test("other beacons do not match")
@@ -191,7 +191,7 @@ struct RegionMonitorTransitionTests {
         h.start(try Kit.region("a"), at: 0)
         h.advance(to: 20)
         h.see(beacon, at: 5)
-        #expect(Array(h.take().suffix(2)) == ["20.0 didDetermineState(inside) a", "20.0 didEnter a"])
+        #expect(Array(h.take().suffix(2)) == ["20.0 didDetermineState(inside) a", "20.0 didEnterRegion a"])
         #expect(h.monitor.lastSeen(of: "a") == Kit.at(20))
         #expect(h.nextDeadline == 50)
     }
@@ -206,13 +206,13 @@ struct RegionMonitorTransitionTests {
         #expect(h.take() == [
             "0.0 didStartMonitoring c", "0.0 didStartMonitoring a", "0.0 didStartMonitoring b",
             "5.0 didStartMonitoring d",
-            "10.0 didDetermineState(inside) c", "10.0 didEnter c",
-            "10.0 didDetermineState(inside) a", "10.0 didEnter a",
-            "10.0 didDetermineState(inside) b", "10.0 didEnter b",
+            "10.0 didDetermineState(inside) c", "10.0 didEnterRegion c",
+            "10.0 didDetermineState(inside) a", "10.0 didEnterRegion a",
+            "10.0 didDetermineState(inside) b", "10.0 didEnterRegion b",
             "35.0 didDetermineState(outside) d",
-            "40.0 didDetermineState(outside) c", "40.0 didExit c",
-            "40.0 didDetermineState(outside) a", "40.0 didExit a",
-            "40.0 didDetermineState(outside) b", "40.0 didExit b",
+            "40.0 didDetermineState(outside) c", "40.0 didExitRegion c",
+            "40.0 didDetermineState(outside) a", "40.0 didExitRegion a",
+            "40.0 didDetermineState(outside) b", "40.0 didExitRegion b",
         ])
     }
 

@@ -81,7 +81,7 @@ struct StarksmScannerRunTests {
         for move in timeline.moves {
             for beacon in move.beacons {
                 func expect(_ kind: MonitoringEvent<UInt16>.Kind, in room: Int) {
-                    let window = timeline.window(move, exit: kind == .didExit)
+                    let window = timeline.window(move, exit: kind == .didExitRegion)
                     let found = events[room, default: []].contains {
                         $0.key == beacon && $0.kind == kind && window.contains($0.timestamp)
                     }
@@ -90,11 +90,11 @@ struct StarksmScannerRunTests {
                             + "\(timeline.clock(window.lowerBound)) and \(timeline.clock(window.upperBound))")
                     }
                 }
-                expect(.didExit, in: move.from)
-                expect(.didEnter, in: move.to)
+                expect(.didExitRegion, in: move.from)
+                expect(.didEnterRegion, in: move.to)
                 for room in move.via {
-                    expect(.didEnter, in: room)
-                    expect(.didExit, in: room)
+                    expect(.didEnterRegion, in: room)
+                    expect(.didExitRegion, in: room)
                 }
             }
         }
@@ -114,8 +114,8 @@ struct StarksmScannerRunTests {
             for event in events[room, default: []] where event.key == beacon {
                 let exit: Bool
                 switch event.kind {
-                case .didEnter: exit = false
-                case .didExit: exit = true
+                case .didEnterRegion: exit = false
+                case .didExitRegion: exit = true
                 default: continue
                 }
                 let settling = !exit && room == timeline.home && event.timestamp < firstDeparture
@@ -173,7 +173,7 @@ struct StarksmScannerRunTests {
         // Without hysteresis every scanner hears the full-power beacons across rooms: beacon 2 never leaves 201
         // and ends "inside" three rooms at once.
         let (presenceMonitors, presenceEvents) = run.replay(.default)
-        #expect(!presenceEvents[201, default: []].contains { $0.key == 2 && $0.kind == .didExit })
+        #expect(!presenceEvents[201, default: []].contains { $0.key == 2 && $0.kind == .didExitRegion })
         #expect(Self.roomsInside(presenceMonitors, beacon: 2).count >= 3)
     }
 }

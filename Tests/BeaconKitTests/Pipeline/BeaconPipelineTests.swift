@@ -71,13 +71,13 @@ struct BeaconPipelineTests {
                                 emitsObservations: false)
         var events: [Pipeline.Event] = []
         pipeline.startMonitoring(Self.region(1), key: "m1", at: Self.at(0), into: &events)
-        pipeline.ranger.startRanging(.matching(uuid: Self.uuid), key: "all")
+        pipeline.startRanging(.matching(uuid: Self.uuid), key: "all", at: Self.at(0.25), into: &events)
         pipeline.ingest(hciEvent: Self.advert(major: 1, minor: 1, rssi: -60).span, at: Self.at(0.5), into: &events)
         pipeline.advance(to: Self.at(4), into: &events)
-        // Cycles at 1.5, 2.5, 3.5 s; the exit at 0.5 + 2.5 = 3.0 s sits between the last two.
+        // Cycles at 1.25, 2.25, 3.25 s; the exit at 0.5 + 2.5 = 3.0 s sits between the last two.
         #expect(Self.names(events) == [
-            "didStartMonitoring m1", "didDetermineState(inside) m1", "didEnter m1",
-            "ranging all:1", "ranging all:1", "didDetermineState(outside) m1", "didExit m1", "ranging all:1",
+            "didStartMonitoring m1", "didDetermineState(inside) m1", "didEnterRegion m1",
+            "ranging all:1", "ranging all:1", "didDetermineState(outside) m1", "didExitRegion m1", "ranging all:1",
         ])
         let times: [Timestamp] = events.map { event in
             switch event {
@@ -95,7 +95,7 @@ struct BeaconPipelineTests {
             var pipeline = Pipeline(monitoring: try MonitoringConfiguration(exitTimeout: .seconds(3)))
             var events: [Pipeline.Event] = []
             pipeline.startMonitoring(Self.region(2), key: "m2", at: Self.at(0), into: &events)
-            pipeline.ranger.startRanging(.matching(uuid: Self.uuid, major: 2), key: "r2")
+            pipeline.startRanging(.matching(uuid: Self.uuid, major: 2), key: "r2", at: Self.at(0), into: &events)
             for second in [0.2, 0.9, 1.4, 6.0, 6.5] {
                 pipeline.ingest(hciEvent: Self.advert(major: 2, minor: 5, rssi: -70).span, at: Self.at(second), into: &events)
             }
@@ -109,7 +109,7 @@ struct BeaconPipelineTests {
         let fine = try run(step: 0.01)
         #expect(fine == (try run(step: 13.5)))
         #expect(fine == (try run(step: 1)))
-        #expect(fine.filter { $0.hasPrefix("didExit") }.count == 2)
+        #expect(fine.filter { $0.hasPrefix("didExitRegion") }.count == 2)
     }
 
     @Test func timeNeverRunsBackwards() throws {
@@ -121,7 +121,7 @@ struct BeaconPipelineTests {
         // A capture with a clock step backwards: the sighting still counts, nothing is undone.
         pipeline.ingest(hciEvent: Self.advert(major: 3, minor: 1, rssi: -60).span, at: Self.at(1), into: &events)
         #expect(pipeline.now == Self.at(5))
-        #expect(!Self.names(events).contains { $0.hasPrefix("didExit") })
+        #expect(!Self.names(events).contains { $0.hasPrefix("didExitRegion") })
         #expect(pipeline.monitor.state(of: "m3") == .inside)
     }
 
@@ -131,9 +131,11 @@ struct BeaconPipelineTests {
         #expect(pipeline.nextDeadline == nil)
         pipeline.startMonitoring(Self.region(4), key: "m4", at: Self.at(0), into: &events)
         #expect(pipeline.nextDeadline == Self.at(30)) // unknown → outside
-        pipeline.ranger.startRanging(.matching(uuid: Self.uuid), key: "r")
+        pipeline.startRanging(.matching(uuid: Self.uuid), key: "r", at: Self.at(2), into: &events)
         pipeline.ingest(hciEvent: Self.advert(major: 4, minor: 1, rssi: -60).span, at: Self.at(2), into: &events)
         #expect(pipeline.nextDeadline == Self.at(3)) // first ranging cycle
+        pipeline.stopRanging("r")
+        #expect(pipeline.nextDeadline == Self.at(32)) // entered at 2 s: exit due at 2 + 30
     }
 
     @Test func linkLayerCapturesFeedTheSamePath() {
@@ -151,5 +153,48 @@ struct BeaconPipelineTests {
         #expect(observation.rssi == nil)
         #expect(observation.addressType == 1)
         #expect(pipeline.counters.iBeacons == 1)
+    }
+
+    /// Ranging reports every second while on, empty results included (Core Location's didRange).
+    @Test func rangingCyclesContinueWithNoBeaconsInRange() {
+        var pipeline = Pipeline()
+        var events: [Pipeline.Event] = []
+        pipeline.startRanging(.matching(uuid: Self.uuid), key: "r", at: Self.at(0), into: &events)
+        pipeline.advance(to: Self.at(3.5), into: &events)
+        #expect(Self.names(events) == ["ranging r:0", "ranging r:0", "ranging r:0"])
+    }
+
+    /// Corrupt capture timestamps at the ends of the range clamp; nothing traps.
+    @Test func extremeTimestampsDoNotTrap() throws {
+        var pipeline = Pipeline(monitoring: try MonitoringConfiguration(exitTimeout: .seconds(30)))
+        var events: [Pipeline.Event] = []
+        pipeline.startMonitoring(Self.region(5), key: "m5", at: Timestamp(microsecondsSinceEpoch: .min), into: &events)
+        pipeline.startRanging(.matching(uuid: Self.uuid), key: "r", at: Timestamp(microsecondsSinceEpoch: .min), into: &events)
+        for micros in [Int64.min, -1, 0, Int64.max - 1, Int64.max, Int64.max] {
+            pipeline.ingest(hciEvent: Self.advert(major: 5, minor: 1, rssi: -60).span,
+                            at: Timestamp(microsecondsSinceEpoch: micros), into: &events)
+        }
+        pipeline.advance(to: Timestamp(microsecondsSinceEpoch: .max), into: &events)
+        #expect(pipeline.counters.iBeacons == 6)
+        #expect(Timestamp(microsecondsSinceEpoch: .max) + .seconds(1) == Timestamp(microsecondsSinceEpoch: .max))
+        #expect(Timestamp(microsecondsSinceEpoch: .min) - .seconds(1) == Timestamp(microsecondsSinceEpoch: .min))
+        #expect(Timestamp(secondsSinceEpoch: .infinity) == Timestamp(microsecondsSinceEpoch: .max))
+        #expect(Timestamp(secondsSinceEpoch: .nan) == .epoch)
+    }
+
+    /// After the configured run of empty cycles ranging pauses (no unbounded repetition across a
+    /// gap or a clock jump) and resumes on its old one-second beat at the next sighting.
+    @Test func rangingPausesAfterEmptyCyclesAndResumesOnItsBeat() {
+        var pipeline = Pipeline(emptyRangingCyclesBeforePause: 3, emitsObservations: false)
+        var events: [Pipeline.Event] = []
+        pipeline.startRanging(.matching(uuid: Self.uuid), key: "r", at: Self.at(0.25), into: &events)
+        pipeline.advance(to: Self.at(100), into: &events)
+        #expect(Self.names(events) == ["ranging r:0", "ranging r:0", "ranging r:0"])
+        #expect(pipeline.nextDeadline == nil)
+        events.removeAll()
+        pipeline.ingest(hciEvent: Self.advert(major: 9, minor: 9, rssi: -60).span, at: Self.at(150.6), into: &events)
+        #expect(pipeline.nextDeadline == Self.at(151.25))
+        pipeline.advance(to: Self.at(152), into: &events)
+        #expect(Self.names(events) == ["ranging r:1"])
     }
 }
