@@ -31,7 +31,7 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-bench: deps
+bench: test-deps
 	scripts/bench/compare.sh
 
 clean:

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Module layout follows docs/architecture in README.md: BeaconKit is the pure core
@@ -7,6 +7,8 @@ let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // "No warnings" is enforced, not hoped for (our targets only; dependencies are not affected).
+    .treatAllWarnings(as: .error),
     // The engine is generic over the caller's key type; without cross-module optimization every
     // sighting pays for runtime generic metadata lookups (measured: docs/performance.md).
     .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),

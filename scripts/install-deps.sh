@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(pkg-config libdbus-1-dev libbluetooth-dev)
 if [[ "${1:-run}" == test ]]; then
-    # dbus-daemon/busctl/gdbus for the integration tests, python3-venv for the benchmark peers.
+    # python3-venv for the benchmark's Python peers; dbus (dbus-daemon, busctl) and libglib2.0-bin
+    # (gdbus) are the real D-Bus clients the daemon's integration tests use.
     packages+=(dbus libglib2.0-bin python3 python3-venv)
 fi
 

@@ -24,6 +24,8 @@ struct MemoryBenchmark: ParsableCommand {
 
     func validate() throws {
         guard beacons > 0, observations > 0 else { throw ValidationError("--beacons and --observations must be positive") }
+        // 16 UUIDs × 65,536 majors: beyond that identities would repeat.
+        guard beacons <= 16 * 65_536 else { throw ValidationError("--beacons must be at most \(16 * 65_536)") }
     }
 
     struct Result: Codable {
@@ -68,15 +70,13 @@ struct MemoryBenchmark: ParsableCommand {
         }
     }
 
-    /// Beacon `index` at second `second`: 16 proximity UUIDs (a site with a few vendors), distinct
-    /// major/minor under each, RSSI varying so every observation updates its entry.
     static let uuids = SyntheticAdvertStream.uuids
 
+    /// Beacon `index` (the pipeline bench's identities: 16 proximity UUIDs, distinct major/minor
+    /// under each) at second `second`, RSSI varying so every observation updates its entry.
     static func observation(of index: Int, at second: Int) -> IBeaconObservation {
-        let uuid = uuids[index % 16]
-        let identity = BeaconIdentity(uuid: uuid, major: UInt16(index / 16), minor: UInt16(index % 16))
-        return IBeaconObservation(
-            frame: IBeaconFrame(identity: identity, measuredPower: -59),
+        IBeaconObservation(
+            frame: IBeaconFrame(identity: SyntheticAdvertStream.identity(index), measuredPower: -59),
             rssi: Int8(-60 - (index + second) % 30),
             address: BluetoothAddress(rawValue: UInt64(index)),
             addressType: 1,

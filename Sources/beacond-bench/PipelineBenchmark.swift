@@ -37,6 +37,9 @@ struct PipelineBenchmark: ParsableCommand {
             throw ValidationError("--events, --beacons, --regions and --rate must be positive")
         }
         guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be positive") }
+        // 16 UUIDs × 65,536 majors: beyond that identities would repeat.
+        guard beacons <= 16 * 65_536 else { throw ValidationError("--beacons must be at most \(16 * 65_536)") }
+        guard rate <= 1_000_000 else { throw ValidationError("--rate must be at most 1,000,000 adverts per second") }
     }
 
     struct Result: Codable {

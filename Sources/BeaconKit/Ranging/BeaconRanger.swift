@@ -124,9 +124,9 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
     }
 
     private mutating func expireBeacons(at now: Timestamp) {
-        let expiry = configuration.beaconExpiry.saturatingMicroseconds
+        let expiry = configuration.beaconExpiry.wholeMicroseconds
         for slot in identities.indices where identities[slot] != nil {
-            if now.saturatingMicroseconds(since: beacons[slot].lastSeen) >= expiry { forget(slot: slot) }
+            if (now - beacons[slot].lastSeen).wholeMicroseconds >= expiry { forget(slot: slot) }
         }
     }
 

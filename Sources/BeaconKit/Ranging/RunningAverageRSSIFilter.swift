@@ -35,7 +35,7 @@ public struct RunningAverageRSSIFilter: RSSIFilter, Hashable {
     public init(window: Duration = defaultWindow, maximumSampleCount: Int = defaultMaximumSampleCount) {
         self.window = window
         self.maximumSampleCount = max(1, maximumSampleCount)
-        self.windowMicroseconds = window.saturatingMicroseconds
+        self.windowMicroseconds = window.wholeMicroseconds
     }
 
     /// Samples currently held (some may already be outside the window at a later `now`).
@@ -70,6 +70,6 @@ public struct RunningAverageRSSIFilter: RSSIFilter, Hashable {
     }
 
     private func isLive(_ sample: Sample, at now: Timestamp) -> Bool {
-        now.saturatingMicroseconds(since: sample.time) < windowMicroseconds
+        (now - sample.time).wholeMicroseconds < windowMicroseconds
     }
 }
