@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["BeaconKit", "Captures", "DBus", "CBlueZ"], swiftSettings: strict),
         .target(name: "BeacondAPI", swiftSettings: strict),
+        // Helpers shared by tests and the benchmark (seeded randomness); never linked into the daemon.
+        .target(name: "TestKit", swiftSettings: strict),
         .target(name: "BeacondService",
                 dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "BlueZ"],
                 swiftSettings: strict),
@@ -50,11 +52,11 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
         .executableTarget(name: "beacond-bench",
-                          dependencies: ["BeaconKit", "Captures",
+                          dependencies: ["BeaconKit", "Captures", "TestKit",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
-        .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit"], swiftSettings: strict),
-        .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit"],
+        .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]

@@ -1,3 +1,5 @@
+import TestKit
+
 /// `count` events in one contiguous buffer, as a capture or a socket read loop would hold them:
 /// the corpus repeated, each copy in its own deterministic shuffled order so the branch predictor
 /// cannot learn a fixed sequence. Event `i` is `bytes[offsets[i]..<offsets[i + 1]]`.
@@ -22,19 +24,5 @@ struct EventBuffer {
                 occurrences[index] += 1
             }
         }
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
-/// a tiny seeded generator, so the event mix is the same on every run and machine.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

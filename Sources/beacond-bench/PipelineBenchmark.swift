@@ -1,3 +1,4 @@
+import TestKit
 import ArgumentParser
 import BeaconKit
 import Foundation

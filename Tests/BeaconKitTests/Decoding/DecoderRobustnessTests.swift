@@ -1,23 +1,11 @@
 import BeaconKit
+import TestKit
 import Testing
 
 /// Mutated corpus vectors through every decode entry point: nothing may trap (a trap ends the
 /// test process), and what is delivered must stay consistent with the bytes.
 @Suite("Decoder robustness")
 struct DecoderRobustnessTests {
-    /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same sequence on every run and
-    /// platform, so a failure is reproducible from the iteration number alone.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Enough to hit every length check many times over (about a second in a debug build).
     static let mutations = 300_000
 

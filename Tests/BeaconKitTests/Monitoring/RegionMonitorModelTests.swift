@@ -1,4 +1,5 @@
 import BeaconKit
+import TestKit
 import Testing
 
 /// One call on a monitor, generated at random and applied to both RegionMonitor and the naive oracle.
@@ -26,18 +27,8 @@ enum MonitorModelOp {
     }
 }
 
-/// SplitMix64: a seeded generator, so a failing run can be replayed from its seed.
-struct MonitorModelRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A seeded generator, so a failing run can be replayed from its seed.
+typealias MonitorModelRandom = SplitMix64
 
 /// Random calls over few keys, beacons and RSSI values, with time steps that often land exactly on the 30 s
 /// exit timeout, so boundaries, shared beacons and replacements happen constantly.
@@ -128,7 +119,7 @@ struct RegionMonitorModelTests {
     func matchesOracle(seed: UInt64) throws {
         #expect(Self.configurations.count == 3)
         let configuration = Self.configurations[Int(seed) % Self.configurations.count]
-        var generator = MonitorModelGenerator(random: MonitorModelRandom(seed: seed), lateSightings: true, restores: true)
+        var generator = MonitorModelGenerator(random: MonitorModelRandom(state: seed), lateSightings: true, restores: true)
         var monitor = RegionMonitor<String>(configuration: configuration)
         var oracle = NaiveRegionMonitor(configuration)
         var eventCount = 0
@@ -153,7 +144,7 @@ struct RegionMonitorModelTests {
           arguments: [UInt64(11), 12, 13, 14])
     func speedIndependent(seed: UInt64) throws {
         let configuration = Self.configurations[Int(seed) % Self.configurations.count]
-        var generator = MonitorModelGenerator(random: MonitorModelRandom(seed: seed), lateSightings: false, restores: false)
+        var generator = MonitorModelGenerator(random: MonitorModelRandom(state: seed), lateSightings: false, restores: false)
         var often = RegionMonitor<String>(configuration: configuration)
         var never = RegionMonitor<String>(configuration: configuration)
         var oftenEvents: [MonitoringEvent<String>] = []
