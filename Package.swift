@@ -58,6 +58,7 @@ let package = Package(
         .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]
 )
