@@ -39,3 +39,116 @@ public enum BeacondKey {
     public static let txPower = "TxPower"
     public static let timestamp = "Timestamp"
 }
+
+/// Authorization status strings (Core Location's names).
+public enum BeacondStatus {
+    public static let all = ["notDetermined", "restricted", "denied", "authorizedWhenInUse", "authorizedAlways"]
+}
+
+/// Keys of `Admin1.GetStatus() → a{sv}`.
+public enum BeacondStatusKey {
+    public static let version = "Version"                       // s
+    public static let locationServicesEnabled = "LocationServicesEnabled" // b
+    public static let scanning = "Scanning"                     // b: the scanner is running now
+    public static let scanner = "Scanner"                       // s: the configured source, e.g. "fifo:/run/x"
+    public static let scannerState = "ScannerState"             // s: "idle", "scanning", or "failed: <reason>"
+    public static let adapters = "Adapters"                     // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
+    public static let prompt = "Prompt"                         // s: admin|deny|when-in-use|always
+    public static let clients = "Clients"                       // aa{sv}: as ListClients
+    public static let regions = "Regions"                       // aa{sv}: BeacondRegionStatusKey
+    public static let pendingRequests = "PendingRequests"       // aa{sv}: as ListPendingRequests
+    public static let apps = "Apps"                             // aa{sv}: BeacondAppKey
+    public static let configDirectory = "ConfigDirectory"       // s
+    public static let stateDirectory = "StateDirectory"         // s
+    public static let warnings = "Warnings"                     // as: configuration warnings in force
+    public static let startedAt = "StartedAt"                   // t: µs since the Unix epoch
+}
+
+/// Keys of `ListClients() → aa{sv}` entries.
+public enum BeacondClientKey {
+    public static let path = "Path"                             // o
+    public static let appID = "AppId"                           // s
+    public static let sender = "Sender"                         // s: unique bus name, "" once disconnected
+    public static let unixUserID = "UnixUserID"                 // u
+    public static let processID = "ProcessID"                   // u
+    public static let authorizationStatus = "AuthorizationStatus" // s
+    public static let inUse = "InUse"                           // b
+    public static let connected = "Connected"                   // b
+    public static let monitoredRegions = "MonitoredRegions"     // u: count
+    public static let rangedConstraints = "RangedConstraints"   // u: count
+}
+
+/// Keys of the region entries in `GetStatus()["Regions"]` (a region dictionary plus these).
+public enum BeacondRegionStatusKey {
+    public static let appID = "AppId"                           // s
+    public static let client = "Client"                         // o
+    public static let state = "State"                           // s: unknown|inside|outside
+    public static let lastSeen = "LastSeen"                     // t: µs since the epoch, 0 = never
+}
+
+/// Keys of `ListPendingRequests() → aa{sv}` entries.
+public enum BeacondPendingRequestKey {
+    public static let appID = "AppId"                           // s
+    public static let request = "Request"                       // s: "whenInUse" | "always"
+    public static let currentStatus = "AuthorizationStatus"     // s
+    public static let usageDescription = "UsageDescription"     // s: what the app declared for this request
+}
+
+/// Keys of the app entries in `GetStatus()["Apps"]` (every declared app, for `beaconctl auth list`).
+public enum BeacondAppKey {
+    public static let appID = "AppId"                           // s
+    public static let authorizationStatus = "AuthorizationStatus" // s: the stored status (restricted while services are off is not shown here)
+    public static let pendingRequest = "PendingRequest"         // s: "" | "whenInUse" | "always"
+    public static let declarationFile = "DeclarationFile"       // s
+    public static let users = "Users"                           // as
+}
+
+/// `Admin1.Event(s kind, a{sv} data)` kinds. Data always has `AppId` and `Client` (o) when about a client.
+public enum BeacondEventKind {
+    public static let clientRegistered = "ClientRegistered"
+    public static let clientClosed = "ClientClosed"
+    public static let authorizationRequested = "AuthorizationRequested" // data: Request s, Disposition s
+    public static let authorizationChanged = "AuthorizationChanged"     // data: Status s
+    public static let didStartMonitoring = "DidStartMonitoring"         // data: Region a{sv}
+    public static let didDetermineState = "DidDetermineState"           // data: State s, Region a{sv}
+    public static let didEnterRegion = "DidEnterRegion"                 // data: Region a{sv}
+    public static let didExitRegion = "DidExitRegion"                   // data: Region a{sv}
+    public static let didRangeBeacons = "DidRangeBeacons"               // data: Beacons aa{sv}, Constraint a{sv}
+    public static let monitoringDidFail = "MonitoringDidFail"           // data: Region a{sv}, Error s, Message s
+    public static let rangingDidFail = "RangingDidFail"                 // data: Constraint a{sv}, Error s, Message s
+    public static let locationServicesChanged = "LocationServicesChanged" // data: Enabled b
+    public static let scanningChanged = "ScanningChanged"               // data: Scanning b
+    public static let configurationReloaded = "ConfigurationReloaded"   // data: Warnings as
+    public static let configurationRejected = "ConfigurationRejected"   // data: Error s (old config stays)
+}
+
+/// Keys of `Event` data dictionaries.
+public enum BeacondEventKey {
+    public static let appID = "AppId", client = "Client", status = "Status", request = "Request"
+    public static let disposition = "Disposition", region = "Region", state = "State", beacons = "Beacons"
+    public static let constraint = "Constraint", error = "Error", message = "Message", enabled = "Enabled"
+    public static let scanning = "Scanning", warnings = "Warnings", timestamp = "Timestamp"
+}
+
+/// Member names of the interfaces (methods, properties, signals).
+public enum BeacondMember {
+    // Manager1
+    public static let registerClient = "RegisterClient"
+    public static let version = "Version", locationServicesEnabled = "LocationServicesEnabled", scanning = "Scanning"
+    // Admin1
+    public static let getStatus = "GetStatus", listClients = "ListClients", listPendingRequests = "ListPendingRequests"
+    public static let setAuthorization = "SetAuthorization", resetAuthorization = "ResetAuthorization"
+    public static let setLocationServicesEnabled = "SetLocationServicesEnabled"
+    public static let watchEvents = "WatchEvents", unwatchEvents = "UnwatchEvents", event = "Event"
+    // LocationManager1
+    public static let requestWhenInUseAuthorization = "RequestWhenInUseAuthorization"
+    public static let requestAlwaysAuthorization = "RequestAlwaysAuthorization"
+    public static let startMonitoring = "StartMonitoring", stopMonitoring = "StopMonitoring", requestState = "RequestState"
+    public static let startRanging = "StartRanging", stopRanging = "StopRanging", setInUse = "SetInUse", close = "Close"
+    public static let appID = "AppId", authorizationStatus = "AuthorizationStatus", inUse = "InUse"
+    public static let monitoredRegions = "MonitoredRegions", rangedConstraints = "RangedConstraints"
+    public static let authorizationChanged = "AuthorizationChanged", didStartMonitoring = "DidStartMonitoring"
+    public static let didDetermineState = "DidDetermineState", didEnterRegion = "DidEnterRegion"
+    public static let didExitRegion = "DidExitRegion", didRangeBeacons = "DidRangeBeacons"
+    public static let monitoringDidFail = "MonitoringDidFail", rangingDidFail = "RangingDidFail"
+}

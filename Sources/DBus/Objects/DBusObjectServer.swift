@@ -1,0 +1,332 @@
+import CDBus
+
+/// Serves exported objects on a connection from a `MainLoop`: libdbus's watches and timeouts become loop
+/// descriptors and timers, incoming messages are dispatched between polls, and replies, errors and signals
+/// are sent from the loop thread. Nothing a peer sends can crash it: unknown objects, interfaces, methods
+/// and properties, and wrong argument types, are answered with the standard D-Bus errors.
+///
+/// Use it only on the loop thread (create it there, or before the loop runs).
+public final class DBusObjectServer {
+    public let connection: DBusConnection
+    let loop: MainLoop
+    private var objects: [String: DBusObject] = [:]
+    /// Messages the filter took from libdbus, handled after `dbus_connection_dispatch` returns so that no
+    /// handler runs inside a libdbus callback (handlers may make blocking calls, e.g. for credentials).
+    private var inbox: [DBusMessage] = []
+    private var watches: [UInt: MainLoop.SourceID] = [:]
+    private var timeouts: [UInt: MainLoop.SourceID] = [:]
+    private var isHandlingInbox = false
+
+    /// Called with a unique name (`:1.42`) when that connection leaves the bus (NameOwnerChanged).
+    public var connectionClosed: ((String) -> Void)?
+    /// Called when the bus itself goes away.
+    public var disconnected: (() -> Void)?
+
+    public init(connection: DBusConnection, loop: MainLoop) throws(DBusCallError) {
+        self.connection = connection
+        self.loop = loop
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        // The callbacks get `self` unretained: `deinit` removes them before `self` goes away.
+        let installedWatches = dbus_connection_set_watch_functions(connection.pointer, { watch, data in
+            guard let watch, let data else { return 0 }
+            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addWatch(watch)
+            return 1
+        }, { watch, data in
+            guard let watch, let data else { return }
+            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeWatch(watch)
+        }, { watch, data in
+            guard let watch, let data else { return }
+            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleWatch(watch)
+        }, context, nil)
+        let installedTimeouts = dbus_connection_set_timeout_functions(connection.pointer, { timeout, data in
+            guard let timeout, let data else { return 0 }
+            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addTimeout(timeout)
+            return 1
+        }, { timeout, data in
+            guard let timeout, let data else { return }
+            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeTimeout(timeout)
+        }, { timeout, data in
+            guard let timeout, let data else { return }
+            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleTimeout(timeout)
+        }, context, nil)
+        let installedFilter = dbus_connection_add_filter(connection.pointer, objectServerFilter, context, nil)
+        guard installedWatches != 0, installedTimeouts != 0, installedFilter != 0 else {
+            throw DBusCallError(name: "org.freedesktop.DBus.Error.NoMemory", message: "could not attach the connection to the main loop")
+        }
+        // Clients that vanish must be noticed at once (their ranging stops; design.md).
+        try connection.addMatch("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                + "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        loop.addBeforePollHook { [weak self] in self?.dispatchIncoming() }
+    }
+
+    deinit {
+        dbus_connection_remove_filter(connection.pointer, objectServerFilter, Unmanaged.passUnretained(self).toOpaque())
+        dbus_connection_set_watch_functions(connection.pointer, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(connection.pointer, nil, nil, nil, nil, nil)
+        for id in watches.values { loop.removeDescriptor(id) }
+        for id in timeouts.values { loop.cancelTimer(id) }
+    }
+
+    // MARK: Objects
+
+    /// Exports `object` at its path (replacing any object there).
+    public func export(_ object: DBusObject) {
+        objects[object.path] = object
+    }
+
+    public func unexport(path: String) {
+        objects[path] = nil
+    }
+
+    public var exportedPaths: [String] { objects.keys.sorted() }
+
+    // MARK: Sending
+
+    /// Sends a signal; with `destination` it goes to that connection only (unicast), otherwise to every
+    /// connection with a matching rule.
+    public func emit(path: String, interface: String, member: String, arguments: [DBusValue],
+                     destination: String? = nil) throws(DBusCallError) {
+        do {
+            let signal = try DBusMessage.signal(path: path, interface: interface, member: member)
+            try signal.append(arguments)
+            if let destination { try signal.setDestination(destination) }
+            try send(signal)
+        } catch let error as DBusMarshallingError {
+            throw DBusCallError.wrap(error)
+        } catch let error as DBusCallError {
+            throw error
+        } catch {
+            throw DBusCallError(name: DBusStandardError.failed, message: "\(error)")
+        }
+    }
+
+    /// `org.freedesktop.DBus.Properties.PropertiesChanged` for `interface` at `path`.
+    public func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue],
+                                      destination: String? = nil) throws(DBusCallError) {
+        try emit(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                 arguments: [.string(interface), .vardict(changed), .array(elementSignature: "s", [])],
+                 destination: destination)
+    }
+
+    func send(_ message: DBusMessage) throws(DBusCallError) {
+        guard dbus_connection_send(connection.pointer, message.pointer, nil) != 0 else {
+            throw DBusCallError(name: "org.freedesktop.DBus.Error.NoMemory", message: "could not queue the message")
+        }
+    }
+
+    // MARK: libdbus callbacks
+
+    private func key(_ pointer: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer))) }
+
+    private func addWatch(_ watch: OpaquePointer) {
+        let fd = dbus_watch_get_unix_fd(watch)
+        let id = loop.addDescriptor(fd, events: Self.events(of: watch), enabled: dbus_watch_get_enabled(watch) != 0) { events in
+            var flags: UInt32 = 0
+            if events.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
+            if events.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if events.contains(.hangUp) { flags |= DBUS_WATCH_HANGUP.rawValue }
+            if events.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
+            _ = dbus_watch_handle(watch, flags)
+        }
+        watches[key(watch)] = id
+    }
+
+    private func removeWatch(_ watch: OpaquePointer) {
+        if let id = watches.removeValue(forKey: key(watch)) { loop.removeDescriptor(id) }
+    }
+
+    private func toggleWatch(_ watch: OpaquePointer) {
+        guard let id = watches[key(watch)] else { return }
+        loop.updateDescriptor(id, events: Self.events(of: watch), enabled: dbus_watch_get_enabled(watch) != 0)
+    }
+
+    private static func events(of watch: OpaquePointer) -> MainLoop.Events {
+        let flags = dbus_watch_get_flags(watch)
+        var events: MainLoop.Events = []
+        if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
+        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
+        return events
+    }
+
+    private func addTimeout(_ timeout: OpaquePointer) {
+        guard dbus_timeout_get_enabled(timeout) != 0 else { return }
+        let interval = Duration.milliseconds(Int64(dbus_timeout_get_interval(timeout)))
+        let keyValue = key(timeout)
+        timeouts[keyValue] = loop.schedule(at: .now + interval) { [weak self] in
+            guard let self else { return }
+            self.timeouts[keyValue] = nil
+            _ = dbus_timeout_handle(timeout)
+            // libdbus timeouts repeat until removed or disabled.
+            if dbus_timeout_get_enabled(timeout) != 0, self.timeouts[keyValue] == nil { self.addTimeout(timeout) }
+        }
+    }
+
+    private func removeTimeout(_ timeout: OpaquePointer) {
+        if let id = timeouts.removeValue(forKey: key(timeout)) { loop.cancelTimer(id) }
+    }
+
+    private func toggleTimeout(_ timeout: OpaquePointer) {
+        removeTimeout(timeout)
+        addTimeout(timeout)
+    }
+
+    fileprivate func filter(_ message: OpaquePointer) -> DBusHandlerResult {
+        let type = dbus_message_get_type(message)
+        guard type == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) || type == Int32(DBUS_MESSAGE_TYPE_SIGNAL) else {
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+        inbox.append(DBusMessage(adopting: dbus_message_ref(message)))
+        return type == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
+
+    // MARK: Dispatch
+
+    /// Reads what libdbus has queued and handles it; runs before every poll.
+    func dispatchIncoming() {
+        guard !isHandlingInbox else { return } // a handler's blocking call re-entered the loop's hook
+        isHandlingInbox = true
+        defer { isHandlingInbox = false }
+        repeat {
+            while dbus_connection_dispatch(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {}
+            let messages = inbox
+            inbox.removeAll()
+            for message in messages { handle(message) }
+        } while !inbox.isEmpty || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS
+    }
+
+    private func handle(_ message: DBusMessage) {
+        switch message.kind {
+        case .signal: handleSignal(message)
+        case .methodCall: handleMethodCall(message)
+        default: break
+        }
+    }
+
+    private func handleSignal(_ message: DBusMessage) {
+        if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+            disconnected?()
+            return
+        }
+        guard message.sender == "org.freedesktop.DBus", message.interface == "org.freedesktop.DBus",
+              message.member == "NameOwnerChanged",
+              let arguments = try? message.arguments(), arguments.count == 3,
+              case .string(let name) = arguments[0], case .string(let newOwner) = arguments[2],
+              name.hasPrefix(":"), newOwner.isEmpty else { return }
+        connectionClosed?(name)
+    }
+
+    private func handleMethodCall(_ message: DBusMessage) {
+        var reply: DBusMessage?
+        do {
+            let outputs = try answer(message)
+            reply = try message.makeReturn()
+            try reply?.append(outputs)
+        } catch let error as DBusCallError {
+            reply = try? message.makeError(name: error.name, message: error.message)
+        } catch {
+            reply = try? message.makeError(name: DBusStandardError.failed, message: "\(error)")
+        }
+        guard message.expectsReply, let reply else { return }
+        try? send(reply)
+    }
+
+    /// The reply's arguments, or the error to reply with.
+    private func answer(_ message: DBusMessage) throws(DBusCallError) -> [DBusValue] {
+        guard let path = message.path, let member = message.member, let sender = message.sender else {
+            throw DBusCallError(name: DBusStandardError.invalidArgs, message: "method call without path, member or sender")
+        }
+        let arguments: [DBusValue]
+        do { arguments = try message.arguments() } catch { throw DBusCallError.wrap(error) }
+        let object = objects[path]
+        if message.interface == "org.freedesktop.DBus.Introspectable" || (message.interface == nil && member == "Introspect") {
+            guard member == "Introspect" else { throw Self.unknownMethod(member, "org.freedesktop.DBus.Introspectable") }
+            let children = DBusIntrospection.children(of: path, among: objects.keys)
+            guard object != nil || !children.isEmpty else { throw Self.unknownObject(path) }
+            return [.string(DBusIntrospection.document(object: object, children: children))]
+        }
+        guard let object else { throw Self.unknownObject(path) }
+        try object.accessCheck?(sender)
+        if message.interface == "org.freedesktop.DBus.Properties" {
+            return try answerProperties(member: member, arguments: arguments, object: object, sender: sender)
+        }
+        let candidates = object.interfaces.filter { message.interface == nil || $0.name == message.interface }
+        guard !candidates.isEmpty, let interfaceName = candidates.first?.name else {
+            throw DBusCallError(name: DBusStandardError.unknownInterface,
+                                message: "\(path) has no interface \(message.interface ?? "")")
+        }
+        guard let (interface, method) = candidates.lazy.compactMap({ interface in
+            interface.methods.first { $0.name == member }.map { (interface, $0) }
+        }).first else {
+            throw Self.unknownMethod(member, interfaceName)
+        }
+        let signature = arguments.map(\.signature).joined()
+        guard signature == method.inSignature else {
+            throw DBusCallError(name: DBusStandardError.invalidArgs,
+                                message: "\(interface.name).\(method.name) takes arguments of type '\(method.inSignature)', not '\(signature)'")
+        }
+        let call = DBusMethodCall(sender: sender, path: path, interface: interface.name, member: member, arguments: arguments)
+        let outputs = try method.handler(call)
+        // A handler returning the wrong types is our bug; the caller gets an error, never a reply it cannot parse.
+        let outputSignature = outputs.map(\.signature).joined()
+        guard outputSignature == method.outSignature else {
+            throw DBusCallError(name: DBusStandardError.failed,
+                                message: "internal error: \(method.name) produced '\(outputSignature)' instead of '\(method.outSignature)'")
+        }
+        return outputs
+    }
+
+    private func answerProperties(member: String, arguments: [DBusValue], object: DBusObject,
+                                  sender: String) throws(DBusCallError) -> [DBusValue] {
+        func interface(_ name: String) throws(DBusCallError) -> DBusInterface {
+            guard let found = object.interfaces.first(where: { $0.name == name }) else {
+                throw DBusCallError(name: DBusStandardError.unknownInterface, message: "\(object.path) has no interface \(name)")
+            }
+            return found
+        }
+        let strings = arguments.compactMap { value -> String? in
+            if case .string(let text) = value { return text }
+            return nil
+        }
+        let signature = arguments.map(\.signature).joined()
+        switch member {
+        case "Get" where signature == "ss":
+            let found = try interface(strings[0])
+            guard let property = found.properties.first(where: { $0.name == strings[1] }) else {
+                throw DBusCallError(name: DBusStandardError.unknownProperty, message: "\(strings[0]) has no property \(strings[1])")
+            }
+            return [.variant(try property.read(sender))]
+        case "GetAll" where signature == "s":
+            let found = try interface(strings[0])
+            var values: [String: DBusValue] = [:]
+            for property in found.properties { values[property.name] = try property.read(sender) }
+            return [.vardict(values)]
+        case "Set" where signature == "ssv":
+            let found = try interface(strings[0])
+            guard found.properties.contains(where: { $0.name == strings[1] }) else {
+                throw DBusCallError(name: DBusStandardError.unknownProperty, message: "\(strings[0]) has no property \(strings[1])")
+            }
+            throw DBusCallError(name: DBusStandardError.propertyReadOnly,
+                                message: "\(strings[0]).\(strings[1]) is read-only; use the interface's methods to change it")
+        case "Get", "GetAll", "Set":
+            throw DBusCallError(name: DBusStandardError.invalidArgs,
+                                message: "org.freedesktop.DBus.Properties.\(member) takes '\(["Get": "ss", "GetAll": "s", "Set": "ssv"][member] ?? "")', not '\(signature)'")
+        default:
+            throw Self.unknownMethod(member, "org.freedesktop.DBus.Properties")
+        }
+    }
+
+    private static func unknownObject(_ path: String) -> DBusCallError {
+        DBusCallError(name: DBusStandardError.unknownObject, message: "no object at \(path)")
+    }
+
+    private static func unknownMethod(_ member: String, _ interface: String) -> DBusCallError {
+        DBusCallError(name: DBusStandardError.unknownMethod, message: "\(interface) has no method \(member)")
+    }
+}
+
+/// One named function, so `deinit` can remove exactly the filter `init` added (libdbus matches by pointer).
+private func objectServerFilter(_ connection: OpaquePointer?, _ message: OpaquePointer?,
+                                _ data: UnsafeMutableRawPointer?) -> DBusHandlerResult {
+    guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+    return Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().filter(message)
+}
