@@ -1,0 +1,141 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Logging
+
+/// Admin1's read side (status, clients, pending requests) and configuration reload (SIGHUP).
+extension BeaconDaemon {
+    func status() -> DBusValue {
+        var regions: [DBusValue] = []
+        for session in sessions.values.sorted(by: { $0.number < $1.number }) {
+            for region in session.orderedRegions {
+                guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { continue }
+                let saved = pipeline.monitor.monitoredRegion(for: .region(client: session.number, identifier: region.identifier))
+                let extra: [String: DBusValue] = [
+                    BeacondRegionStatusKey.appID: .string(session.appID),
+                    BeacondRegionStatusKey.client: .objectPath(session.path),
+                    BeacondRegionStatusKey.state: .string((saved?.state ?? .unknown).rawValue),
+                    BeacondRegionStatusKey.lastSeen: .uint64(UInt64(clamping: saved?.lastSeen?.microsecondsSinceEpoch ?? 0)),
+                ]
+                for (key, value) in extra.sorted(by: { $0.key < $1.key }) {
+                    entries.append(DBusDictionaryEntry(key: .string(key), value: .variant(value)))
+                }
+                regions.append(.dictionary(keySignature: "s", valueSignature: "v", entries))
+            }
+        }
+        let apps = configuration.apps.keys.sorted().map { appID -> DBusValue in
+            let app = configuration.apps[appID]
+            let stored = record(appID)
+            return .vardict([
+                BeacondAppKey.appID: .string(appID),
+                BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
+                BeacondAppKey.pendingRequest: .string(stored.pendingRequest?.rawValue ?? ""),
+                BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
+                BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
+            ])
+        }
+        return .vardict([
+            BeacondStatusKey.version: .string(BeacondServiceInfo.version),
+            BeacondStatusKey.locationServicesEnabled: .boolean(policy.locationServicesEnabled),
+            BeacondStatusKey.scanning: .boolean(scanning),
+            BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
+            BeacondStatusKey.scannerState: .string(scannerState),
+            BeacondStatusKey.adapters: BeaconDictionaries.array([]),
+            BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
+            BeacondStatusKey.clients: BeaconDictionaries.array(clientList()),
+            BeacondStatusKey.regions: BeaconDictionaries.array(regions),
+            BeacondStatusKey.pendingRequests: BeaconDictionaries.array(pendingRequestList()),
+            BeacondStatusKey.apps: BeaconDictionaries.array(apps),
+            BeacondStatusKey.configDirectory: .string(options.configDirectory),
+            BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
+            BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
+            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
+        ])
+    }
+
+    func clientList() -> [DBusValue] {
+        sessions.values.sorted(by: { $0.number < $1.number }).map { session in
+            var entries: [String: DBusValue] = [
+                BeacondClientKey.path: .objectPath(session.path),
+                BeacondClientKey.appID: .string(session.appID),
+                BeacondClientKey.sender: .string(session.sender ?? ""),
+                BeacondClientKey.unixUserID: .uint32(session.userID),
+                BeacondClientKey.authorizationStatus: .string(effectiveStatus(session.appID).rawValue),
+                BeacondClientKey.inUse: .boolean(session.inUse),
+                BeacondClientKey.connected: .boolean(session.isConnected),
+                BeacondClientKey.monitoredRegions: .uint32(UInt32(session.regions.count)),
+                BeacondClientKey.rangedConstraints: .uint32(UInt32(session.rangedConstraints.count)),
+            ]
+            if let pid = session.processID { entries[BeacondClientKey.processID] = .uint32(pid) }
+            return .vardict(entries)
+        }
+    }
+
+    func pendingRequestList() -> [DBusValue] {
+        records.keys.sorted().compactMap { appID -> DBusValue? in
+            guard let stored = records[appID], let request = stored.pendingRequest else { return nil }
+            return .vardict([
+                BeacondPendingRequestKey.appID: .string(appID),
+                BeacondPendingRequestKey.request: .string(request.rawValue),
+                BeacondPendingRequestKey.currentStatus: .string(stored.status.rawValue),
+                BeacondPendingRequestKey.usageDescription:
+                    .string(configuration.apps[appID]?.declaration.usageDescription(for: request) ?? ""),
+            ])
+        }
+    }
+
+    /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
+    /// file, line and problem); a good one applies at once.
+    public func reload() {
+        let loaded: DaemonConfiguration
+        do {
+            loaded = try ConfigurationLoader.load(directory: options.configDirectory)
+        } catch {
+            logger.error("configuration not reloaded, the previous one stays in force: \(error)")
+            adminEvent(BeacondEventKind.configurationRejected, [BeacondEventKey.error: .string("\(error)")])
+            return
+        }
+        var new = loaded
+        if let scanner = options.scanner { new.scanner = scanner }
+        for warning in new.warnings { logger.warning("\(warning)") }
+        let old = configuration
+        let oldPolicy = policy
+        configuration = new
+        // Apps no longer declared: their clients end, each told why.
+        for session in sessions.values.sorted(by: { $0.number < $1.number }) where new.apps[session.appID] == nil {
+            let error = BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(options.configDirectory)/apps.d")
+            failMonitoring(session.number, error)
+            failRanging(session.number, error)
+            closeClient(session.number, reason: "app no longer declared")
+        }
+        if new.exitTimeout != old.exitTimeout { rebuildEngine() }
+        if new.scanner != old.scanner, scanner != nil {
+            stopScanner()
+            updateScanning()
+        }
+        applyPolicyChange(from: oldPolicy)
+        logger.notice("configuration reloaded from \(options.configDirectory)")
+        adminEvent(BeacondEventKind.configurationReloaded,
+                   [BeacondEventKey.warnings: .array(elementSignature: "s", new.warnings.map { .string("\($0)") })])
+    }
+
+    /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).
+    func rebuildEngine() {
+        var events: [EngineEvent] = []
+        pipeline.advance(to: clock(), into: &events)
+        route(events)
+        let saved = pipeline.monitor.regions
+        var fresh = Self.makePipeline(configuration)
+        for (key, region) in saved { fresh.monitor.restore(region, for: key, at: clock()) }
+        pipeline = fresh
+        var restarted: [EngineEvent] = []
+        for number in sessions.keys.sorted() {
+            guard let session = sessions[number], session.rangingActive else { continue }
+            for constraint in session.rangedConstraints {
+                pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &restarted)
+            }
+        }
+        logger.info("exit timeout is now \(configuration.exitTimeout)")
+        engineChanged(restarted)
+    }
+}

@@ -1,0 +1,209 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Logging
+
+/// The authorization flow on BeaconKit's rules: client requests, administrator decisions, the services switch,
+/// and what each change means for the app's clients, applied at once.
+extension BeaconDaemon {
+    func requestAuthorization(_ request: AuthorizationRequest, client number: Int) throws(DBusCallError) -> [DBusValue] {
+        let session = try session(number)
+        let app = try app(of: session)
+        let old = record(session.appID)
+        let outcome: AuthorizationRequestOutcome
+        do {
+            outcome = try AuthorizationRules.request(request, app: app.declaration, record: old, policy: policy)
+        } catch {
+            logger.notice("\(request.methodName) from \(session.appID) refused: \(error.message)", metadata: metadata(session))
+            throw BeacondError(error).dbusError
+        }
+        if outcome.record != old { try persist(outcome.record, for: session.appID) }
+        let disposition: String
+        switch outcome.disposition {
+        case .decided: disposition = "decided"
+        case .pending: disposition = "pending"
+        case .ignored: disposition = "ignored"
+        }
+        if outcome.pending, old.pendingRequest != outcome.record.pendingRequest {
+            let usage = app.declaration.usageDescription(for: request) ?? ""
+            logger.notice("\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
+                + "beaconctl auth grant \(session.appID) \(request.grantArgument)  or  beaconctl auth deny \(session.appID)",
+                          metadata: metadata(session))
+        } else if let note = outcome.note {
+            logger.info("\(request.methodName) from \(session.appID): \(note)", metadata: metadata(session))
+        }
+        var data = clientEventData(session)
+        data[BeacondEventKey.request] = .string(request.rawValue)
+        data[BeacondEventKey.disposition] = .string(disposition)
+        adminEvent(BeacondEventKind.authorizationRequested, data)
+        apply(outcome.sideEffects, to: session.appID)
+        return [.string(outcome.effectiveStatus.rawValue)]
+    }
+
+    /// Decisions are durable before they are acknowledged: a failed write is the caller's error, not a lost grant.
+    func persist(_ record: AuthorizationRecord, for appID: String) throws(DBusCallError) {
+        do {
+            try store.save(record, for: appID)
+        } catch {
+            logger.error("could not save the authorization of \(appID): \(error)")
+            throw DBusCallError(name: DBusStandardError.failed, message: "could not save the decision: \(error)")
+        }
+        records[appID] = record
+    }
+
+    /// What a change of status means for every client of the app, applied now.
+    func apply(_ effects: AuthorizationSideEffects, to appID: String) {
+        for session in sessions.values.filter({ $0.appID == appID }).sorted(by: { $0.number < $1.number }) {
+            if let status = effects.authorizationChanged {
+                signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
+                clientPropertiesChanged(session, [BeacondMember.authorizationStatus])
+                var data = clientEventData(session)
+                data[BeacondEventKey.status] = .string(status.rawValue)
+                adminEvent(BeacondEventKind.authorizationChanged, data)
+            }
+            if let failure = effects.monitoringFailure { failMonitoring(session.number, BeacondError(failure)) }
+            if let failure = effects.rangingFailure { failRanging(session.number, BeacondError(failure)) }
+            refreshRanging(session.number)
+        }
+        if effects.authorizationChanged != nil {
+            logger.info("\(appID) is now \(effectiveStatus(appID).rawValue)", metadata: ["client.app": "\(appID)"])
+        }
+    }
+
+    /// Monitoring is no longer allowed: every region fails with the reason and stops (Core Location's
+    /// monitoringDidFailFor, made loud).
+    func failMonitoring(_ number: Int, _ error: BeacondError) {
+        guard var session = sessions[number], !session.regions.isEmpty else { return }
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        for region in session.orderedRegions {
+            signalClient(session, BeacondMember.monitoringDidFail,
+                         [BeaconDictionaries.dictionary(region), .string(error.name.rawValue), .string(error.message)])
+            var data = clientEventData(session)
+            data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
+            data[BeacondEventKey.error] = .string(error.name.rawValue)
+            data[BeacondEventKey.message] = .string(error.message)
+            adminEvent(BeacondEventKind.monitoringDidFail, data)
+            _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: region.identifier), at: clock(), into: &scratch)
+            session.removeRegion(region.identifier)
+        }
+        sessions[number] = session
+        logger.notice("monitoring of \(session.path) stopped: \(error.message)", metadata: metadata(session))
+        clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
+        if !session.isConnected { removeSession(number) }
+        engineChanged(scratch.map { .monitoring($0) })
+    }
+
+    func failRanging(_ number: Int, _ error: BeacondError) {
+        guard var session = sessions[number], !session.rangedConstraints.isEmpty else { return }
+        for constraint in session.rangedConstraints {
+            signalClient(session, BeacondMember.rangingDidFail,
+                         [BeaconDictionaries.dictionary(constraint), .string(error.name.rawValue), .string(error.message)])
+            var data = clientEventData(session)
+            data[BeacondEventKey.constraint] = BeaconDictionaries.dictionary(constraint)
+            data[BeacondEventKey.error] = .string(error.name.rawValue)
+            data[BeacondEventKey.message] = .string(error.message)
+            adminEvent(BeacondEventKind.rangingDidFail, data)
+            if session.rangingActive { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
+        }
+        session.rangedConstraints = []
+        session.rangingActive = false
+        sessions[number] = session
+        clientPropertiesChanged(session, [BeacondMember.rangedConstraints])
+        engineChanged([])
+    }
+
+    // MARK: Administrator
+
+    func checkAdministrator(_ sender: String) throws(DBusCallError) {
+        guard let connection else { throw DBusCallError(name: DBusStandardError.failed, message: "not connected") }
+        let peer = try connection.credentials(of: sender)
+        guard let uid = peer.unixUserID else {
+            throw BeacondError(.accessDenied, "the bus did not report who you are (no UnixUserID)").dbusError
+        }
+        if uid == 0 { return }
+        let group = configuration.adminGroup
+        let user = UnixAccounts.user(uid: uid)
+        if let user, UnixAccounts.user(user, isMemberOf: group) { return }
+        let name = user?.name ?? "uid \(uid)"
+        throw BeacondError(.accessDenied, "\(BeacondInterface.admin) is for root and members of group '\(group)' "
+            + "(admin_group in \(options.configDirectory)/beacond.toml); \(name) (uid \(uid)) is neither. "
+            + "Fix: sudo usermod -aG \(group) \(user?.name ?? "<user>") and log in again, or run the command as root").dbusError
+    }
+
+    func declaredApp(_ value: DBusValue) throws(DBusCallError) -> (String, AppConfiguration) {
+        guard case .string(let appID) = value else {
+            throw BeacondError(.invalidArguments, "app_id must be a string").dbusError
+        }
+        guard let app = configuration.apps[appID] else {
+            let known = configuration.apps.keys.sorted()
+            throw BeacondError(.unknownApp, "no app '\(appID)' is declared in \(options.configDirectory)/apps.d"
+                + (known.isEmpty ? "" : " (declared: \(known.joined(separator: ", ")))")).dbusError
+        }
+        return (appID, app)
+    }
+
+    /// `SetAuthorization(app, status)`: the Settings app. `denied` answers a waiting upgrade request with
+    /// "keep WhenInUse" (BeaconKit's `decide(.deny)`); `notDetermined` resets.
+    func setAuthorization(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
+        let (appID, app) = try declaredApp(call.arguments[0])
+        guard case .string(let text) = call.arguments[1], let status = AuthorizationStatus(rawValue: text) else {
+            throw BeacondError(.invalidArguments, "status must be one of \(BeacondStatus.all.joined(separator: ", "))").dbusError
+        }
+        let old = record(appID)
+        let outcome: AuthorizationAdminOutcome = switch status {
+        case .authorizedAlways: AuthorizationRules.decide(.grantAlways, app: app.declaration, record: old, policy: policy)
+        case .authorizedWhenInUse: AuthorizationRules.decide(.grantWhenInUse, app: app.declaration, record: old, policy: policy)
+        case .denied: AuthorizationRules.decide(.deny, app: app.declaration, record: old, policy: policy)
+        case .restricted, .notDetermined: AuthorizationRules.setStatus(status, app: app.declaration, record: old, policy: policy)
+        }
+        try persist(outcome.record, for: appID)
+        logger.notice("administrator set \(appID) to \(outcome.record.status.rawValue)"
+            + (outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""),
+                      metadata: ["client.app": "\(appID)", "admin.sender": "\(call.sender)"])
+        apply(outcome.sideEffects, to: appID)
+        return []
+    }
+
+    func resetAuthorization(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
+        let (appID, app) = try declaredApp(call.arguments[0])
+        let outcome = AuthorizationRules.reset(app: app.declaration, record: record(appID), policy: policy)
+        try persist(outcome.record, for: appID)
+        logger.notice("administrator reset \(appID) to notDetermined", metadata: ["client.app": "\(appID)"])
+        apply(outcome.sideEffects, to: appID)
+        return []
+    }
+
+    func setLocationServicesEnabled(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
+        guard case .boolean(let enabled) = call.arguments[0] else { return [] }
+        if enabled, !configuration.locationServicesEnabled {
+            throw BeacondError(.locationServicesDisabled, "location_services = false in \(options.configDirectory)/beacond.toml "
+                + "overrides this switch. Fix: set location_services = true there and run systemctl reload beacond").dbusError
+        }
+        guard enabled != servicesSwitch else { return [] }
+        do {
+            try store.saveLocationServicesSwitch(enabled)
+        } catch {
+            throw DBusCallError(name: DBusStandardError.failed, message: "could not save the switch: \(error)")
+        }
+        let oldPolicy = policy
+        servicesSwitch = enabled
+        applyPolicyChange(from: oldPolicy)
+        return []
+    }
+
+    /// Everyone's effective status may have changed (the services switch, a reloaded beacond.toml).
+    func applyPolicyChange(from oldPolicy: AuthorizationPolicy) {
+        let newPolicy = policy
+        guard oldPolicy != newPolicy else { return }
+        if oldPolicy.locationServicesEnabled != newPolicy.locationServicesEnabled {
+            logger.notice("location services are now \(newPolicy.locationServicesEnabled ? "on" : "off")")
+            managerPropertiesChanged([BeacondMember.locationServicesEnabled: .boolean(newPolicy.locationServicesEnabled)])
+            adminEvent(BeacondEventKind.locationServicesChanged, [BeacondEventKey.enabled: .boolean(newPolicy.locationServicesEnabled)])
+        }
+        for appID in Set(sessions.values.map(\.appID)).sorted() {
+            guard let app = configuration.apps[appID] else { continue }
+            let effects = AuthorizationRules.policyChanged(app: app.declaration, record: record(appID), from: oldPolicy, to: newPolicy)
+            apply(effects, to: appID)
+        }
+    }
+}

@@ -1,0 +1,307 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Logging
+
+/// Client sessions: registration (credentials checked against the app's declaration), the
+/// LocationManager1 methods, and cleanup when a client closes or its connection vanishes.
+extension BeaconDaemon {
+    func registerClient(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
+        guard case .string(let appID) = call.arguments[0] else { return [] }
+        guard let app = configuration.apps[appID] else {
+            let known = configuration.apps.keys.sorted()
+            throw BeacondError(.unknownApp, "no app '\(appID)' is declared in \(options.configDirectory)/apps.d"
+                + (known.isEmpty ? " (no apps are declared)" : " (declared: \(known.joined(separator: ", ")))")
+                + ". Fix: create \(options.configDirectory)/apps.d/\(Self.fileName(for: appID)).toml with app_id = \"\(appID)\", "
+                + "users = [\"<your user>\"] and the usage descriptions, then run systemctl reload beacond").dbusError
+        }
+        let caller = try callerCredentials(call.sender)
+        do {
+            try AuthorizationRules.checkCaller(caller.credentials, app: app.declaration)
+        } catch {
+            logger.notice("refused RegisterClient(\(appID)) from \(call.sender): \(error.message)")
+            throw BeacondError(error).dbusError
+        }
+        let live = sessions.values.filter { $0.sender == call.sender }.count
+        guard live < Self.maximumClientsPerConnection else {
+            throw BeacondError(.invalidArguments, "this connection already has \(live) clients, the most one connection may have; "
+                + "call Close() on the ones you no longer use").dbusError
+        }
+        let number = nextClientNumber
+        nextClientNumber += 1
+        var session = ClientSession(number: number, appID: appID, sender: call.sender, userID: caller.credentials.userID,
+                                    processID: caller.processID)
+        sessions[number] = session
+        adoptDetachedRegions(of: appID, into: number)
+        session = sessions[number] ?? session
+        server?.export(clientObject(number))
+        logger.info("client \(session.path) registered as \(appID)",
+                    metadata: metadata(session).merging(["client.user": "\(caller.credentials.userName)",
+                                                         "client.sender": "\(call.sender)"]) { $1 })
+        adminEvent(BeacondEventKind.clientRegistered, clientEventData(session))
+        // One code path for clients: the current status arrives as AuthorizationChanged (after this reply).
+        let effects = AuthorizationRules.registration(app: app.declaration, record: record(appID), policy: policy)
+        if let status = effects.authorizationChanged {
+            signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
+        }
+        return [.objectPath(session.path)]
+    }
+
+    static func fileName(for appID: String) -> String {
+        String(appID.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" ? $0 : "_" })
+    }
+
+    struct Caller {
+        var credentials: CallerCredentials
+        var processID: UInt32?
+    }
+
+    func callerCredentials(_ sender: String) throws(DBusCallError) -> Caller {
+        guard let connection else { throw DBusCallError(name: DBusStandardError.failed, message: "not connected") }
+        let peer = try connection.credentials(of: sender)
+        guard let uid = peer.unixUserID else {
+            throw BeacondError(.accessDenied, "the bus did not report who \(sender) is (no UnixUserID), so it cannot act as an app").dbusError
+        }
+        let name = UnixAccounts.user(uid: uid)?.name ?? "uid \(uid)"
+        return Caller(credentials: CallerCredentials(userName: name, userID: uid,
+                                                     executable: peer.processID.flatMap(UnixAccounts.executable)),
+                      processID: peer.processID)
+    }
+
+    /// Core Location restores an app's monitored regions when it is relaunched: an Always client that
+    /// disconnected left its regions running; the app's next client takes them over, state and all (no
+    /// false re-entry: the monitor moves them with `restore`).
+    func adoptDetachedRegions(of appID: String, into number: Int) {
+        let detached = sessions.values.filter { $0.appID == appID && !$0.isConnected }.sorted { $0.number < $1.number }
+        guard !detached.isEmpty, var session = sessions[number] else { return }
+        var events: [EngineEvent] = []
+        pipeline.advance(to: clock(), into: &events)
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        for old in detached {
+            for region in old.orderedRegions {
+                let oldKey = EngineKey.region(client: old.number, identifier: region.identifier)
+                let newKey = EngineKey.region(client: number, identifier: region.identifier)
+                guard session.regions.count < configuration.maxRegionsPerClient,
+                      let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
+                _ = pipeline.monitor.stopMonitoring(oldKey, at: clock(), into: &scratch)
+                pipeline.monitor.restore(saved, for: newKey, at: clock())
+                session.addRegion(region)
+            }
+            removeSession(old.number)
+            logger.info("\(session.path) took over \(old.regions.count) regions of disconnected \(old.path) (\(appID))")
+        }
+        sessions[number] = session
+        events += scratch.map { .monitoring($0) }
+        engineChanged(events)
+    }
+
+    func session(_ number: Int) throws(DBusCallError) -> ClientSession {
+        guard let session = sessions[number] else {
+            throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed")
+        }
+        return session
+    }
+
+    func app(of session: ClientSession) throws(DBusCallError) -> AppConfiguration {
+        guard let app = configuration.apps[session.appID] else {
+            throw BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(options.configDirectory)/apps.d").dbusError
+        }
+        return app
+    }
+
+    // MARK: Monitoring
+
+    func startMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+        var session = try session(number)
+        let app = try app(of: session)
+        let region: BeaconRegion
+        do { region = try BeaconDictionaries.region(from: argument) } catch { throw error.dbusError }
+        do {
+            try AuthorizationRules.checkMonitoring(app: app.declaration, record: record(session.appID), policy: policy)
+        } catch {
+            throw BeacondError(error).dbusError
+        }
+        let key = EngineKey.region(client: number, identifier: region.identifier)
+        let limit = configuration.maxRegionsPerClient
+        if session.regions[region.identifier] == nil, session.regions.count >= limit {
+            throw BeacondError(.regionLimitExceeded, "this client already monitors \(session.regions.count) regions, the limit "
+                + "(max_regions_per_client = \(limit) in \(options.configDirectory)/beacond.toml). Fix: StopMonitoring a region "
+                + "you no longer need, monitor a wider region (UUID or UUID+major), or ask an administrator to raise the limit").dbusError
+        }
+        var events: [EngineEvent] = []
+        if session.regions[region.identifier] != nil {
+            // Same identifier again replaces the region (Core Location).
+            var scratch: [MonitoringEvent<EngineKey>] = []
+            _ = pipeline.monitor.stopMonitoring(key, at: clock(), into: &scratch)
+            events += scratch.map { .monitoring($0) }
+        }
+        session.addRegion(region)
+        sessions[number] = session
+        pipeline.startMonitoring(region, key: key, at: clock(), into: &events)
+        logger.info("\(session.appID) monitors \(region)", metadata: metadata(session))
+        clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
+        engineChanged(events)
+        return []
+    }
+
+    func stopMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+        var session = try session(number)
+        guard case .string(let identifier) = argument else { return [] }
+        guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
+        session.removeRegion(identifier)
+        sessions[number] = session
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)
+        clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
+        engineChanged(scratch.map { .monitoring($0) })
+        return []
+    }
+
+    func requestState(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+        let session = try session(number)
+        guard case .string(let identifier) = argument else { return [] }
+        guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
+        var events: [EngineEvent] = []
+        pipeline.advance(to: clock(), into: &events)
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.requestState(for: .region(client: number, identifier: identifier), at: clock(), into: &scratch)
+        engineChanged(events + scratch.map { .monitoring($0) })
+        return []
+    }
+
+    func unknownRegion(_ identifier: String, _ session: ClientSession) -> DBusCallError {
+        let known = session.regionOrder
+        return BeacondError(.unknownRegion, "this client monitors no region '\(identifier)'"
+            + (known.isEmpty ? " (it monitors none)" : " (it monitors: \(known.joined(separator: ", ")))")
+            + "; see the MonitoredRegions property").dbusError
+    }
+
+    // MARK: Ranging
+
+    func startRanging(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+        var session = try session(number)
+        let app = try app(of: session)
+        let constraint: BeaconIdentityConstraint
+        do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
+        do {
+            try AuthorizationRules.checkRanging(app: app.declaration, record: record(session.appID), policy: policy,
+                                                inUse: session.inUse)
+        } catch {
+            throw BeacondError(error).dbusError
+        }
+        guard !session.rangedConstraints.contains(constraint) else { return [] }
+        let limit = configuration.maxRegionsPerClient
+        guard session.rangedConstraints.count < limit else {
+            throw BeacondError(.regionLimitExceeded, "this client already ranges \(limit) constraints (max_regions_per_client "
+                + "in \(options.configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint").dbusError
+        }
+        session.rangedConstraints.append(constraint)
+        sessions[number] = session
+        logger.info("\(session.appID) ranges \(constraint)", metadata: metadata(session))
+        clientPropertiesChanged(session, [BeacondMember.rangedConstraints])
+        refreshRanging(number)
+        return []
+    }
+
+    func stopRanging(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+        var session = try session(number)
+        let constraint: BeaconIdentityConstraint
+        do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
+        guard session.rangedConstraints.contains(constraint) else {
+            let known = session.rangedConstraints.map(\.description)
+            throw BeacondError(.unknownRegion, "this client is not ranging \(constraint)"
+                + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")).dbusError
+        }
+        if session.rangingActive { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
+        session.rangedConstraints.removeAll { $0 == constraint }
+        if session.rangedConstraints.isEmpty { session.rangingActive = false }
+        sessions[number] = session
+        clientPropertiesChanged(session, [BeacondMember.rangedConstraints])
+        engineChanged([])
+        return []
+    }
+
+    /// Puts the client's ranging into the engine or takes it out, by what its status allows now: WhenInUse
+    /// clients range only while in use (paused otherwise, resumed by `SetInUse(true)`).
+    func refreshRanging(_ number: Int) {
+        guard var session = sessions[number] else { return }
+        let allowed = session.isConnected && !session.rangedConstraints.isEmpty
+            && AuthorizationRules.rangingPermission(record(session.appID), policy).allows(inUse: session.inUse)
+        var events: [EngineEvent] = []
+        if allowed, !session.rangingActive {
+            for constraint in session.rangedConstraints {
+                pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &events)
+            }
+            session.rangingActive = true
+        } else if !allowed, session.rangingActive {
+            for constraint in session.rangedConstraints { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
+            session.rangingActive = false
+            if !session.rangedConstraints.isEmpty, session.isConnected {
+                logger.info("ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
+                            metadata: metadata(session))
+            }
+        }
+        sessions[number] = session
+        engineChanged(events)
+    }
+
+    func setInUse(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+        guard var session = sessions[number], case .boolean(let inUse) = argument else { return [] }
+        guard session.inUse != inUse else { return [] }
+        session.inUse = inUse
+        sessions[number] = session
+        clientPropertiesChanged(session, [BeacondMember.inUse])
+        refreshRanging(number)
+        return []
+    }
+
+    // MARK: Ending
+
+    /// `Close()`: everything of this client stops, Always monitoring included (the app asked for it).
+    func closeClient(_ number: Int, reason: String) {
+        guard let session = sessions[number] else { return }
+        logger.info("client \(session.path) (\(session.appID)) closed: \(reason)", metadata: metadata(session))
+        removeSession(number)
+        adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
+        engineChanged([])
+    }
+
+    /// Removes a session and its engine entries (no events are produced for it).
+    func removeSession(_ number: Int) {
+        guard let session = sessions.removeValue(forKey: number) else { return }
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        for identifier in session.regionOrder {
+            _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)
+        }
+        if session.rangingActive {
+            for constraint in session.rangedConstraints { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
+        }
+        route(scratch.map { .monitoring($0) })
+        server?.unexport(path: session.path)
+    }
+
+    /// A connection left the bus: its clients are no longer in use. Ranging stops; an Always client's
+    /// monitoring continues without it (design.md); everything else of it stops.
+    func connectionClosed(_ name: String) {
+        watchers.remove(name)
+        for session in sessions.values.filter({ $0.sender == name }).sorted(by: { $0.number < $1.number }) {
+            let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
+            guard keepsMonitoring else {
+                closeClient(session.number, reason: "its connection \(name) closed")
+                continue
+            }
+            var detached = session
+            detached.sender = nil
+            detached.inUse = false
+            sessions[session.number] = detached
+            refreshRanging(session.number)
+            detached = sessions[session.number] ?? detached
+            detached.rangedConstraints = []
+            sessions[session.number] = detached
+            server?.unexport(path: session.path)
+            logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions "
+                + "stay monitored for the app's next client", metadata: metadata(session))
+            adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Logging
+
+/// The engine side: scanner input in, monitoring and ranging events out to clients, one timer for the next
+/// deadline (no polling), and scanning only while someone monitors or ranges.
+extension BeaconDaemon {
+    typealias EngineEvent = BeaconPipeline<EngineKey>.Event
+
+    func ingest(_ input: ScannerInput) {
+        var events: [EngineEvent] = []
+        let now = clock()
+        switch input {
+        case .hciEvent(let bytes):
+            pipeline.ingest(hciEvent: bytes.span, at: now, into: &events)
+        case .linkLayerPDU(let bytes, let rssi):
+            pipeline.ingest(linkLayerPDU: bytes.span, rssi: rssi, at: now, into: &events)
+        }
+        engineChanged(events)
+    }
+
+    /// After every change to the engine: deliver its events, re-arm the deadline timer, start or stop scanning.
+    func engineChanged(_ events: [EngineEvent]) {
+        route(events)
+        armEngineTimer()
+        updateScanning()
+    }
+
+    func armEngineTimer() {
+        if let engineTimer { loop.cancelTimer(engineTimer) }
+        engineTimer = nil
+        guard let deadline = pipeline.nextDeadline else { return }
+        let delay = deadline - clock()
+        let wait: Duration = delay > .zero ? min(delay, .seconds(3600)) : .zero
+        engineTimer = loop.schedule(at: .now + wait) { [unowned self] in
+            self.assumeIsolated { daemon in
+                daemon.engineTimer = nil
+                var events: [EngineEvent] = []
+                daemon.pipeline.advance(to: daemon.clock(), into: &events)
+                daemon.engineChanged(events)
+            }
+        }
+    }
+
+    func route(_ events: [EngineEvent]) {
+        for event in events {
+            switch event {
+            case .monitoring(let monitoring): deliver(monitoring)
+            case .ranging(let results, _): for result in results { deliver(result) }
+            case .observation: break
+            }
+        }
+    }
+
+    func deliver(_ event: MonitoringEvent<EngineKey>) {
+        guard case .region(let client, _) = event.key, let session = sessions[client] else { return }
+        let region = BeaconDictionaries.dictionary(event.region)
+        var data = clientEventData(session)
+        data[BeacondEventKey.region] = region
+        switch event.kind {
+        case .didStartMonitoring:
+            signalClient(session, BeacondMember.didStartMonitoring, [region])
+            adminEvent(BeacondEventKind.didStartMonitoring, data)
+        case .didDetermineState(let state):
+            signalClient(session, BeacondMember.didDetermineState, [.string(state.rawValue), region])
+            data[BeacondEventKey.state] = .string(state.rawValue)
+            adminEvent(BeacondEventKind.didDetermineState, data)
+        case .didEnterRegion:
+            logger.info("\(session.appID) entered region \(event.region.identifier)", metadata: metadata(session))
+            signalClient(session, BeacondMember.didEnterRegion, [region])
+            adminEvent(BeacondEventKind.didEnterRegion, data)
+        case .didExitRegion:
+            logger.info("\(session.appID) exited region \(event.region.identifier)", metadata: metadata(session))
+            signalClient(session, BeacondMember.didExitRegion, [region])
+            adminEvent(BeacondEventKind.didExitRegion, data)
+        }
+        if !session.isConnected {
+            logger.notice("region event for disconnected Always client \(session.path) of \(session.appID) not delivered: "
+                + "it is delivered when the app reconnects once durable queues exist", metadata: metadata(session))
+        }
+    }
+
+    func deliver(_ result: RangingResult<EngineKey>) {
+        guard case .ranging(let client, _) = result.key, let session = sessions[client], session.rangingActive else { return }
+        let beacons = BeaconDictionaries.array(result.beacons.map(BeaconDictionaries.dictionary))
+        let constraint = BeaconDictionaries.dictionary(result.constraint)
+        signalClient(session, BeacondMember.didRangeBeacons, [beacons, constraint])
+        var data = clientEventData(session)
+        data[BeacondEventKey.beacons] = beacons
+        data[BeacondEventKey.constraint] = constraint
+        adminEvent(BeacondEventKind.didRangeBeacons, data)
+    }
+
+    func metadata(_ session: ClientSession) -> Logger.Metadata {
+        ["client.app": "\(session.appID)", "client.path": "\(session.path)"]
+    }
+
+    // MARK: Scanning
+
+    var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }
+
+    func updateScanning() {
+        if needsScanning, !scanning {
+            startScanner()
+        } else if !needsScanning, scanning || scanner != nil {
+            stopScanner()
+            scannerState = "idle"
+            logger.info("scanning stopped: nobody monitors or ranges")
+        }
+    }
+
+    func makeScanner() throws(ScannerError) -> any BeaconScanner {
+        switch configuration.scanner {
+        case .fifo(let path):
+            let scanner = FIFOScanner(path: path)
+            scanner.onMalformedLine = { [unowned self] line, reason in
+                self.assumeIsolated { $0.logger.warning("fifo:\(path) line \(line) ignored: \(reason)") }
+            }
+            return scanner
+        case .replay(let path):
+            let scanner = ReplayScanner(path: path)
+            scanner.finished = { [unowned self] count in
+                self.assumeIsolated { $0.logger.info("replay of \(path) finished (\(count) records)") }
+            }
+            return scanner
+        case .auto, .hci, .bluez:
+            throw ScannerError("scanner '\(configuration.scanner)' needs the BlueZ scanner, which this build does not have yet; "
+                + "use [scanner] source = \"fifo:PATH\" or \"replay:PATH\" in beacond.toml, or beacond --scanner fifo:PATH")
+        }
+    }
+
+    func startScanner() {
+        do {
+            let scanner = try self.scanner ?? makeScanner()
+            self.scanner = scanner
+            try scanner.start(loop: loop, deliver: { [unowned self] input in
+                self.assumeIsolated { $0.ingest(input) }
+            }, failed: { [unowned self] error in
+                self.assumeIsolated { $0.scannerFailed(error) }
+            })
+            scanning = true
+            scannerState = "scanning"
+            logger.info("scanning started: \(scanner.label)")
+            managerPropertiesChanged([BeacondMember.scanning: .boolean(true)])
+            adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(true)])
+        } catch {
+            // Monitoring stays registered (regions are unknown until a scanner works); status and doctor say why.
+            if scannerState != "failed: \(error.message)" { logger.error("cannot scan: \(error.message)") }
+            scannerState = "failed: \(error.message)"
+        }
+    }
+
+    func stopScanner() {
+        scanner?.stop()
+        scanner = nil
+        guard scanning else { return }
+        scanning = false
+        managerPropertiesChanged([BeacondMember.scanning: .boolean(false)])
+        adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(false)])
+    }
+
+    func scannerFailed(_ error: ScannerError) {
+        logger.error("scanner failed: \(error.message)")
+        stopScanner()
+        scannerState = "failed: \(error.message)"
+    }
+}

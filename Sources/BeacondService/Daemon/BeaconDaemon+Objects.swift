@@ -1,0 +1,169 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+
+/// The exported objects: `/org/beacond` (Manager1, Admin1) and each client's `/org/beacond/client/N`
+/// (LocationManager1). Handlers run on the loop thread and enter the actor synchronously.
+extension BeaconDaemon {
+    typealias Handler = (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
+
+    /// A method whose handler runs isolated to the daemon.
+    nonisolated func method(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+                            _ body: @escaping Handler) -> DBusMethod {
+        DBusMethod(name, in: inArguments, out: outArguments) { [unowned self] call throws(DBusCallError) in
+            try self.assumeIsolated { daemon in
+                Result { () throws(DBusCallError) in try body(daemon, call) }
+            }.get()
+        }
+    }
+
+    /// An Admin1 method: the caller must be root or in `admin_group` before anything else happens.
+    nonisolated func adminMethod(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+                                 _ body: @escaping Handler) -> DBusMethod {
+        method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
+            try daemon.checkAdministrator(call.sender)
+            return try body(daemon, call)
+        }
+    }
+
+    nonisolated func property(_ name: String, _ signature: String,
+                              _ read: @escaping (isolated BeaconDaemon, String) -> DBusValue) -> DBusProperty {
+        DBusProperty(name, signature) { [unowned self] sender in
+            self.assumeIsolated { daemon in read(daemon, sender) }
+        }
+    }
+
+    func managerObject() -> DBusObject {
+        let region = DBusArgument("region", "a{sv}")
+        let manager = DBusInterface(BeacondInterface.manager, methods: [
+            method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")]) {
+                daemon, call throws(DBusCallError) in try daemon.registerClient(call)
+            },
+        ], properties: [
+            property(BeacondMember.version, "s") { _, _ in .string(BeacondServiceInfo.version) },
+            property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.policy.locationServicesEnabled) },
+            property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanning) },
+        ])
+        let admin = DBusInterface(BeacondInterface.admin, methods: [
+            adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [daemon.status()] },
+            adminMethod(BeacondMember.listClients, out: [DBusArgument("clients", "aa{sv}")]) { daemon, _ in
+                [BeaconDictionaries.array(daemon.clientList())]
+            },
+            adminMethod(BeacondMember.listPendingRequests, out: [DBusArgument("requests", "aa{sv}")]) { daemon, _ in
+                [BeaconDictionaries.array(daemon.pendingRequestList())]
+            },
+            adminMethod(BeacondMember.setAuthorization, in: [DBusArgument("app_id", "s"), DBusArgument("status", "s")]) {
+                daemon, call throws(DBusCallError) in try daemon.setAuthorization(call)
+            },
+            adminMethod(BeacondMember.resetAuthorization, in: [DBusArgument("app_id", "s")]) {
+                daemon, call throws(DBusCallError) in try daemon.resetAuthorization(call)
+            },
+            adminMethod(BeacondMember.setLocationServicesEnabled, in: [DBusArgument("enabled", "b")]) {
+                daemon, call throws(DBusCallError) in try daemon.setLocationServicesEnabled(call)
+            },
+            adminMethod(BeacondMember.watchEvents) { daemon, call in
+                daemon.watchers.insert(call.sender)
+                return []
+            },
+            adminMethod(BeacondMember.unwatchEvents) { daemon, call in
+                daemon.watchers.remove(call.sender)
+                return []
+            },
+        ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])
+        _ = region
+        return DBusObject(path: BeacondBus.managerPath, interfaces: [manager, admin])
+    }
+
+    func clientObject(_ number: Int) -> DBusObject {
+        let region = DBusArgument("region", "a{sv}")
+        let constraint = DBusArgument("constraint", "a{sv}")
+        func clientMethod(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+                          _ body: @escaping (isolated BeaconDaemon, Int, DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
+            method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
+                try body(daemon, number, call)
+            }
+        }
+        let interface = DBusInterface(BeacondInterface.locationManager, methods: [
+            clientMethod(BeacondMember.requestWhenInUseAuthorization, out: [DBusArgument("status", "s")]) {
+                daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.whenInUse, client: number)
+            },
+            clientMethod(BeacondMember.requestAlwaysAuthorization, out: [DBusArgument("status", "s")]) {
+                daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.always, client: number)
+            },
+            clientMethod(BeacondMember.startMonitoring, in: [region]) { daemon, number, call throws(DBusCallError) in
+                try daemon.startMonitoring(client: number, call.arguments[0])
+            },
+            clientMethod(BeacondMember.stopMonitoring, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
+                try daemon.stopMonitoring(client: number, call.arguments[0])
+            },
+            clientMethod(BeacondMember.requestState, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
+                try daemon.requestState(client: number, call.arguments[0])
+            },
+            clientMethod(BeacondMember.startRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
+                try daemon.startRanging(client: number, call.arguments[0])
+            },
+            clientMethod(BeacondMember.stopRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
+                try daemon.stopRanging(client: number, call.arguments[0])
+            },
+            clientMethod(BeacondMember.setInUse, in: [DBusArgument("in_use", "b")]) { daemon, number, call throws(DBusCallError) in
+                try daemon.setInUse(client: number, call.arguments[0])
+            },
+            clientMethod(BeacondMember.close) { daemon, number, _ in
+                daemon.closeClient(number, reason: "Close() called")
+                return []
+            },
+        ], properties: [BeacondMember.appID, BeacondMember.authorizationStatus, BeacondMember.inUse,
+                        BeacondMember.monitoredRegions, BeacondMember.rangedConstraints].map { name in
+            property(name, Self.clientPropertySignature(name)) { daemon, _ in
+                daemon.sessions[number].map { daemon.clientProperty(name, $0) } ?? .string("")
+            }
+        }, signals: [
+            DBusSignalDescription(BeacondMember.authorizationChanged, [DBusArgument("status", "s")]),
+            DBusSignalDescription(BeacondMember.didStartMonitoring, [region]),
+            DBusSignalDescription(BeacondMember.didDetermineState, [DBusArgument("state", "s"), region]),
+            DBusSignalDescription(BeacondMember.didEnterRegion, [region]),
+            DBusSignalDescription(BeacondMember.didExitRegion, [region]),
+            DBusSignalDescription(BeacondMember.didRangeBeacons, [DBusArgument("beacons", "aa{sv}"), constraint]),
+            DBusSignalDescription(BeacondMember.monitoringDidFail, [region, DBusArgument("error", "s"), DBusArgument("message", "s")]),
+            DBusSignalDescription(BeacondMember.rangingDidFail, [constraint, DBusArgument("error", "s"), DBusArgument("message", "s")]),
+        ])
+        return DBusObject(path: BeacondBus.clientPathPrefix + String(number), interfaces: [interface]) {
+            [unowned self] sender throws(DBusCallError) in
+            try self.assumeIsolated { daemon in
+                Result { () throws(DBusCallError) in try daemon.checkOwner(number, sender) }
+            }.get()
+        }
+    }
+
+    static func clientPropertySignature(_ name: String) -> String {
+        switch name {
+        case BeacondMember.inUse: return "b"
+        case BeacondMember.monitoredRegions, BeacondMember.rangedConstraints: return "aa{sv}"
+        default: return "s"
+        }
+    }
+
+    func clientProperty(_ name: String, _ session: ClientSession) -> DBusValue {
+        switch name {
+        case BeacondMember.appID: return .string(session.appID)
+        case BeacondMember.authorizationStatus: return .string(effectiveStatus(session.appID).rawValue)
+        case BeacondMember.inUse: return .boolean(session.inUse)
+        case BeacondMember.monitoredRegions:
+            return BeaconDictionaries.array(session.orderedRegions.map(BeaconDictionaries.dictionary))
+        case BeacondMember.rangedConstraints:
+            return BeaconDictionaries.array(session.rangedConstraints.map(BeaconDictionaries.dictionary))
+        default: return .string("")
+        }
+    }
+
+    /// Only the connection that registered a client may use its object.
+    func checkOwner(_ number: Int, _ sender: String) throws(DBusCallError) {
+        guard let session = sessions[number] else {
+            throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed; call RegisterClient again")
+        }
+        guard session.sender == sender else {
+            throw BeacondError(.accessDenied, "\(session.path) belongs to another connection; only the connection that "
+                + "registered it may call it. Call \(BeacondInterface.manager).RegisterClient to get your own").dbusError
+        }
+    }
+}

@@ -1,0 +1,259 @@
+public import BeaconKit
+import BeacondAPI
+public import DBus
+public import Logging
+import Foundation
+
+/// Where and how the daemon runs (from `beacond`'s options).
+public struct DaemonOptions: Sendable {
+    public var bus: DBusBusAddress
+    public var configDirectory: String
+    public var stateDirectory: String
+    /// `--scanner`: overrides `[scanner] source` from beacond.toml.
+    public var scanner: ScannerSpec?
+
+    public init(bus: DBusBusAddress, configDirectory: String, stateDirectory: String, scanner: ScannerSpec?) {
+        self.bus = bus
+        self.configDirectory = configDirectory
+        self.stateDirectory = stateDirectory
+        self.scanner = scanner
+    }
+}
+
+/// Why the daemon could not start. `isConfigurationError` selects exit status 78 (EX_CONFIG).
+public struct DaemonStartError: Error, CustomStringConvertible {
+    public var message: String
+    public var isConfigurationError: Bool
+    public var description: String { message }
+}
+
+/// The daemon's behaviour: client sessions, the authorization flow, the engine, scan control and the admin
+/// API, served on D-Bus. It is an actor running on the `MainLoop`'s thread, so D-Bus callbacks, scanner input
+/// and timers (all on that thread) enter it synchronously, and everything it owns is touched by one thread.
+public actor BeaconDaemon {
+    nonisolated let loop: MainLoop
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    let options: DaemonOptions
+    var logger: Logger
+    let clock: @Sendable () -> Timestamp
+    let startedAt: Timestamp
+
+    var configuration: DaemonConfiguration
+    let store: AuthorizationStore
+    var records: [String: AuthorizationRecord] = [:]
+    /// `beaconctl services off`: the administrator's switch, on top of `location_services` in beacond.toml.
+    var servicesSwitch = true
+
+    var connection: DBusConnection?
+    var server: DBusObjectServer?
+    var sessions: [Int: ClientSession] = [:]
+    var nextClientNumber = 1
+    /// Connections that called `Admin1.WatchEvents`.
+    var watchers: Set<String> = []
+
+    var pipeline: BeaconPipeline<EngineKey>
+    var engineTimer: MainLoop.SourceID?
+    var scanner: (any BeaconScanner)?
+    var scanning = false
+    var scannerState = "idle"
+
+    var outbox: [OutgoingSignal] = []
+    var flushScheduled = false
+
+    /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
+    public nonisolated let failures: AsyncStream<String>
+    let failureContinuation: AsyncStream<String>.Continuation
+
+    static let maximumClientsPerConnection = 32
+
+    /// Loads configuration and state; throws a configuration error (exit 78) or a state error.
+    public init(options: DaemonOptions, loop: MainLoop, logger: Logger,
+                clock: @escaping @Sendable () -> Timestamp = BeaconDaemon.wallClock) throws(DaemonStartError) {
+        self.options = options
+        self.loop = loop
+        self.logger = logger
+        self.clock = clock
+        startedAt = clock()
+        do {
+            configuration = try ConfigurationLoader.load(directory: options.configDirectory)
+        } catch {
+            throw DaemonStartError(message: "\(error)", isConfigurationError: true)
+        }
+        if let scanner = options.scanner { configuration.scanner = scanner }
+        do {
+            store = try AuthorizationStore(directory: options.stateDirectory)
+            records = try store.loadAll()
+            servicesSwitch = try store.locationServicesSwitch()
+        } catch {
+            throw DaemonStartError(message: "\(error)", isConfigurationError: false)
+        }
+        pipeline = Self.makePipeline(configuration)
+        (failures, failureContinuation) = AsyncStream.makeStream()
+        for warning in configuration.warnings { logger.warning("\(warning)") }
+        if let note = store.recoveryNote { logger.error("\(note)") }
+    }
+
+    public static let wallClock: @Sendable () -> Timestamp = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Timestamp(microsecondsSinceEpoch: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
+    }
+
+    static func makePipeline(_ configuration: DaemonConfiguration) -> BeaconPipeline<EngineKey> {
+        // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
+        let monitoring = (try? MonitoringConfiguration(exitTimeout: configuration.exitTimeout)) ?? .default
+        return BeaconPipeline(monitoring: monitoring, emitsObservations: false)
+    }
+
+    /// The policy in force: beacond.toml's, with the administrator's services switch.
+    var policy: AuthorizationPolicy {
+        configuration.policy.withLocationServices(configuration.locationServicesEnabled && servicesSwitch)
+    }
+
+    func record(_ appID: String) -> AuthorizationRecord { records[appID] ?? .initial }
+
+    func effectiveStatus(_ appID: String) -> AuthorizationStatus {
+        AuthorizationRules.effectiveStatus(record(appID), policy)
+    }
+
+    // MARK: Start and stop
+
+    /// Connects to the bus, exports the objects, then takes the name (so the first call can be answered).
+    public func start() throws(DaemonStartError) {
+        let connection: DBusConnection
+        do {
+            connection = try DBusConnection(options.bus)
+        } catch {
+            throw DaemonStartError(message: "cannot connect to the \(Self.describe(options.bus)): \(error.message)",
+                                   isConfigurationError: false)
+        }
+        let server: DBusObjectServer
+        do {
+            server = try DBusObjectServer(connection: connection, loop: loop)
+        } catch {
+            throw DaemonStartError(message: "cannot serve on the bus: \(error)", isConfigurationError: false)
+        }
+        self.connection = connection
+        self.server = server
+        server.connectionClosed = { [unowned self] name in
+            self.assumeIsolated { $0.connectionClosed(name) }
+        }
+        server.disconnected = { [unowned self] in
+            self.assumeIsolated { $0.busDisconnected() }
+        }
+        server.export(managerObject())
+        let ownership: DBusConnection.NameOwnership
+        do {
+            ownership = try connection.requestName(BeacondBus.name)
+        } catch {
+            throw DaemonStartError(message: "cannot own \(BeacondBus.name): \(error.message). On the system bus the D-Bus "
+                + "policy /usr/share/dbus-1/system.d/org.beacond.conf must let this user own it (make install puts it there)",
+                                   isConfigurationError: false)
+        }
+        guard ownership == .primaryOwner || ownership == .alreadyOwner else {
+            throw DaemonStartError(message: "another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
+                + "stop it first (systemctl stop beacond)", isConfigurationError: false)
+        }
+        logger.info("beacond \(BeacondServiceInfo.version) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
+                    metadata: ["bus.unique_name": "\(connection.uniqueName)", "scanner": "\(configuration.scanner)",
+                               "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)"])
+    }
+
+    /// Stops scanning and leaves the bus.
+    public func shutdown() {
+        stopScanner()
+        if let engineTimer { loop.cancelTimer(engineTimer) }
+        engineTimer = nil
+        flushOutbox()
+        if let server { for path in server.exportedPaths { server.unexport(path: path) } }
+        server = nil
+        connection = nil
+        failureContinuation.finish()
+        logger.info("beacond stopped")
+    }
+
+    func busDisconnected() {
+        logger.critical("the D-Bus connection was closed; exiting so the service manager restarts beacond")
+        failureContinuation.yield("the bus connection was closed")
+    }
+
+    static func describe(_ bus: DBusBusAddress) -> String {
+        switch bus {
+        case .system: return "system bus"
+        case .session: return "session bus"
+        case .address(let address): return "bus at \(address)"
+        }
+    }
+
+    // MARK: Signals out
+
+    struct OutgoingSignal {
+        var path: String
+        var interface: String
+        var member: String
+        var arguments: [DBusValue]
+        var destination: String?
+    }
+
+    /// Queues a signal. Signals go out after the current method's reply, so a client learns its object path
+    /// before the first signal about it arrives, and in the order they were queued.
+    func queueSignal(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?) {
+        outbox.append(OutgoingSignal(path: path, interface: interface, member: member, arguments: arguments,
+                                     destination: destination))
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.execute { [unowned self] in self.assumeIsolated { $0.flushOutbox() } }
+    }
+
+    func flushOutbox() {
+        flushScheduled = false
+        let signals = outbox
+        outbox.removeAll()
+        guard let server else { return }
+        for signal in signals {
+            do {
+                try server.emit(path: signal.path, interface: signal.interface, member: signal.member,
+                                arguments: signal.arguments, destination: signal.destination)
+            } catch {
+                logger.error("could not send \(signal.interface).\(signal.member): \(error)")
+            }
+        }
+    }
+
+    /// A signal on a client's object, to that client's connection only (location is private).
+    func signalClient(_ session: ClientSession, _ member: String, _ arguments: [DBusValue]) {
+        guard let sender = session.sender else { return }
+        queueSignal(path: session.path, interface: BeacondInterface.locationManager, member: member, arguments,
+                    to: sender)
+    }
+
+    func clientPropertiesChanged(_ session: ClientSession, _ names: [String]) {
+        guard let sender = session.sender else { return }
+        var changed: [String: DBusValue] = [:]
+        for name in names { changed[name] = clientProperty(name, session) }
+        queueSignal(path: session.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    [.string(BeacondInterface.locationManager), .vardict(changed), .array(elementSignature: "s", [])],
+                    to: sender)
+    }
+
+    func managerPropertiesChanged(_ changed: [String: DBusValue]) {
+        queueSignal(path: BeacondBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
+    }
+
+    /// `Admin1.Event` to every watcher.
+    func adminEvent(_ kind: String, _ data: [String: DBusValue]) {
+        guard !watchers.isEmpty else { return }
+        var data = data
+        data[BeacondEventKey.timestamp] = .uint64(UInt64(clamping: clock().microsecondsSinceEpoch))
+        for watcher in watchers.sorted() {
+            queueSignal(path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
+                        [.string(kind), .vardict(data)], to: watcher)
+        }
+    }
+
+    func clientEventData(_ session: ClientSession) -> [String: DBusValue] {
+        [BeacondEventKey.appID: .string(session.appID), BeacondEventKey.client: .objectPath(session.path)]
+    }
+}

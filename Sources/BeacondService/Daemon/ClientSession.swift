@@ -1,0 +1,35 @@
+import BeacondAPI
+public import BeaconKit
+
+/// One registered client: a `CLLocationManager` on the bus, at `/org/beacond/client/N`.
+public struct ClientSession: Sendable {
+    public let number: Int
+    public let appID: String
+    /// The unique bus name that registered it; nil once that connection closed (an Always client's
+    /// monitoring goes on without it, design.md).
+    public var sender: String?
+    public let userID: UInt32
+    public let processID: UInt32?
+    /// Core Location's "in use": connected and not marked background with `SetInUse(false)`.
+    public var inUse = true
+    /// Monitored regions by identifier, and their order of addition (for stable listings).
+    public var regions: [String: BeaconRegion] = [:]
+    public var regionOrder: [String] = []
+    public var rangedConstraints: [BeaconIdentityConstraint] = []
+    /// Whether its ranging is in the engine now (paused while a WhenInUse client is not in use).
+    public var rangingActive = false
+
+    public var path: String { BeacondBus.clientPathPrefix + String(number) }
+    public var isConnected: Bool { sender != nil }
+
+    public var orderedRegions: [BeaconRegion] { regionOrder.compactMap { regions[$0] } }
+
+    mutating func addRegion(_ region: BeaconRegion) {
+        if regions.updateValue(region, forKey: region.identifier) == nil { regionOrder.append(region.identifier) }
+    }
+
+    mutating func removeRegion(_ identifier: String) {
+        regions[identifier] = nil
+        regionOrder.removeAll { $0 == identifier }
+    }
+}

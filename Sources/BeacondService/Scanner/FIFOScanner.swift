@@ -1,0 +1,127 @@
+import Captures
+public import DBus
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fifo:PATH`: hex HCI event lines (replay's text format: `04 3e 2a 02 …`, one H4 event per line, `#`
+/// comments) read live from a named pipe and stamped with the daemon's clock. Tests and demos drive the
+/// daemon with it: `echo "04 3e …" > PATH`.
+///
+/// The FIFO is created if missing (mode 0660). It is opened read-write: with only a read end, every writer
+/// that closes would leave `poll` reporting hang-up forever, a busy loop; holding a write end ourselves
+/// keeps the pipe open between writers and the loop asleep.
+public final class FIFOScanner: BeaconScanner {
+    public let path: String
+    private var descriptor: Int32 = -1
+    private var source: MainLoop.SourceID?
+    private weak var loop: MainLoop?
+    private var pending: [UInt8] = []
+    private var lineNumber = 0
+    /// A line longer than this is garbage (an HCI event is at most 258 bytes, 775 characters as spaced hex).
+    static let longestLine = 4096
+    public private(set) var malformedLines = 0
+    public var onMalformedLine: ((Int, String) -> Void)?
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public var label: String { "fifo:\(path)" }
+
+    public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
+                      failed: @escaping (ScannerError) -> Void) throws(ScannerError) {
+        guard descriptor < 0 else { return }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else { throw ScannerError("cannot use \(path): \(String(cString: strerror(errno)))") }
+            guard mkfifo(path, 0o660) == 0 else {
+                throw ScannerError("cannot create the FIFO \(path): \(String(cString: strerror(errno))). "
+                    + "Fix: create it with mkfifo \(path), or choose a writable path")
+            }
+        } else if info.st_mode & S_IFMT != S_IFIFO {
+            throw ScannerError("\(path) exists but is not a FIFO. Fix: remove it, or run mkfifo on a free path")
+        }
+        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw ScannerError("cannot open the FIFO \(path): \(String(cString: strerror(errno)))")
+        }
+        descriptor = fd
+        self.loop = loop
+        pending.removeAll()
+        source = loop.addDescriptor(fd, events: .readable) { [weak self] _ in
+            self?.readAvailable(deliver: deliver, failed: failed)
+        }
+    }
+
+    public func stop() {
+        if let source { loop?.removeDescriptor(source) }
+        source = nil
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        pending.removeAll()
+    }
+
+    deinit { stop() }
+
+    private func readAvailable(deliver: (ScannerInput) -> Void, failed: (ScannerError) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while descriptor >= 0 {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count > 0 {
+                consume(buffer[0..<count], deliver: deliver)
+                continue
+            }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno != EAGAIN, errno != EWOULDBLOCK {
+                let error = ScannerError("reading \(path) failed: \(String(cString: strerror(errno)))")
+                stop()
+                failed(error)
+            }
+            return
+        }
+    }
+
+    private func consume(_ bytes: ArraySlice<UInt8>, deliver: (ScannerInput) -> Void) {
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                let line = pending
+                pending.removeAll(keepingCapacity: true)
+                lineNumber += 1
+                handle(line: line, deliver: deliver)
+            } else if pending.count <= Self.longestLine {
+                pending.append(byte)
+            }
+        }
+    }
+
+    private func handle(line: [UInt8], deliver: (ScannerInput) -> Void) {
+        if line.count > Self.longestLine {
+            reject("longer than \(Self.longestLine) characters")
+            return
+        }
+        let text = line.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard let first = text.first, first != UInt8(ascii: "#"), first != UInt8(ascii: "\r") else { return }
+        do {
+            let capture = try Capture.parse(line + [UInt8(ascii: "\n")], path: label)
+            guard let record = capture.records.first, capture.malformedRecords == 0 else {
+                reject(capture.malformedDetails.first ?? "not an H4 HCI event")
+                return
+            }
+            let payload = Array(capture.bytes[record.payload])
+            switch record.packet {
+            case .hciEvent: deliver(.hciEvent(payload))
+            case .linkLayerAdvertisement(let rssi): deliver(.linkLayerPDU(payload, rssi: rssi))
+            case .other: reject("not an HCI event (an H4 event line starts with 04)")
+            }
+        } catch {
+            reject("\(error.reason)")
+        }
+    }
+
+    private func reject(_ reason: String) {
+        malformedLines += 1
+        onMalformedLine?(lineNumber, reason)
+    }
+}

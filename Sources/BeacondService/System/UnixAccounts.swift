@@ -1,0 +1,48 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// User and group lookups for credential checks (the bus gives a uid and pid; app declarations and
+/// `admin_group` use names). Reentrant `_r` calls: the daemon's loop may not be the only thread.
+enum UnixAccounts {
+    struct User {
+        var name: String
+        var groupID: gid_t
+    }
+
+    static func user(uid: UInt32) -> User? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwuid_r(uid_t(uid), &entry, &buffer, buffer.count, &result) == 0, result != nil,
+              let name = entry.pw_name else { return nil }
+        return User(name: String(cString: name), groupID: entry.pw_gid)
+    }
+
+    static func groupID(named name: String) -> gid_t? {
+        var entry = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 65536)
+        guard getgrnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.gr_gid
+    }
+
+    /// Whether the user is in `group`, as primary or supplementary group (what `id -Gn` shows).
+    static func user(_ user: User, isMemberOf group: String) -> Bool {
+        guard let wanted = groupID(named: group) else { return false }
+        if user.groupID == wanted { return true }
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        if getgrouplist(user.name, user.groupID, &groups, &count) < 0 {
+            groups = [gid_t](repeating: 0, count: Int(count))
+            guard getgrouplist(user.name, user.groupID, &groups, &count) >= 0 else { return false }
+        }
+        return groups.prefix(Int(count)).contains(wanted)
+    }
+
+    /// `/proc/PID/exe`: the caller's executable, for apps that declare `executable`.
+    static func executable(pid: UInt32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+    }
+}
