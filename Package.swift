@@ -25,6 +25,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // beacond.toml and apps.d/*.toml.
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The durable authorization-decision store (SQLite; libsqlite3-dev on Linux).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure domain: decoding, identities, regions, monitoring, ranging, authorization.
@@ -41,7 +45,9 @@ let package = Package(
         // Helpers shared by tests and the benchmark (seeded randomness); never linked into the daemon.
         .target(name: "TestKit", swiftSettings: strict),
         .target(name: "BeacondService",
-                dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "BlueZ"],
+                dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "BlueZ",
+                               .product(name: "TOMLKit", package: "TOMLKit"),
+                               .product(name: "GRDB", package: "GRDB.swift")],
                 swiftSettings: strict),
         .executableTarget(name: "beacond",
                           dependencies: ["BeacondService", "BeaconKit", "Captures",
@@ -59,6 +65,8 @@ let package = Package(
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit"],
+                    swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]
 )

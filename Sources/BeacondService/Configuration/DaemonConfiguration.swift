@@ -1,0 +1,58 @@
+public import BeaconKit
+
+/// Everything the daemon reads from its configuration directory (`/etc/beacond`): `beacond.toml` and
+/// `apps.d/*.toml`. Built by `ConfigurationLoader`; `defaults` is what an absent `beacond.toml` means, and the
+/// shipped `config/beacond.toml` spells out exactly these values (a test keeps the two equal).
+public struct DaemonConfiguration: Hashable, Sendable {
+    /// `[authorization] location_services`: Core Location's global switch; off makes every app restricted.
+    public var locationServicesEnabled: Bool
+    /// `[authorization] prompt`: how requests from undetermined apps are answered.
+    public var prompt: AuthorizationPrompt
+    /// `[authorization] admin_group`: members (and root) may call `org.beacond.Admin1`.
+    public var adminGroup: String
+    /// `[monitoring] exit_timeout`: silence after which an inside region becomes outside.
+    public var exitTimeout: Duration
+    /// `[monitoring] max_regions_per_client`: the region that would exceed it is refused.
+    public var maxRegionsPerClient: Int
+    /// `[scanner] source`: where advertisements come from.
+    public var scanner: ScannerSpec
+    /// The declared apps, by app id.
+    public var apps: [String: AppConfiguration]
+    /// Unknown sections and keys: logged at start and on reload, never fatal.
+    public var warnings: [ConfigurationDiagnostic]
+    /// The `beacond.toml` these values came from (or would have, when it is absent), named in messages.
+    public var configFile: String
+
+    public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
+                adminGroup: String = "beacond-admin", exitTimeout: Duration = .seconds(30),
+                maxRegionsPerClient: Int = 20, scanner: ScannerSpec = .auto,
+                apps: [String: AppConfiguration] = [:], warnings: [ConfigurationDiagnostic] = [],
+                configFile: String = AuthorizationPolicy.defaultConfigFile) {
+        self.locationServicesEnabled = locationServicesEnabled
+        self.prompt = prompt
+        self.adminGroup = adminGroup
+        self.exitTimeout = exitTimeout
+        self.maxRegionsPerClient = maxRegionsPerClient
+        self.scanner = scanner
+        self.apps = apps
+        self.warnings = warnings
+        self.configFile = configFile
+    }
+
+    /// The defaults of every key (the values design.md and the issue give), no apps, no warnings.
+    public static let defaults = DaemonConfiguration()
+
+    /// The authorization rules' view of these settings.
+    public var policy: AuthorizationPolicy {
+        AuthorizationPolicy(locationServicesEnabled: locationServicesEnabled, prompt: prompt, configFile: configFile)
+    }
+
+    /// The region monitor's settings. `exitTimeout` was range-checked when it was loaded, so this fails only for
+    /// a configuration assembled by hand with an out-of-range value.
+    public func monitoringConfiguration() throws(MonitoringConfigurationError) -> MonitoringConfiguration {
+        try MonitoringConfiguration(exitTimeout: exitTimeout)
+    }
+
+    /// The declaration of `appID`, the input `AuthorizationRules` needs.
+    public func declaration(of appID: String) -> AppDeclaration? { apps[appID]?.declaration }
+}

@@ -1,0 +1,91 @@
+import BeaconKit
+
+/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]` and `[scanner]`; an absent key keeps
+/// its default. Unknown sections and keys are warnings.
+enum DaemonSettingsParser {
+    /// Valid values of `max_regions_per_client`: at least one (zero would make monitoring impossible), at most
+    /// ten thousand (each region costs memory and matching time on every sighting).
+    static let regionLimitRange = 1...10_000
+
+    static func parse(_ document: TOMLDocument) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration.defaults
+        configuration.configFile = document.file
+        var root = document.rootReader
+        var sectionOfKey: [String: String] = [:]
+        var authorization = try root.tableOrEmpty("authorization")
+        try readAuthorization(&authorization, into: &configuration)
+        var monitoring = try root.tableOrEmpty("monitoring")
+        try readMonitoring(&monitoring, into: &configuration)
+        var scanner = try root.tableOrEmpty("scanner")
+        if let source = try scanner.string("source", example: "auto") {
+            configuration.scanner = try ScannerSpec(parsing: source, source: document.file,
+                                                    line: scanner.line(of: "source"))
+        }
+        for section in [authorization, monitoring, scanner] {
+            configuration.warnings += section.unknownKeyWarnings()
+            for key in section.knownKeys { sectionOfKey[key] = section.path.joined(separator: ".") }
+        }
+        configuration.warnings += root.unknownKeyWarnings(
+            knownName: "known sections", hints: sectionOfKey.mapValues { "it belongs in [\($0)]" })
+        configuration.warnings.sort { ($0.line ?? 0) < ($1.line ?? 0) }
+        return configuration
+    }
+
+    private static func readAuthorization(_ section: inout TOMLTableReader,
+                                          into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        if let enabled = try section.bool("location_services") {
+            configuration.locationServicesEnabled = enabled
+        }
+        if let text = try section.string("prompt", example: "admin") {
+            let choices = AuthorizationPrompt.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let prompt = AuthorizationPrompt(rawValue: text) else {
+                throw section.error("prompt", "prompt = \"\(text)\" is not one of \(choices)",
+                                    fix: "write e.g. prompt = \"admin\": an administrator decides each request")
+            }
+            configuration.prompt = prompt
+        }
+        if let group = try section.string("admin_group", example: "beacond-admin") {
+            guard ConfigurationNames.isUnixName(group) else {
+                throw section.error("admin_group", "admin_group = \"\(group)\" is not a valid unix group name",
+                                    fix: "name an existing group, e.g. admin_group = \"beacond-admin\"")
+            }
+            configuration.adminGroup = group
+        }
+    }
+
+    private static func readMonitoring(_ section: inout TOMLTableReader,
+                                       into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        if let seconds = try section.number("exit_timeout", example: "30") {
+            configuration.exitTimeout = try exitTimeout(seconds, section: section)
+        }
+        if let limit = try section.integer("max_regions_per_client", in: regionLimitRange) {
+            configuration.maxRegionsPerClient = limit
+        }
+    }
+
+    /// Seconds, fractions allowed, rounded to the microsecond (the monitor's clock resolution), within the
+    /// range `MonitoringConfiguration` accepts.
+    private static func exitTimeout(_ seconds: Double, section: TOMLTableReader) throws(ConfigurationError)
+        -> Duration
+    {
+        let longest = MonitoringConfiguration.longestExitTimeout.components.seconds
+        let fix = "write the seconds of silence after which a region is exited, more than 0 and at most "
+            + "\(longest), that is one year, e.g. exit_timeout = 30"
+        // As written: `-5`, not `-5.0`, when the file holds an integer.
+        let shown = seconds.isFinite && seconds == seconds.rounded() && abs(seconds) < 1e15
+            ? String(Int64(seconds)) : "\(seconds)"
+        guard seconds.isFinite, seconds > 0 else {
+            throw section.error("exit_timeout", "exit_timeout = \(shown) is not a positive number of seconds",
+                                fix: fix)
+        }
+        guard seconds <= Double(longest) else {
+            throw section.error("exit_timeout", "exit_timeout = \(shown) is longer than a year", fix: fix)
+        }
+        let microseconds = Int64((seconds * 1_000_000).rounded())
+        guard microseconds >= 1 else {
+            throw section.error("exit_timeout", "exit_timeout = \(shown) is shorter than one microsecond",
+                                fix: fix)
+        }
+        return .microseconds(microseconds)
+    }
+}

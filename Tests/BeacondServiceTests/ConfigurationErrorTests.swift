@@ -1,0 +1,111 @@
+import BeacondService
+import Testing
+
+/// Each kind of mistake is an error that names the file, the line and the problem.
+@Suite("configuration errors")
+struct ConfigurationErrorTests {
+    /// The error for `beacond.toml` holding `text`.
+    private func settingsError(_ text: String) throws -> (error: ConfigurationError?, file: String) {
+        let directory = try ConfigurationDirectory()
+        try directory.write(text, to: "beacond.toml")
+        return (directory.loadError(), directory.settingsFile)
+    }
+
+    @Test("a TOML syntax error gives the parser's line and column")
+    func syntaxError() throws {
+        let (error, file) = try settingsError("[authorization]\nprompt = \"admin\"\nlocation_services = tru\n")
+        let description = try #require(error).description
+        #expect(error?.line == 3)
+        #expect(description.hasPrefix("\(file):3: TOML syntax error at column"))
+        #expect(description.contains("https://toml.io"))
+    }
+
+    @Test("an unterminated table header is a syntax error at its line")
+    func badHeader() throws {
+        let (error, file) = try settingsError("\n\n[monitoring\nexit_timeout = 3\n")
+        #expect(error?.file == file)
+        #expect(error?.line == 3)
+    }
+
+    @Test("a wrong type names the key, its value, its type and the expected type")
+    func wrongType() throws {
+        let (error, file) = try settingsError("[authorization]\n\nlocation_services = \"yes\"\n")
+        #expect(error?.description == "\(file):3: location_services = \"yes\" is a string, but must be a boolean "
+            + "(write location_services = true or location_services = false)")
+    }
+
+    @Test("a section that is not a table is an error")
+    func sectionNotTable() throws {
+        let (error, file) = try settingsError("monitoring = 5\n")
+        #expect(error?.description.hasPrefix("\(file):1: monitoring = 5 is an integer, but must be a table") == true)
+    }
+
+    @Test("a prompt that is not one of the choices")
+    func badPrompt() throws {
+        let (error, file) = try settingsError("""
+            # beacond.toml
+            [authorization]
+            location_services = true
+
+
+            # how requests are answered
+            prompt = "ask"
+            """)
+        let description = try #require(error).description
+        #expect(description.hasPrefix(
+            "\(file):7: prompt = \"ask\" is not one of admin, deny, when-in-use, always (write e.g. prompt = "))
+    }
+
+    @Test("a scanner source that is not one of the forms", arguments: ["bluetooth", "hci:usb0", "replay:", "fifo"])
+    func badScanner(_ source: String) throws {
+        let (error, file) = try settingsError("[scanner]\n# where from\nsource = \"\(source)\"\n")
+        let description = try #require(error).description
+        #expect(description.hasPrefix("\(file):3: "))
+        #expect(description.contains("auto, hci, hci:hciN, bluez, bluez:hciN, replay:PATH or fifo:PATH"))
+    }
+
+    @Test("exit_timeout must be positive and finite", arguments: ["-5", "0", "0.0", "-0.5", "inf", "nan", "1e12"])
+    func badExitTimeout(_ value: String) throws {
+        let (error, file) = try settingsError("[monitoring]\nexit_timeout = \(value)\n")
+        let description = try #require(error).description
+        #expect(description.hasPrefix("\(file):2: exit_timeout = "))
+        #expect(description.contains("e.g. exit_timeout = 30"))
+    }
+
+    @Test("a negative exit_timeout is shown as written")
+    func negativeExitTimeout() throws {
+        let (error, file) = try settingsError("[monitoring]\nexit_timeout = -5\n")
+        #expect(error?.description.hasPrefix("\(file):2: exit_timeout = -5 is not a positive number of seconds")
+            == true)
+    }
+
+    @Test("max_regions_per_client out of range or not an integer", arguments: ["0", "10001", "-1", "2.5", "\"20\""])
+    func badRegionLimit(_ value: String) throws {
+        let (error, file) = try settingsError("[monitoring]\nmax_regions_per_client = \(value)\n")
+        let description = try #require(error).description
+        #expect(description.hasPrefix("\(file):2: max_regions_per_client"))
+        #expect(description.contains("from 1 to 10000"))
+    }
+
+    @Test("an admin_group that is not a group name")
+    func badAdminGroup() throws {
+        let (error, file) = try settingsError("[authorization]\nadmin_group = \"beacon admins\"\n")
+        #expect(error?.description.hasPrefix(
+            "\(file):2: admin_group = \"beacon admins\" is not a valid unix group name") == true)
+    }
+
+    @Test("a file that is not UTF-8 names the line")
+    func notUTF8() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[scanner]\n", to: "beacond.toml")
+        var data = Array("[scanner]\nsource = \"".utf8)
+        data += [0xFF, 0xFE]
+        data += Array("\"\n".utf8)
+        try Data(data).write(to: URL(fileURLWithPath: directory.settingsFile))
+        let error = directory.loadError()
+        #expect(error?.line == 2)
+        #expect(error?.description.contains("not UTF-8") == true)
+    }
+}
+
+import Foundation

@@ -1,0 +1,119 @@
+import BeaconKit
+import BeacondService
+import Testing
+
+@Suite("beacond.toml")
+struct DaemonSettingsTests {
+    @Test("an empty directory gives the defaults, no apps and no warnings")
+    func emptyDirectory() throws {
+        let directory = try ConfigurationDirectory()
+        var expected = DaemonConfiguration.defaults
+        expected.configFile = directory.settingsFile
+        #expect(try directory.load() == expected)
+    }
+
+    @Test("a directory that does not exist gives the defaults")
+    func missingDirectory() throws {
+        let directory = try ConfigurationDirectory()
+        let configuration = try ConfigurationLoader.load(directory: directory.path + "/absent")
+        #expect(configuration.apps.isEmpty)
+        #expect(configuration.prompt == .admin)
+    }
+
+    @Test("the defaults are the documented values")
+    func defaults() throws {
+        let defaults = DaemonConfiguration.defaults
+        #expect(defaults.locationServicesEnabled)
+        #expect(defaults.prompt == .admin)
+        #expect(defaults.adminGroup == "beacond-admin")
+        #expect(defaults.exitTimeout == .seconds(30))
+        #expect(defaults.maxRegionsPerClient == 20)
+        #expect(defaults.scanner == .auto)
+        #expect(defaults.apps.isEmpty)
+        #expect(defaults.warnings.isEmpty)
+        #expect(defaults.policy == AuthorizationPolicy())
+        #expect(try defaults.monitoringConfiguration() == .default)
+    }
+
+    @Test("every key is read")
+    func everyKey() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("""
+            [authorization]
+            location_services = false
+            prompt = "when-in-use"
+            admin_group = "wheel"
+
+            [monitoring]
+            exit_timeout = 12.5
+            max_regions_per_client = 100
+
+            [scanner]
+            source = "fifo:/run/beacond/test.fifo"
+            """, to: "beacond.toml")
+        let configuration = try directory.load()
+        #expect(!configuration.locationServicesEnabled)
+        #expect(configuration.prompt == .whenInUse)
+        #expect(configuration.adminGroup == "wheel")
+        #expect(configuration.exitTimeout == .milliseconds(12_500))
+        #expect(configuration.maxRegionsPerClient == 100)
+        #expect(configuration.scanner == .fifo(path: "/run/beacond/test.fifo"))
+        #expect(configuration.warnings.isEmpty)
+        #expect(configuration.policy == AuthorizationPolicy(locationServicesEnabled: false, prompt: .whenInUse,
+                                                            configFile: directory.settingsFile))
+    }
+
+    @Test("every prompt value", arguments: AuthorizationPrompt.allCases)
+    func prompts(_ prompt: AuthorizationPrompt) throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[authorization]\nprompt = \"\(prompt.rawValue)\"\n", to: "beacond.toml")
+        #expect(try directory.load().prompt == prompt)
+    }
+
+    @Test("an integer exit_timeout, and dotted keys at the top level")
+    func integerTimeoutAndDottedKeys() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("monitoring.exit_timeout = 45\nscanner = { source = \"hci:hci1\" }\n",
+                            to: "beacond.toml")
+        let configuration = try directory.load()
+        #expect(configuration.exitTimeout == .seconds(45))
+        #expect(configuration.scanner == .hci(adapter: "hci1"))
+    }
+
+    @Test("a key left out keeps its default")
+    func partialFile() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[monitoring]\nmax_regions_per_client = 5\n", to: "beacond.toml")
+        let configuration = try directory.load()
+        #expect(configuration.maxRegionsPerClient == 5)
+        #expect(configuration.exitTimeout == .seconds(30))
+        #expect(configuration.prompt == .admin)
+    }
+
+    @Test("unknown sections and keys are warnings with their lines, not errors")
+    func unknownKeys() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("""
+            # comment
+            [authorization]
+            promt = "deny"
+            prompt = "deny"
+
+            [logging]
+            level = "debug"
+
+            [monitoring]
+            exit_timeout = 10
+            """, to: "beacond.toml")
+        let configuration = try directory.load()
+        #expect(configuration.prompt == .deny)
+        #expect(configuration.exitTimeout == .seconds(10))
+        let warnings = configuration.warnings.map(\.description)
+        #expect(warnings.count == 2)
+        #expect(warnings.first?.hasPrefix("\(directory.settingsFile):3: unknown key \"promt\" in [authorization]")
+            == true)
+        #expect(warnings.first?.contains("did you mean \"prompt\"?") == true)
+        #expect(warnings.last?.hasPrefix("\(directory.settingsFile):6: unknown section [logging] is ignored") == true)
+        #expect(configuration.warnings.first?.line == 3)
+    }
+}
