@@ -29,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The durable authorization-decision store (SQLite; libsqlite3-dev on Linux).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Graceful SIGTERM shutdown and SIGHUP reload for the daemon.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure domain: decoding, identities, regions, monitoring, ranging, authorization.
@@ -47,11 +50,15 @@ let package = Package(
         .target(name: "BeacondService",
                 dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "BlueZ",
                                .product(name: "TOMLKit", package: "TOMLKit"),
-                               .product(name: "GRDB", package: "GRDB.swift")],
+                               .product(name: "GRDB", package: "GRDB.swift"),
+                               .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         .executableTarget(name: "beacond",
-                          dependencies: ["BeacondService", "BeaconKit", "Captures",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          dependencies: ["BeacondService", "BeaconKit", "Captures", "DBus",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                         .product(name: "Logging", package: "swift-log"),
+                                         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                         .product(name: "UnixSignals", package: "swift-service-lifecycle")],
                           swiftSettings: strict),
         .executableTarget(name: "beaconctl",
                           dependencies: ["DBus", "BeacondAPI", "BeaconKit",

@@ -1,20 +1,85 @@
 import ArgumentParser
 import BeacondService
+import DBus
+import Logging
 
-/// `beacond`: the daemon and its offline tools.
+/// `beacond`: the daemon (no subcommand) and its offline tool (`replay`).
 @main
 struct BeacondCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacond",
         abstract: "iBeacon ranging, region monitoring and Core Location-style authorization for Linux.",
         discussion: """
-            beacond scans Bluetooth Low Energy advertisements, decodes iBeacon frames, ranges beacons \
-            (smoothed RSSI, distance, proximity about once a second) and monitors beacon regions \
-            (enter/exit), and serves them to authorized clients over D-Bus.
+            Without a subcommand, beacond runs the daemon: it owns org.beacond on D-Bus, scans Bluetooth \
+            Low Energy advertisements while some client monitors or ranges, and serves authorized clients \
+            (see `beaconctl --help`). It is normally started by systemd (beacond.service).
 
-            `beacond replay` runs the same decoding and engine path on capture files (btmon, Android \
-            HCI snoop logs, pcap/pcapng, hex lines), so it works on a machine with no radio.
+            Files: CONFIG-DIR/beacond.toml (daemon settings), CONFIG-DIR/apps.d/*.toml (one app each), \
+            STATE-DIR/state.sqlite (authorization decisions). SIGHUP reloads the configuration; a broken \
+            file is logged with its file and line and the previous configuration stays in force. SIGTERM \
+            stops gracefully.
+
+            Scanner sources (--scanner or [scanner] source): fifo:PATH reads hex HCI event lines from a \
+            FIFO (created if missing), e.g. `echo "04 3e 2a 02 01 03 00 ..." > PATH`; replay:PATH plays a \
+            capture (btsnoop, pcap, pcapng, hex lines) in real time; auto, hci[:hciN], bluez[:hciN] use \
+            BlueZ (not in this build yet).
+
+            `beacond replay` runs the same decoding and engine path on capture files, so it works on a \
+            machine with no radio.
+
+            Example (a private test setup):
+              beacond --bus session --config-dir ./config --state-dir /tmp/beacond --scanner fifo:/tmp/beacond.fifo
+
+            Exit status: 0 stopped by SIGTERM/SIGINT; 1 could not start or lost the bus; 64 usage error; \
+            78 (EX_CONFIG) a configuration file is invalid at start.
             """,
         version: BeacondServiceInfo.version,
         subcommands: [Replay.self])
+
+    @Option(name: .long, help: ArgumentHelp("The bus to serve on: system, session, or a D-Bus address such as unix:path=/run/x.",
+                                            valueName: "system|session|ADDRESS"))
+    var bus: String = "system"
+
+    @Option(name: .long, help: ArgumentHelp("Directory with beacond.toml and apps.d/.", valueName: "DIR"))
+    var configDir: String = "/etc/beacond"
+
+    @Option(name: .long, help: ArgumentHelp("Directory for durable state (authorization decisions).", valueName: "DIR"))
+    var stateDir: String = "/var/lib/beacond"
+
+    @Option(name: .long, help: ArgumentHelp("Scanner source, overriding [scanner] source in beacond.toml.",
+                                            valueName: "auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH"))
+    var scanner: String?
+
+    @Option(name: .long, help: ArgumentHelp("Lowest log level written.", valueName: "trace|debug|info|notice|warning|error"))
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if let scanner {
+            do { _ = try ScannerSpec(parsing: scanner) } catch { throw ValidationError("\(error)") }
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    var busAddress: DBusBusAddress {
+        switch bus {
+        case "system": return .system
+        case "session": return .session
+        default: return .address(bus)
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }
+        let logger = Logger(label: "beacond")
+        let spec: ScannerSpec?
+        do { spec = try scanner.map { text throws(ConfigurationError) in try ScannerSpec(parsing: text) } } catch {
+            throw ValidationError("\(error)")
+        }
+        try await DaemonRunner.run(options: DaemonOptions(bus: busAddress, configDirectory: configDir,
+                                                          stateDirectory: stateDir, scanner: spec),
+                                   logger: logger)
+    }
 }

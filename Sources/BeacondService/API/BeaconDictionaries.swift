@@ -1,4 +1,4 @@
-public import BeacondAPI
+import BeacondAPI
 public import BeaconKit
 public import DBus
 import Foundation

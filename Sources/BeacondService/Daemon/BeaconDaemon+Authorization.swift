@@ -26,8 +26,9 @@ extension BeaconDaemon {
         }
         if outcome.pending, old.pendingRequest != outcome.record.pendingRequest {
             let usage = app.declaration.usageDescription(for: request) ?? ""
-            logger.notice("\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
-                + "beaconctl auth grant \(session.appID) \(request.grantArgument)  or  beaconctl auth deny \(session.appID)",
+            let text = "\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
+                + "beaconctl auth grant \(session.appID) \(request.grantArgument)  or  beaconctl auth deny \(session.appID)"
+            logger.notice("\(text)",
                           metadata: metadata(session))
         } else if let note = outcome.note {
             logger.info("\(request.methodName) from \(session.appID): \(note)", metadata: metadata(session))
@@ -157,8 +158,8 @@ extension BeaconDaemon {
         case .restricted, .notDetermined: AuthorizationRules.setStatus(status, app: app.declaration, record: old, policy: policy)
         }
         try persist(outcome.record, for: appID)
-        logger.notice("administrator set \(appID) to \(outcome.record.status.rawValue)"
-            + (outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""),
+        let answered = outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""
+        logger.notice("administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
                       metadata: ["client.app": "\(appID)", "admin.sender": "\(call.sender)"])
         apply(outcome.sideEffects, to: appID)
         return []

@@ -299,8 +299,8 @@ extension BeaconDaemon {
             detached.rangedConstraints = []
             sessions[session.number] = detached
             server?.unexport(path: session.path)
-            logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions "
-                + "stay monitored for the app's next client", metadata: metadata(session))
+            logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions stay monitored for the app's next client",
+                        metadata: metadata(session))
             adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
         }
     }

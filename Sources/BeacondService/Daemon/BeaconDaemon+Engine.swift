@@ -76,8 +76,8 @@ extension BeaconDaemon {
             adminEvent(BeacondEventKind.didExitRegion, data)
         }
         if !session.isConnected {
-            logger.notice("region event for disconnected Always client \(session.path) of \(session.appID) not delivered: "
-                + "it is delivered when the app reconnects once durable queues exist", metadata: metadata(session))
+            logger.notice("region event for disconnected Always client \(session.path) of \(session.appID) was not delivered (no durable queue yet); the app's next client sees the region's current state",
+                          metadata: metadata(session))
         }
     }
 
@@ -131,7 +131,7 @@ extension BeaconDaemon {
     }
 
     func startScanner() {
-        do {
+        do throws(ScannerError) {
             let scanner = try self.scanner ?? makeScanner()
             self.scanner = scanner
             try scanner.start(loop: loop, deliver: { [unowned self] input in
