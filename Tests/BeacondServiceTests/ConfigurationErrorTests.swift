@@ -1,4 +1,5 @@
 import BeacondService
+import Foundation
 import Testing
 
 /// Each kind of mistake is an error that names the file, the line and the problem.
@@ -107,5 +108,3 @@ struct ConfigurationErrorTests {
         #expect(error?.description.contains("not UTF-8") == true)
     }
 }
-
-import Foundation
