@@ -141,6 +141,14 @@ docs_installed() {
 }
 check "README and docs installed in /usr/share/doc/beacond, 0644" docs_installed
 
+documentation_exists() {
+    local uri
+    for uri in $(sed -n 's/^Documentation=//p' "$dest/usr/lib/systemd/system/beacond.service"); do
+        [[ $uri == file:* && -f $dest${uri#file:} ]] || { detail="$uri is not an installed file"; return 1; }
+    done
+}
+check "the unit's Documentation= names installed files" documentation_exists
+
 binary_runs() {
     detail=$("$dest/usr/bin/beacond" --help 2>&1) || return 1
     detail=
