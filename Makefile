@@ -7,7 +7,23 @@ RELEASE_BIN = .build/release
 DEMO_CAPTURE = Tests/Fixtures/corpus/btsnoop/csacca+horizon-74-at-ble.btsnoop_hci.log
 DEMO_UUID = 494E5445-4C4C-495F-524F-434B535F4857
 
-.PHONY: all build run test deps test-deps bench clean
+.PHONY: all build run test deps test-deps bench clean install install-only uninstall
+
+# Where `make install` puts things (DESTDIR is prepended to every path, for packaging). systemd
+# and dbus-daemon look for units, sysusers and activation files under /usr and /usr/local alike,
+# but for bus policies only in /usr/share/dbus-1/system.d and /etc/dbus-1/system.d: with a
+# PREFIX other than /usr the policy goes to /etc.
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+DATADIR ?= $(PREFIX)/share
+DOCDIR ?= $(DATADIR)/doc/beacond
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+DBUS_POLICYDIR ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/dbus-1/system.d,$(SYSCONFDIR)/dbus-1/system.d)
+DBUS_SERVICESDIR ?= $(DATADIR)/dbus-1/system-services
+CONFDIR = $(SYSCONFDIR)/beacond
+# Shipped documentation, installed under DOCDIR with the same relative paths so links work.
+DOC_FILES = README.md $(wildcard docs/*.md docs/*.png) systemd/README.md config/README.md
 
 all: build
 
@@ -26,13 +42,72 @@ build: deps
 run: build
 	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"
 
-# Every test suite (unit and CLI tests run by swift test).
+# Every test suite (unit and CLI tests run by swift test, then the packaging checks:
+# systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus).
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	Tests/System/packaging-test.sh
 
 bench: test-deps
 	scripts/bench/compare.sh
+
+# Builds release binaries, then installs them with the unit, sysusers, D-Bus and config files.
+install: build
+	@$(MAKE) --no-print-directory install-only
+
+# Installs what is already built in RELEASE_BIN (packagers who build separately, and the
+# packaging test with a prebuilt RELEASE_BIN). /etc/beacond/beacond.toml is configuration the
+# administrator owns: an existing one is never overwritten; when the shipped defaults differ,
+# they go next to it as beacond.toml.dist (as dpkg does with .dpkg-dist).
+install-only:
+	install -D -m 0755 $(RELEASE_BIN)/beacond $(DESTDIR)$(BINDIR)/beacond
+	install -D -m 0755 $(RELEASE_BIN)/beaconctl $(DESTDIR)$(BINDIR)/beaconctl
+	install -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|/usr/bin/beacond|$(BINDIR)/beacond|g' -e 's|/etc/beacond|$(CONFDIR)|g' \
+	    -e 's|/usr/share/doc/beacond|$(DOCDIR)|g' systemd/beacond.service \
+	    > $(DESTDIR)$(SYSTEMDUNITDIR)/beacond.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/beacond.service
+	install -D -m 0644 systemd/beacond.sysusers $(DESTDIR)$(SYSUSERSDIR)/beacond.conf
+	install -D -m 0644 config/dbus-1/system.d/org.beacond.conf \
+	    $(DESTDIR)$(DBUS_POLICYDIR)/org.beacond.conf
+	install -D -m 0644 config/dbus-1/system-services/org.beacond.service \
+	    $(DESTDIR)$(DBUS_SERVICESDIR)/org.beacond.service
+	install -d -m 0755 $(DESTDIR)$(CONFDIR) $(DESTDIR)$(CONFDIR)/apps.d
+	@if [ ! -f config/beacond.toml ]; then \
+	    echo "make install: config/beacond.toml is missing from this tree; not installed" >&2; \
+	elif [ ! -e $(DESTDIR)$(CONFDIR)/beacond.toml ]; then \
+	    echo "install -m 0644 config/beacond.toml $(DESTDIR)$(CONFDIR)/beacond.toml"; \
+	    install -m 0644 config/beacond.toml $(DESTDIR)$(CONFDIR)/beacond.toml; \
+	elif cmp -s config/beacond.toml $(DESTDIR)$(CONFDIR)/beacond.toml; then \
+	    echo "make install: $(DESTDIR)$(CONFDIR)/beacond.toml is already the shipped one"; \
+	else \
+	    install -m 0644 config/beacond.toml $(DESTDIR)$(CONFDIR)/beacond.toml.dist; \
+	    echo "make install: kept your $(DESTDIR)$(CONFDIR)/beacond.toml;" \
+	         "the shipped defaults are in beacond.toml.dist next to it" >&2; \
+	fi
+	@for f in $(wildcard config/beacond.toml) $(wildcard config/apps.d/*.toml); do \
+	    echo "install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/examples/$${f#config/}"; \
+	    install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/examples/$${f#config/} || exit 1; \
+	done
+	@for f in $(DOC_FILES); do \
+	    echo "install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$$f"; \
+	    install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$$f || exit 1; \
+	done
+	@if [ -z "$(DESTDIR)" ]; then \
+	    echo "Installed. Next: systemd-sysusers; systemctl daemon-reload; systemctl reload dbus;" \
+	         "systemctl enable --now beacond (see $(DOCDIR)/systemd/README.md)"; \
+	fi
+
+# Removes what install put in place except configuration and state (/etc/beacond,
+# /var/lib/beacond) and the beacond user, which stay for a reinstall, as dpkg's remove does.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/beacond $(DESTDIR)$(BINDIR)/beaconctl
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/beacond.service $(DESTDIR)$(SYSUSERSDIR)/beacond.conf
+	rm -f $(DESTDIR)$(DBUS_POLICYDIR)/org.beacond.conf
+	rm -f $(DESTDIR)$(DBUS_SERVICESDIR)/org.beacond.service
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@echo "make uninstall: kept $(DESTDIR)$(CONFDIR) and $(DESTDIR)/var/lib/beacond (remove them by hand to purge)"
 
 clean:
 	rm -rf .build

@@ -6,8 +6,10 @@ set -euo pipefail
 packages=(pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev)
 if [[ "${1:-run}" == test ]]; then
     # python3-venv for the benchmark's Python peers; dbus (dbus-daemon, busctl) and libglib2.0-bin
-    # (gdbus) are the real D-Bus clients the daemon's integration tests use.
-    packages+=(dbus libglib2.0-bin python3 python3-venv)
+    # (gdbus) are the real D-Bus clients the daemon's integration tests use; python3-dbus and
+    # python3-gi drive the D-Bus policy check and systemd gives systemd-analyze and
+    # systemd-sysusers to Tests/System/packaging-test.sh.
+    packages+=(dbus libglib2.0-bin python3 python3-venv python3-dbus python3-gi systemd)
 fi
 
 missing=()
