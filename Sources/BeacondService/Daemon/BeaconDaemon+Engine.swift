@@ -33,7 +33,7 @@ extension BeaconDaemon {
         guard let deadline = pipeline.nextDeadline else { return }
         let delay = deadline - clock()
         let wait: Duration = delay > .zero ? min(delay, .seconds(3600)) : .zero
-        engineTimer = loop.schedule(at: .now + wait) { [unowned self] in
+        engineTimer = loop.schedule(at: .now + wait) {
             self.assumeIsolated { daemon in
                 daemon.engineTimer = nil
                 var events: [EngineEvent] = []
@@ -114,13 +114,13 @@ extension BeaconDaemon {
         switch configuration.scanner {
         case .fifo(let path):
             let scanner = FIFOScanner(path: path)
-            scanner.onMalformedLine = { [unowned self] line, reason in
+            scanner.onMalformedLine = { line, reason in
                 self.assumeIsolated { $0.logger.warning("fifo:\(path) line \(line) ignored: \(reason)") }
             }
             return scanner
         case .replay(let path):
             let scanner = ReplayScanner(path: path)
-            scanner.finished = { [unowned self] count in
+            scanner.finished = { count in
                 self.assumeIsolated { $0.logger.info("replay of \(path) finished (\(count) records)") }
             }
             return scanner
@@ -132,11 +132,12 @@ extension BeaconDaemon {
 
     func startScanner() {
         do throws(ScannerError) {
-            let scanner = try self.scanner ?? makeScanner()
+            let scanner: any BeaconScanner
+            if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
             self.scanner = scanner
-            try scanner.start(loop: loop, deliver: { [unowned self] input in
+            try scanner.start(loop: loop, deliver: { input in
                 self.assumeIsolated { $0.ingest(input) }
-            }, failed: { [unowned self] error in
+            }, failed: { error in
                 self.assumeIsolated { $0.scannerFailed(error) }
             })
             scanning = true

@@ -5,12 +5,12 @@ import DBus
 /// The exported objects: `/org/beacond` (Manager1, Admin1) and each client's `/org/beacond/client/N`
 /// (LocationManager1). Handlers run on the loop thread and enter the actor synchronously.
 extension BeaconDaemon {
-    typealias Handler = (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
+    typealias Handler = @Sendable (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
 
     /// A method whose handler runs isolated to the daemon.
     nonisolated func method(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
                             _ body: @escaping Handler) -> DBusMethod {
-        DBusMethod(name, in: inArguments, out: outArguments) { [unowned self] call throws(DBusCallError) in
+        DBusMethod(name, in: inArguments, out: outArguments) { call throws(DBusCallError) in
             try self.assumeIsolated { daemon in
                 Result { () throws(DBusCallError) in try body(daemon, call) }
             }.get()
@@ -27,8 +27,8 @@ extension BeaconDaemon {
     }
 
     nonisolated func property(_ name: String, _ signature: String,
-                              _ read: @escaping (isolated BeaconDaemon, String) -> DBusValue) -> DBusProperty {
-        DBusProperty(name, signature) { [unowned self] sender in
+                              _ read: @escaping @Sendable (isolated BeaconDaemon, String) -> DBusValue) -> DBusProperty {
+        DBusProperty(name, signature) { sender in
             self.assumeIsolated { daemon in read(daemon, sender) }
         }
     }
@@ -78,7 +78,7 @@ extension BeaconDaemon {
         let region = DBusArgument("region", "a{sv}")
         let constraint = DBusArgument("constraint", "a{sv}")
         func clientMethod(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-                          _ body: @escaping (isolated BeaconDaemon, Int, DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
+                          _ body: @escaping @Sendable (isolated BeaconDaemon, Int, DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
             method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
                 try body(daemon, number, call)
             }
@@ -128,7 +128,7 @@ extension BeaconDaemon {
             DBusSignalDescription(BeacondMember.rangingDidFail, [constraint, DBusArgument("error", "s"), DBusArgument("message", "s")]),
         ])
         return DBusObject(path: BeacondBus.clientPathPrefix + String(number), interfaces: [interface]) {
-            [unowned self] sender throws(DBusCallError) in
+            sender throws(DBusCallError) in
             try self.assumeIsolated { daemon in
                 Result { () throws(DBusCallError) in try daemon.checkOwner(number, sender) }
             }.get()

@@ -136,10 +136,10 @@ public actor BeaconDaemon {
         }
         self.connection = connection
         self.server = server
-        server.connectionClosed = { [unowned self] name in
+        server.connectionClosed = { name in
             self.assumeIsolated { $0.connectionClosed(name) }
         }
-        server.disconnected = { [unowned self] in
+        server.disconnected = {
             self.assumeIsolated { $0.busDisconnected() }
         }
         server.export(managerObject())
@@ -203,7 +203,7 @@ public actor BeaconDaemon {
                                      destination: destination))
         guard !flushScheduled else { return }
         flushScheduled = true
-        loop.execute { [unowned self] in self.assumeIsolated { $0.flushOutbox() } }
+        loop.execute { self.assumeIsolated { $0.flushOutbox() } }
     }
 
     func flushOutbox() {

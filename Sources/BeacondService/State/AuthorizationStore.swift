@@ -11,7 +11,7 @@ public final class AuthorizationStore: Sendable {
     /// The database file's name in the state directory.
     public static let databaseFileName = "state.sqlite"
 
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
     /// The database file, or `:memory:`.
     public let file: String
     /// Set when the database file was unreadable and moved aside at open: what happened and what it means,

@@ -20,6 +20,16 @@ enum AuthorizationStoreSchema {
                 ) STRICT
                 """)
         }
+        migrator.registerMigration("v2: daemon settings") { db in
+            // Administrator switches that outlive a restart (`beaconctl services off`), one row per setting.
+            try db.execute(sql: """
+                CREATE TABLE daemon_setting (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                ) STRICT
+                """)
+        }
         return migrator
     }
 }
