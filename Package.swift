@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestKit"], swiftSettings: strict),
-        .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit"],
+        .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus"],
                     swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]

@@ -1,0 +1,84 @@
+import BeaconKit
+import BeacondAPI
+import BeacondService
+import DBus
+import Foundation
+import Testing
+
+/// Region and constraint dictionaries as clients send them: strict about meaning, lenient about integer width.
+@Suite("Region and beacon dictionaries")
+struct BeaconDictionariesTests {
+    let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+
+    func region(_ entries: [String: DBusValue]) throws(BeacondError) -> BeaconRegion {
+        try BeaconDictionaries.region(from: .vardict(entries))
+    }
+
+    @Test func readsAFullRegion() throws {
+        let parsed = try region(["Identifier": .string("lobby"), "UUID": .string(uuid), "Major": .uint16(1),
+                                 "Minor": .uint16(2), "NotifyOnEntry": .boolean(false)])
+        #expect(parsed.identifier == "lobby")
+        #expect(parsed.constraint.uuid == UUID(uuidString: uuid))
+        #expect(parsed.constraint.major == 1)
+        #expect(parsed.constraint.minor == 2)
+        #expect(!parsed.notifyOnEntry)
+        #expect(parsed.notifyOnExit)
+    }
+
+    /// gdbus sends a bare number as int32; Python's dbus sends what it is told. Both mean the same major.
+    @Test(arguments: [DBusValue.int32(7), .uint32(7), .int64(7), .byte(7), .int16(7), .uint64(7)])
+    func acceptsAnyIntegerWidthInRange(_ major: DBusValue) throws {
+        #expect(try region(["Identifier": .string("a"), "UUID": .string(uuid), "Major": major]).constraint.major == 7)
+    }
+
+    @Test func refusesWithTheFix() {
+        func message(_ entries: [String: DBusValue]) -> (BeacondErrorName, String)? {
+            do {
+                _ = try region(entries)
+                return nil
+            } catch {
+                return (error.name, error.message)
+            }
+        }
+        let missingIdentifier = message(["UUID": .string(uuid)])
+        #expect(missingIdentifier?.0 == .invalidRegion)
+        #expect(missingIdentifier?.1.contains("Identifier") == true)
+        #expect(message(["Identifier": .string("a"), "UUID": .string("nope")])?.1.contains("8-4-4-4-12") == true)
+        #expect(message(["Identifier": .string("a")])?.1.contains("'UUID' is required") == true)
+        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Major": .int32(70000)])?.1.contains("0...65535") == true)
+        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Major": .int32(-1)])?.0 == .invalidRegion)
+        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Major": .string("1")])?.1.contains("the string '1'") == true)
+        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Colour": .string("red")])?.1.contains("unknown region key 'Colour'") == true)
+        #expect(message(["Identifier": .string("  "), "UUID": .string(uuid)])?.0 == .invalidRegion)
+        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "NotifyOnExit": .int32(1)])?.1.contains("boolean") == true)
+        // Minor without major is not a constraint Core Location allows.
+        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .uint16(1)])?.0 == .invalidRegion)
+    }
+
+    @Test func aConstraintHasNoIdentifier() throws {
+        let constraint = try BeaconDictionaries.constraint(from: .vardict(["UUID": .string(uuid), "Major": .uint16(3)]))
+        #expect(constraint.major == 3)
+        #expect(throws: BeacondError.self) {
+            try BeaconDictionaries.constraint(from: .vardict(["UUID": .string(uuid), "Identifier": .string("x")]))
+        }
+        #expect(throws: BeacondError.self) { try BeaconDictionaries.constraint(from: .string("not a dictionary")) }
+    }
+
+    /// What goes out reads back the same, with the API's exact types (q for major/minor, n for RSSI).
+    @Test func writesTheAPITypes() throws {
+        let original = BeaconRegion(identifier: "lobby", constraint: try BeaconIdentityConstraint(
+            uuid: try #require(UUID(uuidString: uuid)), major: 1, minor: 2), notifyOnEntry: true, notifyOnExit: false)
+        let written = BeaconDictionaries.dictionary(original)
+        #expect(try BeaconDictionaries.region(from: written) == original)
+        #expect(written.vardictEntries?["Major"] == .uint16(1))
+        let beacon = RangedBeacon(identity: BeaconIdentity(uuid: try #require(UUID(uuidString: uuid)), major: 1, minor: 2),
+                                  rssi: -60, accuracy: .infinity, proximity: .unknown, measuredPower: -59,
+                                  timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000))
+        let entries = try #require(BeaconDictionaries.dictionary(beacon).vardictEntries)
+        #expect(entries["RSSI"] == .int16(-60))
+        #expect(entries["Accuracy"] == .double(-1))
+        #expect(entries["Proximity"] == .string("unknown"))
+        #expect(entries["TxPower"] == .int16(-59))
+        #expect(entries["Timestamp"] == .uint64(1_700_000_000_000_000))
+    }
+}
