@@ -47,8 +47,10 @@ let package = Package(
                           dependencies: ["BeacondService", "BeaconKit", "Captures",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
+        // beaconctl's logic that needs no process (typed daemon calls, output, doctor checks), so tests can reach it.
+        .target(name: "BeaconctlKit", dependencies: ["DBus", "BeacondAPI", "BeaconKit"], swiftSettings: strict),
         .executableTarget(name: "beaconctl",
-                          dependencies: ["DBus", "BeacondAPI", "BeaconKit",
+                          dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
         .executableTarget(name: "beacond-bench",
@@ -59,6 +61,8 @@ let package = Package(
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit", "beaconctl"],
+                    swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]
 )
