@@ -168,9 +168,10 @@ struct CLITests {
     }
 
     @Test func eventsEndWith69WhenTheDaemonLeaves() throws {
-        let fake = try FakeBeacond()
+        let fake = try FakeBeacond(eventsOnWatch: [(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(false)])])
         let live = try CLI.start(["--bus", fake.bus.address, "events"])
-        #expect(fake.log.wait(for: "WatchEvents"))
+        // Its first line means beaconctl has its WatchEvents reply and is receiving.
+        #expect(live.nextLine()?.hasSuffix("ScanningChanged  -  scanning=off") == true)
         fake.stop()
         let run = live.finish()
         #expect(run.status == 69)
@@ -198,6 +199,32 @@ struct CLITests {
         let beacons = try #require((try Self.json(json.stdout)["Data"] as? [String: Any])?["Beacons"] as? [[String: Any]])
         #expect(beacons.first?["Accuracy"] as? Double == 0.92)
         #expect(beacons.first?["Proximity"] as? String == "near")
+    }
+
+    /// On a terminal (util-linux `script` gives the binary a pty) each cycle clears the screen and redraws the table.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func beaconsRedrawATableOnATerminal() throws {
+        let cycle: [String: DBusValue] = [
+            BeacondEventKey.appID: .string(Samples.app), BeacondEventKey.client: .objectPath("/org/beacond/client/1"),
+            BeacondEventKey.constraint: .vardict([BeacondKey.uuid: .string(Samples.uuid)]),
+            BeacondEventKey.beacons: Samples.dictionaries([Samples.beacon(minor: 2, rssi: -58, accuracy: 0.92, proximity: "near")]),
+        ]
+        let fake = try FakeBeacond(eventsOnWatch: [(BeacondEventKind.didRangeBeacons, cycle)])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(try CLI.url().path)' --bus '\(fake.bus.address)' beacons --once", "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let screen = try #require(text.components(separatedBy: "\u{1B}[H\u{1B}[2J").last)
+        let lines = screen.components(separatedBy: "\r\n")
+        #expect(lines.first?.hasSuffix("— 1 ranging request") == true, "\(lines)")
+        #expect(lines.dropFirst().first?.hasPrefix("UUID                                  MAJOR  MINOR  RSSI  ACCURACY m") == true)
+        #expect(lines.dropFirst(2).first == "\(Samples.uuid)      1      2   -58        0.92  near       com.example.door  /org/beacond/client/1")
     }
 
     /// The whole flow of design.md: register → notDetermined → request → pending → an administrator grants →
@@ -264,5 +291,6 @@ struct CLITests {
         #expect(doctor.stdout.contains("    fix: beaconctl auth grant com.example.door always"))
         client.signal(SIGINT)
         #expect(client.finish().status == 0)
+        #expect(fake.log.all.last == "Close /org/beacond/client/1", "interrupted while waiting, it still closes its client")
     }
 }

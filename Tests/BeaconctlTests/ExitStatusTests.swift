@@ -98,7 +98,9 @@ struct ArgumentTests {
 
     @Test(arguments: ["", "nope", "\(Samples.uuid):70000", "\(Samples.uuid):1:2:3", "\(Samples.uuid)::5", "\(Samples.uuid):-1"])
     func malformedConstraintsAreRefusedWithTheForm(text: String) {
-        #expect(throws: (any Error).self) { try BeaconIdentityConstraint(parsing: text) }
+        let error = #expect(throws: BeaconIdentityConstraint.Invalid.self) { try BeaconIdentityConstraint(parsing: text) }
+        let message = error?.description ?? ""
+        #expect(message.contains("UUID[:MAJOR[:MINOR]]") || message.contains("a minor needs a major"), "\(message)")
     }
 
     @Test func authorizationLevels() {

@@ -40,7 +40,9 @@ public enum EventText {
         case E.clientRegistered, E.clientClosed:
             return pairs([("client", data.string(K.client))])
         case E.authorizationRequested:
-            return pairs([("request", data.string(K.request)), ("disposition", data.string(K.disposition))])
+            // Events carry the disposition; the sample client's own line carries the resulting status.
+            return pairs([("request", data.string(K.request)), ("disposition", data.string(K.disposition)),
+                          ("status", data.string(K.status))])
         case E.authorizationChanged:
             return pairs([("status", data.string(K.status))])
         case E.didStartMonitoring, E.didEnterRegion, E.didExitRegion:
