@@ -60,8 +60,10 @@ let package = Package(
                                          .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                          .product(name: "UnixSignals", package: "swift-service-lifecycle")],
                           swiftSettings: strict),
+        // beaconctl's logic that needs no process (typed daemon calls, output, doctor checks), so tests can reach it.
+        .target(name: "BeaconctlKit", dependencies: ["DBus", "BeacondAPI", "BeaconKit"], swiftSettings: strict),
         .executableTarget(name: "beaconctl",
-                          dependencies: ["DBus", "BeacondAPI", "BeaconKit",
+                          dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
         .executableTarget(name: "beacond-bench",
@@ -73,6 +75,8 @@ let package = Package(
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus"],
+                    swiftSettings: strict),
+        .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit", "beaconctl"],
                     swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]

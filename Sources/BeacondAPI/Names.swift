@@ -152,3 +152,29 @@ public enum BeacondMember {
     public static let didExitRegion = "DidExitRegion", didRangeBeacons = "DidRangeBeacons"
     public static let monitoringDidFail = "MonitoringDidFail", rangingDidFail = "RangingDidFail"
 }
+
+// MARK: Names beaconctl reads that had no constant yet (added with beaconctl, issue 3)
+
+extension BeacondStatus {
+    public static let notDetermined = "notDetermined", restricted = "restricted", denied = "denied"
+    public static let authorizedWhenInUse = "authorizedWhenInUse", authorizedAlways = "authorizedAlways"
+}
+
+/// Keys of the adapter entries in `GetStatus()["Adapters"]`.
+public enum BeacondAdapterKey {
+    public static let name = "Name"                             // s: hci0
+    public static let address = "Address"                       // s: 00:1A:7D:DA:71:13
+    public static let powered = "Powered"                       // b
+}
+
+/// Values of `Request` (pending requests, `AuthorizationRequested` events) and of an app's `PendingRequest`.
+public enum BeacondRequestKind {
+    public static let whenInUse = "whenInUse", always = "always"
+}
+
+/// Values of `GetStatus()["ScannerState"]`.
+public enum BeacondScannerState {
+    public static let idle = "idle", scanning = "scanning"
+    /// Followed by the reason, e.g. "failed: no adapter hci0".
+    public static let failedPrefix = "failed: "
+}

@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import ArgumentParser
 import BeacondAPI
+import BeaconctlKit
 
 /// `beaconctl`: the administrator's command line, a D-Bus client of beacond.
 @main
@@ -8,9 +12,39 @@ struct BeaconctlCommand: ParsableCommand {
         commandName: "beaconctl",
         abstract: "Inspect and administer beacond over D-Bus (\(BeacondBus.name)).",
         discussion: """
-            The D-Bus commands (status, beacons, regions, clients, events, auth, services, doctor, client) \
-            arrive with the daemon; this build has none yet. To see beacon decoding, ranging and monitoring \
-            today, run `beacond replay --help`.
+            Every command talks to beacond on the system bus unless --bus (or $\(BusChoice.environmentVariable)) \
+            says otherwise: `--bus session`, or a D-Bus address such as `--bus unix:path=/tmp/test-bus`.
+
+            Admin commands (status, beacons, regions, clients, events, auth, services, and doctor past its first \
+            checks) call org.beacond.Admin1: they need root or membership of the admin group \
+            (admin_group in /etc/beacond/beacond.toml, default \(AdminAccess.defaultGroup)). \
+            `client` is an ordinary client: it needs only a user allowed by the app's declaration.
+
+            Output is for people by default. --json prints the daemon's dictionaries with the same key names as \
+            the D-Bus API (AppId, AuthorizationStatus, Regions, …), one JSON document per line; every timestamp \
+            (µs since the Unix epoch) also gets an ISO-8601 sibling named <Key>ISO8601. Live commands (events, \
+            beacons, client) print one object per event: {"Kind", "Time", "TimeISO8601", "Data"}.
+            Stdout is line-buffered and nothing is interactive, so every command can be driven from scripts.
+
+            Examples:
+              beaconctl status
+              beaconctl --bus session events --count 5 --json
+              beaconctl auth grant com.example.door always
+              beaconctl doctor --app com.example.door
+
+            \(ExitStatus.helpText)
             """,
-        version: "0.1.0")
+        version: "0.2.0",
+        subcommands: [StatusCommand.self, BeaconsCommand.self, RegionsCommand.self, ClientsCommand.self,
+                      EventsCommand.self, AuthCommand.self, ServicesCommand.self, DoctorCommand.self,
+                      ClientCommand.self])
+
+    /// Accepted here as well as after the subcommand (`beaconctl --bus session status`).
+    @OptionGroup var bus: BusOptions
+
+    static func main() {
+        // Scripts read our output as it happens (events, beacons), not when a block buffer fills.
+        setvbuf(stdout, nil, _IOLBF, 0)
+        main(nil)
+    }
 }

@@ -1,0 +1,162 @@
+public import DBus
+import BeacondAPI
+
+/// beacond's API as typed calls over one bus connection. Every failure becomes a `BeaconctlError` with
+/// the exit status and a message that says the fix.
+public final class DaemonClient {
+    public let bus: BusChoice
+    public let connection: DBusConnection
+    /// How long one call may take before beacond counts as hung.
+    public var timeout: Duration
+
+    public init(bus: BusChoice, timeout: Duration = .seconds(25)) throws(BeaconctlError) {
+        self.bus = bus
+        self.timeout = timeout
+        do {
+            connection = try DBusConnection(bus.address)
+        } catch {
+            throw .connecting(to: bus, error)
+        }
+    }
+
+    /// Whether some connection owns `org.beacond` (does not start it by activation).
+    public func isDaemonRunning() throws(BeaconctlError) -> Bool {
+        do {
+            return try connection.nameHasOwner(BeacondBus.name)
+        } catch {
+            throw .calling(DBusDaemon.name, "NameHasOwner", on: bus, error)
+        }
+    }
+
+    /// The unique name of beacond's connection (signals from anyone else are not beacond's).
+    public func daemonUniqueName() throws(BeaconctlError) -> String {
+        let reply: [DBusValue]
+        do {
+            reply = try connection.call(destination: DBusDaemon.name, path: DBusDaemon.path, interface: DBusDaemon.name,
+                                        member: "GetNameOwner", arguments: [.string(BeacondBus.name)], timeout: timeout)
+        } catch {
+            throw .calling(DBusDaemon.name, "GetNameOwner", on: bus, error)
+        }
+        guard case .string(let name)? = reply.first else { throw .unexpectedReply("GetNameOwner", reply) }
+        return name
+    }
+
+    func call(_ interface: String, _ member: String, path: String = BeacondBus.managerPath,
+              _ arguments: [DBusValue] = []) throws(BeaconctlError) -> [DBusValue] {
+        do {
+            return try connection.call(destination: BeacondBus.name, path: path, interface: interface,
+                                       member: member, arguments: arguments, timeout: timeout)
+        } catch {
+            throw .calling(interface, member, on: bus, error)
+        }
+    }
+
+    private func dictionaryReply(_ interface: String, _ member: String) throws(BeaconctlError) -> VarDict {
+        let reply = try call(interface, member)
+        guard let dictionary = reply.first?.vardictEntries else { throw .unexpectedReply(member, reply) }
+        return dictionary
+    }
+
+    private func dictionariesReply(_ interface: String, _ member: String) throws(BeaconctlError) -> [VarDict] {
+        let reply = try call(interface, member)
+        guard let first = reply.first, case .array("a{sv}", let elements) = first else {
+            throw .unexpectedReply(member, reply)
+        }
+        return elements.compactMap(\.vardictEntries)
+    }
+
+    // MARK: Admin1 (root or the admin group)
+
+    public func status() throws(BeaconctlError) -> VarDict {
+        try dictionaryReply(BeacondInterface.admin, BeacondMember.getStatus)
+    }
+
+    public func clients() throws(BeaconctlError) -> [VarDict] {
+        try dictionariesReply(BeacondInterface.admin, BeacondMember.listClients)
+    }
+
+    public func pendingRequests() throws(BeaconctlError) -> [VarDict] {
+        try dictionariesReply(BeacondInterface.admin, BeacondMember.listPendingRequests)
+    }
+
+    /// `status` is one of `BeacondStatus.all` (the daemon checks it too).
+    public func setAuthorization(app: String, status: String) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.admin, BeacondMember.setAuthorization, [.string(app), .string(status)])
+    }
+
+    public func resetAuthorization(app: String) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.admin, BeacondMember.resetAuthorization, [.string(app)])
+    }
+
+    public func setLocationServicesEnabled(_ enabled: Bool) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.admin, BeacondMember.setLocationServicesEnabled, [.boolean(enabled)])
+    }
+
+    /// Subscribes to `Admin1.Event` (match rule first, so no event between the two is lost).
+    public func watchEvents() throws(BeaconctlError) {
+        try addMatch(SignalRules.adminEvents)
+        _ = try call(BeacondInterface.admin, BeacondMember.watchEvents)
+    }
+
+    public func unwatchEvents() throws(BeaconctlError) {
+        _ = try call(BeacondInterface.admin, BeacondMember.unwatchEvents)
+    }
+
+    // MARK: Manager1 and a client's LocationManager1
+
+    /// Registers as `app`; returns the client object's path. Subscribes to LocationManager1 signals first,
+    /// so the `AuthorizationChanged` sent right after registration is not missed.
+    public func registerClient(app: String) throws(BeaconctlError) -> String {
+        try addMatch(SignalRules.locationManager)
+        let reply = try call(BeacondInterface.manager, BeacondMember.registerClient, [.string(app)])
+        guard case .objectPath(let path)? = reply.first else { throw .unexpectedReply(BeacondMember.registerClient, reply) }
+        return path
+    }
+
+    /// `RequestAlwaysAuthorization` or `RequestWhenInUseAuthorization`; returns the status afterwards.
+    public func requestAuthorization(client path: String, always: Bool) throws(BeaconctlError) -> String {
+        let member = always ? BeacondMember.requestAlwaysAuthorization : BeacondMember.requestWhenInUseAuthorization
+        let reply = try call(BeacondInterface.locationManager, member, path: path)
+        guard case .string(let status)? = reply.first else { throw .unexpectedReply(member, reply) }
+        return status
+    }
+
+    public func startMonitoring(client path: String, region: VarDict) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.locationManager, BeacondMember.startMonitoring, path: path, [.vardict(region)])
+    }
+
+    public func stopMonitoring(client path: String, identifier: String) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.locationManager, BeacondMember.stopMonitoring, path: path, [.string(identifier)])
+    }
+
+    public func requestState(client path: String, identifier: String) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.locationManager, BeacondMember.requestState, path: path, [.string(identifier)])
+    }
+
+    public func startRanging(client path: String, constraint: VarDict) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.locationManager, BeacondMember.startRanging, path: path, [.vardict(constraint)])
+    }
+
+    public func stopRanging(client path: String, constraint: VarDict) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.locationManager, BeacondMember.stopRanging, path: path, [.vardict(constraint)])
+    }
+
+    public func close(client path: String) throws(BeaconctlError) {
+        _ = try call(BeacondInterface.locationManager, BeacondMember.close, path: path)
+    }
+
+    // MARK: Signals
+
+    /// Tells us when beacond leaves the bus (NameOwnerChanged for org.beacond).
+    public func watchDaemonPresence() throws(BeaconctlError) {
+        try addMatch(SignalRules.daemonOwnerChanged)
+    }
+
+    func addMatch(_ rule: String) throws(BeaconctlError) {
+        do {
+            try connection.addMatch(rule)
+        } catch {
+            throw .calling(DBusDaemon.name, "AddMatch", on: bus, error)
+        }
+    }
+}

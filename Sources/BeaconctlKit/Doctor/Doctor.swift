@@ -1,0 +1,136 @@
+import BeacondAPI
+
+/// Why a client gets no events, from beacond's own status: the checks after "the daemon answers", in the
+/// order a problem would hide the next one. Pure, so every verdict is tested without a daemon.
+public enum Doctor {
+    /// Fixes for the checks `beaconctl doctor` makes before it has a status.
+    public enum Fix {
+        public static func bus(_ bus: BusChoice) -> String {
+            bus.address == .system
+                ? "start the system bus (systemctl start dbus), or choose a bus with --bus or $\(BusChoice.environmentVariable)"
+                : "check the address, or choose a bus with --bus system|session|ADDRESS"
+        }
+        public static let daemon = "sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e"
+    }
+
+    /// Checks on `GetStatus()`; with `app`, also that app's declaration, authorization, clients and regions.
+    public static func checks(status: VarDict, app: String?) -> [DoctorCheck] {
+        var checks = [locationServices(status), scanner(status)]
+        if let adapters = adapters(status) { checks.append(adapters) }
+        if let app { checks += appChecks(status: status, app: app) }
+        return checks
+    }
+
+    static func locationServices(_ status: VarDict) -> DoctorCheck {
+        let enabled = status.bool(BeacondStatusKey.locationServicesEnabled) == true
+        return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "off: every app is restricted",
+                           fix: "beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)")
+    }
+
+    static func scanner(_ status: VarDict) -> DoctorCheck {
+        let source = status.string(BeacondStatusKey.scanner) ?? "?"
+        let state = status.string(BeacondStatusKey.scannerState) ?? "?"
+        if state.hasPrefix(BeacondScannerState.failedPrefix) || state == "?" {
+            return DoctorCheck("scanner working", passed: false, "\(source): \(state)",
+                               fix: "check [scanner] source in /etc/beacond/beacond.toml and journalctl -u beacond -e; "
+                                   + "for Bluetooth: rfkill unblock bluetooth; bluetoothctl power on")
+        }
+        let note = state == BeacondScannerState.idle ? " (scans only while a client monitors or ranges)" : ""
+        return DoctorCheck("scanner working", passed: true, "\(source): \(state)\(note)")
+    }
+
+    /// Nil for scanners that need no radio (replay and fifo sources).
+    static func adapters(_ status: VarDict) -> DoctorCheck? {
+        let source = status.string(BeacondStatusKey.scanner) ?? ""
+        if source.hasPrefix("replay:") || source.hasPrefix("fifo:") { return nil }
+        let adapters = status.dictionaries(BeacondStatusKey.adapters)
+        let title = "Bluetooth adapter present"
+        guard !adapters.isEmpty else {
+            return DoctorCheck(title, passed: false, "none found",
+                               fix: "plug in an adapter; check bluetoothctl list, rfkill list, systemctl status bluetooth")
+        }
+        let names = adapters.compactMap { $0.string(BeacondAdapterKey.name) }
+        guard adapters.contains(where: { $0.bool(BeacondAdapterKey.powered) == true }) else {
+            return DoctorCheck(title, passed: false, "\(names.joined(separator: ", ")) powered off",
+                               fix: "rfkill unblock bluetooth; bluetoothctl power on")
+        }
+        return DoctorCheck(title, passed: true, names.joined(separator: ", "))
+    }
+
+    static func appChecks(status: VarDict, app: String) -> [DoctorCheck] {
+        guard let declaration = status.dictionaries(BeacondStatusKey.apps)
+            .first(where: { $0.string(BeacondAppKey.appID) == app }) else {
+            return [DoctorCheck("app \(app) declared", passed: false, "beacond knows no app \(app)",
+                                fix: "create /etc/beacond/apps.d/\(app).toml (app_id, users, when_in_use_usage, always_usage; "
+                                    + "see the shipped example.toml), then: sudo systemctl reload beacond")]
+        }
+        var checks = [DoctorCheck("app \(app) declared", passed: true, declaration.string(BeacondAppKey.declarationFile) ?? "yes")]
+        // The stored decision (Apps does not show "restricted while services are off": checked above).
+        let authorization = declaration.string(BeacondAppKey.authorizationStatus) ?? "?"
+        checks.append(authorizationCheck(app: app, status: authorization,
+                                         pending: declaration.string(BeacondAppKey.pendingRequest) ?? ""))
+        let clients = status.dictionaries(BeacondStatusKey.clients).filter { $0.string(BeacondClientKey.appID) == app }
+        let regions = status.dictionaries(BeacondStatusKey.regions).filter { $0.string(BeacondRegionStatusKey.appID) == app }
+        checks.append(clientCheck(app: app, status: authorization, clients: clients, regions: regions))
+        checks.append(activityCheck(app: app, clients: clients, regions: regions))
+        return checks
+    }
+
+    static func authorizationCheck(app: String, status: String, pending: String) -> DoctorCheck {
+        let title = "\(app) authorized"
+        switch status {
+        case BeacondStatus.authorizedAlways:
+            return DoctorCheck(title, passed: true, status)
+        case BeacondStatus.authorizedWhenInUse:
+            return DoctorCheck(title, passed: true, "\(status) (ranging while in use; monitoring needs always: "
+                                   + "beaconctl auth grant \(app) always)")
+        case BeacondStatus.notDetermined where !pending.isEmpty:
+            let level = AuthorizationLevel(request: pending).rawValue
+            return DoctorCheck(title, passed: false, "\(status): its \(pending) request waits for an administrator",
+                               fix: "beaconctl auth grant \(app) \(level)   (or: beaconctl auth deny \(app))")
+        case BeacondStatus.notDetermined:
+            return DoctorCheck(title, passed: false, "\(status): the app has not requested authorization",
+                               fix: "the app calls RequestWhenInUseAuthorization or RequestAlwaysAuthorization; "
+                                   + "or decide ahead: beaconctl auth grant \(app) when-in-use|always")
+        case BeacondStatus.denied, BeacondStatus.restricted:
+            return DoctorCheck(title, passed: false, "\(status) by the administrator's decision or policy",
+                               fix: "beaconctl auth grant \(app) when-in-use|always (if location services are off: beaconctl services on)")
+        default:
+            return DoctorCheck(title, passed: false, "unknown status '\(status)'",
+                               fix: "beaconctl and beacond may be different versions")
+        }
+    }
+
+    static func clientCheck(app: String, status: String, clients: [VarDict], regions: [VarDict]) -> DoctorCheck {
+        let title = "\(app) connected"
+        let connected = clients.filter { $0.bool(BeacondClientKey.connected) == true }
+        guard !connected.isEmpty else {
+            if status == BeacondStatus.authorizedAlways, !regions.isEmpty {
+                return DoctorCheck(title, passed: true, "no client connected; its Always monitoring continues "
+                                       + "and events are queued for its next connection")
+            }
+            return DoctorCheck(title, passed: false, "no client of \(app) is connected",
+                               fix: "start the app: it calls RegisterClient(\"\(app)\") on \(BeacondBus.name) and keeps "
+                                   + "its connection open (try: beaconctl client --app \(app) range UUID)")
+        }
+        if status == BeacondStatus.authorizedWhenInUse,
+           !connected.contains(where: { $0.bool(BeacondClientKey.inUse) == true }) {
+            return DoctorCheck(title, passed: false, "\(connected.count) connected, none in use: ranging is paused",
+                               fix: "the app calls SetInUse(true) while in use, or: beaconctl auth grant \(app) always")
+        }
+        let paths = connected.compactMap { $0.string(BeacondClientKey.path) }
+        return DoctorCheck(title, passed: true, "\(connected.count) client(s): \(paths.joined(separator: ", "))")
+    }
+
+    static func activityCheck(app: String, clients: [VarDict], regions: [VarDict]) -> DoctorCheck {
+        let ranging = clients.compactMap { $0.integer(BeacondClientKey.rangedConstraints) }.reduce(0, +)
+        let monitored = max(regions.count, Int(clients.compactMap { $0.integer(BeacondClientKey.monitoredRegions) }.reduce(0, +)))
+        let title = "\(app) monitors or ranges"
+        guard monitored + Int(ranging) > 0 else {
+            return DoctorCheck(title, passed: false, "no monitored region and no ranging",
+                               fix: "the app calls StartMonitoring or StartRanging "
+                                   + "(try: beaconctl client --app \(app) monitor UUID)")
+        }
+        return DoctorCheck(title, passed: true, "\(monitored) region(s), \(ranging) ranging constraint(s)")
+    }
+}

@@ -1,0 +1,70 @@
+public import BeaconKit
+import BeacondAPI
+
+/// `beaconctl beacons`: the latest ranging cycle of every (client, constraint), as a table on a terminal
+/// or as plain lines elsewhere.
+public struct RangingTable: Sendable {
+    /// One `DidRangeBeacons`: who ranged what, and the beacons, nearest first (as the daemon sorted them).
+    public struct Cycle: Sendable, Equatable {
+        public var client: String
+        public var app: String
+        public var constraint: String
+        public var beacons: [VarDict]
+        public var time: Timestamp
+
+        /// From `Event(DidRangeBeacons, data)`; nil for any other event.
+        public init?(kind: String, data: VarDict, received: Timestamp) {
+            guard kind == BeacondEventKind.didRangeBeacons else { return nil }
+            client = data.string(BeacondEventKey.client) ?? "-"
+            app = data.string(BeacondEventKey.appID) ?? "-"
+            constraint = data.dictionary(BeacondEventKey.constraint).map(RegionText.constraint) ?? "?"
+            beacons = data.dictionaries(BeacondEventKey.beacons)
+            time = EventText.time(of: data, received: received)
+        }
+
+        var key: String { client + " " + constraint }
+    }
+
+    /// Latest cycle per client and constraint, in the order first seen.
+    public private(set) var cycles: [Cycle] = []
+
+    public init() {}
+
+    public mutating func update(_ cycle: Cycle) {
+        if let index = cycles.firstIndex(where: { $0.key == cycle.key }) {
+            cycles[index] = cycle
+        } else {
+            cycles.append(cycle)
+        }
+    }
+
+    static let columns: [TextTable.Column] = [
+        .init("UUID"), .init("MAJOR", alignRight: true), .init("MINOR", alignRight: true), .init("RSSI", alignRight: true),
+        .init("ACCURACY m", alignRight: true), .init("PROXIMITY"), .init("APP"), .init("CLIENT"),
+    ]
+
+    static func row(_ beacon: VarDict, _ cycle: Cycle) -> [String] {
+        [beacon.string(BeacondKey.uuid) ?? "?", beacon.integer(BeacondKey.major).map(String.init) ?? "?",
+         beacon.integer(BeacondKey.minor).map(String.init) ?? "?", beacon.integer(BeacondKey.rssi).map(String.init) ?? "?",
+         RegionText.accuracy(beacon.double(BeacondKey.accuracy)), beacon.string(BeacondKey.proximity) ?? "unknown",
+         cycle.app, cycle.client]
+    }
+
+    /// The whole table (for a terminal that is redrawn every cycle).
+    public func lines(now: Timestamp, utcOffset: Int64) -> [String] {
+        let table = TextTable(columns: Self.columns, rows: cycles.flatMap { cycle in cycle.beacons.map { Self.row($0, cycle) } })
+        var lines = ["beacons at \(TimeText.clock(now, utcOffset: utcOffset)) — \(cycles.count) ranging "
+            + (cycles.count == 1 ? "request" : "requests")]
+        lines += table.rows.isEmpty ? ["(no beacons in range)"] : table.lines()
+        return lines
+    }
+
+    /// Plain lines for one cycle (when stdout is not a terminal): one per beacon, or one saying none.
+    public static func plainLines(_ cycle: Cycle, utcOffset: Int64) -> [String] {
+        let time = TimeText.clock(cycle.time, utcOffset: utcOffset)
+        guard !cycle.beacons.isEmpty else { return ["\(time)  \(cycle.app)  \(cycle.constraint)  (no beacons)"] }
+        return cycle.beacons.map { beacon in
+            "\(time)  \(cycle.app)  \(beacon.string(BeacondKey.uuid) ?? "?")  " + EventText.beaconSummary(beacon)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+public import BeaconKit
+import BeacondAPI
+
+/// `beaconctl status`, `regions`, `clients` and `auth list` for people.
+public enum StatusText {
+    public static func status(_ status: VarDict, now: Timestamp) -> [String] {
+        typealias K = BeacondStatusKey
+        var lines: [String] = []
+        var head = "beacond \(status.string(K.version) ?? "?")"
+        if let started = status.integer(K.startedAt), started > 0 {
+            head += ", up \(TimeText.duration(seconds: (now.microsecondsSinceEpoch - started) / 1_000_000))"
+                + " (since \(Timestamp(microsecondsSinceEpoch: started).iso8601))"
+        }
+        lines.append(head)
+        let adapters = status.dictionaries(K.adapters).map { adapter in
+            [adapter.string(BeacondAdapterKey.name), adapter.string(BeacondAdapterKey.address),
+             adapter.bool(BeacondAdapterKey.powered).map { $0 ? "powered" : "powered off" }]
+                .compactMap { $0 }.joined(separator: " ")
+        }
+        var scanner = status.string(K.scanner) ?? "?"
+        if let state = status.string(K.scannerState) { scanner += " (\(state))" }
+        let facts: [(String, String)] = [
+            ("location services", status.bool(K.locationServicesEnabled).map { $0 ? "on" : "off" } ?? "?"),
+            ("prompt policy", status.string(K.prompt) ?? "?"),
+            ("scanner", scanner),
+            ("scanning now", RegionText.yesNo(status.bool(K.scanning))),
+            ("adapters", adapters.isEmpty ? "none" : adapters.joined(separator: ", ")),
+            ("config", status.string(K.configDirectory) ?? "?"),
+            ("state", status.string(K.stateDirectory) ?? "?"),
+        ]
+        let width = facts.map(\.0.count).max() ?? 0
+        lines += facts.map { $0.0 + String(repeating: " ", count: width - $0.0.count + 2) + $0.1 }
+
+        lines += section("clients", clients(status.dictionaries(K.clients)))
+        lines += section("regions", regions(status.dictionaries(K.regions), now: now))
+        lines += section("pending requests", pendingRequests(status.dictionaries(K.pendingRequests)))
+        let warnings = status.strings(K.warnings)
+        lines.append("")
+        lines.append(warnings.isEmpty ? "configuration warnings: none" : "configuration warnings: \(warnings.count)")
+        lines += warnings.map { "  " + $0 }
+        return lines
+    }
+
+    /// A blank line, "title: N", and the table indented (or nothing more when empty).
+    static func section(_ title: String, _ table: TextTable) -> [String] {
+        ["", "\(title): \(table.rows.isEmpty ? "none" : String(table.rows.count))"]
+            + (table.rows.isEmpty ? [] : table.lines(indent: "  "))
+    }
+
+    public static func clients(_ clients: [VarDict]) -> TextTable {
+        typealias K = BeacondClientKey
+        return TextTable(columns: [
+            .init("CLIENT"), .init("APP"), .init("UID", alignRight: true), .init("PID", alignRight: true),
+            .init("STATUS"), .init("IN USE"), .init("CONNECTED"), .init("REGIONS", alignRight: true),
+            .init("RANGING", alignRight: true),
+        ], rows: clients.map { client in
+            [client.string(K.path) ?? "?", client.string(K.appID) ?? "?",
+             client.integer(K.unixUserID).map(String.init) ?? "?", client.integer(K.processID).map(String.init) ?? "?",
+             client.string(K.authorizationStatus) ?? "?", RegionText.yesNo(client.bool(K.inUse)),
+             RegionText.yesNo(client.bool(K.connected)),
+             client.integer(K.monitoredRegions).map(String.init) ?? "?",
+             client.integer(K.rangedConstraints).map(String.init) ?? "?"]
+        })
+    }
+
+    public static func regions(_ regions: [VarDict], now: Timestamp) -> TextTable {
+        typealias K = BeacondRegionStatusKey
+        return TextTable(columns: [
+            .init("APP"), .init("IDENTIFIER"), .init("CONSTRAINT"), .init("STATE"), .init("LAST SEEN"), .init("CLIENT"),
+        ], rows: regions.map { region in
+            [region.string(K.appID) ?? "?", region.string(BeacondKey.identifier) ?? "?", RegionText.constraint(region),
+             region.string(K.state) ?? "?", region.integer(K.lastSeen).map { TimeText.relative($0, now: now) } ?? "?",
+             region.string(K.client) ?? "?"]
+        })
+    }
+
+    public static func pendingRequests(_ requests: [VarDict]) -> TextTable {
+        typealias K = BeacondPendingRequestKey
+        return TextTable(columns: [.init("APP"), .init("REQUEST"), .init("STATUS"), .init("USAGE DESCRIPTION")],
+                         rows: requests.map { request in
+            [request.string(K.appID) ?? "?", request.string(K.request) ?? "?", request.string(K.currentStatus) ?? "?",
+             request.string(K.usageDescription) ?? ""]
+        })
+    }
+
+    public static func apps(_ apps: [VarDict]) -> TextTable {
+        typealias K = BeacondAppKey
+        return TextTable(columns: [.init("APP"), .init("STATUS"), .init("PENDING"), .init("USERS"), .init("DECLARED IN")],
+                         rows: apps.map { app in
+            let pending = app.string(K.pendingRequest) ?? ""
+            return [app.string(K.appID) ?? "?", app.string(K.authorizationStatus) ?? "?", pending.isEmpty ? "-" : pending,
+                    app.strings(K.users).joined(separator: ","), app.string(K.declarationFile) ?? "?"]
+        })
+    }
+
+    /// `beaconctl auth list`: every declared app, then the requests waiting for a decision with the fix.
+    public static func authorizations(apps: [VarDict], pending: [VarDict]) -> [String] {
+        var lines = ["apps: \(apps.isEmpty ? "none declared (add /etc/beacond/apps.d/APP.toml)" : String(apps.count))"]
+        if !apps.isEmpty { lines += StatusText.apps(apps).lines(indent: "  ") }
+        lines += section("pending requests", pendingRequests(pending))
+        if let first = pending.first, let app = first.string(BeacondPendingRequestKey.appID) {
+            let level = AuthorizationLevel(request: first.string(BeacondPendingRequestKey.request) ?? "").rawValue
+            lines.append("decide with: beaconctl auth grant \(app) \(level)   or   beaconctl auth deny \(app)")
+        }
+        return lines
+    }
+}

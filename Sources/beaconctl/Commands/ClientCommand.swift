@@ -1,0 +1,103 @@
+import ArgumentParser
+import BeaconKit
+import BeaconctlKit
+import BeacondAPI
+
+/// `beaconctl client`: a sample client of org.beacond.Manager1 / LocationManager1, for demos and tests.
+struct ClientCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "client",
+        abstract: "Run a sample client: register as an app, request authorization, monitor or range, print events.",
+        discussion: """
+            Does what a client program does: RegisterClient(APP) on org.beacond.Manager1, prints \
+            AuthorizationChanged, requests authorization (Always for monitor, WhenInUse for range; override \
+            with --always or --when-in-use) and prints the result. If the request waits for an administrator \
+            (prompt = "admin"), it says so and waits for `beaconctl auth grant APP …`. Then it calls \
+            StartMonitoring({Identifier, UUID, Major?, Minor?}) or StartRanging({UUID, Major?, Minor?}) and \
+            prints every signal until SIGINT/SIGTERM or --count region/ranging events (DidEnterRegion, \
+            DidExitRegion, DidDetermineState, DidRangeBeacons). On the way out it stops what it started and \
+            closes the client (with --keep-monitoring it leaves Always monitoring running in the daemon).
+
+            A refusal from beacond (org.beacond.Error.*) is printed as `beaconctl: <message>`; the message says \
+            the fix. MonitoringDidFail/RangingDidFail end the command the same way.
+
+            --json prints one JSON object per line, shaped as `beaconctl events --json` prints events \
+            ({"Kind", "Time", "TimeISO8601", "Data"} with Data.AppId and Data.Client), starting with \
+            {"Kind": "ClientRegistered"} and {"Kind": "AuthorizationRequested", "Data": {"Request", "Status"}}.
+
+            Examples:
+              UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+              beaconctl client --app com.example.door monitor $UUID:1 --identifier door
+              beaconctl client --app com.example.door range $UUID --count 3 --json
+
+            Needs a unix user that the app's declaration (/etc/beacond/apps.d/APP.toml, users = [...]) allows; \
+            not the admin group (except to grant a pending request from another terminal).
+
+            \(ExitStatus.helpText)
+            """)
+
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case monitor, range
+    }
+
+    /// Which authorization to request, overriding the action's default.
+    enum Level: EnumerableFlag {
+        case always, whenInUse
+
+        static func help(for value: Level) -> ArgumentHelp? {
+            switch value {
+            case .always: return "Request Always authorization (the default for monitor)."
+            case .whenInUse: return "Request WhenInUse authorization (the default for range)."
+            }
+        }
+    }
+
+    @ParentCommand var root: BeaconctlCommand
+    @OptionGroup var bus: BusOptions
+    @OptionGroup var output: OutputOptions
+    @Option(help: "The app id to register as (declared in /etc/beacond/apps.d).") var app: String
+    @Argument(help: "monitor (region entry/exit) or range (beacons about once a second).") var action: Action
+    @Argument(help: ArgumentHelp("Which beacons: a UUID, optionally with major and minor (decimal).",
+                                 valueName: "UUID[:MAJOR[:MINOR]]"))
+    var constraint: String
+    @Option(help: "The region identifier for monitor (default: the constraint text).") var identifier: String?
+    @Flag var level: Level?
+    @Option(help: "Exit after this many region/ranging events.") var count: Int?
+    @Flag(help: "After StartMonitoring, call RequestState for an immediate DidDetermineState.") var requestState = false
+    @Flag(help: "On exit, leave monitoring running in the daemon (Always: events are queued for the app).")
+    var keepMonitoring = false
+
+    func validate() throws {
+        do {
+            _ = try BeaconIdentityConstraint(parsing: constraint)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1 (got \(count))") }
+        if action == .range {
+            if identifier != nil { throw ValidationError("--identifier applies to monitor only (ranging has no identifier)") }
+            if requestState { throw ValidationError("--request-state applies to monitor only") }
+            if keepMonitoring { throw ValidationError("--keep-monitoring applies to monitor only") }
+        }
+        if identifier?.isEmpty == true { throw ValidationError("--identifier must not be empty") }
+    }
+
+    func run() throws {
+        try Reporting.run { () throws(BeaconctlError) in
+            let parsed: BeaconIdentityConstraint
+            do throws(BeaconIdentityConstraint.Invalid) {
+                parsed = try BeaconIdentityConstraint(parsing: constraint)
+            } catch {
+                throw BeaconctlError(exitStatus: ExitStatus.usage, message: error.description)
+            }
+            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+            var session = try ClientSession(client: client, app: app, json: output.json)
+            let always = level.map { $0 == .always } ?? (action == .monitor)
+            try session.run(action == .monitor
+                                ? .monitor(RegionArguments.region(parsed, identifier: identifier ?? parsed.description))
+                                : .range(RegionArguments.constraint(parsed)),
+                            requestAlways: always, count: count, requestState: requestState,
+                            keepMonitoring: keepMonitoring)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import BeaconctlKit
+import BeacondAPI
+
+/// `beaconctl regions`: every monitored region with its state.
+struct RegionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "regions",
+        abstract: "List monitored regions with their state and when they were last seen.",
+        discussion: """
+            One row per region a client monitors: app, identifier, UUID[:MAJOR[:MINOR]], state \
+            (unknown|inside|outside), when a matching beacon was last seen, and the client object. \
+            Taken from org.beacond.Admin1.GetStatus (its Regions entry).
+
+            --json prints a JSON array of region objects: {"AppId", "Client", "Identifier", "UUID", "Major"?, \
+            "Minor"?, "NotifyOnEntry", "NotifyOnExit", "State", "LastSeen" (µs, 0 = never), "LastSeenISO8601"}.
+
+            Example: beaconctl regions --json | jq '.[] | select(.State == "inside") | .Identifier'
+
+            \(AdminAccess.requirement)
+
+            \(ExitStatus.helpText)
+            """)
+
+    @ParentCommand var root: BeaconctlCommand
+    @OptionGroup var bus: BusOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        try Reporting.run { () throws(BeaconctlError) in
+            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+            let regions = try client.status().dictionaries(BeacondStatusKey.regions)
+            if output.json {
+                print(JSON(regions).text)
+            } else if regions.isEmpty {
+                print("no monitored regions")
+            } else {
+                Reporting.printLines(StatusText.regions(regions, now: TimeText.now()).lines())
+            }
+        }
+    }
+}

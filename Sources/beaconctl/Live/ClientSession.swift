@@ -1,0 +1,139 @@
+import BeaconKit
+import BeaconctlKit
+import BeacondAPI
+import DBus
+
+/// The sample client's life: register, authorize, start, print signals, clean up.
+struct ClientSession {
+    enum Work {
+        case monitor(VarDict)
+        case range(VarDict)
+    }
+
+    let client: DaemonClient
+    let app: String
+    let json: Bool
+    let loop: SignalLoop
+    let offset: Int64
+    private(set) var path = ""
+
+    init(client: DaemonClient, app: String, json: Bool) throws(BeaconctlError) {
+        self.client = client
+        self.app = app
+        self.json = json
+        loop = try SignalLoop(client: client)
+        offset = TimeText.localOffset(at: TimeText.now())
+    }
+
+    /// The region and ranging events `--count` counts.
+    static let countedKinds: Set<String> = [
+        BeacondMember.didEnterRegion, BeacondMember.didExitRegion, BeacondMember.didDetermineState,
+        BeacondMember.didRangeBeacons,
+    ]
+
+    mutating func run(_ work: Work, requestAlways: Bool, count: Int?, requestState: Bool,
+                      keepMonitoring: Bool) throws(BeaconctlError) {
+        path = try client.registerClient(app: app)
+        print(kind: BeacondEventKind.clientRegistered, data: [:])
+        let session = self
+        var started = false
+        do throws(BeaconctlError) {
+            try authorize(always: requestAlways)
+            if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
+            switch work {
+            case .monitor(let region):
+                try client.startMonitoring(client: path, region: region)
+                started = true
+                say("monitoring \(RegionText.region(region)); Ctrl-C stops")
+                if requestState, let identifier = region.string(BeacondKey.identifier) {
+                    try client.requestState(client: path, identifier: identifier)
+                }
+            case .range(let constraint):
+                try client.startRanging(client: path, constraint: constraint)
+                started = true
+                say("ranging \(RegionText.constraint(constraint)); Ctrl-C stops")
+            }
+            var counted = 0
+            var failure: BeaconctlError?
+            _ = try loop.run { signal throws(BeaconctlError) in
+                guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
+                session.print(kind: kind, data: data)
+                if kind == BeacondMember.monitoringDidFail || kind == BeacondMember.rangingDidFail {
+                    failure = Self.failure(kind: kind, data: data, bus: session.client.bus)
+                    return false
+                }
+                if Self.countedKinds.contains(kind) { counted += 1 }
+                return count.map { counted < $0 } ?? true
+            }
+            cleanUp(work, started: failure == nil, keep: keepMonitoring)
+            if let failure { throw failure }
+        } catch {
+            cleanUp(work, started: started, keep: false)
+            throw error
+        }
+    }
+
+    /// Requests authorization, and waits for an administrator while the answer is notDetermined.
+    private func authorize(always: Bool) throws(BeaconctlError) {
+        let status = try client.requestAuthorization(client: path, always: always)
+        let level: AuthorizationLevel = always ? .always : .whenInUse
+        print(kind: BeacondEventKind.authorizationRequested,
+              data: [BeacondEventKey.request: .string(always ? BeacondRequestKind.always : BeacondRequestKind.whenInUse),
+                     BeacondEventKey.status: .string(status)])
+        guard status == BeacondStatus.notDetermined else { return }
+        say("waiting for an administrator: beaconctl auth grant \(app) \(level.rawValue)")
+        let session = self
+        _ = try loop.run { signal throws(BeaconctlError) in
+            guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
+            session.print(kind: kind, data: data)
+            return !(kind == BeacondMember.authorizationChanged
+                     && data.string(BeacondEventKey.status) != BeacondStatus.notDetermined)
+        }
+    }
+
+    /// Stops what we started and closes the client; failures here change nothing for the user.
+    private func cleanUp(_ work: Work, started: Bool, keep: Bool) {
+        client.timeout = .seconds(2)
+        if started {
+            switch work {
+            case .monitor(let region):
+                if !keep, let identifier = region.string(BeacondKey.identifier) {
+                    try? client.stopMonitoring(client: path, identifier: identifier)
+                }
+            case .range(let constraint):
+                try? client.stopRanging(client: path, constraint: constraint)
+            }
+        }
+        if !keep { try? client.close(client: path) }
+    }
+
+    /// MonitoringDidFail / RangingDidFail as the error the command exits with.
+    static func failure(kind: String, data: VarDict, bus: BusChoice) -> BeaconctlError {
+        let error = DBusCallError(name: data.string(BeacondEventKey.error) ?? "org.beacond.Error.Failed",
+                                  message: data.string(BeacondEventKey.message) ?? "\(kind) without a message")
+        return .calling(BeacondInterface.locationManager, kind, on: bus, error)
+    }
+
+    /// One signal (or one of our own steps), as an event line or a JSON object.
+    func print(kind: String, data: VarDict) {
+        var data = data
+        data[BeacondEventKey.appID] = .string(app)
+        data[BeacondEventKey.client] = .objectPath(path)
+        let time = EventText.time(of: data, received: TimeText.now())
+        if json {
+            Swift.print(EventText.json(kind: kind, data: data, time: time).text)
+            return
+        }
+        Swift.print(EventText.line(kind: kind, data: data, time: time, utcOffset: offset))
+        if kind == BeacondMember.didRangeBeacons {
+            for beacon in data.dictionaries(BeacondEventKey.beacons) {
+                Swift.print("    \(beacon.string(BeacondKey.uuid) ?? "?")  \(EventText.beaconSummary(beacon))")
+            }
+        }
+    }
+
+    /// A progress note: on stdout for people, on stderr in --json mode (stdout stays JSON).
+    func say(_ text: String) {
+        if json { Reporting.printError(text) } else { Swift.print(text) }
+    }
+}

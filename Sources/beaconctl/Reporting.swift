@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ArgumentParser
+import BeaconctlKit
+
+/// How every command ends on a failure: `beaconctl: <message>` on stderr and the documented exit status.
+enum Reporting {
+    static func run(_ body: () throws(BeaconctlError) -> Void) throws(ExitCode) {
+        do {
+            try body()
+        } catch {
+            printError(error.message)
+            throw ExitCode(error.exitStatus)
+        }
+    }
+
+    static func printError(_ text: String) {
+        fputs("beaconctl: \(text)\n", stderr)
+    }
+
+    /// A line on stdout (line-buffered: see `BeaconctlCommand.main`).
+    static func printLines(_ lines: [String]) {
+        for line in lines { print(line) }
+    }
+}

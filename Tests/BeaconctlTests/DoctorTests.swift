@@ -1,0 +1,96 @@
+import BeaconctlKit
+import BeacondAPI
+import DBus
+import Testing
+
+@Suite("beaconctl doctor verdicts")
+struct DoctorTests {
+    static let app = Samples.app
+
+    static func failing(_ checks: [DoctorCheck]) -> [DoctorCheck] { checks.filter { !$0.passed } }
+
+    @Test func healthyDaemonAndAppPassEverything() {
+        let checks = Doctor.checks(status: Samples.status(), app: Self.app)
+        #expect(Self.failing(checks).isEmpty, "\(Self.failing(checks))")
+        #expect(checks.map(\.title) == ["location services on", "scanner working", "app com.example.door declared",
+                                        "com.example.door authorized", "com.example.door connected",
+                                        "com.example.door monitors or ranges"])
+        #expect(DoctorCheck.json(checks).text.hasPrefix(#"{"Checks":[{"Check":"location services on","Detail":"on","Fix":null,"Passed":true}"#))
+    }
+
+    @Test func servicesOff() {
+        let status = Samples.with(Samples.status(), BeacondStatusKey.locationServicesEnabled, .boolean(false))
+        let failed = Self.failing(Doctor.checks(status: status, app: nil))
+        #expect(failed.map(\.title) == ["location services on"])
+        #expect(failed.first?.fix?.contains("beaconctl services on") == true)
+        #expect(failed.first?.lines == ["✗ location services on: off: every app is restricted",
+                                        "    fix: beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)"])
+    }
+
+    @Test func failedScannerShowsTheReason() {
+        let status = Samples.with(Samples.status(), BeacondStatusKey.scannerState, .string("failed: no adapter hci0"))
+        let failed = Self.failing(Doctor.checks(status: status, app: nil))
+        #expect(failed.first?.detail == "fifo:/run/beacond/fifo: failed: no adapter hci0")
+    }
+
+    @Test func bluetoothScannersNeedAPoweredAdapter() {
+        var status = Samples.with(Samples.status(), BeacondStatusKey.scanner, .string("hci:hci0"))
+        #expect(Self.failing(Doctor.checks(status: status, app: nil)).first?.detail == "none found")
+        status = Samples.with(status, BeacondStatusKey.adapters, Samples.dictionaries([
+            [BeacondAdapterKey.name: .string("hci0"), BeacondAdapterKey.address: .string("00:1A:7D:DA:71:13"),
+             BeacondAdapterKey.powered: .boolean(false)],
+        ]))
+        let off = Self.failing(Doctor.checks(status: status, app: nil))
+        #expect(off.first?.detail == "hci0 powered off")
+        #expect(off.first?.fix?.contains("bluetoothctl power on") == true)
+        status = Samples.with(status, BeacondStatusKey.adapters, Samples.dictionaries([
+            [BeacondAdapterKey.name: .string("hci0"), BeacondAdapterKey.powered: .boolean(true)],
+        ]))
+        #expect(Self.failing(Doctor.checks(status: status, app: nil)).isEmpty)
+    }
+
+    @Test func undeclaredAppStopsTheAppChecks() {
+        let checks = Doctor.checks(status: Samples.status(), app: "org.other")
+        #expect(checks.last?.title == "app org.other declared")
+        #expect(checks.last?.passed == false)
+        #expect(checks.last?.fix?.contains("/etc/beacond/apps.d/org.other.toml") == true)
+    }
+
+    @Test(arguments: [
+        (BeacondStatus.notDetermined, BeacondRequestKind.always, "beaconctl auth grant com.example.door always"),
+        (BeacondStatus.notDetermined, BeacondRequestKind.whenInUse, "beaconctl auth grant com.example.door when-in-use"),
+        (BeacondStatus.notDetermined, "", "RequestWhenInUseAuthorization"),
+        (BeacondStatus.denied, "", "beaconctl auth grant com.example.door"),
+        (BeacondStatus.restricted, "", "beaconctl auth grant com.example.door"),
+    ])
+    func unauthorizedAppsGetTheRightFix(status: String, pending: String, fix: String) {
+        let checks = Doctor.checks(status: Samples.status(appStatus: status, pending: pending), app: Self.app)
+        let authorization = checks.first { $0.title == "com.example.door authorized" }
+        #expect(authorization?.passed == false)
+        #expect(authorization?.fix?.contains(fix) == true, "\(String(describing: authorization))")
+    }
+
+    @Test func whenInUseIsEnoughForRangingButNotWhileInBackground() {
+        let background = Samples.status(appStatus: BeacondStatus.authorizedWhenInUse,
+                                        clients: [Samples.client(path: "/org/beacond/client/1", status: BeacondStatus.authorizedWhenInUse,
+                                                                 inUse: false, regions: 0, ranging: 1)], regions: [])
+        let checks = Doctor.checks(status: background, app: Self.app)
+        #expect(checks.first { $0.title == "com.example.door authorized" }?.passed == true)
+        let connected = checks.first { $0.title == "com.example.door connected" }
+        #expect(connected?.passed == false)
+        #expect(connected?.fix?.contains("SetInUse(true)") == true)
+    }
+
+    @Test func noClientConnected() {
+        let nobody = Samples.status(clients: [], regions: [])
+        let failed = Self.failing(Doctor.checks(status: nobody, app: Self.app))
+        #expect(failed.map(\.title) == ["com.example.door connected", "com.example.door monitors or ranges"])
+        #expect(failed.first?.fix?.contains("RegisterClient(\"com.example.door\")") == true)
+        #expect(failed.last?.fix?.contains("StartMonitoring") == true)
+    }
+
+    @Test func alwaysMonitoringCarriesOnWithoutAConnection() {
+        let gone = Samples.status(clients: [Samples.client(path: "/org/beacond/client/1", connected: false, inUse: false)])
+        #expect(Self.failing(Doctor.checks(status: gone, app: Self.app)).isEmpty)
+    }
+}

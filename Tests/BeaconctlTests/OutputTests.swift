@@ -1,0 +1,122 @@
+import BeaconKit
+import BeaconctlKit
+import BeacondAPI
+import DBus
+import Testing
+
+@Suite("beaconctl output: JSON, tables, times")
+struct OutputTests {
+    @Test func jsonWriterIsDeterministicAndEscapes() {
+        let value = JSON.object(["b": .int(-3), "a": .string("quote\" back\\ nl\n tab\t bell\u{07} é"),
+                                 "c": .array([.bool(true), .null, .double(1.5), .double(-1), .double(.nan), .uint(UInt64.max)])])
+        #expect(value.text == #"{"a":"quote\" back\\ nl\n tab\t bell\u0007 é","b":-3,"c":[true,null,1.5,-1,null,18446744073709551615]}"#)
+    }
+
+    @Test func dbusValuesBecomeJSONWithISOTimestamps() {
+        let micros: UInt64 = 1_714_564_800_123_456
+        let dictionary: VarDict = [
+            BeacondKey.major: .uint16(7), BeacondKey.rssi: .int16(-61), BeacondKey.accuracy: .double(0.75),
+            BeacondRegionStatusKey.client: .objectPath("/org/beacond/client/3"),
+            BeacondKey.timestamp: .uint64(micros), BeacondRegionStatusKey.lastSeen: .uint64(0),
+            "Nested": .vardict(["Inner": .variant(.boolean(false))]),
+            "Pair": .structure([.string("x"), .int32(1)]),
+            "ByNumber": .dictionary(keySignature: "u", valueSignature: "s",
+                                    [DBusDictionaryEntry(key: .uint32(5), value: .string("five"))]),
+        ]
+        let json = JSON(dictionary)
+        guard case .object(let members) = json else { Issue.record("not an object: \(json)"); return }
+        #expect(members["Major"] == .int(7))
+        #expect(members["RSSI"] == .int(-61))
+        #expect(members["Accuracy"] == .double(0.75))
+        #expect(members["Client"] == .string("/org/beacond/client/3"))
+        #expect(members["Timestamp"] == .uint(micros))
+        #expect(members["TimestampISO8601"] == .string("2024-05-01T12:00:00.123456Z"))
+        #expect(members["LastSeenISO8601"] == .null, "0 means never")
+        #expect(members["Nested"] == .object(["Inner": .bool(false)]))
+        #expect(members["Pair"] == .array([.string("x"), .int(1)]))
+        #expect(members["ByNumber"] == .object(["5": .string("five")]))
+    }
+
+    @Test func tableAlignsWordsLeftAndNumbersRight() {
+        let table = TextTable(columns: [.init("APP"), .init("N", alignRight: true), .init("NOTE")],
+                              rows: [["door", "7", ""], ["a", "1234", "x"]])
+        #expect(table.lines() == ["APP      N  NOTE", "door     7", "a     1234  x"])
+    }
+
+    /// Seconds before `Samples.now` (nil: the API's 0, "never") and the words for it.
+    static let relativeCases: [(Int64?, String)] = [
+        (nil, "never"), (0, "just now"), (-5, "just now"), (12, "12 s ago"), (300, "5 min ago"),
+        (3 * 3600, "3 h ago"), (3 * 86_400, "3 d ago"),
+    ]
+
+    @Test(arguments: relativeCases)
+    func relativeTimes(secondsAgo: Int64?, expected: String) {
+        let micros = secondsAgo.map { Samples.now.microsecondsSinceEpoch - $0 * 1_000_000 - 400_000 } ?? 0
+        #expect(TimeText.relative(micros, now: Samples.now) == expected)
+    }
+
+    @Test func clockTimeHonoursTheOffset() {
+        let time = Timestamp(microsecondsSinceEpoch: 1_714_564_801_250_999) // 12:00:01.250999Z
+        #expect(TimeText.clock(time, utcOffset: 0) == "12:00:01.250")
+        #expect(TimeText.clock(time, utcOffset: 2 * 3600) == "14:00:01.250")
+        #expect(TimeText.clock(time, utcOffset: -13 * 3600) == "23:00:01.250")
+        #expect(TimeText.duration(seconds: 7500) == "2 h 5 min")
+    }
+
+    @Test func statusForPeopleShowsEverySection() {
+        let lines = StatusText.status(Samples.status(pending: BeacondRequestKind.always), now: Samples.now)
+        let text = lines.joined(separator: "\n")
+        #expect(lines.first == "beacond 0.2.0, up 2 h 5 min (since 2024-05-01T09:55:00.000000Z)")
+        #expect(lines.contains("location services  on"))
+        #expect(lines.contains("prompt policy      admin"))
+        #expect(lines.contains("scanner            fifo:/run/beacond/fifo (scanning)"))
+        #expect(lines.contains("adapters           none"))
+        #expect(text.contains("clients: 1"))
+        #expect(text.contains("/org/beacond/client/1  com.example.door  1000  4242  authorizedAlways"))
+        #expect(text.contains("regions: 2"))
+        let lobby = lines.first { $0.contains("lobby") }
+        #expect(lobby?.contains("\(Samples.uuid):1") == true)
+        #expect(lobby?.contains("inside") == true)
+        #expect(lobby?.contains("5 min ago") == true)
+        #expect(lines.first { $0.contains("garage") }?.contains("never") == true)
+        #expect(text.contains("pending requests: 1"))
+        #expect(text.contains("Opens the door when you arrive."))
+        #expect(text.contains("configuration warnings: 1"))
+        #expect(text.contains("  apps.d/old.toml:3: unknown key 'colour'"))
+    }
+
+    @Test func statusJSONKeepsTheAPIKeys() throws {
+        let json = JSON(Samples.status()).text
+        for key in ["\"Version\":\"0.2.0\"", "\"LocationServicesEnabled\":true", "\"Prompt\":\"admin\"",
+                    "\"StartedAtISO8601\":\"2024-05-01T09:55:00.000000Z\"", "\"LastSeenISO8601\":\"2024-05-01T11:55:00.000000Z\"",
+                    "\"LastSeenISO8601\":null", "\"Warnings\":[\"apps.d/old.toml:3: unknown key 'colour'\"]"] {
+            #expect(json.contains(key), "missing \(key) in \(json)")
+        }
+    }
+
+    @Test func authListNamesTheCommandThatDecides() {
+        let status = Samples.status(appStatus: BeacondStatus.notDetermined, pending: BeacondRequestKind.always)
+        let lines = StatusText.authorizations(apps: status.dictionaries(BeacondStatusKey.apps),
+                                              pending: status.dictionaries(BeacondStatusKey.pendingRequests))
+        #expect(lines.contains { $0.contains("com.example.door") && $0.contains("notDetermined") && $0.contains("always") })
+        #expect(lines.last == "decide with: beaconctl auth grant com.example.door always   or   beaconctl auth deny com.example.door")
+        #expect(StatusText.authorizations(apps: [], pending: []).first?.contains("none declared") == true)
+    }
+
+    @Test func clientsTable() {
+        let table = StatusText.clients([Samples.client(path: "/org/beacond/client/2", status: BeacondStatus.authorizedWhenInUse,
+                                                       connected: false, inUse: false, regions: 0, ranging: 2)])
+        #expect(table.lines() == [
+            "CLIENT                 APP                UID   PID  STATUS               IN USE  CONNECTED  REGIONS  RANGING",
+            "/org/beacond/client/2  com.example.door  1000  4242  authorizedWhenInUse  no      no               0        2",
+        ])
+    }
+
+    @Test func accuracyText() {
+        #expect(RegionText.accuracy(-1) == "unknown")
+        #expect(RegionText.accuracy(nil) == "unknown")
+        #expect(RegionText.accuracy(0.5) == "0.50")
+        #expect(RegionText.accuracy(12.345) == "12.35")
+        #expect(RegionText.accuracy(1.0) == "1.00")
+    }
+}
