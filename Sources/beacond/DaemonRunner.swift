@@ -20,6 +20,10 @@ enum DaemonRunner {
             throw ExitCode(error.isConfigurationError ? 78 : 1)
         }
         try loop.startThread()
+        // SIGHUP is trapped before the name is taken: systemd (Type=dbus) counts the service as started once it
+        // owns org.beacond, and a reload sent from then on must not meet SIGHUP's default action (termination).
+        // The sequence buffers a signal until the service reads it.
+        let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
         do {
             try await daemon.start()
         } catch {
@@ -27,7 +31,7 @@ enum DaemonRunner {
             loop.stopAndWait()
             throw ExitCode(1)
         }
-        let service = DaemonService(daemon: daemon, logger: logger)
+        let service = DaemonService(daemon: daemon, reloadSignals: reloadSignals, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         var failure: (any Error)?
@@ -49,13 +53,15 @@ struct DaemonFailure: Error, CustomStringConvertible {
 /// The running daemon as a `Service`.
 struct DaemonService: Service {
     let daemon: BeaconDaemon
+    /// SIGHUP, trapped since before the daemon took its name.
+    let reloadSignals: UnixSignalsSequence
     let logger: Logger
 
     func run() async throws {
         SystemdNotifier.notify("READY=1")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                for await _ in reloadSignals {
                     SystemdNotifier.notify("RELOADING=1")
                     await daemon.reload()
                     SystemdNotifier.notify("READY=1")
