@@ -20,18 +20,7 @@ enum DaemonRunner {
             throw ExitCode(error.isConfigurationError ? 78 : 1)
         }
         try loop.startThread()
-        // SIGHUP is trapped before the name is taken: systemd (Type=dbus) counts the service as started once it
-        // owns org.beacond, and a reload sent from then on must not meet SIGHUP's default action (termination).
-        // The sequence buffers a signal until the service reads it.
-        let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
-        do {
-            try await daemon.start()
-        } catch {
-            logger.critical("cannot start: \(error.message)")
-            loop.stopAndWait()
-            throw ExitCode(1)
-        }
-        let service = DaemonService(daemon: daemon, reloadSignals: reloadSignals, logger: logger)
+        let service = DaemonService(daemon: daemon, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         var failure: (any Error)?
@@ -40,7 +29,11 @@ enum DaemonRunner {
         await daemon.shutdown()
         loop.stopAndWait()
         if let failure {
-            logger.critical("beacond failed: \(failure)")
+            if let start = failure as? DaemonStartError {
+                logger.critical("cannot start: \(start.message)")
+            } else {
+                logger.critical("beacond failed: \(failure)")
+            }
             throw ExitCode(1)
         }
     }
@@ -53,11 +46,15 @@ struct DaemonFailure: Error, CustomStringConvertible {
 /// The running daemon as a `Service`.
 struct DaemonService: Service {
     let daemon: BeaconDaemon
-    /// SIGHUP, trapped since before the daemon took its name.
-    let reloadSignals: UnixSignalsSequence
     let logger: Logger
 
+    /// Takes the bus name only once every signal beacond handles is trapped: ServiceGroup traps SIGTERM and
+    /// SIGINT before it runs services, SIGHUP is trapped here. systemd (Type=dbus) counts the service as started
+    /// when org.beacond is owned, so a stop or reload sent from then on must not meet the signal's default
+    /// action (termination). The SIGHUP sequence buffers a signal until it is read.
     func run() async throws {
+        let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
+        try await daemon.start()
         SystemdNotifier.notify("READY=1")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
