@@ -10,6 +10,7 @@ and the reason, then "N passed, N failed"; exits 1 when anything failed. Needs r
 user root; non-admin checks run as nobody through setpriv) and /usr/bin/python3 with python3-dbus, python3-gi.
 """
 import atexit
+import json
 import os
 import signal
 import sys
@@ -110,7 +111,6 @@ def test_hci_helper_matches_decoder(suite):
     finally:
         os.unlink(path)
     check(result.returncode == 0, "beacond replay failed: %s" % describe_result(result))
-    import json
     observations = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
     expected = [{"time": None, "address": "C0:FF:EE:00:00:01", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0",
                  "major": 1, "minor": 2, "txPower": -59, "rssi": -56},
