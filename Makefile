@@ -43,11 +43,14 @@ run: build
 	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"
 
 # Every test suite (unit and CLI tests run by swift test, then the packaging checks:
-# systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus).
+# systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus),
+# then the daemon's integration tests on a private bus (beacond and beaconctl are built by
+# `swift build --build-tests`, which builds every product).
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	Tests/System/packaging-test.sh
+	/usr/bin/python3 Tests/Integration/daemon_test.py .build/debug/beacond .build/debug/beaconctl
 
 bench: test-deps
 	scripts/bench/compare.sh

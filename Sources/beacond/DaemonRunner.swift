@@ -20,13 +20,6 @@ enum DaemonRunner {
             throw ExitCode(error.isConfigurationError ? 78 : 1)
         }
         try loop.startThread()
-        do {
-            try await daemon.start()
-        } catch {
-            logger.critical("cannot start: \(error.message)")
-            loop.stopAndWait()
-            throw ExitCode(1)
-        }
         let service = DaemonService(daemon: daemon, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -36,7 +29,11 @@ enum DaemonRunner {
         await daemon.shutdown()
         loop.stopAndWait()
         if let failure {
-            logger.critical("beacond failed: \(failure)")
+            if let start = failure as? DaemonStartError {
+                logger.critical("cannot start: \(start.message)")
+            } else {
+                logger.critical("beacond failed: \(failure)")
+            }
             throw ExitCode(1)
         }
     }
@@ -51,11 +48,17 @@ struct DaemonService: Service {
     let daemon: BeaconDaemon
     let logger: Logger
 
+    /// Takes the bus name only once every signal beacond handles is trapped: ServiceGroup traps SIGTERM and
+    /// SIGINT before it runs services, SIGHUP is trapped here. systemd (Type=dbus) counts the service as started
+    /// when org.beacond is owned, so a stop or reload sent from then on must not meet the signal's default
+    /// action (termination). The SIGHUP sequence buffers a signal until it is read.
     func run() async throws {
+        let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
+        try await daemon.start()
         SystemdNotifier.notify("READY=1")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                for await _ in reloadSignals {
                     SystemdNotifier.notify("RELOADING=1")
                     await daemon.reload()
                     SystemdNotifier.notify("READY=1")
