@@ -40,7 +40,7 @@ build: deps
 # The main job. With no Bluetooth adapter (or before the daemon issue lands) this replays a real
 # capture shipped in the repo through the whole decode → ranging → monitoring pipeline.
 run: build
-	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"
+	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(RELEASE_BIN)/beaconctl" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"
 
 # Every test suite (unit and CLI tests run by swift test, then the packaging checks:
 # systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus),

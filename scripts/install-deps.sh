@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [run|test]
 set -euo pipefail
 
-packages=(pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev)
+packages=(pkg-config libdbus-1-dev libbluetooth-dev dbus libsqlite3-dev)
 if [[ "${1:-run}" == test ]]; then
     # python3-venv for the benchmark's Python peers; dbus (dbus-daemon, busctl) and libglib2.0-bin
     # (gdbus) are the real D-Bus clients the daemon's integration tests use; python3-dbus and

@@ -1,18 +1,85 @@
 #!/usr/bin/env bash
-# `make run`: the main job. Live scanning needs the daemon (see README, "Status"); until then, and on
-# any machine without a Bluetooth adapter, replay a real capture through the full pipeline so the
-# output is what a user of ranging and monitoring would see.
+# `make run`: the main job. On a machine without a Bluetooth adapter (and until live BlueZ scanning
+# lands) it shows the real thing on a real capture shipped in the repo:
+#   1. `beacond replay`: the capture through decode → ranging → monitoring, as fast as possible;
+#   2. the daemon on a private D-Bus bus with the capture as its scanner (played in real time),
+#      driven by `beaconctl`: a client asks for Always authorization, the administrator grants it,
+#      the client monitors a region and another ranges, and `beaconctl status` shows the daemon's view.
 set -euo pipefail
-beacond=$1 capture=$2 uuid=$3
+beacond=$1 beaconctl=$2 capture=$3 uuid=$4
 
 adapters=$(ls /sys/class/bluetooth 2>/dev/null | grep -c '^hci' || true)
 if [[ "$adapters" -eq 0 ]]; then
-    echo "No Bluetooth adapter on this machine: replaying a real capture through the full pipeline."
+    echo "No Bluetooth adapter on this machine: using a real capture instead of the radio."
 else
-    echo "Found $adapters Bluetooth adapter(s); live scanning is not part of this build yet: replaying a real capture."
+    echo "Found $adapters Bluetooth adapter(s); live scanning is not part of this build yet: using a real capture."
 fi
 echo "Capture: $capture (Android HCI snoop log of Govee thermometers advertising iBeacons)"
-echo "Command: $beacond replay --monitor $uuid:20594 --monitor $uuid:20597 --range $uuid --exit-timeout 5 --drain --stats $capture"
 echo
-exec "$beacond" replay --monitor "$uuid:20594" --monitor "$uuid:20597" --range "$uuid" \
+echo "== 1. beacond replay: the whole pipeline on the capture's own clock"
+echo "\$ beacond replay --monitor $uuid:20594 --monitor $uuid:20597 --range $uuid --exit-timeout 5 --drain --stats CAPTURE"
+"$beacond" replay --monitor "$uuid:20594" --monitor "$uuid:20597" --range "$uuid" \
     --exit-timeout 5 --drain --stats "$capture"
+
+echo
+echo "== 2. the daemon on a private D-Bus bus, scanner = the capture in real time (about 15 s)"
+work=$(mktemp -d /tmp/beacond-demo.XXXXXX)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [[ -n "${bus_pid:-}" ]] && kill "$bus_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+cat > "$work/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/></policy>
+</busconfig>
+CONF
+{ read -r address; read -r bus_pid; } < <(dbus-daemon --config-file="$work/bus.conf" --fork --print-address=1 --print-pid=1)
+mkdir -p "$work/config/apps.d"
+cat > "$work/config/beacond.toml" <<CONF
+[authorization]
+prompt = "admin"
+[monitoring]
+exit_timeout = 5
+CONF
+cat > "$work/config/apps.d/demo.toml" <<CONF
+app_id = "org.example.BeaconDemo"
+users = ["$(id -un)"]
+when_in_use_usage = "Shows the thermometers near you."
+always_usage = "Tells you when you come home, even when the app is closed."
+CONF
+ctl() { echo "\$ beaconctl $*"; "$beaconctl" --bus "$address" "$@"; }
+echo "\$ beacond --bus PRIVATE-BUS --config-dir DEMO-CONFIG --state-dir DEMO-STATE --scanner replay:CAPTURE"
+"$beacond" --bus "$address" --config-dir "$work/config" --state-dir "$work/state" \
+    --scanner "replay:$capture" --log-level notice 2> "$work/beacond.log" &
+pids+=($!)
+for _ in $(seq 100); do timeout 5 "$beaconctl" --bus "$address" status >/dev/null 2>&1 && break; sleep 0.1; done
+echo
+echo "-- a client monitors $uuid:20594 (it asks for Always and waits for the administrator)"
+echo "\$ beaconctl client --app org.example.BeaconDemo monitor $uuid:20594 --count 5 &"
+"$beaconctl" --bus "$address" client --app org.example.BeaconDemo monitor "$uuid:20594" --count 5 \
+    > "$work/monitor.out" 2>&1 &
+monitor=$!
+pids+=($monitor)
+sleep 1
+ctl auth list
+ctl auth grant org.example.BeaconDemo always
+echo
+echo "-- a second client ranges every beacon of $uuid for 4 cycles"
+ctl client --app org.example.BeaconDemo range "$uuid" --count 4
+echo
+ctl status
+echo
+echo "-- the monitoring client's output (it exits after entering and leaving the region)"
+timeout 40 tail --pid="$monitor" -f /dev/null || true
+cat "$work/monitor.out"
+echo
+echo "-- the daemon's log (notice and above)"
+cat "$work/beacond.log"
