@@ -19,6 +19,9 @@ public struct DBusCallError: Error, Hashable, Sendable, CustomStringConvertible 
         message = error.message.map { String(cString: $0) } ?? fallback
     }
 
+    /// A reply that arrived but could not be read (a type this wrapper does not support, such as `h`).
+    public static let unreadableReplyName = "org.beacond.DBus.Error.UnreadableReply"
+
     static func wrap(_ error: DBusMarshallingError) -> DBusCallError {
         DBusCallError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: error.description)
     }
@@ -74,6 +77,11 @@ public final class DBusConnection {
 
     public var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
 
+    /// Blocks until every queued outgoing message is written (before closing: the last signals must not be lost).
+    public func flush() {
+        dbus_connection_flush(pointer)
+    }
+
     public enum NameOwnership: Sendable, Hashable {
         case primaryOwner, alreadyOwner, queued, exists
     }
@@ -113,7 +121,12 @@ public final class DBusConnection {
             throw DBusCallError(&error, fallback: "no reply")
         }
         let owned = DBusMessage(adopting: reply)
-        do { return try owned.arguments() } catch { throw DBusCallError.wrap(error) }
+        do {
+            return try owned.arguments()
+        } catch {
+            // Not the peer's InvalidArgs: the reply arrived but holds a type this wrapper cannot read.
+            throw DBusCallError(name: DBusCallError.unreadableReplyName, message: "the reply could not be read: \(error)")
+        }
     }
 
     /// Convenience: call `member` on `destination` with `arguments`.
@@ -146,10 +159,18 @@ extension DBusConnection {
     static let busName = "org.freedesktop.DBus"
     static let busPath = "/org/freedesktop/DBus"
 
-    /// The credentials of the connection that owns `name` (a unique name such as `:1.7`).
+    /// The credentials of the connection that owns `name` (a unique name such as `:1.7`), from the bus's
+    /// GetConnectionCredentials. Newer buses add `ProcessFD` (a unix fd, type `h`, which this wrapper does not
+    /// read) to that reply; then the same facts are asked as GetConnectionUnixUser and
+    /// GetConnectionUnixProcessID, so one unreadable entry never costs the whole answer.
     public func credentials(of name: String) throws(DBusCallError) -> DBusPeerCredentials {
-        let reply = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+        let reply: [DBusValue]
+        do {
+            reply = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
                              member: "GetConnectionCredentials", arguments: [.string(name)])
+        } catch where error.name == DBusCallError.unreadableReplyName {
+            return try credentialsOneByOne(of: name)
+        }
         guard let entries = reply.first?.vardictEntries else {
             throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "GetConnectionCredentials replied \(reply)")
         }
@@ -158,6 +179,20 @@ extension DBusConnection {
             return nil
         }
         return DBusPeerCredentials(unixUserID: uint32("UnixUserID"), processID: uint32("ProcessID"))
+    }
+
+    func credentialsOneByOne(of name: String) throws(DBusCallError) -> DBusPeerCredentials {
+        let user = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+                            member: "GetConnectionUnixUser", arguments: [.string(name)])
+        guard case .uint32(let uid)? = user.first else {
+            throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "GetConnectionUnixUser replied \(user)")
+        }
+        // A peer without a process ID (over TCP) is not an error, only less to check.
+        let process = try? call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+                                member: "GetConnectionUnixProcessID", arguments: [.string(name)])
+        var pid: UInt32?
+        if case .uint32(let value)? = process?.first { pid = value }
+        return DBusPeerCredentials(unixUserID: uid, processID: pid)
     }
 
     /// Whether some connection owns `name`.

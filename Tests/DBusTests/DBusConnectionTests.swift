@@ -1,4 +1,4 @@
-import DBus
+@testable import DBus
 import Foundation
 import Testing
 
@@ -70,5 +70,19 @@ struct DBusConnectionTests {
         try signal.append([.string("DidEnterRegion"), .vardict(["Identifier": .string("lobby")])])
         try connection.send(signal)
         #expect(connection.isConnected)
+    }
+}
+
+@Suite("Peer credentials, both ways")
+struct PeerCredentialsFallbackTests {
+    /// The fallback for buses whose GetConnectionCredentials carries a unix fd gives the same answer.
+    @Test func oneByOneMatchesGetConnectionCredentials() throws {
+        let bus = try PrivateBus()
+        let observer = try DBusConnection(.address(bus.address))
+        let client = try DBusConnection(.address(bus.address))
+        let whole = try observer.credentials(of: client.uniqueName)
+        let oneByOne = try observer.credentialsOneByOne(of: client.uniqueName)
+        #expect(whole == oneByOne)
+        #expect(oneByOne.unixUserID == getuid())
     }
 }

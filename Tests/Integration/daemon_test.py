@@ -200,13 +200,13 @@ BEACON_TYPES = {"UUID": dbus.String, "Major": dbus.UInt16, "Minor": dbus.UInt16,
                 "Accuracy": dbus.Double, "Proximity": dbus.String, "TxPower": dbus.Int16, "Timestamp": dbus.UInt64}
 
 
-def check_beacon(beacon, major, minor):
+def check_beacon(beacon, major, minor, uuid=DEMO_UUID):
     check(set(beacon.keys()) == set(BEACON_TYPES), "beacon keys %s" % sorted(beacon.keys()))
     for key, kind in BEACON_TYPES.items():
         check(isinstance(beacon[key], kind), "beacon %s is %s, expected %s" % (key, type(beacon[key]).__name__,
                                                                               kind.__name__))
     values = plain(beacon)
-    check(values["UUID"] == DEMO_UUID and values["Major"] == major and values["Minor"] == minor,
+    check(values["UUID"] == uuid and values["Major"] == major and values["Minor"] == minor,
           "beacon identity %r" % values)
     check(values["TxPower"] == -59, "TxPower %r, the frame says -59" % values["TxPower"])
     check(values["RSSI"] == 0 or -100 <= values["RSSI"] <= -20, "RSSI %r" % values["RSSI"])
@@ -265,6 +265,15 @@ def test_ranging_paused_while_not_in_use(suite):
     demo.lm("SetInUse", "b", True)
     again = demo.wait("DidRangeBeacons", where=with_beacon, what="DidRangeBeacons after SetInUse(true)")
     check_beacon(again.args[0][0], 7, 9)
+
+    # A second constraint on a client that already ranges reaches the engine too (a bug once: only the
+    # inactive → active transition started ranging).
+    demo.start_ranging(OTHER_UUID)
+    feeder.send(beacon_uuid=OTHER_UUID, major=3, minor=4)
+    other = demo.wait("DidRangeBeacons", where=lambda s: plain(s.args[1]) == {"UUID": OTHER_UUID} and len(s.args[0]) == 1,
+                      what="DidRangeBeacons for the second constraint")
+    check_beacon(other.args[0][0], 3, 4, uuid=OTHER_UUID)
+    demo.lm("StopRanging", "a{sv}", {"UUID": OTHER_UUID})
 
     demo.lm("StopRanging", "a{sv}", {"UUID": DEMO_UUID})
     check(plain(demo.prop("RangedConstraints")) == [], "RangedConstraints after StopRanging")
@@ -843,6 +852,29 @@ def test_introspection_properties_events(suite):
     world.alive()
 
 
+# MARK: 13. a scanner that cannot start
+
+def test_scanner_failure(suite):
+    world = suite.world()
+    with open(world.fifo, "w") as blocker:  # a regular file where the FIFO should be
+        blocker.write("not a fifo\n")
+    world.start_daemon()
+    demo = world.client(DEMO)
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    demo.wait_status("authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID)
+    status = plain(world.admin.status())
+    check(status["ScannerState"].startswith("failed: ") and "not a FIFO" in status["ScannerState"],
+          "ScannerState %r" % status["ScannerState"])
+    check(status["Scanning"] is False, "Scanning %r with a broken scanner" % status["Scanning"])
+    regions = status["Regions"]
+    check(len(regions) == 1 and regions[0]["State"] == "unknown", "regions %r" % regions)
+    # Blind is not outside: no exit, no state change is invented while nothing can be seen.
+    demo.collector.expect_none(3.0, "DidExitRegion", path=demo.path, what="DidExitRegion while the scanner is broken")
+    check(plain(world.admin.status())["Regions"][0]["State"] == "unknown", "region left unknown while blind")
+    world.alive()
+
+
 TESTS = [
     ("0 hci helper lines decode as intended (beacond replay)", test_hci_helper_matches_decoder),
     ("1 full flow: register, request, grant, monitor, enter, exit", test_full_flow),
@@ -857,6 +889,7 @@ TESTS = [
     ("10 administrator changes apply at once", test_admin_changes_apply),
     ("11 client connection closes", test_client_connection_closes),
     ("12 introspection, properties, event watch", test_introspection_properties_events),
+    ("13 a scanner that cannot start is reported, regions stay unknown", test_scanner_failure),
 ]
 
 

@@ -116,8 +116,7 @@ extension BeaconDaemon {
     // MARK: Administrator
 
     func checkAdministrator(_ sender: String) throws(DBusCallError) {
-        guard let connection else { throw DBusCallError(name: DBusStandardError.failed, message: "not connected") }
-        let peer = try connection.credentials(of: sender)
+        let peer = try peerCredentials(sender)
         guard let uid = peer.unixUserID else {
             throw BeacondError(.accessDenied, "the bus did not report who you are (no UnixUserID)").dbusError
         }

@@ -16,6 +16,14 @@ extension BeaconDaemon {
                 + "users = [\"<your user>\"] and the usage descriptions, then run systemctl reload beacond").dbusError
         }
         let caller = try callerCredentials(call.sender)
+        if let required = app.declaration.executable, caller.credentials.executable == nil,
+           app.declaration.users.contains(caller.credentials.userName) {
+            // Not the caller's fault: the daemon could not look. Say what the administrator can do.
+            throw BeacondError(.accessDenied, "app \(appID) may only be used by \(required) (executable in "
+                + "\(app.declaration.declarationFile)), but beacond cannot read /proc/\(caller.processID.map(String.init) ?? "PID")/exe "
+                + "of a process of another user: that needs CAP_SYS_PTRACE and ProtectProc=default in beacond.service "
+                + "(see systemd/README.md), or remove executable from the declaration").dbusError
+        }
         do {
             try AuthorizationRules.checkCaller(caller.credentials, app: app.declaration)
         } catch {
@@ -57,8 +65,7 @@ extension BeaconDaemon {
     }
 
     func callerCredentials(_ sender: String) throws(DBusCallError) -> Caller {
-        guard let connection else { throw DBusCallError(name: DBusStandardError.failed, message: "not connected") }
-        let peer = try connection.credentials(of: sender)
+        let peer = try peerCredentials(sender)
         guard let uid = peer.unixUserID else {
             throw BeacondError(.accessDenied, "the bus did not report who \(sender) is (no UnixUserID), so it cannot act as an app").dbusError
         }
@@ -72,7 +79,8 @@ extension BeaconDaemon {
     /// disconnected left its regions running; the app's next client takes them over, state and all (no
     /// false re-entry: the monitor moves them with `restore`).
     func adoptDetachedRegions(of appID: String, into number: Int) {
-        let detached = sessions.values.filter { $0.appID == appID && !$0.isConnected }.sorted { $0.number < $1.number }
+        let detached = sessions.values.filter { $0.appID == appID && !$0.isConnected && $0.number != number }
+            .sorted { $0.number < $1.number }
         guard !detached.isEmpty, var session = sessions[number] else { return }
         var events: [EngineEvent] = []
         pipeline.advance(to: clock(), into: &events)
@@ -81,8 +89,21 @@ extension BeaconDaemon {
             for region in old.orderedRegions {
                 let oldKey = EngineKey.region(client: old.number, identifier: region.identifier)
                 let newKey = EngineKey.region(client: number, identifier: region.identifier)
-                guard session.regions.count < configuration.maxRegionsPerClient,
-                      let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
+                guard let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
+                let isNew = session.regions[region.identifier] == nil
+                guard !isNew || session.regions.count < configuration.maxRegionsPerClient else {
+                    let limit = configuration.maxRegionsPerClient
+                    logger.warning("region \(region.identifier) of disconnected \(old.path) (\(appID)) not taken over by \(session.path): it would exceed max_regions_per_client = \(limit)")
+                    var data = clientEventData(session)
+                    data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
+                    data[BeacondEventKey.error] = .string(BeacondErrorName.regionLimitExceeded.rawValue)
+                    data[BeacondEventKey.message] = .string("not taken over: the app's new client is at max_regions_per_client")
+                    adminEvent(BeacondEventKind.monitoringDidFail, data)
+                    continue
+                }
+                if !isNew {
+                    _ = pipeline.monitor.stopMonitoring(newKey, at: clock(), into: &scratch)
+                }
                 _ = pipeline.monitor.stopMonitoring(oldKey, at: clock(), into: &scratch)
                 pipeline.monitor.restore(saved, for: newKey, at: clock())
                 session.addRegion(region)
@@ -228,12 +249,16 @@ extension BeaconDaemon {
         let allowed = session.isConnected && !session.rangedConstraints.isEmpty
             && AuthorizationRules.rangingPermission(record(session.appID), policy).allows(inUse: session.inUse)
         var events: [EngineEvent] = []
-        if allowed, !session.rangingActive {
-            for constraint in session.rangedConstraints {
+        if allowed {
+            // Every constraint not yet in the engine: all of them when ranging resumes, the new one when a
+            // client that already ranges adds another.
+            let running = Set(pipeline.ranger.rangedKeys)
+            for constraint in session.rangedConstraints
+            where !running.contains(.ranging(client: number, constraint: constraint)) {
                 pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &events)
             }
             session.rangingActive = true
-        } else if !allowed, session.rangingActive {
+        } else if session.rangingActive {
             for constraint in session.rangedConstraints { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
             session.rangingActive = false
             if !session.rangedConstraints.isEmpty, session.isConnected {
@@ -284,6 +309,7 @@ extension BeaconDaemon {
     /// monitoring continues without it (design.md); everything else of it stops.
     func connectionClosed(_ name: String) {
         watchers.remove(name)
+        credentialCache[name] = nil
         for session in sessions.values.filter({ $0.sender == name }).sorted(by: { $0.number < $1.number }) {
             let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
             guard keepsMonitoring else {
@@ -303,5 +329,17 @@ extension BeaconDaemon {
                         metadata: metadata(session))
             adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
         }
+    }
+}
+
+extension BeaconDaemon {
+    /// The bus's word on who `sender` is, asked once per connection: a unique name is never reused, so the
+    /// answer cannot change while the connection lives, and a burst of calls costs one bus round trip.
+    func peerCredentials(_ sender: String) throws(DBusCallError) -> DBusPeerCredentials {
+        if let cached = credentialCache[sender] { return cached }
+        guard let connection else { throw DBusCallError(name: DBusStandardError.failed, message: "not connected") }
+        let peer = try connection.credentials(of: sender)
+        credentialCache[sender] = peer
+        return peer
     }
 }

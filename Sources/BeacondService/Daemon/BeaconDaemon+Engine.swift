@@ -103,12 +103,17 @@ extension BeaconDaemon {
     func updateScanning() {
         if needsScanning, !scanning {
             startScanner()
-        } else if !needsScanning, scanning || scanner != nil {
+        } else if !needsScanning, scanning || scanner != nil || scannerRetry != nil {
+            if let scannerRetry { loop.cancelTimer(scannerRetry) }
+            scannerRetry = nil
             stopScanner()
             scannerState = "idle"
             logger.info("scanning stopped: nobody monitors or ranges")
         }
     }
+
+    /// How long after a failed start the scanner is tried again (while someone still needs it).
+    static let scannerRetryInterval: Duration = .seconds(30)
 
     func makeScanner() throws(ScannerError) -> any BeaconScanner {
         switch configuration.scanner {
@@ -142,6 +147,10 @@ extension BeaconDaemon {
             })
             scanning = true
             scannerState = "scanning"
+            if let scannerRetry { loop.cancelTimer(scannerRetry) }
+            scannerRetry = nil
+            // Regions were unknown while blind; each now gets a full exit timeout to be seen.
+            pipeline.monitor.resumeDetection(at: clock())
             logger.info("scanning started: \(scanner.label)")
             managerPropertiesChanged([BeacondMember.scanning: .boolean(true)])
             adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(true)])
@@ -149,6 +158,23 @@ extension BeaconDaemon {
             // Monitoring stays registered (regions are unknown until a scanner works); status and doctor say why.
             if scannerState != "failed: \(error.message)" { logger.error("cannot scan: \(error.message)") }
             scannerState = "failed: \(error.message)"
+            blind()
+        }
+    }
+
+    /// No scanner sees anything: regions become unknown rather than exiting one by one (a stationary beacon must
+    /// never produce a false exit), and the scanner is tried again later.
+    func blind() {
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.suspendDetection(at: clock(), into: &scratch)
+        route(scratch.map { .monitoring($0) })
+        armEngineTimer()
+        guard scannerRetry == nil else { return }
+        scannerRetry = loop.schedule(at: .now + Self.scannerRetryInterval) {
+            self.assumeIsolated { daemon in
+                daemon.scannerRetry = nil
+                if daemon.needsScanning, !daemon.scanning { daemon.startScanner() }
+            }
         }
     }
 
@@ -165,5 +191,6 @@ extension BeaconDaemon {
         logger.error("scanner failed: \(error.message)")
         stopScanner()
         scannerState = "failed: \(error.message)"
+        if needsScanning { blind() }
     }
 }

@@ -57,6 +57,10 @@ public actor BeaconDaemon {
     var scanner: (any BeaconScanner)?
     var scanning = false
     var scannerState = "idle"
+    /// While scanning is needed but the scanner could not start: the next attempt.
+    var scannerRetry: MainLoop.SourceID?
+    /// Credentials per unique name, asked of the bus once per connection (dropped when it leaves the bus).
+    var credentialCache: [String: DBusPeerCredentials] = [:]
 
     var outbox: [OutgoingSignal] = []
     var flushScheduled = false
@@ -94,11 +98,23 @@ public actor BeaconDaemon {
         if let note = store.recoveryNote { logger.error("\(note)") }
     }
 
+    /// The engine's clock: wall time read once at start, advanced by CLOCK_BOOTTIME. Exit timeouts and ranging
+    /// cycles must not jump when the wall clock is stepped (NTP at boot on a board without an RTC would otherwise
+    /// exit every region at once, or freeze them for as long as the step back); timestamps sent to clients stay
+    /// close to wall time, and still count while the machine sleeps.
     public static let wallClock: @Sendable () -> Timestamp = {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Timestamp(microsecondsSinceEpoch: Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
+        let elapsed = microseconds(CLOCK_BOOTTIME) - startBoot
+        return Timestamp(microsecondsSinceEpoch: startWall &+ elapsed)
     }
+
+    static func microseconds(_ clock: clockid_t) -> Int64 {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+
+    static let startWall = microseconds(CLOCK_REALTIME)
+    static let startBoot = microseconds(CLOCK_BOOTTIME)
 
     static func makePipeline(_ configuration: DaemonConfiguration) -> BeaconPipeline<EngineKey> {
         // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
@@ -162,10 +178,13 @@ public actor BeaconDaemon {
 
     /// Stops scanning and leaves the bus.
     public func shutdown() {
+        if let scannerRetry { loop.cancelTimer(scannerRetry) }
+        scannerRetry = nil
         stopScanner()
         if let engineTimer { loop.cancelTimer(engineTimer) }
         engineTimer = nil
         flushOutbox()
+        connection?.flush()
         if let server { for path in server.exportedPaths { server.unexport(path: path) } }
         server = nil
         connection = nil

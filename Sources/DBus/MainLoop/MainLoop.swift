@@ -26,6 +26,8 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
         /// Reported only: hang-up or error on the descriptor.
         public static let hangUp = Events(rawValue: Int16(POLLHUP))
         public static let error = Events(rawValue: Int16(POLLERR))
+        /// Reported only: the descriptor is not open (POLLNVAL); the loop disables the source.
+        public static let invalid = Events(rawValue: Int16(POLLNVAL))
     }
 
     private struct DescriptorSource {
@@ -151,9 +153,9 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring) {
             runQueuedWork()
             for hook in beforePollHooks { hook() }
-            // Work queued by a hook (or a hook's callee) runs before sleeping.
-            if hasQueuedWork { continue }
-            pollOnce()
+            // With work queued (by a hook, or another thread) the poll only looks, it does not sleep; descriptors
+            // and timers still get their turn, so no source can starve the others.
+            pollOnce(timeout: hasQueuedWork ? 0 : pollTimeout())
             fireDueTimers()
         }
         runQueuedWork()
@@ -173,11 +175,11 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
         for job in jobs { job.runSynchronously(on: asUnownedSerialExecutor()) }
     }
 
-    private func pollOnce() {
+    private func pollOnce(timeout: Int32) {
         let sources = descriptors.filter { $0.value.enabled && !$0.value.events.isEmpty }.map { ($0.key, $0.value) }
         var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         fds += sources.map { pollfd(fd: $0.1.fd, events: $0.1.events.rawValue, revents: 0) }
-        let ready = poll(&fds, nfds_t(fds.count), pollTimeout())
+        let ready = poll(&fds, nfds_t(fds.count), timeout)
         guard ready > 0 else { return } // timeout, or EINTR: timers and queued work are checked next
         if fds[0].revents != 0 {
             var drain = [UInt8](repeating: 0, count: 256)
@@ -186,7 +188,11 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
         for (index, (id, _)) in sources.enumerated() where fds[index + 1].revents != 0 {
             // A handler may have removed or disabled another source in this same round.
             guard let source = descriptors[id], source.enabled else { continue }
-            source.handler(Events(rawValue: fds[index + 1].revents))
+            let revents = fds[index + 1].revents
+            source.handler(Events(rawValue: revents))
+            // A descriptor closed while still registered would report POLLNVAL on every poll: a busy loop.
+            // Disable it; its owner's handler has been told (`.invalid`) and should remove it.
+            if revents & Int16(POLLNVAL) != 0 { descriptors[id]?.enabled = false }
         }
     }
 

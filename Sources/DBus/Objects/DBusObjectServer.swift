@@ -16,6 +16,8 @@ public final class DBusObjectServer {
     private var watches: [UInt: MainLoop.SourceID] = [:]
     private var timeouts: [UInt: MainLoop.SourceID] = [:]
     private var isHandlingInbox = false
+    /// The timeout whose handler runs now, and whether libdbus removed it meanwhile.
+    private var handlingTimeout: (key: UInt, removed: Bool)?
 
     /// Called with a unique name (`:1.42`) when that connection leaves the bus (NameOwnerChanged).
     public var connectionClosed: ((String) -> Void)?
@@ -125,7 +127,7 @@ public final class DBusObjectServer {
             if events.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
             if events.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
             if events.contains(.hangUp) { flags |= DBUS_WATCH_HANGUP.rawValue }
-            if events.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
+            if events.contains(.error) || events.contains(.invalid) { flags |= DBUS_WATCH_ERROR.rawValue }
             _ = dbus_watch_handle(watch, flags)
         }
         watches[key(watch)] = id
@@ -155,13 +157,19 @@ public final class DBusObjectServer {
         timeouts[keyValue] = loop.schedule(at: .now + interval) { [weak self] in
             guard let self else { return }
             self.timeouts[keyValue] = nil
+            self.handlingTimeout = (keyValue, removed: false)
             _ = dbus_timeout_handle(timeout)
-            // libdbus timeouts repeat until removed or disabled.
-            if dbus_timeout_get_enabled(timeout) != 0, self.timeouts[keyValue] == nil { self.addTimeout(timeout) }
+            let removed = self.handlingTimeout?.removed ?? true
+            self.handlingTimeout = nil
+            // libdbus timeouts repeat until removed or disabled. A timeout removed while it was being handled may
+            // already be freed: its pointer is not touched again.
+            guard !removed, self.timeouts[keyValue] == nil, dbus_timeout_get_enabled(timeout) != 0 else { return }
+            self.addTimeout(timeout)
         }
     }
 
     private func removeTimeout(_ timeout: OpaquePointer) {
+        if handlingTimeout?.key == key(timeout) { handlingTimeout?.removed = true }
         if let id = timeouts.removeValue(forKey: key(timeout)) { loop.cancelTimer(id) }
     }
 
@@ -181,17 +189,30 @@ public final class DBusObjectServer {
 
     // MARK: Dispatch
 
-    /// Reads what libdbus has queued and handles it; runs before every poll.
+    /// How many messages one loop iteration handles before timers and other descriptors get their turn, so a
+    /// peer flooding the daemon with calls cannot starve ranging cycles, exits or the watchdog.
+    static let messagesPerIteration = 64
+
+    /// Reads what libdbus has queued and handles up to `messagesPerIteration` of it; runs before every poll.
     func dispatchIncoming() {
         guard !isHandlingInbox else { return } // a handler's blocking call re-entered the loop's hook
         isHandlingInbox = true
         defer { isHandlingInbox = false }
-        repeat {
-            while dbus_connection_dispatch(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {}
-            let messages = inbox
-            inbox.removeAll()
-            for message in messages { handle(message) }
-        } while !inbox.isEmpty || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS
+        var handled = 0
+        while handled < Self.messagesPerIteration {
+            if inbox.isEmpty {
+                guard dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS else { break }
+                _ = dbus_connection_dispatch(connection.pointer)
+                continue
+            }
+            let message = inbox.removeFirst()
+            handle(message)
+            handled += 1
+        }
+        if !inbox.isEmpty || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {
+            // More is waiting in memory, where poll cannot see it: keep the loop from sleeping.
+            loop.execute {}
+        }
     }
 
     private func handle(_ message: DBusMessage) {
@@ -230,16 +251,18 @@ public final class DBusObjectServer {
         try? send(reply)
     }
 
-    /// The reply's arguments, or the error to reply with.
+    /// The reply's arguments, or the error to reply with. Arguments are parsed only after the object and method
+    /// are known and the header's signature matches: parsing makes one value per element, so a peer must not be
+    /// able to make the daemon build a 32 MiB array for a method that does not exist or takes a string.
     private func answer(_ message: DBusMessage) throws(DBusCallError) -> [DBusValue] {
         guard let path = message.path, let member = message.member, let sender = message.sender else {
             throw DBusCallError(name: DBusStandardError.invalidArgs, message: "method call without path, member or sender")
         }
-        let arguments: [DBusValue]
-        do { arguments = try message.arguments() } catch { throw DBusCallError.wrap(error) }
+        let signature = message.signature
         let object = objects[path]
         if message.interface == "org.freedesktop.DBus.Introspectable" || (message.interface == nil && member == "Introspect") {
             guard member == "Introspect" else { throw Self.unknownMethod(member, "org.freedesktop.DBus.Introspectable") }
+            guard signature.isEmpty else { throw Self.wrongSignature("org.freedesktop.DBus.Introspectable.Introspect", "", signature) }
             let children = DBusIntrospection.children(of: path, among: objects.keys)
             guard object != nil || !children.isEmpty else { throw Self.unknownObject(path) }
             return [.string(DBusIntrospection.document(object: object, children: children))]
@@ -247,7 +270,10 @@ public final class DBusObjectServer {
         guard let object else { throw Self.unknownObject(path) }
         try object.accessCheck?(sender)
         if message.interface == "org.freedesktop.DBus.Properties" {
-            return try answerProperties(member: member, arguments: arguments, object: object, sender: sender)
+            let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
+            guard let wanted = expected[member] else { throw Self.unknownMethod(member, "org.freedesktop.DBus.Properties") }
+            guard signature == wanted else { throw Self.wrongSignature("org.freedesktop.DBus.Properties.\(member)", wanted, signature) }
+            return try answerProperties(member: member, arguments: try Self.arguments(of: message), object: object, sender: sender)
         }
         let candidates = object.interfaces.filter { message.interface == nil || $0.name == message.interface }
         guard !candidates.isEmpty, let interfaceName = candidates.first?.name else {
@@ -259,12 +285,11 @@ public final class DBusObjectServer {
         }).first else {
             throw Self.unknownMethod(member, interfaceName)
         }
-        let signature = arguments.map(\.signature).joined()
         guard signature == method.inSignature else {
-            throw DBusCallError(name: DBusStandardError.invalidArgs,
-                                message: "\(interface.name).\(method.name) takes arguments of type '\(method.inSignature)', not '\(signature)'")
+            throw Self.wrongSignature("\(interface.name).\(method.name)", method.inSignature, signature)
         }
-        let call = DBusMethodCall(sender: sender, path: path, interface: interface.name, member: member, arguments: arguments)
+        let call = DBusMethodCall(sender: sender, path: path, interface: interface.name, member: member,
+                                  arguments: try Self.arguments(of: message))
         let outputs = try method.handler(call)
         // A handler returning the wrong types is our bug; the caller gets an error, never a reply it cannot parse.
         let outputSignature = outputs.map(\.signature).joined()
@@ -273,6 +298,15 @@ public final class DBusObjectServer {
                                 message: "internal error: \(method.name) produced '\(outputSignature)' instead of '\(method.outSignature)'")
         }
         return outputs
+    }
+
+    private static func arguments(of message: DBusMessage) throws(DBusCallError) -> [DBusValue] {
+        do { return try message.arguments() } catch { throw DBusCallError.wrap(error) }
+    }
+
+    private static func wrongSignature(_ method: String, _ expected: String, _ found: String) -> DBusCallError {
+        DBusCallError(name: DBusStandardError.invalidArgs,
+                      message: "\(method) takes arguments of type '\(expected)', not '\(found)'")
     }
 
     private func answerProperties(member: String, arguments: [DBusValue], object: DBusObject,
@@ -307,9 +341,6 @@ public final class DBusObjectServer {
             }
             throw DBusCallError(name: DBusStandardError.propertyReadOnly,
                                 message: "\(strings[0]).\(strings[1]) is read-only; use the interface's methods to change it")
-        case "Get", "GetAll", "Set":
-            throw DBusCallError(name: DBusStandardError.invalidArgs,
-                                message: "org.freedesktop.DBus.Properties.\(member) takes '\(["Get": "ss", "GetAll": "s", "Set": "ssv"][member] ?? "")', not '\(signature)'")
         default:
             throw Self.unknownMethod(member, "org.freedesktop.DBus.Properties")
         }
