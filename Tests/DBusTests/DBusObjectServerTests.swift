@@ -259,3 +259,58 @@ struct MainLoopTests {
         #expect(eventually { received.withLock { $0 } == [0x04, 0x3E] })
     }
 }
+
+/// The daemon as a client of other services (bluetoothd): asynchronous calls and signal handlers on the loop.
+@Suite("D-Bus client side of the object server")
+struct DBusObjectServerClientTests {
+    @Test func asynchronousCallsComplete() throws {
+        let served = try ServedObject()
+        let loop = try MainLoop()
+        let connection = try DBusConnection(.address(served.bus.address))
+        let server = try DBusObjectServer(connection: connection, loop: loop)
+        let results = Locked<[String]>([])
+        server.callAsync(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                         member: "Echo", arguments: [.string("async")]) { result in
+            results.withLock { $0.append((try? result.get()) == [.string("async")] ? "echo" : "wrong: \(result)") }
+        }
+        server.callAsync(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                         member: "Fail") { result in
+            if case .failure(let error) = result { results.withLock { $0.append(error.name) } }
+        }
+        // A peer that never answers: the call times out with an error, it does not hang the loop.
+        let silent = try DBusConnection(.address(served.bus.address))
+        server.callAsync(destination: silent.uniqueName, path: "/x", interface: "org.example.Silent", member: "Wait",
+                         timeout: .milliseconds(200)) { result in
+            if case .failure(let error) = result { results.withLock { $0.append(error.name) } }
+        }
+        try loop.startThread()
+        defer { loop.stopAndWait() }
+        #expect(eventually {
+            results.withLock { Set($0) } == ["echo", "org.beacond.Error.InvalidRegion", "org.freedesktop.DBus.Error.NoReply"]
+        }, "\(results.withLock { $0 })")
+        _ = server
+    }
+
+    @Test func signalHandlersAndNameOwnerChanges() throws {
+        let bus = try PrivateBus()
+        let loop = try MainLoop()
+        let connection = try DBusConnection(.address(bus.address))
+        let server = try DBusObjectServer(connection: connection, loop: loop)
+        let heard = Locked<[String]>([])
+        try server.addSignalHandler(matchRule: "type='signal',interface='org.example.Beacons'") { message in
+            if message.interface == "org.example.Beacons" { heard.withLock { $0.append(message.member ?? "") } }
+        }
+        server.nameOwnerChanged = { name, _, newOwner in
+            if name == "org.example.Service" { heard.withLock { $0.append(newOwner.isEmpty ? "gone" : "owned") } }
+        }
+        try loop.startThread()
+        defer { loop.stopAndWait() }
+        var service: DBusConnection? = try DBusConnection(.address(bus.address))
+        _ = try service?.requestName("org.example.Service")
+        let signal = try DBusMessage.signal(path: "/org/example", interface: "org.example.Beacons", member: "Seen")
+        try service?.send(signal)
+        service = nil
+        #expect(eventually { heard.withLock { $0 } == ["owned", "Seen", "gone"] }, "\(heard.withLock { $0 })")
+        _ = server
+    }
+}
