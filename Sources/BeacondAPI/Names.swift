@@ -177,4 +177,7 @@ public enum BeacondScannerState {
     public static let idle = "idle", scanning = "scanning"
     /// Followed by the reason, e.g. "failed: no adapter hci0".
     public static let failedPrefix = "failed: "
+    /// Followed by the reason: the scanner cannot see now and recovers by itself (bluetoothd restarting, the
+    /// adapter powered off or removed); regions are unknown meanwhile.
+    public static let waitingPrefix = "waiting: "
 }

@@ -25,7 +25,7 @@ public final class DBusObjectServer {
     /// and going when bluetoothd restarts.
     public var nameOwnerChanged: ((String, String, String) -> Void)?
     /// Signal handlers added with `addSignalHandler`, by id.
-    private var signalHandlers: [(id: Int, handler: (DBusMessage) -> Void)] = []
+    private var signalHandlers: [(id: Int, rule: String, handler: (DBusMessage) -> Void)] = []
     private var nextHandlerID = 0
     /// Replies to `callAsync`, run after `dbus_connection_dispatch` returns (never inside a libdbus callback).
     fileprivate var completedCalls: [() -> Void] = []
@@ -388,12 +388,16 @@ extension DBusObjectServer {
     public func addSignalHandler(matchRule: String, _ handler: @escaping (DBusMessage) -> Void) throws(DBusCallError) -> Int {
         try connection.addMatch(matchRule)
         nextHandlerID += 1
-        signalHandlers.append((nextHandlerID, handler))
+        signalHandlers.append((nextHandlerID, matchRule, handler))
         return nextHandlerID
     }
 
+    /// Removes the handler and its match rule (other handlers with the same rule keep theirs: the bus counts).
     public func removeSignalHandler(_ id: Int) {
-        signalHandlers.removeAll { $0.id == id }
+        guard let index = signalHandlers.firstIndex(where: { $0.id == id }) else { return }
+        let rule = signalHandlers[index].rule
+        signalHandlers.remove(at: index)
+        connection.removeMatch(rule)
     }
 
     /// Calls a method without blocking the loop; `completion` runs on the loop thread with the reply's
