@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Synchronization
+import TestKit
 import Testing
 
 /// A served object on a real private bus, called by real clients (`busctl`, `gdbus`) and by our client.
