@@ -1,14 +1,6 @@
 import DBus
 import Foundation
-import Synchronization
 import TestKit
-
-/// A shareable lock-protected value.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
-}
 
 /// Just enough of bluetoothd (`org.bluez`) on a private bus, in its own connection and loop as a separate
 /// process would be: ObjectManager, one adapter with discovery methods, and signals for devices and power.
@@ -110,12 +102,3 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// Waits (up to `timeout`) until `condition` holds.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(2000)
-    }
-    return condition()
-}

@@ -68,13 +68,6 @@ final class ServedObject: @unchecked Sendable {
     }
 }
 
-/// A shareable lock-protected value (`Mutex` itself cannot be captured: it is not copyable).
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
-}
-
 @Suite("D-Bus exported objects on a private bus")
 struct DBusObjectServerTests {
     let busctl = "/usr/bin/busctl"
