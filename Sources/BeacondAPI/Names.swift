@@ -52,6 +52,8 @@ public enum BeacondStatusKey {
     public static let scanning = "Scanning"                     // b: the scanner is running now
     public static let scanner = "Scanner"                       // s: the configured source, e.g. "fifo:/run/x"
     public static let scannerState = "ScannerState"             // s: "idle", "scanning", or "failed: <reason>"
+    public static let scannerDetail = "ScannerDetail"           // s: the scanner in use and what it reads ("" when idle),
+                                                                //    e.g. "hci (auto: CAP_NET_RAW present): hci0 (…): every advertising report …"
     public static let adapters = "Adapters"                     // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
     public static let prompt = "Prompt"                         // s: admin|deny|when-in-use|always
     public static let clients = "Clients"                       // aa{sv}: as ListClients

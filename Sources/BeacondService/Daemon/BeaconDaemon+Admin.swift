@@ -40,6 +40,7 @@ extension BeaconDaemon {
             BeacondStatusKey.scanning: .boolean(scanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
             BeacondStatusKey.scannerState: .string(scannerState),
+            BeacondStatusKey.scannerDetail: .string(scannerDetail),
             BeacondStatusKey.adapters: BeaconDictionaries.array((scanner?.adapters ?? []).map { adapter in
                 .vardict([BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
                           BeacondAdapterKey.powered: .boolean(adapter.powered)])

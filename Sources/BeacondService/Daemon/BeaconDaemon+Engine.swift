@@ -113,6 +113,7 @@ extension BeaconDaemon {
             scannerRetry = nil
             stopScanner()
             scannerState = "idle"
+            scannerDetail = ""
             logger.info("scanning stopped: nobody monitors or ranges")
         }
     }
@@ -207,11 +208,13 @@ extension BeaconDaemon {
         switch status {
         case .scanning(let detail):
             scannerState = "scanning"
+            scannerDetail = "\(scanner?.label ?? ""): \(detail)"
             if !scanning { logger.notice("scanning: \(detail)") }
             pipeline.monitor.resumeDetection(at: clock())
             setScanning(true)
             armEngineTimer()
         case .waiting(let reason):
+            scannerDetail = scanner?.label ?? ""
             if scannerState != BeacondScannerState.waitingPrefix + reason { logger.warning("cannot scan now: \(reason)") }
             scannerState = BeacondScannerState.waitingPrefix + reason
             setScanning(false)
