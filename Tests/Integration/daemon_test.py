@@ -19,11 +19,13 @@ import time
 import traceback
 
 import dbus
+from gi.repository import GLib
 
+import fake_bluez
 import hci
 from harness import (ADMIN, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, OTHER_UUID, PROPERTIES,
                      SIGNAL_TIMEOUT, TestFailure, World, check, describe_result, expect_error, remove_everything,
-                     plain, pump_until, run_tool)
+                     plain, pump_for, pump_until, run_tool)
 
 # ==== LEAD'S SWITCH: who makes the administrator's decisions in tests 1 (auth grant) and 9 (services off) ====
 #   "auto"       beaconctl when the given binary has the verbs (`beaconctl auth grant --help` shows their usage),
@@ -875,6 +877,67 @@ def test_scanner_failure(suite):
     world.alive()
 
 
+# MARK: 14. the bluez scanner against a fake bluetoothd: discovery, a stationary beacon, bluetoothd restarting
+
+def test_bluez_scanner_lifecycle(suite):
+    world = suite.world()
+    bluez = {"fake": fake_bluez.FakeBluez(world.address), "advertising": True}
+    world.start_daemon(scanner="bluez:hci0")
+    demo = world.client(DEMO)
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    demo.wait_status("authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID)
+    check(pump_until(lambda: bluez["fake"].discovering, SIGNAL_TIMEOUT), "beacond never called StartDiscovery")
+    wanted = bluez["fake"].filters[-1] if bluez["fake"].filters else {}
+    check(str(wanted.get("Transport")) == "le" and bool(wanted.get("DuplicateData")) and int(wanted.get("RSSI", 0)) == -127,
+          "discovery filter %r" % wanted)
+
+    def advertise():
+        if bluez["advertising"]:
+            bluez["fake"].advertise(DEMO_UUID, 1, 2, -60)
+        return True
+    source = GLib.timeout_add(300, advertise)
+    try:
+        demo.wait("DidEnterRegion", what="DidEnterRegion through bluetoothd's reports")
+        # A beacon that keeps advertising: 2.5 exit timeouts, no exit.
+        demo.collector.expect_none(5.0, "DidExitRegion", path=demo.path, what="DidExitRegion for a beacon still advertising")
+        status = plain(world.admin.status())
+        check(status["ScannerState"] == "scanning" and "bluez" in status["ScannerDetail"],
+              "ScannerState %r, ScannerDetail %r" % (status["ScannerState"], status["ScannerDetail"]))
+        check([adapter["Name"] for adapter in status["Adapters"]] == ["hci0"], "Adapters %r" % status["Adapters"])
+
+        # bluetoothd stops: the region becomes unknown, never exited, while beacond cannot see.
+        bluez["advertising"] = False
+        bluez["fake"].close()
+        demo.wait("DidDetermineState", where=lambda signal: str(signal.args[0]) == "unknown",
+                  what="DidDetermineState('unknown') when bluetoothd stops")
+        waiting = plain(world.admin.status())["ScannerState"]
+        check(waiting.startswith("waiting: bluetoothd stopped"), "ScannerState %r" % waiting)
+        demo.collector.expect_none(3.0, "DidExitRegion", path=demo.path, what="DidExitRegion while bluetoothd was gone")
+
+        # bluetoothd is back: discovery resumes by itself, the beacon is inside again without a new entry.
+        entries = len(demo.collector.since(0, "DidEnterRegion", path=demo.path))
+        bluez["fake"] = fake_bluez.FakeBluez(world.address)
+        bluez["advertising"] = True
+        check(pump_until(lambda: bluez["fake"].discovering, 3), "discovery did not resume within 3 s of bluetoothd's return")
+        demo.wait("DidDetermineState", where=lambda signal: str(signal.args[0]) == "inside",
+                  what="DidDetermineState('inside') after bluetoothd came back")
+        pump_for(1.0)
+        check(len(demo.collector.since(0, "DidEnterRegion", path=demo.path)) == entries,
+              "a second DidEnterRegion after bluetoothd restarted: the beacon never left")
+        check(not demo.collector.since(0, "DidExitRegion", path=demo.path), "a DidExitRegion was reported")
+
+        # The beacon goes away for real: exactly one exit.
+        bluez["advertising"] = False
+        demo.wait("DidExitRegion", timeout=6, what="DidExitRegion after the beacon stopped")
+    finally:
+        GLib.source_remove(source)
+    demo.lm("StopMonitoring", "s", "lobby")
+    check(pump_until(lambda: bluez["fake"].stops >= 1, SIGNAL_TIMEOUT),
+          "beacond did not release its discovery session (StopDiscovery) when nobody monitored any more")
+    world.alive()
+
+
 TESTS = [
     ("0 hci helper lines decode as intended (beacond replay)", test_hci_helper_matches_decoder),
     ("1 full flow: register, request, grant, monitor, enter, exit", test_full_flow),
@@ -890,6 +953,7 @@ TESTS = [
     ("11 client connection closes", test_client_connection_closes),
     ("12 introspection, properties, event watch", test_introspection_properties_events),
     ("13 a scanner that cannot start is reported, regions stay unknown", test_scanner_failure),
+    ("14 bluez scanner: discovery, stationary beacon, bluetoothd restarting", test_bluez_scanner_lifecycle),
 ]
 
 

@@ -215,10 +215,10 @@ DEFAULT_APPS = {
 class Daemon:
     """One `beacond` process (own process group), its stdout/stderr in files under the test directory."""
 
-    def __init__(self, binary, bus_address, config_dir, state_dir, fifo, log_dir, label="beacond"):
+    def __init__(self, binary, bus_address, config_dir, state_dir, fifo, log_dir, label="beacond", scanner=None):
         self.binary = binary
         self.arguments = [binary, "--bus", bus_address, "--config-dir", config_dir, "--state-dir", state_dir,
-                          "--scanner", "fifo:" + fifo]
+                          "--scanner", scanner or ("fifo:" + fifo)]
         self.stdout_path = os.path.join(log_dir, label + ".stdout")
         self.stderr_path = os.path.join(log_dir, label + ".stderr")
         with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
@@ -585,16 +585,16 @@ class World:
         with open(self.app_path(name), "w") as file:
             file.write(text)
 
-    def launch(self, label=None):
+    def launch(self, label=None, scanner=None):
         """beacond started, not waited for (for start failures)."""
         daemon = Daemon(self.beacond, self.address, self.config_dir, self.state_dir, self.fifo, self.directory,
-                        label or "beacond-%d" % (len(self.daemons) + 1))
+                        label or "beacond-%d" % (len(self.daemons) + 1), scanner=scanner)
         self.daemons.append(daemon)
         return daemon
 
-    def start_daemon(self):
+    def start_daemon(self, scanner=None):
         """beacond started and owning org.beacond; `admin` is a root connection for Admin1 calls."""
-        self.daemon = self.launch()
+        self.daemon = self.launch(scanner=scanner)
         if self.admin is None:
             self.admin = self.connect()
         self.daemon.wait_ready(self.admin)
