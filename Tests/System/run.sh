@@ -41,7 +41,8 @@ finish() {
     exit
 }
 
-work=$(mktemp -d /tmp/beacond-systest.XXXXXX)
+# Not under /tmp: the guest mounts a fresh tmpfs there, which would hide the shared directory.
+work=$(mktemp -d /var/tmp/beacond-systest.XXXXXX)
 chmod 0755 "$work"
 
 # ---------------------------------------------------------------------------------------------
@@ -171,11 +172,16 @@ ENV
         for log in "$out"/logs/*; do
             [[ -f $log ]] || continue
             echo "# ---- $name: $(basename "$log") (last 60 lines)"
-            tail -n 60 "$log" | sed 's/^/    /'
+            if [[ $log == *.btsnoop ]]; then
+                btmon -r "$log" 2>&1 | tail -n 60 | sed 's/^/    /'
+            else
+                tail -n 60 "$log" | sed 's/^/    /'
+            fi
         done
     fi
 }
 
-guest_run smoke 120 Tests/System/guest/smoke.sh
+guest=(/usr/bin/python3 -u)
+guest_run btvirt 300 "${guest[@]}" Tests/System/guest/btvirt_test.py
 
 finish
