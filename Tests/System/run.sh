@@ -183,5 +183,6 @@ ENV
 
 guest=(/usr/bin/python3 -u)
 guest_run btvirt 300 "${guest[@]}" Tests/System/guest/btvirt_test.py
+guest_run vhci 400 "${guest[@]}" Tests/System/guest/vhci_test.py
 
 finish
