@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["BeaconKit", "Captures", "DBus", "CBlueZ"], swiftSettings: strict),
         .target(name: "BeacondAPI", swiftSettings: strict),
-        // Helpers shared by tests and the benchmark (seeded randomness); never linked into the daemon.
+        // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
         .target(name: "TestKit", swiftSettings: strict),
         .target(name: "BeacondService",
                 dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "BlueZ",
@@ -74,9 +74,10 @@ let package = Package(
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus"],
                     swiftSettings: strict),
-        .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit", "beaconctl"],
+        .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
                     swiftSettings: strict),
         .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
     ]

@@ -12,7 +12,7 @@ adapters=$(ls /sys/class/bluetooth 2>/dev/null | grep -c '^hci' || true)
 if [[ "$adapters" -eq 0 ]]; then
     echo "No Bluetooth adapter on this machine: using a real capture instead of the radio."
 else
-    echo "Found $adapters Bluetooth adapter(s); live scanning is not part of this build yet: using a real capture."
+    echo "Found $adapters Bluetooth adapter(s); the demo still uses a shipped capture so its output is the same everywhere (live: beacond --scanner auto)."
 fi
 echo "Capture: $capture (Android HCI snoop log of Govee thermometers advertising iBeacons)"
 echo

@@ -52,6 +52,8 @@ public enum BeacondStatusKey {
     public static let scanning = "Scanning"                     // b: the scanner is running now
     public static let scanner = "Scanner"                       // s: the configured source, e.g. "fifo:/run/x"
     public static let scannerState = "ScannerState"             // s: "idle", "scanning", or "failed: <reason>"
+    public static let scannerDetail = "ScannerDetail"           // s: the scanner in use and what it reads ("" when idle),
+                                                                //    e.g. "hci (auto: CAP_NET_RAW present): hci0 (…): every advertising report …"
     public static let adapters = "Adapters"                     // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
     public static let prompt = "Prompt"                         // s: admin|deny|when-in-use|always
     public static let clients = "Clients"                       // aa{sv}: as ListClients
@@ -177,4 +179,7 @@ public enum BeacondScannerState {
     public static let idle = "idle", scanning = "scanning"
     /// Followed by the reason, e.g. "failed: no adapter hci0".
     public static let failedPrefix = "failed: "
+    /// Followed by the reason: the scanner cannot see now and recovers by itself (bluetoothd restarting, the
+    /// adapter powered off or removed); regions are unknown meanwhile.
+    public static let waitingPrefix = "waiting: "
 }

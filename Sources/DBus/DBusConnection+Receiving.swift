@@ -15,6 +15,12 @@ extension DBusConnection {
         if dbus_error_is_set(&error) != 0 { throw DBusCallError(&error, fallback: "could not add match \(rule)") }
     }
 
+    /// Removes a match rule added with `addMatch` (without waiting for the bus's answer: nothing to do if it fails).
+    public func removeMatch(_ rule: String) {
+        guard !rule.utf8.contains(0) else { return }
+        dbus_bus_remove_match(pointer, rule, nil)
+    }
+
     /// The next incoming message for which `accept` holds (others are dropped), waiting at most `timeout`
     /// (nil: forever). Nil on timeout. Throws once the connection is closed (the daemon or bus went away).
     /// By default the bus's own signals (NameAcquired, which every connection gets) are skipped.

@@ -21,8 +21,11 @@ struct BeacondCommand: AsyncParsableCommand {
 
             Scanner sources (--scanner or [scanner] source): fifo:PATH reads hex HCI event lines from a \
             FIFO (created if missing), e.g. `echo "04 3e 2a 02 01 03 00 ..." > PATH`; replay:PATH plays a \
-            capture (btsnoop, pcap, pcapng, hex lines) in real time; auto, hci[:hciN], bluez[:hciN] use \
-            BlueZ (not in this build yet).
+            capture (btsnoop, pcap, pcapng, hex lines) in real time; hci[:hciN] asks bluetoothd for LE \
+            discovery and reads every advertising report from an HCI socket (needs CAP_NET_RAW); \
+            bluez[:hciN] uses only bluetoothd's D-Bus reports (no capability needed); auto (the default) \
+            picks hci when it may, else bluez. While the adapter or bluetoothd is gone, regions are unknown \
+            (never exited) and scanning resumes by itself.
 
             `beacond replay` runs the same decoding and engine path on capture files, so it works on a \
             machine with no radio.

@@ -1,6 +1,7 @@
 import BeacondAPI
 import DBus
 import Foundation
+import TestKit
 import Testing
 
 /// The real binary: help, exit statuses, and every command against a fake beacond on a private bus.

@@ -2,6 +2,7 @@ import BeaconKit
 import BeaconctlKit
 import BeacondAPI
 import DBus
+import TestKit
 import Testing
 
 @Suite("beaconctl exit statuses and messages")

@@ -36,12 +36,3 @@ func runCommand(_ executable: String, _ arguments: [String]) throws -> CommandRe
                          error: errorData.withLock { String(decoding: $0, as: UTF8.self) })
 }
 
-/// Waits (up to `timeout`) until `condition` holds; for effects that happen on the loop thread.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(2000)
-    }
-    return condition()
-}

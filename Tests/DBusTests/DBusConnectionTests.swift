@@ -1,5 +1,6 @@
 @testable import DBus
 import Foundation
+import TestKit
 import Testing
 
 /// Connections to a real `dbus-daemon` (a private one per test).

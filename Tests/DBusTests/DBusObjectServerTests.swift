@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Synchronization
+import TestKit
 import Testing
 
 /// A served object on a real private bus, called by real clients (`busctl`, `gdbus`) and by our client.
@@ -65,13 +66,6 @@ final class ServedObject: @unchecked Sendable {
             DBusProperty("Caller", "s") { sender in .string(sender) },
         ], signals: [DBusSignalDescription("Pong", [DBusArgument("token", "s")])])
     }
-}
-
-/// A shareable lock-protected value (`Mutex` itself cannot be captured: it is not copyable).
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
 }
 
 @Suite("D-Bus exported objects on a private bus")
@@ -257,5 +251,60 @@ struct MainLoopTests {
         var bytes: [UInt8] = [0x04, 0x3E]
         #expect(write(ends[1], &bytes, 2) == 2)
         #expect(eventually { received.withLock { $0 } == [0x04, 0x3E] })
+    }
+}
+
+/// The daemon as a client of other services (bluetoothd): asynchronous calls and signal handlers on the loop.
+@Suite("D-Bus client side of the object server")
+struct DBusObjectServerClientTests {
+    @Test func asynchronousCallsComplete() throws {
+        let served = try ServedObject()
+        let loop = try MainLoop()
+        let connection = try DBusConnection(.address(served.bus.address))
+        let server = try DBusObjectServer(connection: connection, loop: loop)
+        let results = Locked<[String]>([])
+        server.callAsync(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                         member: "Echo", arguments: [.string("async")]) { result in
+            results.withLock { $0.append((try? result.get()) == [.string("async")] ? "echo" : "wrong: \(result)") }
+        }
+        server.callAsync(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                         member: "Fail") { result in
+            if case .failure(let error) = result { results.withLock { $0.append(error.name) } }
+        }
+        // A peer that never answers: the call times out with an error, it does not hang the loop.
+        let silent = try DBusConnection(.address(served.bus.address))
+        server.callAsync(destination: silent.uniqueName, path: "/x", interface: "org.example.Silent", member: "Wait",
+                         timeout: .milliseconds(200)) { result in
+            if case .failure(let error) = result { results.withLock { $0.append(error.name) } }
+        }
+        try loop.startThread()
+        defer { loop.stopAndWait() }
+        #expect(eventually {
+            results.withLock { Set($0) } == ["echo", "org.beacond.Error.InvalidRegion", "org.freedesktop.DBus.Error.NoReply"]
+        }, "\(results.withLock { $0 })")
+        _ = server
+    }
+
+    @Test func signalHandlersAndNameOwnerChanges() throws {
+        let bus = try PrivateBus()
+        let loop = try MainLoop()
+        let connection = try DBusConnection(.address(bus.address))
+        let server = try DBusObjectServer(connection: connection, loop: loop)
+        let heard = Locked<[String]>([])
+        try server.addSignalHandler(matchRule: "type='signal',interface='org.example.Beacons'") { message in
+            if message.interface == "org.example.Beacons" { heard.withLock { $0.append(message.member ?? "") } }
+        }
+        server.nameOwnerChanged = { name, _, newOwner in
+            if name == "org.example.Service" { heard.withLock { $0.append(newOwner.isEmpty ? "gone" : "owned") } }
+        }
+        try loop.startThread()
+        defer { loop.stopAndWait() }
+        var service: DBusConnection? = try DBusConnection(.address(bus.address))
+        _ = try service?.requestName("org.example.Service")
+        let signal = try DBusMessage.signal(path: "/org/example", interface: "org.example.Beacons", member: "Seen")
+        try service?.send(signal)
+        service = nil
+        #expect(eventually { heard.withLock { $0 } == ["owned", "Seen", "gone"] }, "\(heard.withLock { $0 })")
+        _ = server
     }
 }

@@ -30,7 +30,7 @@ public enum Doctor {
     static func scanner(_ status: VarDict) -> DoctorCheck {
         let source = status.string(BeacondStatusKey.scanner) ?? "?"
         let state = status.string(BeacondStatusKey.scannerState) ?? "?"
-        if state.hasPrefix(BeacondScannerState.failedPrefix) || state == "?" {
+        if state.hasPrefix(BeacondScannerState.failedPrefix) || state.hasPrefix(BeacondScannerState.waitingPrefix) || state == "?" {
             return DoctorCheck("scanner working", passed: false, "\(source): \(state)",
                                fix: "check [scanner] source in /etc/beacond/beacond.toml and journalctl -u beacond -e; "
                                    + "for Bluetooth: rfkill unblock bluetooth; bluetoothctl power on")

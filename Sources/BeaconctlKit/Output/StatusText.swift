@@ -19,6 +19,7 @@ public enum StatusText {
         }
         var scanner = status.string(K.scanner) ?? "?"
         if let state = status.string(K.scannerState) { scanner += " (\(state))" }
+        if let detail = status.string(K.scannerDetail), !detail.isEmpty { scanner += "\n" + String(repeating: " ", count: 19) + detail }
         let facts: [(String, String)] = [
             ("location services", status.bool(K.locationServicesEnabled).map { $0 ? "on" : "off" } ?? "?"),
             ("prompt policy", status.string(K.prompt) ?? "?"),

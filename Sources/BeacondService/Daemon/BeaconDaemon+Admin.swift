@@ -40,7 +40,11 @@ extension BeaconDaemon {
             BeacondStatusKey.scanning: .boolean(scanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
             BeacondStatusKey.scannerState: .string(scannerState),
-            BeacondStatusKey.adapters: BeaconDictionaries.array([]),
+            BeacondStatusKey.scannerDetail: .string(scannerDetail),
+            BeacondStatusKey.adapters: BeaconDictionaries.array((scanner?.adapters ?? []).map { adapter in
+                .vardict([BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
+                          BeacondAdapterKey.powered: .boolean(adapter.powered)])
+            }),
             BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
             BeacondStatusKey.clients: BeaconDictionaries.array(clientList()),
             BeacondStatusKey.regions: BeaconDictionaries.array(regions),

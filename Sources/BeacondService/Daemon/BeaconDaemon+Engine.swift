@@ -1,5 +1,6 @@
 import BeaconKit
 import BeacondAPI
+import BlueZ
 import DBus
 import Logging
 
@@ -16,6 +17,9 @@ extension BeaconDaemon {
             pipeline.ingest(hciEvent: bytes.span, at: now, into: &events)
         case .linkLayerPDU(let bytes, let rssi):
             pipeline.ingest(linkLayerPDU: bytes.span, rssi: rssi, at: now, into: &events)
+        case .iBeacon(let frame, let rssi, let address, let addressType):
+            pipeline.observe(IBeaconObservation(frame: frame, rssi: rssi, address: address, addressType: addressType,
+                                                timestamp: now), into: &events)
         }
         engineChanged(events)
     }
@@ -101,13 +105,15 @@ extension BeaconDaemon {
     var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }
 
     func updateScanning() {
-        if needsScanning, !scanning {
-            startScanner()
-        } else if !needsScanning, scanning || scanner != nil || scannerRetry != nil {
+        if needsScanning {
+            // A scanner that is starting or waiting is left alone; a failed one is retried by its timer.
+            if scanner == nil, scannerRetry == nil { startScanner() }
+        } else if scanning || scanner != nil || scannerRetry != nil {
             if let scannerRetry { loop.cancelTimer(scannerRetry) }
             scannerRetry = nil
             stopScanner()
             scannerState = "idle"
+            scannerDetail = ""
             logger.info("scanning stopped: nobody monitors or ranges")
         }
     }
@@ -129,9 +135,20 @@ extension BeaconDaemon {
                 self.assumeIsolated { $0.logger.info("replay of \(path) finished (\(count) records)") }
             }
             return scanner
-        case .auto, .hci, .bluez:
-            throw ScannerError("scanner '\(configuration.scanner)' needs the BlueZ scanner, which this build does not have yet; "
-                + "use [scanner] source = \"fifo:PATH\" or \"replay:PATH\" in beacond.toml, or beacond --scanner fifo:PATH")
+        case .hci, .bluez, .auto:
+            guard let server else { throw ScannerError("not connected to the bus") }
+            let mode: BlueZScannerSource.Mode
+            var choice: String?
+            var adapterName: String?
+            switch configuration.scanner {
+            case .hci(let name): mode = .hci; adapterName = name
+            case .bluez(let name): mode = .bluez; adapterName = name
+            default:
+                let raw = HCISocket.hasRawCapability
+                mode = raw ? .hci : .bluez
+                choice = raw ? "auto: CAP_NET_RAW present" : "auto: no CAP_NET_RAW, so bluetoothd's D-Bus reports only"
+            }
+            return BlueZScannerSource(mode: mode, adapterName: adapterName, server: server, loop: loop, choice: choice)
         }
     }
 
@@ -140,24 +157,20 @@ extension BeaconDaemon {
             let scanner: any BeaconScanner
             if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
             self.scanner = scanner
-            try scanner.start(loop: loop, deliver: { input in
-                self.assumeIsolated { $0.ingest(input) }
-            }, failed: { error in
-                self.assumeIsolated { $0.scannerFailed(error) }
-            })
-            scanning = true
-            scannerState = "scanning"
+            scannerState = "starting"
             if let scannerRetry { loop.cancelTimer(scannerRetry) }
             scannerRetry = nil
-            // Regions were unknown while blind; each now gets a full exit timeout to be seen.
-            pipeline.monitor.resumeDetection(at: clock())
-            logger.info("scanning started: \(scanner.label)")
-            managerPropertiesChanged([BeacondMember.scanning: .boolean(true)])
-            adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(true)])
+            logger.info("scanner starting: \(scanner.label)")
+            try scanner.start(loop: loop, deliver: { input in
+                self.assumeIsolated { $0.ingest(input) }
+            }, status: { status in
+                self.assumeIsolated { $0.scannerStatusChanged(status) }
+            })
         } catch {
             // Monitoring stays registered (regions are unknown until a scanner works); status and doctor say why.
-            if scannerState != "failed: \(error.message)" { logger.error("cannot scan: \(error.message)") }
-            scannerState = "failed: \(error.message)"
+            if scannerState != BeacondScannerState.failedPrefix + error.message { logger.error("cannot scan: \(error.message)") }
+            scanner = nil
+            scannerState = BeacondScannerState.failedPrefix + error.message
             blind()
         }
     }
@@ -165,15 +178,12 @@ extension BeaconDaemon {
     /// No scanner sees anything: regions become unknown rather than exiting one by one (a stationary beacon must
     /// never produce a false exit), and the scanner is tried again later.
     func blind() {
-        var scratch: [MonitoringEvent<EngineKey>] = []
-        pipeline.monitor.suspendDetection(at: clock(), into: &scratch)
-        route(scratch.map { .monitoring($0) })
-        armEngineTimer()
+        suspendDetection()
         guard scannerRetry == nil else { return }
         scannerRetry = loop.schedule(at: .now + Self.scannerRetryInterval) {
             self.assumeIsolated { daemon in
                 daemon.scannerRetry = nil
-                if daemon.needsScanning, !daemon.scanning { daemon.startScanner() }
+                if daemon.needsScanning, daemon.scanner == nil { daemon.startScanner() }
             }
         }
     }
@@ -181,16 +191,47 @@ extension BeaconDaemon {
     func stopScanner() {
         scanner?.stop()
         scanner = nil
-        guard scanning else { return }
-        scanning = false
-        managerPropertiesChanged([BeacondMember.scanning: .boolean(false)])
-        adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(false)])
+        setScanning(false)
     }
 
-    func scannerFailed(_ error: ScannerError) {
-        logger.error("scanner failed: \(error.message)")
-        stopScanner()
-        scannerState = "failed: \(error.message)"
-        if needsScanning { blind() }
+    func setScanning(_ now: Bool) {
+        guard scanning != now else { return }
+        scanning = now
+        managerPropertiesChanged([BeacondMember.scanning: .boolean(now)])
+        adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(now)])
+    }
+
+    /// What a started scanner reports: seeing (regions get a full exit timeout from now), waiting (regions
+    /// become unknown; the scanner recovers by itself), or failed (stopped; retried later).
+    func scannerStatusChanged(_ status: ScannerStatus) {
+        guard scanner != nil else { return }
+        switch status {
+        case .scanning(let detail):
+            scannerState = "scanning"
+            scannerDetail = "\(scanner?.label ?? ""): \(detail)"
+            if !scanning { logger.notice("scanning: \(detail)") }
+            pipeline.monitor.resumeDetection(at: clock())
+            setScanning(true)
+            armEngineTimer()
+        case .waiting(let reason):
+            scannerDetail = scanner?.label ?? ""
+            if scannerState != BeacondScannerState.waitingPrefix + reason { logger.warning("cannot scan now: \(reason)") }
+            scannerState = BeacondScannerState.waitingPrefix + reason
+            setScanning(false)
+            suspendDetection()
+        case .failed(let reason):
+            logger.error("scanner failed: \(reason)")
+            stopScanner()
+            scannerState = BeacondScannerState.failedPrefix + reason
+            if needsScanning { blind() }
+        }
+    }
+
+    /// Regions become unknown rather than exiting while nothing can be seen.
+    func suspendDetection() {
+        var scratch: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.suspendDetection(at: clock(), into: &scratch)
+        route(scratch.map { .monitoring($0) })
+        armEngineTimer()
     }
 }

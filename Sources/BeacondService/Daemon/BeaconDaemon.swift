@@ -57,6 +57,8 @@ public actor BeaconDaemon {
     var scanner: (any BeaconScanner)?
     var scanning = false
     var scannerState = "idle"
+    /// The scanner in use and what it reads now, for status ("" when none).
+    var scannerDetail = ""
     /// While scanning is needed but the scanner could not start: the next attempt.
     var scannerRetry: MainLoop.SourceID?
     /// Credentials per unique name, asked of the bus once per connection (dropped when it leaves the bus).

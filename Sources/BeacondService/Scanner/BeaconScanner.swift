@@ -1,11 +1,15 @@
+public import BeaconKit
 public import DBus
 
-/// What a scanner hands the engine: raw bytes as the controller produced them, decoded by BeaconKit.
+/// What a scanner hands the engine: raw bytes as the controller produced them (decoded by BeaconKit), or a
+/// sighting bluetoothd already decoded (the BlueZ D-Bus scanner has no bytes).
 public enum ScannerInput: Sendable {
     /// An HCI event (no H4 type byte).
     case hciEvent([UInt8])
     /// An advertising-channel PDU captured over the air, with its RSSI if known.
     case linkLayerPDU([UInt8], rssi: Int8?)
+    /// An iBeacon frame heard now.
+    case iBeacon(IBeaconFrame, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)
 }
 
 /// Why a scanner could not start, with the fix.
@@ -15,14 +19,37 @@ public struct ScannerError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// Whether a started scanner sees anything now.
+public enum ScannerStatus: Hashable, Sendable {
+    /// Advertisements arrive; the detail says from where (`hci0 (00:AA:01:00:00:00) through an HCI socket`).
+    case scanning(String)
+    /// Cannot see now and recovers by itself (bluetoothd restarting, adapter off or removed): the reason.
+    case waiting(String)
+    /// Stopped for good (the source vanished); the daemon tries to start it again later.
+    case failed(String)
+}
+
+/// An adapter a scanner uses or could use, for `GetStatus` `Adapters`.
+public struct ScannerAdapter: Hashable, Sendable {
+    public var name: String
+    public var address: String
+    public var powered: Bool
+}
+
 /// A source of advertisements running on the daemon's main loop. It runs only while someone monitors or
 /// ranges (design.md: scan only when needed), so `start` and `stop` may be called many times.
 public protocol BeaconScanner: AnyObject {
-    /// What it reads, for status and logs (`fifo:/run/beacond/test.fifo`).
+    /// What it reads, for status and logs (`fifo:/run/beacond/test.fifo`, `hci:hci0`).
     var label: String { get }
-    /// Starts delivering input on the loop thread through `deliver`; `failed` reports a later failure
-    /// (the source vanished) after which the scanner is stopped.
+    /// The Bluetooth adapters it knows (empty for fifo and replay).
+    var adapters: [ScannerAdapter] { get }
+    /// Starts delivering input on the loop thread through `deliver`, and reports through `status` whether it
+    /// sees anything (at least once, possibly later; then on every change).
     func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-               failed: @escaping (ScannerError) -> Void) throws(ScannerError)
+               status: @escaping (ScannerStatus) -> Void) throws(ScannerError)
     func stop()
+}
+
+extension BeaconScanner {
+    public var adapters: [ScannerAdapter] { [] }
 }

@@ -31,7 +31,7 @@ public final class FIFOScanner: BeaconScanner {
     public var label: String { "fifo:\(path)" }
 
     public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-                      failed: @escaping (ScannerError) -> Void) throws(ScannerError) {
+                      status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
         guard descriptor < 0 else { return }
         var info = stat()
         if stat(path, &info) != 0 {
@@ -51,8 +51,9 @@ public final class FIFOScanner: BeaconScanner {
         self.loop = loop
         pending.removeAll()
         source = loop.addDescriptor(fd, events: .readable) { [weak self] _ in
-            self?.readAvailable(deliver: deliver, failed: failed)
+            self?.readAvailable(deliver: deliver, failed: { status(.failed($0.message)) })
         }
+        status(.scanning("reading hex HCI event lines from \(path)"))
     }
 
     public func stop() {

@@ -24,7 +24,7 @@ public final class ReplayScanner: BeaconScanner {
     public var label: String { "replay:\(path)" }
 
     public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-                      failed: @escaping (ScannerError) -> Void) throws(ScannerError) {
+                      status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
         guard timer == nil else { return }
         do {
             capture = try Capture.load(path: path)
@@ -35,6 +35,7 @@ public final class ReplayScanner: BeaconScanner {
         nextRecord = 0
         start = nil
         scheduleNext(deliver: deliver)
+        status(.scanning("playing \(path) in real time"))
     }
 
     public func stop() {

@@ -21,6 +21,14 @@ public final class DBusObjectServer {
 
     /// Called with a unique name (`:1.42`) when that connection leaves the bus (NameOwnerChanged).
     public var connectionClosed: ((String) -> Void)?
+    /// Called for every NameOwnerChanged (name, old owner, new owner; "" for none): e.g. `org.bluez` coming
+    /// and going when bluetoothd restarts.
+    public var nameOwnerChanged: ((String, String, String) -> Void)?
+    /// Signal handlers added with `addSignalHandler`, by id.
+    private var signalHandlers: [(id: Int, rule: String, handler: (DBusMessage) -> Void)] = []
+    private var nextHandlerID = 0
+    /// Replies to `callAsync`, run after `dbus_connection_dispatch` returns (never inside a libdbus callback).
+    fileprivate var completedCalls: [() -> Void] = []
     /// Called when the bus itself goes away.
     public var disconnected: (() -> Void)?
 
@@ -200,6 +208,12 @@ public final class DBusObjectServer {
         defer { isHandlingInbox = false }
         var handled = 0
         while handled < Self.messagesPerIteration {
+            if !completedCalls.isEmpty {
+                let completion = completedCalls.removeFirst()
+                completion()
+                handled += 1
+                continue
+            }
             if inbox.isEmpty {
                 guard dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS else { break }
                 _ = dbus_connection_dispatch(connection.pointer)
@@ -209,7 +223,8 @@ public final class DBusObjectServer {
             handle(message)
             handled += 1
         }
-        if !inbox.isEmpty || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {
+        if !inbox.isEmpty || !completedCalls.isEmpty
+            || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {
             // More is waiting in memory, where poll cannot see it: keep the loop from sleeping.
             loop.execute {}
         }
@@ -228,12 +243,14 @@ public final class DBusObjectServer {
             disconnected?()
             return
         }
+        for entry in signalHandlers { entry.handler(message) }
         guard message.sender == "org.freedesktop.DBus", message.interface == "org.freedesktop.DBus",
-              message.member == "NameOwnerChanged",
+              message.member == "NameOwnerChanged", message.signature == "sss",
               let arguments = try? message.arguments(), arguments.count == 3,
-              case .string(let name) = arguments[0], case .string(let newOwner) = arguments[2],
-              name.hasPrefix(":"), newOwner.isEmpty else { return }
-        connectionClosed?(name)
+              case .string(let name) = arguments[0], case .string(let oldOwner) = arguments[1],
+              case .string(let newOwner) = arguments[2] else { return }
+        nameOwnerChanged?(name, oldOwner, newOwner)
+        if name.hasPrefix(":"), newOwner.isEmpty { connectionClosed?(name) }
     }
 
     private func handleMethodCall(_ message: DBusMessage) {
@@ -360,4 +377,104 @@ private func objectServerFilter(_ connection: OpaquePointer?, _ message: OpaqueP
                                 _ data: UnsafeMutableRawPointer?) -> DBusHandlerResult {
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     return Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().filter(message)
+}
+
+// MARK: Calling other services and hearing their signals (the daemon as a client of bluetoothd)
+
+extension DBusObjectServer {
+    /// Adds a match rule on the bus and calls `handler` with every signal that reaches this connection (the
+    /// handler checks interface, member and path itself: the filter sees the signals of every match rule).
+    @discardableResult
+    public func addSignalHandler(matchRule: String, _ handler: @escaping (DBusMessage) -> Void) throws(DBusCallError) -> Int {
+        try connection.addMatch(matchRule)
+        nextHandlerID += 1
+        signalHandlers.append((nextHandlerID, matchRule, handler))
+        return nextHandlerID
+    }
+
+    /// Removes the handler and its match rule (other handlers with the same rule keep theirs: the bus counts).
+    public func removeSignalHandler(_ id: Int) {
+        guard let index = signalHandlers.firstIndex(where: { $0.id == id }) else { return }
+        let rule = signalHandlers[index].rule
+        signalHandlers.remove(at: index)
+        connection.removeMatch(rule)
+    }
+
+    /// Calls a method without blocking the loop; `completion` runs on the loop thread with the reply's
+    /// arguments or the error (the peer's, a timeout's, or the bus's when the peer is gone).
+    public func callAsync(destination: String, path: String, interface: String, member: String,
+                          arguments: [DBusValue] = [], timeout: Duration = .seconds(5),
+                          completion: @escaping (Result<[DBusValue], DBusCallError>) -> Void) {
+        let message: DBusMessage
+        do {
+            message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface, member: member)
+            try message.append(arguments)
+        } catch {
+            completedCalls.append { completion(.failure(DBusCallError.wrap(error))) }
+            loop.execute {}
+            return
+        }
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000
+            + timeout.components.attoseconds / 1_000_000_000_000_000)
+        var pending: OpaquePointer?
+        guard dbus_connection_send_with_reply(connection.pointer, message.pointer, &pending, milliseconds) != 0,
+              let pending else {
+            completedCalls.append {
+                completion(.failure(DBusCallError(name: "org.freedesktop.DBus.Error.Disconnected",
+                                                  message: "not connected to the bus; \(member) was not sent")))
+            }
+            loop.execute {}
+            return
+        }
+        let call = PendingCall(server: self, completion: completion)
+        // libdbus keeps one reference to `call` until it frees the notify data.
+        let data = Unmanaged.passRetained(call).toOpaque()
+        _ = dbus_pending_call_set_notify(pending, pendingCallNotify, data, { data in
+            guard let data else { return }
+            Unmanaged<PendingCall>.fromOpaque(data).release()
+        })
+        // Single-threaded use: nothing could have completed it between send and set_notify, but be sure.
+        if dbus_pending_call_get_completed(pending) != 0 { call.complete(pending) }
+        dbus_pending_call_unref(pending)
+    }
+}
+
+/// One outstanding asynchronous call: turns the reply into a `Result` and queues the completion.
+private final class PendingCall {
+    weak var server: DBusObjectServer?
+    var completion: ((Result<[DBusValue], DBusCallError>) -> Void)?
+
+    init(server: DBusObjectServer, completion: @escaping (Result<[DBusValue], DBusCallError>) -> Void) {
+        self.server = server
+        self.completion = completion
+    }
+
+    func complete(_ pending: OpaquePointer) {
+        guard let completion, let server else { return }
+        self.completion = nil
+        let result: Result<[DBusValue], DBusCallError>
+        if let reply = dbus_pending_call_steal_reply(pending) {
+            let message = DBusMessage(adopting: reply)
+            do {
+                let arguments = try message.arguments()
+                if message.kind == .error {
+                    var text = ""
+                    if case .string(let first)? = arguments.first { text = first }
+                    result = .failure(DBusCallError(name: message.errorName ?? DBusStandardError.failed, message: text))
+                } else {
+                    result = .success(arguments)
+                }
+            } catch {
+                result = .failure(DBusCallError(name: DBusCallError.unreadableReplyName, message: "the reply could not be read: \(error)"))
+            }
+        } else {
+            result = .failure(DBusCallError(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply"))
+        }
+        server.completedCalls.append { completion(result) }
+    }
+}
+
+private func pendingCallNotify(_ pending: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    guard let pending, let data else { return }
+    Unmanaged<PendingCall>.fromOpaque(data).takeUnretainedValue().complete(pending)
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestKit
 import Synchronization
 
 /// The built `beaconctl` binary, run as a user or script would.
@@ -113,9 +114,3 @@ enum CLI {
     }
 }
 
-/// A shareable lock-protected value (`Mutex` itself cannot be captured: it is not copyable).
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
-}

@@ -2,6 +2,7 @@ import BeaconKit
 import BeacondAPI
 import DBus
 import Foundation
+import TestKit
 
 /// Just enough of beacond, on a private bus, to drive the real `beaconctl` binary through every command:
 /// Manager1.RegisterClient, Admin1, and client objects whose signals follow the contract. Everything it is

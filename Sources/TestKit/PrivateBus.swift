@@ -1,14 +1,14 @@
-import Foundation
+public import Foundation
 
 /// A real `dbus-daemon` on a private socket for one test, stopped when the test ends.
 /// It runs with `--fork` and is stopped by its process id: waiting on a long-running child
 /// through Foundation's `Process` can hang on Linux, and SIGKILL cannot be ignored.
-final class PrivateBus {
-    let directory: URL
-    let address: String
-    let pid: pid_t
+public final class PrivateBus: @unchecked Sendable {
+    public let directory: URL
+    public let address: String
+    public let pid: pid_t
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("bus.conf")
