@@ -184,5 +184,6 @@ ENV
 guest=(/usr/bin/python3 -u)
 guest_run btvirt 300 "${guest[@]}" Tests/System/guest/btvirt_test.py
 guest_run vhci 400 "${guest[@]}" Tests/System/guest/vhci_test.py
+guest_run lifecycle 400 "${guest[@]}" Tests/System/guest/lifecycle_test.py
 
 finish

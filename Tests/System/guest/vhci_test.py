@@ -14,7 +14,7 @@ import sys
 import time
 
 import systest
-from systest import TestFailure, check, plain, step
+from systest import check, plain, step
 
 sys.path.insert(0, os.path.join(systest.REPO, "Tests", "System"))
 import vhci_controller  # noqa: E402
