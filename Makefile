@@ -45,12 +45,14 @@ run: build
 # Every test suite (unit and CLI tests run by swift test, then the packaging checks:
 # systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus),
 # then the daemon's integration tests on a private bus (beacond and beaconctl are built by
-# `swift build --build-tests`, which builds every product).
+# `swift build --build-tests`, which builds every product), then the system test on the real
+# Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh).
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	Tests/System/packaging-test.sh
 	/usr/bin/python3 Tests/Integration/daemon_test.py .build/debug/beacond .build/debug/beaconctl
+	Tests/System/run.sh .build/debug/beacond .build/debug/beaconctl
 
 bench: test-deps
 	scripts/bench/compare.sh

@@ -1,0 +1,37 @@
+#!/bin/bash
+# The guest's second stage, run chrooted in the overlay on the host's root (see init). Mounts what
+# a Linux system has (proc, sys, dev, run, tmp), makes the guest kernel's modules reachable for
+# modprobe, reads the run's settings from OUT/env (written by run.sh) and runs the scenario
+# command with its output on the serial console. With `prepare-systemd` it only prepares the root
+# for systemd (run.sh's systemd scenario boots it next).
+set -u
+mount -t proc proc /proc
+out=$(sed -n 's/.*systest\.out=\([^ ]*\).*/\1/p' /proc/cmdline)
+# shellcheck source=/dev/null
+. "$out/env"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+unset PYTHONPATH PYENV_VERSION VIRTUAL_ENV
+
+# The guest kernel's modules, where modprobe and the kernel's request_module look.
+mkdir -p "/lib/modules/$SYSTEST_KERNEL_VERSION"
+mount --bind "$SYSTEST_KERNEL_ROOT/lib/modules/$SYSTEST_KERNEL_VERSION" "/lib/modules/$SYSTEST_KERNEL_VERSION"
+
+if [[ "${1:-}" == prepare-systemd ]]; then
+    "$SYSTEST_REPO/Tests/System/guest/prepare-systemd.sh"
+    exit
+fi
+
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /var/lib/bluetooth 2>/dev/null || true
+hostname systest
+
+# shellcheck disable=SC2086
+cd "$SYSTEST_REPO" && $SYSTEST_COMMAND </dev/null >/dev/console 2>&1
+echo "SYSTEST DONE $?" >/dev/console

@@ -1,0 +1,397 @@
+"""What the guest scenarios run on: the guest's system D-Bus with beacond's policy, bluetoothd, btmon, virtual
+controllers, beacond itself, and clients (Tests/Integration/harness.py's dbus-python client on the system bus).
+
+Runs inside the QEMU guest started by Tests/System/run.sh, as root, in an overlay on the host's root: changes to
+/etc (the D-Bus policy, test users) stay in the guest. Every check prints one line on the serial console,
+`SYSTEST PASS name` or `SYSTEST FAIL name: reason`, which run.sh counts. Logs go to $SYSTEST_LOGS, which run.sh
+prints when a check failed.
+
+Every wait is bounded (pump_until); silence windows (no DidExitRegion while a beacon advertises) are the only
+fixed waits. Software emulation (TCG) is slow, so the bounds here are generous: reaching one is a failure.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+REPO = os.environ["SYSTEST_REPO"]
+LOGS = os.environ["SYSTEST_LOGS"]
+BEACOND = os.environ["BEACOND"]
+BEACONCTL = os.environ["BEACONCTL"]
+sys.path.insert(0, os.path.join(REPO, "Tests", "Integration"))
+
+import dbus  # noqa: E402
+import harness  # noqa: E402
+from harness import TestFailure, check, plain, pump_for, pump_until  # noqa: E402,F401
+
+SYSTEM_BUS = "unix:path=/run/dbus/system_bus_socket"
+BLUEZ = "org.bluez"
+ADAPTER = "org.bluez.Adapter1"
+DEVICE = "org.bluez.Device1"
+OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+BLUETOOTHD = "/usr/libexec/bluetooth/bluetoothd"
+APPLE = 0x004C
+
+# The beacon the scenarios advertise, and the app their clients register as.
+BEACON_UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+APP_ID = "org.beacond.SystemTest"
+
+# Bounds (seconds) for things that take well under a second natively; TCG is 10-50 times slower.
+START_TIMEOUT = 30
+STEP_TIMEOUT = 20
+
+results = {"passed": 0, "failed": 0}
+_processes = []  # every Popen started here, stopped by stop_everything
+
+
+def say(kind, text):
+    """One line on the console (stdout is the serial console), never split."""
+    text = " ".join(str(text).split())
+    sys.stdout.write("SYSTEST %s %s\n" % (kind, text))
+    sys.stdout.flush()
+
+
+def note(text):
+    say("NOTE", text)
+
+
+def passed(name):
+    results["passed"] += 1
+    say("PASS", name)
+
+
+def failed(name, reason):
+    results["failed"] += 1
+    say("FAIL", "%s: %s" % (name, reason))
+
+
+def step(name, function, *args, **keywords):
+    """Runs one check; returns its result, or None when it failed (printed with the reason)."""
+    try:
+        result = function(*args, **keywords)
+    except TestFailure as failure:
+        failed(name, failure)
+        return None
+    except Exception as error:  # a check never brings the scenario down: report it and go on
+        failed(name, "%s: %s" % (type(error).__name__, error))
+        with open(os.path.join(LOGS, "scenario-tracebacks.log"), "a") as file:
+            file.write("%s\n%s\n" % (name, traceback.format_exc()))
+        return None
+    passed(name)
+    return result if result is not None else True
+
+
+def finish():
+    """Stops everything; the exit status says whether every check passed."""
+    stop_everything()
+    sys.exit(0 if results["failed"] == 0 else 1)
+
+
+# MARK: Processes
+
+class Process:
+    """A background program (own process group), stdout and stderr in LOGS/<label>.log."""
+
+    def __init__(self, label, arguments, env=None, quiet=False):
+        self.label = label
+        self.arguments = [str(argument) for argument in arguments]
+        self.log_path = os.path.join(LOGS, label + ".log") if not quiet else os.devnull
+        with open(self.log_path, "ab") as log:
+            if not quiet:
+                log.write(("---- %s\n" % " ".join(self.arguments)).encode())
+            log.flush()
+            self.popen = subprocess.Popen(self.arguments, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        _processes.append(self)
+
+    @property
+    def pid(self):
+        return self.popen.pid
+
+    def running(self):
+        return self.popen.poll() is None
+
+    def log(self):
+        with open(self.log_path, errors="replace") as file:
+            return file.read()
+
+    def signal(self, number):
+        if self.running():
+            os.killpg(self.popen.pid, number)
+
+    def wait(self, timeout):
+        """The exit status, or None if still running after `timeout` seconds."""
+        try:
+            return self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, timeout=10):
+        """SIGTERM, then SIGKILL after `timeout`; the exit status."""
+        if self.running():
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            if self.wait(timeout) is None:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.wait(10)
+        if self in _processes:
+            _processes.remove(self)
+        return self.popen.returncode
+
+
+def stop_everything():
+    for process in reversed(list(_processes)):
+        process.stop(5)
+
+
+def run(arguments, timeout=STEP_TIMEOUT, log=None):
+    """Runs a tool to completion (bounded): (status, output). Output also goes to LOGS/<log>.log."""
+    try:
+        completed = subprocess.run([str(argument) for argument in arguments], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout)
+        status, output = completed.returncode, completed.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as expired:
+        status, output = None, (expired.stdout or b"").decode(errors="replace")
+    if log:
+        with open(os.path.join(LOGS, log + ".log"), "a") as file:
+            file.write("---- %s → %s\n%s\n" % (" ".join(map(str, arguments)), status, output))
+    if status is None:
+        raise TestFailure("%s did not finish within %d s" % (" ".join(map(str, arguments)), timeout))
+    return status, output
+
+
+def wait_for(condition, timeout, what):
+    """pump_until that fails with `what` when the bound is reached."""
+    result = pump_until(condition, timeout)
+    if not result:
+        raise TestFailure("%s: not within %g s" % (what, timeout))
+    return result
+
+
+# MARK: The system bus
+
+def system_bus():
+    """The guest's system dbus-daemon (Debian's system.conf) with beacond's policy from the tree installed in
+    /etc/dbus-1/system.d, as `make install` would put it in /usr/share/dbus-1/system.d."""
+    shutil.copy(os.path.join(REPO, "config/dbus-1/system.d/org.beacond.conf"), "/etc/dbus-1/system.d/")
+    os.makedirs("/run/dbus", exist_ok=True)
+    status, output = run(["dbus-daemon", "--system", "--fork"], log="dbus-daemon")
+    check(status == 0, "dbus-daemon --system: %s" % output.strip())
+    check(wait_for(lambda: os.path.exists("/run/dbus/system_bus_socket"), START_TIMEOUT,
+                   "the system bus socket"), "no socket")
+    return Bus()
+
+
+def accounts():
+    """beacond's accounts from the tree's sysusers file, and two test callers (as packaging-test.sh makes
+    them); they live in the guest's overlay only."""
+    status, output = run(["systemd-sysusers", os.path.join(REPO, "systemd/beacond.sysusers")], log="accounts")
+    check(status == 0, "systemd-sysusers: %s" % output.strip())
+    for user in ("beacond-test", "beacond-test-admin"):
+        if run(["id", user])[0] != 0:
+            status, output = run(["useradd", "--system", "--user-group", "--no-create-home", "--shell",
+                                  "/usr/sbin/nologin", user], log="accounts")
+            check(status == 0, "useradd %s: %s" % (user, output.strip()))
+    status, output = run(["usermod", "-a", "-G", "beacond-admin", "beacond-test-admin"], log="accounts")
+    check(status == 0, "usermod: %s" % output.strip())
+
+
+class Bus(harness.Connection):
+    """A root connection to the system bus (bus driver, BlueZ, beacond's Admin1). It collects only Admin1
+    signals: with DuplicateData discovery bluetoothd broadcasts a PropertiesChanged per advertising report,
+    hundreds a second, which a match-everything rule would have to read."""
+
+    def __init__(self):
+        super().__init__(SYSTEM_BUS, harness.ADMIN)
+
+    def has_owner(self, name):
+        return bool(self.bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                           "NameHasOwner", "s", [name], timeout=10))
+
+    def bluez(self, path, interface, method, signature="", *args, timeout=20):
+        return self.bus.call_blocking(BLUEZ, path, interface, method, signature, list(args), timeout=timeout)
+
+    def bluez_objects(self):
+        return plain(self.bus.call_blocking(BLUEZ, "/", OBJECT_MANAGER, "GetManagedObjects", "", [], timeout=20))
+
+
+# MARK: BlueZ
+
+def btmon():
+    """btmon recording every controller's traffic (btsnoop) for the logs."""
+    return Process("btmon", ["btmon", "-w", os.path.join(LOGS, "btmon.btsnoop")], quiet=True)
+
+
+def bluetoothd(bus, label="bluetoothd", debug=True):
+    """bluetoothd in the foreground (with debug logging unless told otherwise), once it owns org.bluez.
+
+    Under software emulation, debug logging makes bluetoothd too slow for hundreds of reports a second: its
+    management socket overflows, it misses the kernel's "discovery stopped" event and never restarts
+    discovery. Scenarios that flood it run it without -d."""
+    process = Process(label, [BLUETOOTHD, "-n"] + (["-d"] if debug else []))
+    wait_for(lambda: bus.has_owner(BLUEZ) or not process.running(), START_TIMEOUT, "bluetoothd owns org.bluez")
+    check(process.running(), "bluetoothd exited: %s" % process.log()[-800:])
+    return process
+
+
+def adapters():
+    try:
+        return sorted(os.listdir("/sys/class/bluetooth"))
+    except FileNotFoundError:
+        return []
+
+
+def adapter_powered(bus, name):
+    try:
+        return bool(bus.bluez("/org/bluez/" + name, harness.PROPERTIES, "Get", "ss", ADAPTER, "Powered"))
+    except dbus.exceptions.DBusException:
+        return False
+
+
+def wait_adapter_powered(bus, name, timeout=START_TIMEOUT):
+    """bluetoothd powers adapters itself (AutoEnable); waits until it says Powered."""
+    wait_for(lambda: adapter_powered(bus, name), timeout, "%s powered in bluetoothd" % name)
+
+
+def btmgmt(index, *arguments):
+    status, output = run(["btmgmt", "--index", str(index)] + list(arguments), log="btmgmt")
+    check(status == 0, "btmgmt --index %s %s: status %s %s" % (index, " ".join(arguments), status, output.strip()))
+    return output
+
+
+def ibeacon_advertising_data(major, minor, tx_power=-59, beacon_uuid=BEACON_UUID):
+    """The manufacturer-specific AD structure of an iBeacon as hex (btmgmt add-adv -d)."""
+    payload = (bytes([0x4C, 0x00, 0x02, 0x15]) + bytes.fromhex(beacon_uuid.replace("-", ""))
+               + major.to_bytes(2, "big") + minor.to_bytes(2, "big") + bytes([tx_power & 0xFF]))
+    return (bytes([len(payload) + 1, 0xFF]) + payload).hex()
+
+
+def manufacturer_beacon(objects, beacon_uuid=BEACON_UUID):
+    """(path, major, minor) of the first Device1 whose Apple manufacturer data is an iBeacon of `beacon_uuid`."""
+    wanted = bytes.fromhex(beacon_uuid.replace("-", ""))
+    for path, interfaces in objects.items():
+        device = interfaces.get(DEVICE)
+        if not device:
+            continue
+        data = device.get("ManufacturerData", {}).get(APPLE)
+        if data and len(data) >= 22 and bytes(data[:2]) == b"\x02\x15" and bytes(data[2:18]) == wanted:
+            return path, int.from_bytes(bytes(data[18:20]), "big"), int.from_bytes(bytes(data[20:22]), "big")
+    return None
+
+
+def remove_devices(bus, adapter):
+    """Forgets every device bluetoothd has on `adapter`, so the next sighting is a new InterfacesAdded."""
+    prefix = "/org/bluez/%s/" % adapter
+    for path, interfaces in bus.bluez_objects().items():
+        if path.startswith(prefix) and DEVICE in interfaces:
+            try:
+                bus.bluez("/org/bluez/" + adapter, ADAPTER, "RemoveDevice", "o", path)
+            except dbus.exceptions.DBusException:
+                pass
+
+
+# MARK: beacond
+
+BEACOND_SETTINGS = """[authorization]
+prompt = "always"
+
+[monitoring]
+exit_timeout = %(exit_timeout)s
+"""
+
+APP_DECLARATION = """app_id = "%s"
+users = ["root", "beacond-test"]
+when_in_use_usage = "The system test ranges the beacons of its virtual controllers."
+always_usage = "The system test monitors the region of its virtual controllers."
+""" % APP_ID
+
+
+class Beacond:
+    """beacond on the guest's system bus, as root (for now), with its own configuration and state directories
+    under /tmp and the given scanner; started and owning org.beacond."""
+
+    def __init__(self, bus, scanner, label, exit_timeout=3, extra_settings=""):
+        self.bus = bus
+        self.label = label
+        self.directory = "/tmp/" + label
+        shutil.rmtree(self.directory, ignore_errors=True)
+        self.config_dir = os.path.join(self.directory, "config")
+        self.state_dir = os.path.join(self.directory, "state")
+        os.makedirs(os.path.join(self.config_dir, "apps.d"))
+        os.makedirs(self.state_dir)
+        with open(os.path.join(self.config_dir, "beacond.toml"), "w") as file:
+            file.write(BEACOND_SETTINGS % {"exit_timeout": exit_timeout} + extra_settings)
+        with open(os.path.join(self.config_dir, "apps.d", "systemtest.toml"), "w") as file:
+            file.write(APP_DECLARATION)
+        self.process = Process(label, [BEACOND, "--bus", "system", "--config-dir", self.config_dir,
+                                       "--state-dir", self.state_dir, "--scanner", scanner, "--log-level", "debug"])
+        wait_for(lambda: bus.has_owner(harness.BUS_NAME) or not self.process.running(), START_TIMEOUT,
+                 "beacond owns org.beacond")
+        check(self.process.running(), "beacond exited with %s: %s" % (self.process.popen.returncode,
+                                                                        self.process.log()[-1500:]))
+
+    def status(self):
+        return plain(self.bus.bus.call_blocking(harness.BUS_NAME, harness.MANAGER_PATH, harness.ADMIN, "GetStatus",
+                                                "", [], timeout=20))
+
+    def alive(self):
+        """Runs and answers Admin1.GetStatus; returns the status."""
+        check(self.process.running(), "beacond exited with %s; log tail: %s"
+              % (self.process.popen.returncode, self.process.log()[-1500:]))
+        return self.status()
+
+    def stop(self):
+        """SIGTERM; beacond must exit 0."""
+        status = self.process.stop(20)
+        check(status == 0, "beacond exited with %s after SIGTERM" % status)
+
+
+def wait_scanning(daemon, timeout=STEP_TIMEOUT):
+    """Until GetStatus says ScannerState scanning; fails with the state it reports."""
+    last = {}
+
+    def scanning():
+        last["status"] = daemon.alive()
+        return last["status"].get("ScannerState") == "scanning"
+    if not pump_until(scanning, timeout):
+        raise TestFailure("ScannerState is %r (Scanner %r), not 'scanning', after %g s"
+                          % (last.get("status", {}).get("ScannerState"), last.get("status", {}).get("Scanner"),
+                             timeout))
+
+
+class Monitor(harness.Client):
+    """A LocationManager1 client of APP_ID on the system bus: authorized Always (prompt = "always"), monitoring
+    one region of BEACON_UUID and (optionally) ranging it; every signal collected."""
+
+    def __init__(self, identifier="systest", beacon_uuid=BEACON_UUID, ranging=False, **region):
+        """Monitors the region {beacon_uuid, **region}; with `ranging`, also ranges every beacon of beacon_uuid."""
+        super().__init__(SYSTEM_BUS, APP_ID, harness.LOCATION_MANAGER)  # only beacond's signals (see Bus)
+        self.identifier = identifier
+        self.register()
+        status = str(self.lm("RequestAlwaysAuthorization"))
+        if status != "authorizedAlways":
+            self.wait_status("authorizedAlways", timeout=STEP_TIMEOUT)
+        self.start_monitoring(identifier, beacon_uuid, **region)
+        if ranging:
+            self.start_ranging(beacon_uuid)
+
+    def entered(self, timeout=STEP_TIMEOUT):
+        return self.wait("DidEnterRegion", where=lambda s: plain(s.args[0]).get("Identifier") == self.identifier,
+                         timeout=timeout, what="DidEnterRegion(%s)" % self.identifier)
+
+    def exited(self, timeout=STEP_TIMEOUT):
+        return self.wait("DidExitRegion", where=lambda s: plain(s.args[0]).get("Identifier") == self.identifier,
+                         timeout=timeout, what="DidExitRegion(%s)" % self.identifier)
+
+    def state(self, state, timeout=STEP_TIMEOUT):
+        return self.wait("DidDetermineState", where=lambda s: str(s.args[0]) == state, timeout=timeout,
+                         what="DidDetermineState(%s)" % state)
+
+    def count(self, member, mark=0, where=None):
+        return len(self.collector.since(mark, member, path=self.path, where=where))
