@@ -187,8 +187,12 @@ public final class BlueZDiscovery {
                 case .success:
                     self.state = .discovering(self.adapters[adapter.path] ?? adapter)
                 case .failure(let error) where error.name == "org.bluez.Error.InProgress":
-                    // Our session already runs (a repeated start): discovery is on.
-                    self.state = .discovering(self.adapters[adapter.path] ?? adapter)
+                    // bluetoothd answers InProgress both when our session already exists and when its start
+                    // failed because the controller is busy (e.g. discovery left running by a bluetoothd that was
+                    // killed): then it has dropped our session. Release whatever is ours and start afresh.
+                    self.state = .waiting("bluetoothd could not start discovery on \(adapter.name) (\(error.message)); retrying")
+                    self.server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
+                                          member: "StopDiscovery") { [weak self] _ in self?.retry() }
                 case .failure(let error):
                     let filterNote = (try? filterResult.get()) == nil ? " (SetDiscoveryFilter failed too)" : ""
                     self.state = .waiting("bluetoothd refused StartDiscovery on \(adapter.name): \(error.name): \(error.message)\(filterNote)")
@@ -265,9 +269,15 @@ public final class BlueZDiscovery {
                 if !adapter.powered {
                     state = .waiting("adapter \(adapter.name) was powered off (or blocked by rfkill); scanning resumes when it is on")
                 } else if changed["Discovering"] == .boolean(false) {
-                    // bluetoothd stopped discovering under us (a controller reset): ask again.
-                    state = .waiting("discovery on \(adapter.name) stopped; restarting it")
-                    startDiscovery(on: adapter)
+                    // bluetoothd stopped discovering under us (a controller reset, its own restart of the scan).
+                    // If it is not back on within 2 s, we are blind: say so and start a fresh session.
+                    loop.schedule(at: .now + .seconds(2)) { [weak self] in
+                        guard let self, self.wanted, case .discovering(let current) = self.state,
+                              current.path == path, self.adapters[path]?.discovering == false else { return }
+                        self.state = .waiting("discovery on \(current.name) stopped; restarting it")
+                        self.server.callAsync(destination: Self.service, path: path, interface: Self.adapterInterface,
+                                              member: "StopDiscovery") { [weak self] _ in self?.retry() }
+                    }
                 } else {
                     state = .discovering(adapter)
                 }
