@@ -10,8 +10,8 @@ public final class Locked<Value: Sendable>: Sendable {
 }
 
 /// Waits (up to `timeout`) until `condition` holds; for effects that happen on a main loop's thread. A bound,
-/// not a timing assertion: it returns as soon as the condition holds.
-public func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+/// not a timing assertion: it returns as soon as the condition holds (generous, for loaded CI machines).
+public func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -28,7 +28,15 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /run
+# A fresh /tmp, but a repository that lives under the host's /tmp (a CI clone) must stay visible: keep
+# the host's /tmp reachable and bind the repository back into place.
+mkdir -p /run/host-tmp
+mount --bind /tmp /run/host-tmp
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+if [[ "$SYSTEST_REPO" == /tmp/* ]]; then
+    mkdir -p "$SYSTEST_REPO"
+    mount --bind "/run/host-tmp/${SYSTEST_REPO#/tmp/}" "$SYSTEST_REPO"
+fi
 mount -t tmpfs -o mode=0755 tmpfs /var/lib/bluetooth 2>/dev/null || true
 hostname systest
 
