@@ -112,6 +112,40 @@ status_denied_to_user() {
     [[ $status == 77 ]] || { detail="beaconctl status as beacond-test exited $status, not 77: $(echo "$output" | tail -n 1)"; return 1; }
 }
 
+# scans_with_hci: a client ranging makes the daemon start its scanner; with the unit's ambient
+# CAP_NET_RAW and CAP_NET_ADMIN, `auto` must pick hci on bluetoothd's hci0 and scan.
+APP=org.beacond.SystemTest
+scans_with_hci() {
+    # Not through `as`: $! must be beaconctl itself (setpriv and env exec it), so that SIGTERM
+    # reaches it and it ends its ranging before the daemon is stopped. A client still talking to
+    # org.beacond during `systemctl stop` re-activates the daemon and cancels the stop job.
+    setpriv --reuid=beacond-test --regid="$(id -g beacond-test)" --init-groups env HOME=/ \
+        beaconctl client --app "$APP" range E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 \
+        >"$SYSTEST_LOGS/client.log" 2>&1 &
+    local client=$! tries output granted= status
+    for tries in $(seq 1 60); do
+        beaconctl auth grant "$APP" when-in-use && { granted=1; break; }
+        sleep 0.5
+    done
+    [[ -n $granted ]] || { detail="beaconctl auth grant $APP when-in-use never succeeded"; kill "$client"; return 1; }
+    for tries in $(seq 1 60); do
+        output=$(beaconctl status 2>&1)
+        grep -q '^scanning now  *yes' <<<"$output" && break
+        sleep 0.5
+    done
+    kill "$client"
+    wait "$client"
+    status=$?
+    echo "$output"
+    grep -E -A1 '^scanner ' <<<"$output" | while IFS= read -r line; do say "NOTE beaconctl status while ranging: $line"; done
+    grep -q '^scanning now  *yes' <<<"$output" ||
+        { detail="not scanning 30 s after the grant: $(grep -E -A1 '^scanner ' <<<"$output" | tr -s ' \n' ' ')"; return 1; }
+    # The detail line under "scanner": "hci (auto: CAP_NET_RAW present): hci0 (ADDRESS): ...".
+    grep -E -A1 '^scanner ' <<<"$output" | sed -n 2p | grep -E -q '^ *hci \(auto[^)]*\): hci0 ' ||
+        { detail="auto did not pick hci on hci0: $(grep -E -A1 '^scanner ' <<<"$output" | tr -s ' \n' ' ')"; return 1; }
+    [[ $status == 0 ]] || { detail="beaconctl client exited $status after SIGTERM (client.log)"; return 1; }
+}
+
 journal_shows_serving() {
     local journal
     journal=$(journalctl --no-pager -o short -u beacond.service)
@@ -155,6 +189,13 @@ virtual_controller() {
     return 1
 }
 
+# The app the ranging client registers as, for beacond-test only (read when the daemon starts).
+cat >/etc/beacond/apps.d/$APP.toml <<TOML
+app_id = "$APP"
+users = ["beacond-test"]
+when_in_use_usage = "The system test ranges a beacon."
+TOML
+
 version=
 check "bluetoothd powers hci0 from btvirt -l1" virtual_controller
 check "beacond is installed by make install-only and enabled, not yet running" installed
@@ -164,6 +205,7 @@ check "beaconctl status as root" status_as_root
 check "beaconctl status as beacond-test-admin (group beacond-admin)" status_as_admin
 check "beaconctl --help and Manager1.Version as unprivileged beacond-test" client_calls_as_user
 check "beaconctl status as beacond-test is refused with exit 77" status_denied_to_user
+check "a client ranging starts the hci scanner on hci0 (auto, ambient CAP_NET_RAW)" scans_with_hci
 check "journalctl -u beacond shows the daemon serving org.beacond" journal_shows_serving
 check "systemctl stop beacond: the daemon exits 0" stops_cleanly
 check "systemctl start beacond: active and answering" started_by_systemctl
