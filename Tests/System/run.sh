@@ -137,8 +137,9 @@ export SYSTEST_KERNEL_VERSION='$kernel_version' SYSTEST_KERNEL_ROOT='$kernel_roo
 export BEACOND='$beacond' BEACONCTL='$beaconctl'
 export SYSTEST_COMMAND='$*'
 ENV
-    local systemd=0
-    [[ $name == systemd* ]] && systemd=1
+    # A systemd run boots the host's systemd into the test's own target (prepare-systemd.sh).
+    local systemd=0 boot=
+    [[ $name == systemd* ]] && systemd=1 boot=" systemd.unit=beacond-systest.target"
     echo "# guest run $name: $*"
     local run_started=$SECONDS failures_before=$failed done= line
     while IFS= read -r line; do
@@ -153,7 +154,7 @@ ENV
     done < <(timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
         -nographic -no-reboot -monitor none -serial stdio \
         -kernel "$kernel_root/boot/vmlinuz-$kernel_version" -initrd "$work/initrd.gz" \
-        -append "console=ttyS0 quiet loglevel=3 panic=-1 systest.out=$out systest.systemd=$systemd systest.stage=$repo/Tests/System/guest/stage.sh" \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 systest.out=$out systest.systemd=$systemd systest.stage=$repo/Tests/System/guest/stage.sh$boot" \
         -fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
         -device virtio-9p-pci,fsdev=host,mount_tag=host \
         -fsdev local,id=out,path="$out",security_model=none,multidevs=remap \
@@ -185,5 +186,7 @@ guest=(/usr/bin/python3 -u)
 guest_run btvirt 300 "${guest[@]}" Tests/System/guest/btvirt_test.py
 guest_run vhci 400 "${guest[@]}" Tests/System/guest/vhci_test.py
 guest_run lifecycle 400 "${guest[@]}" Tests/System/guest/lifecycle_test.py
+# Under systemd the command is beacond-systest.service's (prepare-systemd.sh); named here for the log.
+guest_run systemd 200 Tests/System/guest/systemd_test.sh
 
 finish
