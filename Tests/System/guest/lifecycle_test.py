@@ -50,6 +50,20 @@ class World:
         systest.wait_for(lambda: "hci0" not in systest.adapters(), systest.STEP_TIMEOUT, "hci0 removed")
 
 
+def set_rfkill(blocked):
+    """Soft-blocks (or unblocks) every Bluetooth rfkill switch, as `rfkill block bluetooth` does."""
+    found = False
+    for entry in os.listdir("/sys/class/rfkill"):
+        base = os.path.join("/sys/class/rfkill", entry)
+        with open(os.path.join(base, "type")) as kind:
+            if kind.read().strip() != "bluetooth":
+                continue
+        with open(os.path.join(base, "soft"), "w") as soft:
+            soft.write("1" if blocked else "0")
+        found = True
+    check(found, "no Bluetooth rfkill switch in /sys/class/rfkill")
+
+
 def discovering(bus):
     try:
         return bool(bus.bluez("/org/bluez/hci0", systest.PROPERTIES, "Get", "ss", systest.ADAPTER, "Discovering"))
@@ -126,7 +140,37 @@ def scanner_scenario(world, scanner):
             systest.wait_adapter_powered(world.bus, "hci0")
         blind_then_back(world, daemon, client, name, world.close_controller, reopen,
                         "the controller closed and reopened", EXIT_TIMEOUT + 2)
-        client.close()
+
+        # rfkill: a soft block powers the controller down under bluetoothd; unblocking and powering it on
+        # (bluetoothd does not re-power an adapter after a block by itself) makes it usable again.
+        def block():
+            set_rfkill(True)
+
+        def unblock():
+            set_rfkill(False)
+            systest.btmgmt(0, "power", "on")
+            systest.wait_adapter_powered(world.bus, "hci0")
+        blind_then_back(world, daemon, client, name, block, unblock, "rfkill blocked and unblocked", EXIT_TIMEOUT + 2)
+
+        # Discovery is shared politely: another bluetoothd client (this test's own connection) starts and
+        # stops its discovery while beacond scans, and neither disturbs the other.
+        mark = client.collector.mark()
+        step("%s: another client's StartDiscovery succeeds while beacond scans" % name,
+             lambda: world.bus.bluez("/org/bluez/hci0", systest.ADAPTER, "StartDiscovery"))
+        systest.pump_for(EXIT_TIMEOUT + 1)
+        step("%s: the other client's StopDiscovery leaves beacond's discovery running" % name,
+             lambda: (world.bus.bluez("/org/bluez/hci0", systest.ADAPTER, "StopDiscovery"),
+                      systest.pump_for(2), check(discovering(world.bus), "hci0 stopped discovering")))
+        step("%s: beacond saw no exit while the other client came and went" % name,
+             lambda: check(client.count("DidExitRegion", mark) == 0, "DidExitRegion"))
+        # Close() ends the client's Always monitoring too (a mere disconnect would keep it, and scanning, going).
+        step("%s: with beacond's client closed, another client's discovery keeps running" % name,
+             lambda: (world.bus.bluez("/org/bluez/hci0", systest.ADAPTER, "StartDiscovery"), client.lm("Close"),
+                      client.close(),
+                      systest.pump_for(3), check(discovering(world.bus), "beacond stopped the other client's discovery")))
+        step("%s: when the other client stops too, nobody discovers (beacond released its session)" % name,
+             lambda: (world.bus.bluez("/org/bluez/hci0", systest.ADAPTER, "StopDiscovery"),
+                      systest.wait_for(lambda: not discovering(world.bus), systest.STEP_TIMEOUT, "hci0 Discovering false")))
     finally:
         step("%s: still running, then exits 0 on SIGTERM" % name, lambda: (daemon.alive(), daemon.stop()))
         systest.remove_devices(world.bus, "hci0")
