@@ -15,6 +15,13 @@ enum Reporting {
         }
     }
 
+    /// `run` for the commands that talk to beacond: connects on `bus` and hands the client to `body`.
+    static func withDaemon(_ bus: BusChoice, _ body: (DaemonClient) throws(BeaconctlError) -> Void) throws(ExitCode) {
+        try run { () throws(BeaconctlError) in
+            try body(try DaemonClient(bus: bus))
+        }
+    }
+
     static func printError(_ text: String) {
         fputs("beaconctl: \(text)\n", stderr)
     }

@@ -227,14 +227,10 @@ def test_ranging_paused_while_not_in_use(suite):
     world.start_daemon()
     # An Always client of another app keeps the scanner running, so beacons keep reaching the daemon while
     # the ranging client is paused: the pause must be the in-use gate, not an idle scanner.
-    keeper = world.client(OTHER)
-    world.admin.set_authorization(OTHER, "authorizedAlways")
-    keeper.wait_status("authorizedAlways")
+    keeper = world.authorized_client(OTHER, "authorizedAlways")
     keeper.start_monitoring("keep-scanning", OTHER_UUID)
 
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedWhenInUse")
-    demo.wait_status("authorizedWhenInUse")
+    demo = world.authorized_client(DEMO, "authorizedWhenInUse")
     demo.lm("SetInUse", "b", False)
     check(bool(demo.prop("InUse")) is False, "InUse property stayed true")
     expect_error(lambda: demo.start_ranging(DEMO_UUID), ERROR + "NotAuthorized", "SetInUse(true)")
@@ -290,9 +286,7 @@ def test_ranging_paused_while_not_in_use(suite):
 def test_second_client_isolation(suite):
     world = suite.world()
     world.start_daemon()
-    first = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    first.wait_status("authorizedAlways")
+    first = world.authorized_client(DEMO, "authorizedAlways")
     # The same app on another connection, and another app: both subscribed to every signal they may get.
     same_app = world.client(DEMO)
     other_app = world.client(OTHER)
@@ -392,9 +386,7 @@ def test_non_admin_refused(suite):
 def test_region_limit(suite):
     world = suite.world()
     world.start_daemon()
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
     for number in range(1, 21):
         demo.start_monitoring("region-%d" % number, DEMO_UUID, Major=dbus.UInt16(number))
     expect_error(lambda: demo.start_monitoring("region-21", DEMO_UUID), ERROR + "RegionLimitExceeded",
@@ -417,9 +409,7 @@ def test_region_limit(suite):
 def test_bad_calls(suite):
     world = suite.world()
     world.start_daemon()
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
     invalid_args = "org.freedesktop.DBus.Error.InvalidArgs"
 
     def each(description, action, name, *words):
@@ -673,9 +663,7 @@ def test_restart_persistence(suite):
 def test_admin_changes_apply(suite):
     world = suite.world()
     world.start_daemon()
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID)
     demo.wait("DidStartMonitoring")
     demo.start_ranging(DEMO_UUID)
@@ -723,9 +711,7 @@ def test_client_connection_closes(suite):
                                       and str(s.args[1].get("Client", "")) == path,
                                       what="Event('ClientClosed') for %s" % path)
 
-    ranger = world.client(OTHER)
-    world.admin.set_authorization(OTHER, "authorizedWhenInUse")
-    ranger.wait_status("authorizedWhenInUse")
+    ranger = world.authorized_client(OTHER, "authorizedWhenInUse")
     ranger.start_ranging(DEMO_UUID)
     ranger_path = ranger.path
     check(ranger_path in [entry["Path"] for entry in world.admin.clients()], "the ranging client is not listed")
@@ -734,9 +720,7 @@ def test_client_connection_closes(suite):
     check(ranger_path not in [entry["Path"] for entry in world.admin.clients()],
           "a closed WhenInUse client is still listed: %r" % world.admin.clients())
 
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID)
     feeder = world.feeder()
     feeder.wait_for_fifo()
@@ -772,9 +756,7 @@ def test_client_connection_closes(suite):
 def test_introspection_properties_events(suite):
     world = suite.world()
     world.start_daemon()
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
 
     # Introspection is open to everyone. busctl is never the client's owner (its own connection), so on a
     # client object it can show the XML but not the property values: those are the owner's (test 4).
@@ -861,9 +843,7 @@ def test_scanner_failure(suite):
     with open(world.fifo, "w") as blocker:  # a regular file where the FIFO should be
         blocker.write("not a fifo\n")
     world.start_daemon()
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID)
     status = plain(world.admin.status())
     check(status["ScannerState"].startswith("failed: ") and "not a FIFO" in status["ScannerState"],
@@ -883,9 +863,7 @@ def test_bluez_scanner_lifecycle(suite):
     world = suite.world()
     bluez = {"fake": fake_bluez.FakeBluez(world.address), "advertising": True}
     world.start_daemon(scanner="bluez:hci0")
-    demo = world.client(DEMO)
-    world.admin.set_authorization(DEMO, "authorizedAlways")
-    demo.wait_status("authorizedAlways")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID)
     check(pump_until(lambda: bluez["fake"].discovering, SIGNAL_TIMEOUT), "beacond never called StartDiscovery")
     wanted = bluez["fake"].filters[-1] if bluez["fake"].filters else {}

@@ -612,6 +612,13 @@ class World:
             client.register(expect_status=None)
         return client
 
+    def authorized_client(self, app, status):
+        """A registered client whose app an administrator has set to `status`, once it has heard so."""
+        client = self.client(app)
+        self.admin.set_authorization(app, status)
+        client.wait_status(status)
+        return client
+
     def feeder(self):
         feeder = Feeder(self.fifo)
         self.feeders.append(feeder)

@@ -98,9 +98,7 @@ def main():
     try:
         world.start_daemon()
         pid = world.daemon.pid
-        client = world.client("org.example.Demo")
-        world.admin.set_authorization("org.example.Demo", "authorizedAlways")
-        client.wait_status("authorizedAlways")
+        client = world.authorized_client("org.example.Demo", "authorizedAlways")
         client.start_monitoring("flood", FLOOD_UUID)
         print("beacond %s, pid %d; %d probes per rate, one every %d ms" % (beacond, pid, PROBES, PROBE_INTERVAL * 1000))
 

@@ -47,8 +47,7 @@ struct AuthListCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let status = try client.status()
             let apps = status.dictionaries(BeacondStatusKey.apps)
             let pending = status.dictionaries(BeacondStatusKey.pendingRequests)
@@ -96,8 +95,7 @@ struct AuthGrantCommand: ParsableCommand {
     @Argument(help: "always or when-in-use.") var level: LevelArgument
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             try client.setAuthorization(app: app, status: level.level.status)
             print("\(app): \(level.level.status)")
         }
@@ -123,8 +121,7 @@ struct AuthDenyCommand: ParsableCommand {
     @Argument(help: "The app id.") var app: String
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             try client.setAuthorization(app: app, status: BeacondStatus.denied)
             print("\(app): \(BeacondStatus.denied)")
         }
@@ -150,8 +147,7 @@ struct AuthResetCommand: ParsableCommand {
     @Argument(help: "The app id.") var app: String
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             try client.resetAuthorization(app: app)
             print("\(app): \(BeacondStatus.notDetermined)")
         }

@@ -35,8 +35,7 @@ struct BeaconsCommand: ParsableCommand {
     @Flag(help: "Print the first ranging cycle and exit.") var once = false
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let loop = try SignalLoop(client: client)
             try client.watchEvents()
             let ranging = try client.clients().compactMap { $0.integer(BeacondClientKey.rangedConstraints) }.reduce(0, +)

@@ -26,8 +26,7 @@ struct ClientsCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let clients = try client.clients()
             if output.json {
                 print(JSON(clients).text)

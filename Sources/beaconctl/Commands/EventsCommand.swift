@@ -37,8 +37,7 @@ struct EventsCommand: ParsableCommand {
     }
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let loop = try SignalLoop(client: client)
             try client.watchEvents()
             let offset = TimeText.localOffset(at: TimeText.now())

@@ -27,8 +27,7 @@ struct RegionsCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let regions = try client.status().dictionaries(BeacondStatusKey.regions)
             if output.json {
                 print(JSON(regions).text)

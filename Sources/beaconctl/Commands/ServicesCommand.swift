@@ -28,8 +28,7 @@ struct ServicesCommand: ParsableCommand {
     @Argument(help: "on or off.") var state: Switch
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             try client.setLocationServicesEnabled(state == .on)
             print("location services: \(state.rawValue)")
         }

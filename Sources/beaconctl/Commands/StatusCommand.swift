@@ -29,8 +29,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try Reporting.run { () throws(BeaconctlError) in
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let status = try client.status()
             if output.json {
                 print(JSON(status).text)
