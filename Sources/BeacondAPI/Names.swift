@@ -23,6 +23,8 @@ public enum BeacondErrorName: String, CaseIterable, Sendable {
     case invalidRegion = "org.beacond.Error.InvalidRegion"
     case unknownRegion = "org.beacond.Error.UnknownRegion"
     case invalidArguments = "org.beacond.Error.InvalidArguments"
+    /// The change took effect but the state database could not be written (disk full, read-only).
+    case stateNotSaved = "org.beacond.Error.StateNotSaved"
 }
 
 /// Keys of region, constraint and beacon dictionaries (`a{sv}`).
@@ -62,6 +64,7 @@ public enum BeacondStatusKey {
     public static let apps = "Apps"                             // aa{sv}: BeacondAppKey
     public static let configDirectory = "ConfigDirectory"       // s
     public static let stateDirectory = "StateDirectory"         // s
+    public static let stateError = "StateError"                 // s: "" or why the state database cannot be written now
     public static let warnings = "Warnings"                     // as: configuration warnings in force
     public static let startedAt = "StartedAt"                   // t: µs since the Unix epoch
 }
@@ -103,6 +106,7 @@ public enum BeacondAppKey {
     public static let pendingRequest = "PendingRequest"         // s: "" | "whenInUse" | "always"
     public static let declarationFile = "DeclarationFile"       // s
     public static let users = "Users"                           // as
+    public static let queuedEvents = "QueuedEvents"             // u: region events waiting for the app's next client
 }
 
 /// `Admin1.Event(s kind, a{sv} data)` kinds. Data always has `AppId` and `Client` (o) when about a client.
@@ -122,6 +126,18 @@ public enum BeacondEventKind {
     public static let scanningChanged = "ScanningChanged"               // data: Scanning b
     public static let configurationReloaded = "ConfigurationReloaded"   // data: Warnings as
     public static let configurationRejected = "ConfigurationRejected"   // data: Error s (old config stays)
+}
+
+/// Keys of the event dictionary (`a{sv}`) after the region in `DidEnterRegion`, `DidExitRegion` and
+/// `DidDetermineState`.
+public enum BeacondEventInfoKey {
+    /// t: when it happened, µs since the Unix epoch (for a late event: when it happened, not when it arrived).
+    public static let timestamp = "Timestamp"
+    /// b: true when the event waited in the app's queue while the app had no client.
+    public static let late = "Late"
+    /// u: on the first late event only, and only if some were lost: events dropped before it (queue full or
+    /// older than queue_ttl).
+    public static let droppedBefore = "DroppedBefore"
 }
 
 /// Keys of `Event` data dictionaries.

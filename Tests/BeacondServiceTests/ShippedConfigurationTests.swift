@@ -44,6 +44,7 @@ struct ShippedConfigurationTests {
             }
         }
         #expect(keys == ["location_services", "prompt", "admin_group", "exit_timeout", "max_regions_per_client",
+                         "queue_limit", "queue_ttl", "activation_interval",
                          "source"])
         let directory = try ConfigurationDirectory()
         try directory.write(uncommented.joined(separator: "\n"), to: "beacond.toml")

@@ -14,6 +14,12 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var exitTimeout: Duration
     /// `[monitoring] max_regions_per_client`: the region that would exceed it is refused.
     public var maxRegionsPerClient: Int
+    /// `[background] queue_limit`: region events kept per app while it has no client (the oldest dropped).
+    public var queueLimit: Int
+    /// `[background] queue_ttl`: how long a queued event stays deliverable.
+    public var queueTTL: Duration
+    /// `[background] activation_interval`: the least time between two starts of one app's `dbus_name`.
+    public var activationInterval: Duration
     /// `[scanner] source`: where advertisements come from.
     public var scanner: ScannerSpec
     /// The declared apps, by app id.
@@ -25,7 +31,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
 
     public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
                 adminGroup: String = "beacond-admin", exitTimeout: Duration = .seconds(30),
-                maxRegionsPerClient: Int = 20, scanner: ScannerSpec = .auto,
+                maxRegionsPerClient: Int = 20, queueLimit: Int = 1000, queueTTL: Duration = .seconds(86_400),
+                activationInterval: Duration = .seconds(60), scanner: ScannerSpec = .auto,
                 apps: [String: AppConfiguration] = [:], warnings: [ConfigurationDiagnostic] = [],
                 configFile: String = AuthorizationPolicy.defaultConfigFile) {
         self.locationServicesEnabled = locationServicesEnabled
@@ -33,6 +40,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.adminGroup = adminGroup
         self.exitTimeout = exitTimeout
         self.maxRegionsPerClient = maxRegionsPerClient
+        self.queueLimit = queueLimit
+        self.queueTTL = queueTTL
+        self.activationInterval = activationInterval
         self.scanner = scanner
         self.apps = apps
         self.warnings = warnings

@@ -1,11 +1,17 @@
 import BeaconKit
 
-/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]` and `[scanner]`; an absent key keeps
+/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[background]` and `[scanner]`; an absent key keeps
 /// its default. Unknown sections and keys are warnings.
 enum DaemonSettingsParser {
     /// Valid values of `max_regions_per_client`: at least one (zero would make monitoring impossible), at most
     /// ten thousand (each region costs memory and matching time on every sighting).
     static let regionLimitRange = 1...10_000
+    /// Valid `queue_limit`: one to a hundred thousand events per app (each is a row in the state database).
+    static let queueLimitRange = 1...100_000
+    /// Valid `queue_ttl`, seconds: a minute to a year.
+    static let queueTTLRange = 60...31_536_000
+    /// Valid `activation_interval`, seconds: one second to a day.
+    static let activationIntervalRange = 1...86_400
 
     static func parse(_ document: TOMLDocument) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration.defaults
@@ -16,12 +22,14 @@ enum DaemonSettingsParser {
         try readAuthorization(&authorization, into: &configuration)
         var monitoring = try root.tableOrEmpty("monitoring")
         try readMonitoring(&monitoring, into: &configuration)
+        var background = try root.tableOrEmpty("background")
+        try readBackground(&background, into: &configuration)
         var scanner = try root.tableOrEmpty("scanner")
         if let source = try scanner.string("source", example: "auto") {
             configuration.scanner = try ScannerSpec(parsing: source, source: document.file,
                                                     line: scanner.line(of: "source"))
         }
-        for section in [authorization, monitoring, scanner] {
+        for section in [authorization, monitoring, background, scanner] {
             configuration.warnings += section.unknownKeyWarnings()
             for key in section.knownKeys { sectionOfKey[key] = section.path.joined(separator: ".") }
         }
@@ -60,6 +68,19 @@ enum DaemonSettingsParser {
         }
         if let limit = try section.integer("max_regions_per_client", in: regionLimitRange) {
             configuration.maxRegionsPerClient = limit
+        }
+    }
+
+    private static func readBackground(_ section: inout TOMLTableReader,
+                                       into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        if let limit = try section.integer("queue_limit", in: queueLimitRange) {
+            configuration.queueLimit = limit
+        }
+        if let seconds = try section.integer("queue_ttl", in: queueTTLRange) {
+            configuration.queueTTL = .seconds(seconds)
+        }
+        if let seconds = try section.integer("activation_interval", in: activationIntervalRange) {
+            configuration.activationInterval = .seconds(seconds)
         }
     }
 

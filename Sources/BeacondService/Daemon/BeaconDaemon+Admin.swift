@@ -23,6 +23,7 @@ extension BeaconDaemon {
                 regions.append(.dictionary(keySignature: "s", valueSignature: "v", entries))
             }
         }
+        let queued = (try? store.queuedEventCounts()) ?? [:]
         let apps = configuration.apps.keys.sorted().map { appID -> DBusValue in
             let app = configuration.apps[appID]
             let stored = record(appID)
@@ -32,6 +33,7 @@ extension BeaconDaemon {
                 BeacondAppKey.pendingRequest: .string(stored.pendingRequest?.rawValue ?? ""),
                 BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
                 BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
+                BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
             ])
         }
         return .vardict([
@@ -52,6 +54,7 @@ extension BeaconDaemon {
             BeacondStatusKey.apps: BeaconDictionaries.array(apps),
             BeacondStatusKey.configDirectory: .string(options.configDirectory),
             BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
+            BeacondStatusKey.stateError: .string(stateFailure?.reason ?? ""),
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
             BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
         ])
@@ -63,7 +66,6 @@ extension BeaconDaemon {
                 BeacondClientKey.path: .objectPath(session.path),
                 BeacondClientKey.appID: .string(session.appID),
                 BeacondClientKey.sender: .string(session.sender ?? ""),
-                BeacondClientKey.unixUserID: .uint32(session.userID),
                 BeacondClientKey.authorizationStatus: .string(effectiveStatus(session.appID).rawValue),
                 BeacondClientKey.inUse: .boolean(session.inUse),
                 BeacondClientKey.connected: .boolean(session.isConnected),
@@ -71,6 +73,7 @@ extension BeaconDaemon {
                 BeacondClientKey.rangedConstraints: .uint32(UInt32(session.rangedConstraints.count)),
             ]
             if let pid = session.processID { entries[BeacondClientKey.processID] = .uint32(pid) }
+            if let uid = session.userID { entries[BeacondClientKey.unixUserID] = .uint32(uid) }
             return .vardict(entries)
         }
     }

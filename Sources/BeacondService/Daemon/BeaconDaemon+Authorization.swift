@@ -86,6 +86,7 @@ extension BeaconDaemon {
             adminEvent(BeacondEventKind.monitoringDidFail, data)
             _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: region.identifier), at: clock(), into: &scratch)
             session.removeRegion(region.identifier)
+            saveLater(.removeRegion(client: number, identifier: region.identifier))
         }
         sessions[number] = session
         logger.notice("monitoring of \(session.path) stopped: \(error.message)", metadata: metadata(session))

@@ -52,6 +52,7 @@ extension BeaconDaemon {
         if let status = effects.authorizationChanged {
             signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
         }
+        deliverQueuedEvents(to: session)
         return [.objectPath(session.path)]
     }
 
@@ -107,6 +108,7 @@ extension BeaconDaemon {
                 _ = pipeline.monitor.stopMonitoring(oldKey, at: clock(), into: &scratch)
                 pipeline.monitor.restore(saved, for: newKey, at: clock())
                 session.addRegion(region)
+                saveLater(.saveRegion(StoredRegion(client: number, appID: appID, monitored: saved)))
             }
             removeSession(old.number)
             logger.info("\(session.path) took over \(old.regions.count) regions of disconnected \(old.path) (\(appID))")
@@ -150,6 +152,19 @@ extension BeaconDaemon {
                 + "you no longer need, monitor a wider region (UUID or UUID+major), or ask an administrator to raise the limit").dbusError
         }
         var events: [EngineEvent] = []
+        if session.regions[region.identifier] == region, let current = pipeline.monitor.state(of: key) {
+            // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
+            // keeps its state: a beacon that is still there must not enter again. The client hears the state.
+            var data = clientEventData(session)
+            data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
+            signalClient(session, BeacondMember.didStartMonitoring, [BeaconDictionaries.dictionary(region)])
+            adminEvent(BeacondEventKind.didStartMonitoring, data)
+            if current != .unknown {
+                signalClient(session, BeacondMember.didDetermineState,
+                             [.string(current.rawValue), BeaconDictionaries.dictionary(region), eventInfo(at: clock(), late: false)])
+            }
+            return []
+        }
         if session.regions[region.identifier] != nil {
             // Same identifier again replaces the region (Core Location).
             var scratch: [MonitoringEvent<EngineKey>] = []
@@ -159,6 +174,7 @@ extension BeaconDaemon {
         session.addRegion(region)
         sessions[number] = session
         pipeline.startMonitoring(region, key: key, at: clock(), into: &events)
+        saveLater(.saveRegion(storedRegion(session, region)))
         logger.info("\(session.appID) monitors \(region)", metadata: metadata(session))
         clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
         engineChanged(events)
@@ -171,6 +187,7 @@ extension BeaconDaemon {
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
         session.removeRegion(identifier)
         sessions[number] = session
+        saveLater(.removeRegion(client: number, identifier: identifier))
         var scratch: [MonitoringEvent<EngineKey>] = []
         _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)
         clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
@@ -294,6 +311,7 @@ extension BeaconDaemon {
     /// Removes a session and its engine entries (no events are produced for it).
     func removeSession(_ number: Int) {
         guard let session = sessions.removeValue(forKey: number) else { return }
+        if !session.regions.isEmpty { saveLater(.removeClient(number)) }
         var scratch: [MonitoringEvent<EngineKey>] = []
         for identifier in session.regionOrder {
             _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)

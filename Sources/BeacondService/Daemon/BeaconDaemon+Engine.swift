@@ -22,6 +22,7 @@ extension BeaconDaemon {
                                                 timestamp: now), into: &events)
         }
         engineChanged(events)
+        scheduleLastSeenSave()
     }
 
     /// After every change to the engine: deliver its events, re-arm the deadline timer, start or stop scanning.
@@ -60,6 +61,7 @@ extension BeaconDaemon {
     func deliver(_ event: MonitoringEvent<EngineKey>) {
         guard case .region(let client, _) = event.key, let session = sessions[client] else { return }
         let region = BeaconDictionaries.dictionary(event.region)
+        let info = eventInfo(at: event.timestamp, late: false)
         var data = clientEventData(session)
         data[BeacondEventKey.region] = region
         switch event.kind {
@@ -67,21 +69,22 @@ extension BeaconDaemon {
             signalClient(session, BeacondMember.didStartMonitoring, [region])
             adminEvent(BeacondEventKind.didStartMonitoring, data)
         case .didDetermineState(let state):
-            signalClient(session, BeacondMember.didDetermineState, [.string(state.rawValue), region])
+            markRegionChanged(event.key)
+            signalClient(session, BeacondMember.didDetermineState, [.string(state.rawValue), region, info])
             data[BeacondEventKey.state] = .string(state.rawValue)
             adminEvent(BeacondEventKind.didDetermineState, data)
         case .didEnterRegion:
+            markRegionChanged(event.key)
             logger.info("\(session.appID) entered region \(event.region.identifier)", metadata: metadata(session))
-            signalClient(session, BeacondMember.didEnterRegion, [region])
+            signalClient(session, BeacondMember.didEnterRegion, [region, info])
             adminEvent(BeacondEventKind.didEnterRegion, data)
+            if !session.isConnected { queueForApp(session, .didEnterRegion, event) }
         case .didExitRegion:
+            markRegionChanged(event.key)
             logger.info("\(session.appID) exited region \(event.region.identifier)", metadata: metadata(session))
-            signalClient(session, BeacondMember.didExitRegion, [region])
+            signalClient(session, BeacondMember.didExitRegion, [region, info])
             adminEvent(BeacondEventKind.didExitRegion, data)
-        }
-        if !session.isConnected {
-            logger.notice("region event for disconnected Always client \(session.path) of \(session.appID) was not delivered (no durable queue yet); the app's next client sees the region's current state",
-                          metadata: metadata(session))
+            if !session.isConnected { queueForApp(session, .didExitRegion, event) }
         }
     }
 

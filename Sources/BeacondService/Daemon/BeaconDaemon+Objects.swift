@@ -12,7 +12,18 @@ extension BeaconDaemon {
                             _ body: @escaping Handler) -> DBusMethod {
         DBusMethod(name, in: inArguments, out: outArguments) { call throws(DBusCallError) in
             try self.assumeIsolated { daemon in
-                Result { () throws(DBusCallError) in try body(daemon, call) }
+                Result { () throws(DBusCallError) in
+                    // What the call changed is on disk before its reply says so (BeaconDaemon+State).
+                    let reply: [DBusValue]
+                    do throws(DBusCallError) {
+                        reply = try body(daemon, call)
+                    } catch {
+                        daemon.commitState()
+                        throw error
+                    }
+                    try daemon.commitAfterCall()
+                    return reply
+                }
             }.get()
         }
     }

@@ -40,7 +40,7 @@ public actor BeaconDaemon {
     let startedAt: Timestamp
 
     var configuration: DaemonConfiguration
-    let store: AuthorizationStore
+    let store: StateStore
     var records: [String: AuthorizationRecord] = [:]
     /// `beaconctl services off`: the administrator's switch, on top of `location_services` in beacond.toml.
     var servicesSwitch = true
@@ -67,6 +67,18 @@ public actor BeaconDaemon {
     var outbox: [OutgoingSignal] = []
     var flushScheduled = false
 
+    /// Durable state changes not yet committed (`BeaconDaemon+State`), and regions whose state changed.
+    var stateChanges: [StateChange] = []
+    var changedRegions: Set<EngineKey> = []
+    /// Changes to commit once the signals now in the outbox are sent (delivered queued events).
+    var changesAfterSend: [StateChange] = []
+    /// Set while the state database cannot be written: why, and how many changes wait.
+    var stateFailure: (reason: String, pending: Int)?
+    /// The timer that saves last-seen times while sightings arrive.
+    var lastSeenSave: MainLoop.SourceID?
+    /// When beacond last asked the bus to start each app (D-Bus activation is rate limited per app).
+    var lastActivation: [String: Timestamp] = [:]
+
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
     public nonisolated let failures: AsyncStream<String>
     let failureContinuation: AsyncStream<String>.Continuation
@@ -88,7 +100,7 @@ public actor BeaconDaemon {
         }
         if let scanner = options.scanner { configuration.scanner = scanner }
         do {
-            store = try AuthorizationStore(directory: options.stateDirectory)
+            store = try StateStore(directory: options.stateDirectory)
             records = try store.loadAll()
             servicesSwitch = try store.locationServicesSwitch()
         } catch {
@@ -139,6 +151,11 @@ public actor BeaconDaemon {
 
     /// Connects to the bus, exports the objects, then takes the name (so the first call can be answered).
     public func start() throws(DaemonStartError) {
+        do {
+            try restoreRegions()
+        } catch {
+            throw DaemonStartError(message: "\(error)", isConfigurationError: false)
+        }
         let connection: DBusConnection
         do {
             connection = try DBusConnection(options.bus)
@@ -173,6 +190,9 @@ public actor BeaconDaemon {
             throw DaemonStartError(message: "another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
                 + "stop it first (systemctl stop beacond)", isConfigurationError: false)
         }
+        // Resumed regions need the scanner; anything their restore left to save is saved now.
+        engineChanged([])
+        commitState()
         logger.info("beacond \(BeacondServiceInfo.version) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
                     metadata: ["bus.unique_name": "\(connection.uniqueName)", "scanner": "\(configuration.scanner)",
                                "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)"])
@@ -185,6 +205,9 @@ public actor BeaconDaemon {
         stopScanner()
         if let engineTimer { loop.cancelTimer(engineTimer) }
         engineTimer = nil
+        if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
+        lastSeenSave = nil
+        markSeenRegionsChanged()
         flushOutbox()
         connection?.flush()
         if let server { for path in server.exportedPaths { server.unexport(path: path) } }
@@ -222,15 +245,28 @@ public actor BeaconDaemon {
     func queueSignal(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?) {
         outbox.append(OutgoingSignal(path: path, interface: interface, member: member, arguments: arguments,
                                      destination: destination))
+        scheduleFlush()
+    }
+
+    func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
         loop.execute { self.assumeIsolated { $0.flushOutbox() } }
     }
 
+    /// Commits the state the signals report, then sends them, then commits what sending them settles.
     func flushOutbox() {
         flushScheduled = false
+        commitState()
         let signals = outbox
         outbox.removeAll()
+        defer {
+            if !changesAfterSend.isEmpty {
+                stateChanges += changesAfterSend
+                changesAfterSend.removeAll()
+                commitState()
+            }
+        }
         guard let server else { return }
         for signal in signals {
             do {
@@ -240,6 +276,7 @@ public actor BeaconDaemon {
                 logger.error("could not send \(signal.interface).\(signal.member): \(error)")
             }
         }
+        if !changesAfterSend.isEmpty { connection?.flush() }
     }
 
     /// A signal on a client's object, to that client's connection only (location is private).

@@ -8,7 +8,8 @@ public struct ClientSession: Sendable {
     /// The unique bus name that registered it; nil once that connection closed (an Always client's
     /// monitoring goes on without it, design.md).
     public var sender: String?
-    public let userID: UInt32
+    /// Nil for a client put back after a restart (its registration's credentials were not saved).
+    public let userID: UInt32?
     public let processID: UInt32?
     /// Core Location's "in use": connected and not marked background with `SetInUse(false)`.
     public var inUse = true

@@ -4,7 +4,7 @@ import GRDB
 /// Opening the state database file, telling a corrupt one apart from one that cannot be opened for other reasons,
 /// and moving a corrupt one aside. Only corruption leads to a move: a permission problem or a full disk must
 /// never cost the administrator's decisions.
-extension AuthorizationStore {
+extension StateStore {
     /// Why opening failed, and whether the file's contents are to blame.
     struct OpenFailure: Error {
         var reason: String
@@ -42,7 +42,7 @@ extension AuthorizationStore {
                 throw OpenFailure(reason: "SQLite's integrity check failed: \(check.prefix(3).joined(separator: "; "))",
                                   isCorruption: true)
             }
-            try AuthorizationStoreSchema.migrator.migrate(database)
+            try StateStoreSchema.migrator.migrate(database)
         } catch let failure as OpenFailure {
             throw failure
         } catch {

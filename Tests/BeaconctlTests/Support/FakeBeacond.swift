@@ -35,7 +35,8 @@ final class FakeBeacond: @unchecked Sendable {
         let server = try DBusObjectServer(connection: connection, loop: loop)
         self.connection = connection
         self.server = server
-        server.connectionClosed = { [unowned self] name in
+        server.connectionClosed = { [weak self] name in
+            guard let self else { return }
             watchers.removeAll { $0 == name }
         }
         server.export(DBusObject(path: BeacondBus.managerPath, interfaces: [managerInterface(), adminInterface()]))
@@ -49,6 +50,7 @@ final class FakeBeacond: @unchecked Sendable {
         connection = nil
     }
 
+    // Handlers capture self weakly: deinit stops the loop, whose thread may be running one of them meanwhile.
     deinit { stop() }
 
     // MARK: Sending (loop thread)
@@ -79,7 +81,8 @@ final class FakeBeacond: @unchecked Sendable {
     private func managerInterface() -> DBusInterface {
         DBusInterface(BeacondInterface.manager, methods: [
             DBusMethod(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")]) {
-                [unowned self] call throws(DBusCallError) in
+                [weak self] call throws(DBusCallError) in
+                guard let self else { return [] }
                 let app = call.arguments.first?.stringValue ?? ""
                 log.append("RegisterClient \(app)")
                 guard let status = statuses[app] else {
@@ -104,7 +107,8 @@ final class FakeBeacond: @unchecked Sendable {
             DBusMethod(name, in: signature.isEmpty ? [] : [DBusArgument("argument", signature)],
                        out: out.isEmpty ? [] : [DBusArgument("result", out)], handler: body)
         }
-        let request = { [unowned self] (kind: String) -> [DBusValue] in
+        let request = { [weak self] (kind: String) -> [DBusValue] in
+            guard let self else { return [] }
             log.append("Request \(kind)")
             let status = statuses[app] ?? BeacondStatus.notDetermined
             if status == BeacondStatus.notDetermined {
@@ -118,7 +122,8 @@ final class FakeBeacond: @unchecked Sendable {
         let interface = DBusInterface(BeacondInterface.locationManager, methods: [
             method(BeacondMember.requestAlwaysAuthorization, out: "s") { _ in request(BeacondRequestKind.always) },
             method(BeacondMember.requestWhenInUseAuthorization, out: "s") { _ in request(BeacondRequestKind.whenInUse) },
-            method(BeacondMember.startMonitoring, "a{sv}") { [unowned self] call throws(DBusCallError) in
+            method(BeacondMember.startMonitoring, "a{sv}") { [weak self] call throws(DBusCallError) in
+                guard let self else { return [] }
                 let region = call.arguments[0].vardictEntries ?? [:]
                 log.append("StartMonitoring \(region.string(BeacondKey.identifier) ?? "?") \(region.keys.sorted().joined(separator: ","))")
                 let status = statuses[app] ?? ""
@@ -127,38 +132,45 @@ final class FakeBeacond: @unchecked Sendable {
                                       + "RequestAlwaysAuthorization or ask an administrator: beaconctl auth grant \(app) always")
                 }
                 let value = call.arguments[0]
-                later { [unowned self] in
+                later { [weak self] in
+                    guard let self else { return }
                     emit(path, BeacondMember.didStartMonitoring, [value], to: owner)
                     emit(path, BeacondMember.didDetermineState, [.string("inside"), value], to: owner)
                     emit(path, BeacondMember.didEnterRegion, [value], to: owner)
                 }
                 return []
             },
-            method(BeacondMember.startRanging, "a{sv}") { [unowned self] call throws(DBusCallError) in
+            method(BeacondMember.startRanging, "a{sv}") { [weak self] call throws(DBusCallError) in
+                guard let self else { return [] }
                 log.append("StartRanging")
                 guard [BeacondStatus.authorizedAlways, BeacondStatus.authorizedWhenInUse].contains(statuses[app] ?? "") else {
                     throw Self.refuse(.notAuthorized, "ranging needs authorization; request it first")
                 }
                 let constraint = call.arguments[0]
                 let beacons = Samples.dictionaries([Samples.beacon(minor: 2, rssi: -58, accuracy: 0.92, proximity: "near")])
-                later { [unowned self] in
+                later { [weak self] in
+                    guard let self else { return }
                     for _ in 0..<3 { emit(path, BeacondMember.didRangeBeacons, [beacons, constraint], to: owner) }
                 }
                 return []
             },
-            method(BeacondMember.stopMonitoring, "s") { [unowned self] call in
+            method(BeacondMember.stopMonitoring, "s") { [weak self] call in
+                guard let self else { return [] }
                 log.append("StopMonitoring \(call.arguments[0].stringValue ?? "")")
                 return []
             },
-            method(BeacondMember.stopRanging, "a{sv}") { [unowned self] _ in
+            method(BeacondMember.stopRanging, "a{sv}") { [weak self] _ in
+                guard let self else { return [] }
                 log.append("StopRanging")
                 return []
             },
-            method(BeacondMember.requestState, "s") { [unowned self] call in
+            method(BeacondMember.requestState, "s") { [weak self] call in
+                guard let self else { return [] }
                 log.append("RequestState \(call.arguments[0].stringValue ?? "")")
                 return []
             },
-            method(BeacondMember.close) { [unowned self] _ in
+            method(BeacondMember.close) { [weak self] _ in
+                guard let self else { return [] }
                 log.append("Close \(path)")
                 server?.unexport(path: path)
                 clients[path] = nil
@@ -188,7 +200,8 @@ final class FakeBeacond: @unchecked Sendable {
         func admin(_ name: String, _ signature: String = "", out: String = "",
                    _ body: @escaping (DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
             DBusMethod(name, in: signature.map { DBusArgument("argument", String($0)) },
-                       out: out.isEmpty ? [] : [DBusArgument("result", out)]) { [unowned self] call throws(DBusCallError) in
+                       out: out.isEmpty ? [] : [DBusArgument("result", out)]) { [weak self] call throws(DBusCallError) in
+                guard let self else { return [] }
                 if denyAdmin {
                     throw Self.refuse(.accessDenied, "Admin1 is for root and members of beacond-admin; "
                                       + "add yourself: sudo usermod -aG beacond-admin $USER")
@@ -197,15 +210,18 @@ final class FakeBeacond: @unchecked Sendable {
             }
         }
         return DBusInterface(BeacondInterface.admin, methods: [
-            admin(BeacondMember.getStatus, out: "a{sv}") { [unowned self] _ in
+            admin(BeacondMember.getStatus, out: "a{sv}") { [weak self] _ in
+                guard let self else { return [] }
                 log.append("GetStatus")
                 return [.vardict(statusDictionary())]
             },
-            admin(BeacondMember.listClients, out: "aa{sv}") { [unowned self] _ in
+            admin(BeacondMember.listClients, out: "aa{sv}") { [weak self] _ in
+                guard let self else { return [] }
                 log.append("ListClients")
                 return [Samples.dictionaries(clientDictionaries())]
             },
-            admin(BeacondMember.setAuthorization, "ss") { [unowned self] call throws(DBusCallError) in
+            admin(BeacondMember.setAuthorization, "ss") { [weak self] call throws(DBusCallError) in
+                guard let self else { return [] }
                 let app = call.arguments[0].stringValue ?? "", status = call.arguments[1].stringValue ?? ""
                 log.append("SetAuthorization \(app) \(status)")
                 guard statuses[app] != nil else { throw Self.refuse(.unknownApp, "no app '\(app)' is declared") }
@@ -216,25 +232,30 @@ final class FakeBeacond: @unchecked Sendable {
                 }
                 return []
             },
-            admin(BeacondMember.resetAuthorization, "s") { [unowned self] call in
+            admin(BeacondMember.resetAuthorization, "s") { [weak self] call in
+                guard let self else { return [] }
                 log.append("ResetAuthorization \(call.arguments[0].stringValue ?? "")")
                 return []
             },
-            admin(BeacondMember.setLocationServicesEnabled, "b") { [unowned self] call in
+            admin(BeacondMember.setLocationServicesEnabled, "b") { [weak self] call in
+                guard let self else { return [] }
                 if case .boolean(let enabled) = call.arguments[0] { log.append("SetLocationServicesEnabled \(enabled)") }
                 return []
             },
-            admin(BeacondMember.watchEvents) { [unowned self] call in
+            admin(BeacondMember.watchEvents) { [weak self] call in
+                guard let self else { return [] }
                 watchers.append(call.sender)
                 let events = eventsOnWatch.map { ($0.0, DBusValue.vardict($0.1)) }
                 let watcher = call.sender
-                later { [unowned self] in
+                later { [weak self] in
+                    guard let self else { return }
                     for (kind, data) in events { event(kind, data.vardictEntries ?? [:], to: watcher) }
                 }
                 log.append("WatchEvents")
                 return []
             },
-            admin(BeacondMember.unwatchEvents) { [unowned self] call in
+            admin(BeacondMember.unwatchEvents) { [weak self] call in
+                guard let self else { return [] }
                 watchers.removeAll { $0 == call.sender }
                 log.append("UnwatchEvents")
                 return []

@@ -2,7 +2,7 @@ import GRDB
 
 /// The administrator's location-services switch (`beaconctl services on|off`), durable like decisions:
 /// turning services off must not silently turn back on after a restart.
-extension AuthorizationStore {
+extension StateStore {
     static let locationServicesKey = "location_services"
 
     /// The stored switch; true when never set.

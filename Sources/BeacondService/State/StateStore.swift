@@ -2,12 +2,14 @@ public import BeaconKit
 import Foundation
 import GRDB
 
-/// The administrator's and the apps' authorization decisions, kept across daemon restarts and power loss in
-/// `<state directory>/state.sqlite` (`/var/lib/beacond` under systemd's `StateDirectory=beacond`).
+/// Everything the daemon must not forget across restarts and power loss, in `<state directory>/state.sqlite`
+/// (`/var/lib/beacond` under systemd's `StateDirectory=beacond`): the administrator's and the apps' authorization
+/// decisions, the services switch, every monitored region with its last state, and the region events queued
+/// for apps whose client is gone (`StateStore+Regions`, `StateStore+Events`).
 ///
 /// Every call is synchronous and runs in its own transaction; use it from one thread (the daemon's state
 /// writer). A corrupt database is moved aside at open, and the daemon starts clean with `recoveryNote` set.
-public final class AuthorizationStore: Sendable {
+public final class StateStore: Sendable {
     /// The database file's name in the state directory.
     public static let databaseFileName = "state.sqlite"
 
@@ -45,7 +47,8 @@ public final class AuthorizationStore: Sendable {
             }
             recoveryNote = "the state database \(file) was unusable (\(failure.reason)); it was moved to "
                 + "\(aside) and a new, empty one was started: every app is notDetermined again until it requests "
-                + "authorization or an administrator grants it (beaconctl auth grant APP always|when-in-use)"
+                + "authorization or an administrator grants it (beaconctl auth grant APP always|when-in-use), and "
+                + "monitored regions and queued events of disconnected apps are gone until their apps monitor again"
         } catch {
             throw Self.storeError(error, file: file, doing: "open the state database")
         }
@@ -58,11 +61,11 @@ public final class AuthorizationStore: Sendable {
     }
 
     /// A store that lives only as long as the value, for tests.
-    public static func inMemory() throws(StateStoreError) -> AuthorizationStore {
+    public static func inMemory() throws(StateStoreError) -> StateStore {
         do {
             let database = try DatabaseQueue()
-            try AuthorizationStoreSchema.migrator.migrate(database)
-            return AuthorizationStore(database: database, file: ":memory:")
+            try StateStoreSchema.migrator.migrate(database)
+            return StateStore(database: database, file: ":memory:")
         } catch {
             throw storeError(error, file: ":memory:", doing: "create an in-memory state database")
         }

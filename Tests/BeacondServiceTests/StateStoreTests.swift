@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 @Suite("authorization store")
-struct AuthorizationStoreTests {
+struct StateStoreTests {
     /// One record of each shape the rules produce.
     private static let records: [String: AuthorizationRecord] = [
         "org.example.Pending": AuthorizationRecord(status: .notDetermined, pendingRequest: .always),
@@ -18,7 +18,7 @@ struct AuthorizationStoreTests {
 
     @Test("records round-trip, and a save replaces the earlier record")
     func roundTrip() throws {
-        let store = try AuthorizationStore.inMemory()
+        let store = try StateStore.inMemory()
         #expect(try store.loadAll().isEmpty)
         for (appID, record) in Self.records { try store.save(record, for: appID) }
         #expect(try store.loadAll() == Self.records)
@@ -30,14 +30,14 @@ struct AuthorizationStoreTests {
 
     @Test("every status is stored and read back", arguments: AuthorizationStatus.allCases)
     func statuses(_ status: AuthorizationStatus) throws {
-        let store = try AuthorizationStore.inMemory()
+        let store = try StateStore.inMemory()
         try store.save(AuthorizationRecord(status: status), for: "app")
         #expect(try store.loadAll() == ["app": AuthorizationRecord(status: status)])
     }
 
     @Test("remove forgets one app only, and removing an unknown app is not an error")
     func remove() throws {
-        let store = try AuthorizationStore.inMemory()
+        let store = try StateStore.inMemory()
         for (appID, record) in Self.records { try store.save(record, for: appID) }
         try store.remove(appID: "org.example.Denied")
         try store.remove(appID: "org.example.NeverSeen")
@@ -51,7 +51,7 @@ struct AuthorizationStoreTests {
         let directory = try ConfigurationDirectory()
         let stateDirectory = directory.path + "/state/nested"
         do {
-            let store = try AuthorizationStore(directory: stateDirectory)
+            let store = try StateStore(directory: stateDirectory)
             #expect(store.file == stateDirectory + "/state.sqlite")
             #expect(store.recoveryNote == nil)
             let settings = try store.durabilitySettings()
@@ -62,7 +62,7 @@ struct AuthorizationStoreTests {
         }
         var expected = Self.records
         expected["org.example.Restricted"] = nil
-        let reopened = try AuthorizationStore(directory: stateDirectory)
+        let reopened = try StateStore(directory: stateDirectory)
         #expect(reopened.recoveryNote == nil)
         #expect(try reopened.loadAll() == expected)
         #expect(FileManager.default.fileExists(atPath: stateDirectory + "/state.sqlite"))
@@ -73,7 +73,7 @@ struct AuthorizationStoreTests {
         let directory = try ConfigurationDirectory()
         let garbage = Data(String(repeating: "this is not an SQLite database\n", count: 200).utf8)
         try garbage.write(to: URL(fileURLWithPath: directory.path + "/state.sqlite"))
-        let store = try AuthorizationStore(directory: directory.path)
+        let store = try StateStore(directory: directory.path)
         let note = try #require(store.recoveryNote)
         #expect(note.contains(directory.path + "/state.sqlite.corrupt-"))
         #expect(try store.loadAll().isEmpty)
@@ -90,7 +90,7 @@ struct AuthorizationStoreTests {
     func damagedPagesMovedAside() throws {
         let directory = try ConfigurationDirectory()
         do {
-            let store = try AuthorizationStore(directory: directory.path)
+            let store = try StateStore(directory: directory.path)
             for index in 0..<300 {
                 try store.save(AuthorizationRecord(status: .denied), for: "org.example.App\(index)")
             }
@@ -105,7 +105,7 @@ struct AuthorizationStoreTests {
         try? FileManager.default.removeItem(atPath: file + "-wal")
         try? FileManager.default.removeItem(atPath: file + "-shm")
 
-        let store = try AuthorizationStore(directory: directory.path)
+        let store = try StateStore(directory: directory.path)
         #expect(store.recoveryNote != nil)
         #expect(try store.loadAll().isEmpty)
     }
@@ -116,7 +116,7 @@ struct AuthorizationStoreTests {
         try FileManager.default.createDirectory(atPath: directory.path + "/state.sqlite",
                                                 withIntermediateDirectories: false)
         do {
-            let store = try AuthorizationStore(directory: directory.path)
+            let store = try StateStore(directory: directory.path)
             Issue.record("opened a directory as a database: \(store.file)")
         } catch {
             #expect(error.file == directory.path + "/state.sqlite")
@@ -131,7 +131,7 @@ struct AuthorizationStoreTests {
         let directory = try ConfigurationDirectory()
         try directory.write("a file", to: "blocker")
         do {
-            _ = try AuthorizationStore(directory: directory.path + "/blocker/state")
+            _ = try StateStore(directory: directory.path + "/blocker/state")
             Issue.record("opened a store under a regular file")
         } catch {
             #expect(error.file == directory.path + "/blocker/state")

@@ -1,0 +1,95 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Logging
+
+/// Background delivery for Always apps: Core Location keeps monitoring for an app that is not running and
+/// relaunches it to deliver the event. Here a region event of a client whose connection is gone is queued
+/// durably for its app (bounded, with a time to live), the app's D-Bus name is started if it declares one,
+/// and the app's next client receives the queue, in order, each event marked late with its original time.
+extension BeaconDaemon {
+    /// The event dictionary every region event signal carries after its region: when it happened, and whether
+    /// it is delivered late (it waited in the app's queue). `dropped` > 0 on the first late event after some
+    /// were dropped (queue full or too old).
+    func eventInfo(at timestamp: Timestamp, late: Bool, dropped: Int = 0) -> DBusValue {
+        var info: [String: DBusValue] = [
+            BeacondEventInfoKey.timestamp: .uint64(UInt64(clamping: timestamp.microsecondsSinceEpoch)),
+            BeacondEventInfoKey.late: .boolean(late),
+        ]
+        if dropped > 0 { info[BeacondEventInfoKey.droppedBefore] = .uint32(UInt32(clamping: dropped)) }
+        return .vardict(info)
+    }
+
+    func queueForApp(_ session: ClientSession, _ kind: QueuedRegionEvent.Kind, _ event: MonitoringEvent<EngineKey>) {
+        saveLater(.queueEvent(QueuedRegionEvent(appID: session.appID, kind: kind, region: event.region,
+                                                timestamp: event.timestamp),
+                              limit: configuration.queueLimit))
+        logger.info("\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now",
+                    metadata: metadata(session))
+        activate(session.appID)
+    }
+
+    /// Asks the bus to start the app's declared `dbus_name` (its `.service` file says how), at most once per
+    /// `activation_interval` per app, so a flapping region cannot fork-bomb the machine.
+    func activate(_ appID: String) {
+        guard let name = configuration.apps[appID]?.dbusName, let server else { return }
+        let now = clock()
+        if let last = lastActivation[appID], now - last < configuration.activationInterval { return }
+        lastActivation[appID] = now
+        logger.info("starting \(name) on the bus for \(appID) to deliver its queued region events")
+        server.callAsync(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                         interface: "org.freedesktop.DBus", member: "StartServiceByName",
+                         arguments: [.string(name), .uint32(0)]) { result in
+            self.assumeIsolated { daemon in
+                switch result {
+                case .success(let reply):
+                    // 1: started now; 2: it was already running (its client may be about to register).
+                    let started = reply.first == .uint32(1)
+                    daemon.logger.info("\(name) \(started ? "started" : "was already running") for \(appID)")
+                case .failure(let error):
+                    let fix = "install a D-Bus service file for \(name) (/usr/share/dbus-1/system-services/\(name).service "
+                        + "with Name=, Exec= and User=), or remove dbus_name from the app's declaration"
+                    daemon.logger.warning("could not start \(name) for \(appID): \(error.name): \(error.message). Fix: \(fix)")
+                }
+            }
+        }
+    }
+
+    /// The app's queue to its new client, oldest first, after the reply to RegisterClient; removed from the
+    /// database once sent (a crash before that sends them again rather than losing them).
+    func deliverQueuedEvents(to session: ClientSession) {
+        commitState()
+        let ttl = configuration.queueTTL
+        let queued: QueuedEvents
+        do {
+            queued = try store.queuedEvents(of: session.appID, expiredBefore: clock() - ttl)
+        } catch {
+            logger.error("cannot read the events queued for \(session.appID): \(error)", metadata: metadata(session))
+            return
+        }
+        guard !queued.events.isEmpty || queued.dropped > 0 else { return }
+        guard effectiveStatus(session.appID).allowsMonitoring else {
+            // Events of a time the app was Always are not handed to it once it no longer is.
+            logger.notice("\(queued.events.count) queued events of \(session.appID) discarded: it is \(effectiveStatus(session.appID).rawValue) now",
+                          metadata: metadata(session))
+            saveLater(.removeQueuedEvents(appID: session.appID, ids: queued.events.map(\.id)))
+            return
+        }
+        var dropped = queued.dropped
+        for event in queued.events {
+            let member = event.kind == .didEnterRegion ? BeacondMember.didEnterRegion : BeacondMember.didExitRegion
+            signalClient(session, member, [BeaconDictionaries.dictionary(event.region),
+                                           eventInfo(at: event.timestamp, late: true, dropped: dropped)])
+            dropped = 0
+        }
+        if queued.dropped > 0 {
+            let limit = configuration.queueLimit
+            logger.notice("\(queued.dropped) queued events of \(session.appID) were dropped before delivery (more than queue_limit = \(limit), or older than queue_ttl)",
+                          metadata: metadata(session))
+        }
+        logger.info("delivered \(queued.events.count) queued region events to \(session.path) (\(session.appID))",
+                    metadata: metadata(session))
+        changesAfterSend.append(.removeQueuedEvents(appID: session.appID, ids: queued.events.map(\.id)))
+        scheduleFlush()
+    }
+}

@@ -1,0 +1,142 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Logging
+
+/// Durable state: what is saved when, and putting it back at start.
+///
+/// - A D-Bus method's changes are committed before its reply leaves (`commitAfterCall`); the engine's (a region
+///   entered, an event queued for an absent app) before the signals about them leave (`flushOutbox`). So a
+///   `kill -9` at any moment loses nothing a client or administrator was told.
+/// - Sightings only move a region's last-seen time: that is saved every `lastSeenSaveInterval` while sightings
+///   arrive, and at shutdown. After a restart the exit timing does not depend on it (see `restoreRegions`).
+/// - A failed commit (disk full, read-only file system) is logged, kept and retried at the next commit; a method
+///   whose change could not be saved answers `StateNotSaved` saying so.
+extension BeaconDaemon {
+    /// How often a seen region's last-seen time is saved while sightings arrive.
+    static let lastSeenSaveInterval: Duration = .seconds(10)
+    /// Unsaved changes kept for retry while the database cannot be written; beyond this the oldest are dropped
+    /// (logged), so a long outage of the disk cannot grow memory without bound.
+    static let maximumUnsavedChanges = 100_000
+
+    func saveLater(_ change: StateChange) {
+        stateChanges.append(change)
+        scheduleFlush()
+    }
+
+    /// The region's state is saved at the next commit.
+    func markRegionChanged(_ key: EngineKey) {
+        guard case .region = key else { return }
+        if changedRegions.insert(key).inserted { scheduleFlush() }
+    }
+
+    /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept).
+    @discardableResult
+    func commitState() -> StateStoreError? {
+        for key in changedRegions.sorted(by: { "\($0)" < "\($1)" }) {
+            guard case .region(let client, let identifier) = key,
+                  let monitored = pipeline.monitor.monitoredRegion(for: key) else { continue }
+            stateChanges.append(.updateRegionState(client: client, identifier: identifier, monitored))
+        }
+        changedRegions.removeAll()
+        guard !stateChanges.isEmpty else { return nil }
+        do {
+            try store.apply(stateChanges)
+            stateChanges.removeAll()
+            if let failure = stateFailure {
+                logger.notice("the state database is writable again; \(failure.pending) changes kept since the failure are saved")
+                stateFailure = nil
+            }
+            return nil
+        } catch {
+            if stateChanges.count > Self.maximumUnsavedChanges {
+                let dropped = stateChanges.count - Self.maximumUnsavedChanges
+                stateChanges.removeFirst(dropped)
+                logger.error("\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
+            }
+            if stateFailure == nil {
+                logger.error("cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
+                             metadata: ["state.file": "\(store.file)"])
+            }
+            stateFailure = (error.description, stateChanges.count)
+            return error
+        }
+    }
+
+    /// After a D-Bus method: its changes must be on disk before the reply says it happened.
+    func commitAfterCall() throws(DBusCallError) {
+        guard let error = commitState() else { return }
+        throw BeacondError(.stateNotSaved, "the change is in effect now but could not be saved (\(error.message)), so a "
+            + "restart of beacond would lose it; beacond retries at its next change. Fix: \(error.fix)").dbusError
+    }
+
+    // MARK: Region rows
+
+    func storedRegion(_ session: ClientSession, _ region: BeaconRegion) -> StoredRegion {
+        let key = EngineKey.region(client: session.number, identifier: region.identifier)
+        let monitored = pipeline.monitor.monitoredRegion(for: key)
+            ?? MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown)
+        return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
+    }
+
+    /// While sightings arrive, one timer saves the regions' last-seen times; none runs while nothing is seen.
+    func scheduleLastSeenSave() {
+        guard lastSeenSave == nil, pipeline.monitor.count > 0 else { return }
+        lastSeenSave = loop.schedule(at: .now + Self.lastSeenSaveInterval) {
+            self.assumeIsolated { daemon in
+                daemon.lastSeenSave = nil
+                daemon.markSeenRegionsChanged()
+                daemon.commitState()
+            }
+        }
+    }
+
+    func markSeenRegionsChanged() {
+        for (key, monitored) in pipeline.monitor.regions where monitored.lastSeen != nil {
+            changedRegions.insert(key)
+        }
+    }
+
+    // MARK: Restart
+
+    /// Puts back the regions saved before the restart, each under its client (kept detached until the app
+    /// registers again), and keeps them blind until the scanner sees: the time beacond was down counts as time
+    /// nothing could be seen, never as absence. So a beacon still present gives no new `DidEnterRegion`, and one
+    /// that left while beacond was down gives exactly one `DidExitRegion`, `exit_timeout` after scanning resumed
+    /// (by then more than the exit timeout has passed since it was last seen). Regions of apps no longer declared
+    /// or no longer allowed to monitor are dropped, each logged.
+    func restoreRegions() throws(StateStoreError) {
+        let loaded = try store.loadRegions()
+        for problem in loaded.problems { logger.warning("\(store.file): \(problem)") }
+        nextClientNumber = max(nextClientNumber, try store.highestStoredClient() + 1)
+        var byClient: [Int: [StoredRegion]] = [:]
+        for stored in loaded.regions { byClient[stored.client, default: []].append(stored) }
+        var restored = 0
+        for client in byClient.keys.sorted() {
+            guard let rows = byClient[client], let appID = rows.first?.appID else { continue }
+            let status = effectiveStatus(appID)
+            guard configuration.apps[appID] != nil, status.allowsMonitoring else {
+                let why = configuration.apps[appID] == nil ? "it is no longer declared in \(options.configDirectory)/apps.d"
+                    : "it is \(status.rawValue) now"
+                logger.notice("\(rows.count) saved regions of \(appID) not resumed: \(why)")
+                saveLater(.removeClient(client))
+                continue
+            }
+            var session = ClientSession(number: client, appID: appID, sender: nil, userID: nil, processID: nil)
+            session.inUse = false
+            for row in rows {
+                session.addRegion(row.monitored.region)
+                pipeline.monitor.restore(row.monitored, for: .region(client: client, identifier: row.monitored.region.identifier),
+                                         at: clock())
+            }
+            sessions[client] = session
+            restored += rows.count
+        }
+        guard restored > 0 else { return }
+        var unknown: [MonitoringEvent<EngineKey>] = []
+        // The `unknown` this reports is not sent: nobody is connected, and the states stay saved as they were.
+        pipeline.monitor.suspendDetection(at: clock(), into: &unknown)
+        let apps = Set(sessions.values.map(\.appID)).count
+        logger.info("resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout")
+    }
+}

@@ -1,0 +1,115 @@
+public import BeaconKit
+import GRDB
+
+/// A region event that happened while its app had no client, kept for the app's next client.
+public struct QueuedRegionEvent: Hashable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case didEnterRegion, didExitRegion
+    }
+
+    /// Assigned by the store (0 before it is queued); delivery order is id order.
+    public var id: Int64
+    public var appID: String
+    public var kind: Kind
+    public var region: BeaconRegion
+    /// When it happened (not when it is delivered).
+    public var timestamp: Timestamp
+
+    public init(id: Int64 = 0, appID: String, kind: Kind, region: BeaconRegion, timestamp: Timestamp) {
+        self.id = id
+        self.appID = appID
+        self.kind = kind
+        self.region = region
+        self.timestamp = timestamp
+    }
+}
+
+/// An app's queue as its next client gets it: the events still within their time to live, oldest first, and
+/// how many were dropped since the last delivery (queue full, or too old).
+public struct QueuedEvents: Hashable, Sendable {
+    public var events: [QueuedRegionEvent]
+    public var dropped: Int
+}
+
+extension StateStore {
+    static func queue(_ event: QueuedRegionEvent, limit: Int, in db: Database) throws {
+        let region = event.region
+        try db.execute(sql: """
+            INSERT INTO queued_event (app_id, kind, identifier, uuid, major, minor, notify_on_entry, notify_on_exit,
+                timestamp_us)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [event.appID, event.kind.rawValue, region.identifier, region.constraint.uuid.uuidString,
+                             region.constraint.major.map { Int($0) }, region.constraint.minor.map { Int($0) },
+                             region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch])
+        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queued_event WHERE app_id = ?",
+                                     arguments: [event.appID]) ?? 0
+        let excess = count - max(limit, 1)
+        guard excess > 0 else { return }
+        try db.execute(sql: """
+            DELETE FROM queued_event WHERE id IN
+                (SELECT id FROM queued_event WHERE app_id = ? ORDER BY id LIMIT ?)
+            """, arguments: [event.appID, excess])
+        try countDropped(excess, appID: event.appID, in: db)
+    }
+
+    static func countDropped(_ count: Int, appID: String, in db: Database) throws {
+        guard count > 0 else { return }
+        try db.execute(sql: """
+            INSERT INTO queued_event_drop (app_id, dropped) VALUES (?, ?)
+            ON CONFLICT (app_id) DO UPDATE SET dropped = dropped + excluded.dropped
+            """, arguments: [appID, count])
+    }
+
+    /// `appID`'s queue, after dropping (and counting) the events that happened before `expiredBefore`. The
+    /// events stay queued until the daemon has sent them and removes them (`StateChange.removeQueuedEvents`),
+    /// so a crash in between delivers them again rather than losing them.
+    public func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
+        do {
+            return try database.write { db in
+                let expired = try Int.fetchOne(db, sql: """
+                    SELECT COUNT(*) FROM queued_event WHERE app_id = ? AND timestamp_us < ?
+                    """, arguments: [appID, expiredBefore.microsecondsSinceEpoch]) ?? 0
+                if expired > 0 {
+                    try db.execute(sql: "DELETE FROM queued_event WHERE app_id = ? AND timestamp_us < ?",
+                                   arguments: [appID, expiredBefore.microsecondsSinceEpoch])
+                    try Self.countDropped(expired, appID: appID, in: db)
+                }
+                let rows = try Row.fetchAll(db, sql: "SELECT * FROM queued_event WHERE app_id = ? ORDER BY id",
+                                            arguments: [appID])
+                var events: [QueuedRegionEvent] = []
+                var unreadable = 0
+                for row in rows {
+                    guard let region = Self.region(row),
+                          let kind = QueuedRegionEvent.Kind(rawValue: row["kind"]) else {
+                        unreadable += 1
+                        try db.execute(sql: "DELETE FROM queued_event WHERE id = ?", arguments: [row["id"] as Int64])
+                        continue
+                    }
+                    events.append(QueuedRegionEvent(id: row["id"], appID: appID, kind: kind, region: region,
+                                                    timestamp: Timestamp(microsecondsSinceEpoch: row["timestamp_us"])))
+                }
+                try Self.countDropped(unreadable, appID: appID, in: db)
+                let dropped = try Int.fetchOne(db, sql: "SELECT dropped FROM queued_event_drop WHERE app_id = ?",
+                                               arguments: [appID]) ?? 0
+                return QueuedEvents(events: events, dropped: dropped)
+            }
+        } catch {
+            throw Self.storeError(error, file: file, doing: "read the events queued for \(appID)")
+        }
+    }
+
+    /// How many events are queued per app (for status).
+    public func queuedEventCounts() throws(StateStoreError) -> [String: Int] {
+        do {
+            return try database.read { db in
+                var counts: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT app_id, COUNT(*) AS n FROM queued_event GROUP BY app_id") {
+                    counts[row["app_id"]] = row["n"]
+                }
+                return counts
+            }
+        } catch {
+            throw Self.storeError(error, file: file, doing: "count the queued events")
+        }
+    }
+}
