@@ -80,6 +80,17 @@ struct ConfigurationErrorTests {
             == true)
     }
 
+    @Test("[background] values out of range or not integers name the key, its line and the range",
+          arguments: [("queue_limit", "0", "from 1 to 100000"), ("queue_limit", "100001", "from 1 to 100000"),
+                      ("queue_ttl", "59", "from 60 to 31536000"), ("queue_ttl", "\"1d\"", "from 60 to 31536000"),
+                      ("activation_interval", "0", "from 1 to 86400"), ("activation_interval", "1.5", "from 1 to 86400")])
+    func badBackground(_ key: String, _ value: String, _ range: String) throws {
+        let (error, file) = try settingsError("[background]\n\(key) = \(value)\n")
+        let description = try #require(error).description
+        #expect(description.hasPrefix("\(file):2: \(key)"))
+        #expect(description.contains(range))
+    }
+
     @Test("max_regions_per_client out of range or not an integer", arguments: ["0", "10001", "-1", "2.5", "\"20\""])
     func badRegionLimit(_ value: String) throws {
         let (error, file) = try settingsError("[monitoring]\nmax_regions_per_client = \(value)\n")

@@ -48,6 +48,11 @@ struct DaemonSettingsTests {
             exit_timeout = 12.5
             max_regions_per_client = 100
 
+            [background]
+            queue_limit = 50
+            queue_ttl = 3600
+            activation_interval = 5
+
             [scanner]
             source = "fifo:/run/beacond/test.fifo"
             """, to: "beacond.toml")
@@ -57,6 +62,9 @@ struct DaemonSettingsTests {
         #expect(configuration.adminGroup == "wheel")
         #expect(configuration.exitTimeout == .milliseconds(12_500))
         #expect(configuration.maxRegionsPerClient == 100)
+        #expect(configuration.queueLimit == 50)
+        #expect(configuration.queueTTL == .seconds(3600))
+        #expect(configuration.activationInterval == .seconds(5))
         #expect(configuration.scanner == .fifo(path: "/run/beacond/test.fifo"))
         #expect(configuration.warnings.isEmpty)
         #expect(configuration.policy == AuthorizationPolicy(locationServicesEnabled: false, prompt: .whenInUse,

@@ -935,7 +935,8 @@ TESTS = [
 ]
 
 
-def main(argv):
+def main(argv, tests=None):
+    tests = TESTS if tests is None else tests
     arguments = [argument for argument in argv[1:] if not argument.startswith("-k")]
     selected = [argument[2:] or None for argument in argv[1:] if argument.startswith("-k")]
     beacond = arguments[0] if len(arguments) > 0 else os.environ.get("BEACOND")
@@ -963,7 +964,7 @@ def main(argv):
     print("beacond %s; admin decisions via %s" % (beacond, suite.admin_tool), flush=True)
     passed = failed = 0
     began = time.monotonic()
-    for name, test in TESTS:
+    for name, test in tests:
         if selected and not any(name.split()[0] == word if word.isdigit() else word in name
                                 for word in selected if word):
             continue

@@ -153,6 +153,7 @@ class PrivateBus:
   <type>session</type>
   <listen>unix:path=%s/bus</listen>
   <auth>EXTERNAL</auth>
+  <servicedir>%s/services</servicedir>
   <policy context="default">
     <allow user="*"/>
     <allow send_destination="*" eavesdrop="true"/>
@@ -160,7 +161,8 @@ class PrivateBus:
     <allow own="*"/>
   </policy>
 </busconfig>
-""" % directory)
+""" % (directory, directory))
+        os.makedirs(os.path.join(directory, "services"), exist_ok=True)
         launcher = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--fork", "--print-address=1",
                                      "--print-pid=1"], stdout=subprocess.PIPE, text=True)
         # The forked daemon keeps the pipe open: read exactly the two lines, not to end of file.

@@ -1,0 +1,135 @@
+import BeaconKit
+@testable import BeacondService
+import Foundation
+import GRDB
+import Testing
+
+@Suite("state store: monitored regions and queued events")
+struct RegionStateStoreTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    static func region(_ identifier: String, major: UInt16? = 1, minor: UInt16? = nil, entry: Bool = true,
+                       exit: Bool = true) throws -> BeaconRegion {
+        BeaconRegion(identifier: identifier, constraint: try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor),
+                     notifyOnEntry: entry, notifyOnExit: exit)
+    }
+
+    static func stored(_ client: Int, _ identifier: String, state: RegionState = .unknown, seen: Int64? = nil,
+                       app: String = "org.example.Demo") throws -> StoredRegion {
+        StoredRegion(client: client, appID: app, monitored: MonitoredRegion(
+            region: try region(identifier), state: state, lastSeen: seen.map(Timestamp.init(microsecondsSinceEpoch:)),
+            lastDeterminedState: state))
+    }
+
+    static func event(_ kind: QueuedRegionEvent.Kind, _ identifier: String, at time: Int64,
+                      app: String = "org.example.Demo") throws -> QueuedRegionEvent {
+        QueuedRegionEvent(appID: app, kind: kind, region: try region(identifier),
+                          timestamp: Timestamp(microsecondsSinceEpoch: time))
+    }
+
+    @Test("regions round-trip with their state, in each client's order of addition; updates keep the order")
+    func regionsRoundTrip() throws {
+        let store = try StateStore.inMemory()
+        let wide = StoredRegion(client: 3, appID: "org.example.Other", monitored: MonitoredRegion(
+            region: try Self.region("wide", major: nil, entry: false), state: .outside, lastSeen: nil,
+            lastDeterminedState: .inside))
+        try store.apply([.saveRegion(try Self.stored(7, "zeta", state: .inside, seen: 42)),
+                         .saveRegion(try Self.stored(7, "alpha")), .saveRegion(wide)])
+        try store.apply([.updateRegionState(client: 7, identifier: "zeta", MonitoredRegion(
+            region: try Self.region("zeta"), state: .outside, lastSeen: Timestamp(microsecondsSinceEpoch: 99),
+            lastDeterminedState: .outside))])
+        let loaded = try store.loadRegions()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.regions.map(\.monitored.region.identifier) == ["wide", "zeta", "alpha"])
+        #expect(loaded.regions[0] == wide)
+        #expect(loaded.regions[1].monitored.state == .outside)
+        #expect(loaded.regions[1].monitored.lastSeen == Timestamp(microsecondsSinceEpoch: 99))
+        #expect(try store.highestStoredClient() == 7)
+    }
+
+    @Test("removing a region or a client removes only that; an update of a removed region does nothing")
+    func removal() throws {
+        let store = try StateStore.inMemory()
+        try store.apply([.saveRegion(try Self.stored(1, "a")), .saveRegion(try Self.stored(1, "b")),
+                         .saveRegion(try Self.stored(2, "a"))])
+        try store.apply([.removeRegion(client: 1, identifier: "a"),
+                         .updateRegionState(client: 1, identifier: "a", try Self.stored(1, "a", state: .inside).monitored)])
+        #expect(try store.loadRegions().regions.map { "\($0.client)/\($0.monitored.region.identifier)" } == ["1/b", "2/a"])
+        try store.apply([.removeClient(1)])
+        #expect(try store.loadRegions().regions.map(\.client) == [2])
+    }
+
+    @Test("a batch is one transaction: a failing change leaves none of the batch applied")
+    func atomicBatch() throws {
+        let store = try StateStore.inMemory()
+        let bad = QueuedRegionEvent(appID: "org.example.Demo", kind: .didEnterRegion, region: try Self.region("x"),
+                                    timestamp: Timestamp(microsecondsSinceEpoch: 1))
+        // A region row with an out-of-range client violates the table's CHECK, after a good change in the batch.
+        var broken = try Self.stored(1, "b")
+        broken.client = 0
+        #expect(throws: StateStoreError.self) {
+            try store.apply([.saveRegion(try Self.stored(1, "a")), .queueEvent(bad, limit: 10), .saveRegion(broken)])
+        }
+        #expect(try store.loadRegions().regions.isEmpty)
+        #expect(try store.queuedEventCounts().isEmpty)
+    }
+
+    @Test("queued events come back oldest first; beyond the limit the oldest are dropped and counted")
+    func queueBound() throws {
+        let store = try StateStore.inMemory()
+        let kinds: [QueuedRegionEvent.Kind] = [.didEnterRegion, .didExitRegion]
+        for index in 0..<7 {
+            try store.apply([.queueEvent(try Self.event(kinds[index % 2], "lobby", at: Int64(100 + index)), limit: 3)])
+        }
+        try store.apply([.queueEvent(try Self.event(.didEnterRegion, "lobby", at: 5, app: "org.example.Other"), limit: 3)])
+        let queued = try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 0))
+        #expect(queued.events.map(\.timestamp.microsecondsSinceEpoch) == [104, 105, 106])
+        #expect(queued.events.map(\.kind) == [.didEnterRegion, .didExitRegion, .didEnterRegion])
+        #expect(queued.dropped == 4)
+        #expect(try store.queuedEventCounts() == ["org.example.Demo": 3, "org.example.Other": 1])
+        // Delivered: removed, and the drop count starts again.
+        try store.apply([.removeQueuedEvents(appID: "org.example.Demo", ids: queued.events.map(\.id))])
+        let after = try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 0))
+        #expect(after.events.isEmpty && after.dropped == 0)
+        #expect(try store.queuedEventCounts() == ["org.example.Other": 1])
+    }
+
+    @Test("events older than the time to live are dropped and counted when the queue is read")
+    func queueTTL() throws {
+        let store = try StateStore.inMemory()
+        for time: Int64 in [10, 20, 30, 40] {
+            try store.apply([.queueEvent(try Self.event(.didEnterRegion, "lobby", at: time), limit: 100)])
+        }
+        let queued = try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 25))
+        #expect(queued.events.map(\.timestamp.microsecondsSinceEpoch) == [30, 40])
+        #expect(queued.dropped == 2)
+        // Reading again without delivering: the same events, the count kept.
+        let again = try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 25))
+        #expect(again == queued)
+    }
+
+    @Test("regions and queued events survive reopening the file; a hand-edited row is skipped, not fatal")
+    func survivesReopen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-regions-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.apply([.saveRegion(try Self.stored(4, "lobby", state: .inside, seen: 1_000)),
+                             .saveRegion(try Self.stored(4, "desk")),
+                             .queueEvent(try Self.event(.didExitRegion, "lobby", at: 2_000), limit: 10)])
+        }
+        // Another program writes a UUID beacond cannot read.
+        let database = try DatabaseQueue(path: directory.appendingPathComponent(StateStore.databaseFileName).path)
+        try database.write { db in
+            try db.execute(sql: "UPDATE monitored_region SET uuid = 'not-a-uuid' WHERE identifier = 'desk'")
+        }
+        try database.close()
+        let reopened = try StateStore(directory: directory.path)
+        let loaded = try reopened.loadRegions()
+        #expect(loaded.regions == [try Self.stored(4, "lobby", state: .inside, seen: 1_000)])
+        #expect(loaded.problems.count == 1 && loaded.problems[0].contains("desk"))
+        let queued = try reopened.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 0))
+        #expect(queued.events.map(\.kind) == [.didExitRegion])
+        #expect(queued.events.first?.timestamp == Timestamp(microsecondsSinceEpoch: 2_000))
+    }
+}
