@@ -52,6 +52,7 @@ test: test-deps
 	$(SWIFT) test --skip-build
 	Tests/System/packaging-test.sh
 	/usr/bin/python3 Tests/Integration/daemon_test.py .build/debug/beacond .build/debug/beaconctl
+	/usr/bin/python3 Tests/Integration/durability_test.py .build/debug/beacond .build/debug/beaconctl
 	Tests/System/run.sh .build/debug/beacond .build/debug/beaconctl
 
 bench: test-deps

@@ -15,13 +15,14 @@ extension BeaconDaemon {
                 Result { () throws(DBusCallError) in
                     // What the call changed is on disk before its reply says so (BeaconDaemon+State).
                     let reply: [DBusValue]
+                    let changesBefore = daemon.stateChangeCount
                     do throws(DBusCallError) {
                         reply = try body(daemon, call)
                     } catch {
                         daemon.commitState()
                         throw error
                     }
-                    try daemon.commitAfterCall()
+                    try daemon.commitAfterCall(changesBefore: changesBefore)
                     return reply
                 }
             }.get()

@@ -21,12 +21,14 @@ extension BeaconDaemon {
 
     func saveLater(_ change: StateChange) {
         stateChanges.append(change)
+        stateChangeCount &+= 1
         scheduleFlush()
     }
 
     /// The region's state is saved at the next commit.
     func markRegionChanged(_ key: EngineKey) {
         guard case .region = key else { return }
+        stateChangeCount &+= 1
         if changedRegions.insert(key).inserted { scheduleFlush() }
     }
 
@@ -63,9 +65,10 @@ extension BeaconDaemon {
         }
     }
 
-    /// After a D-Bus method: its changes must be on disk before the reply says it happened.
-    func commitAfterCall() throws(DBusCallError) {
-        guard let error = commitState() else { return }
+    /// After a D-Bus method: its changes must be on disk before the reply says it happened. A call that changed
+    /// nothing (GetStatus while the disk is full) succeeds whatever the commit of earlier changes does.
+    func commitAfterCall(changesBefore: Int) throws(DBusCallError) {
+        guard let error = commitState(), stateChangeCount != changesBefore else { return }
         throw BeacondError(.stateNotSaved, "the change is in effect now but could not be saved (\(error.message)), so a "
             + "restart of beacond would lose it; beacond retries at its next change. Fix: \(error.fix)").dbusError
     }

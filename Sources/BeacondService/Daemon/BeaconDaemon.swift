@@ -70,6 +70,8 @@ public actor BeaconDaemon {
     /// Durable state changes not yet committed (`BeaconDaemon+State`), and regions whose state changed.
     var stateChanges: [StateChange] = []
     var changedRegions: Set<EngineKey> = []
+    /// Counts changes made (saved or not), so a method call can tell whether it changed anything.
+    var stateChangeCount = 0
     /// Changes to commit once the signals now in the outbox are sent (delivered queued events).
     var changesAfterSend: [StateChange] = []
     /// Set while the state database cannot be written: why, and how many changes wait.
