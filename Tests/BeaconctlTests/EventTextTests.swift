@@ -110,4 +110,26 @@ struct EventTextTests {
         #expect(IncomingSignal.namedArguments(member: BeacondMember.didEnterRegion, [.string("lobby")]) == nil)
         #expect(IncomingSignal.namedArguments(member: "Unknown", []) == nil)
     }
+
+    @Test("a late region event prints its own time and says it is late, with the drop count")
+    func lateEvents() throws {
+        let region = DBusValue.vardict(Samples.region("lobby"))
+        let event = DBusValue.vardict([BeacondEventInfoKey.timestamp: .uint64(1_700_000_000_250_000),
+                                       BeacondEventInfoKey.late: .boolean(true),
+                                       BeacondEventInfoKey.droppedBefore: .uint32(4)])
+        let data = try #require(IncomingSignal.namedArguments(member: BeacondMember.didExitRegion, [region, event]))
+        #expect(data[BeacondEventKey.region] == region)
+        #expect(EventText.time(of: data, received: Timestamp(microsecondsSinceEpoch: 9))
+                == Timestamp(microsecondsSinceEpoch: 1_700_000_000_250_000))
+        let line = EventText.line(kind: BeacondMember.didExitRegion, data: data,
+                                  time: EventText.time(of: data, received: Timestamp(microsecondsSinceEpoch: 9)), utcOffset: 0)
+        #expect(line.hasPrefix("22:13:20.250  DidExitRegion"))
+        #expect(line.contains("late=yes dropped_before=4"))
+        // A live one says nothing about lateness; a state with its event dictionary is named too.
+        let live = DBusValue.vardict([BeacondEventInfoKey.timestamp: .uint64(5), BeacondEventInfoKey.late: .boolean(false)])
+        let state = try #require(IncomingSignal.namedArguments(member: BeacondMember.didDetermineState,
+                                                               [.string("inside"), region, live]))
+        #expect(!EventText.summary(kind: BeacondMember.didDetermineState, data: state).contains("late"))
+        #expect(state[BeacondEventKey.state] == .string("inside"))
+    }
 }

@@ -74,6 +74,16 @@ struct RegionStateStoreTests {
         #expect(try store.queuedEventCounts().isEmpty)
     }
 
+    @Test("an engine commit (no fsync) leaves the connection at synchronous = FULL for the decisions after it")
+    func durabilityLevelIsPerCommit() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-sync-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try StateStore(directory: directory.path)
+        try store.apply([.saveRegion(try Self.stored(1, "a"))], durability: .processCrash)
+        #expect(try store.durabilitySettings().synchronous == 2)
+        #expect(try store.loadRegions().regions.count == 1)
+    }
+
     @Test("queued events come back oldest first; beyond the limit the oldest are dropped and counted")
     func queueBound() throws {
         let store = try StateStore.inMemory()

@@ -58,13 +58,25 @@ public enum IncomingSignal: Equatable {
         }
         switch member {
         case BeacondMember.authorizationChanged: return names("s", [K.status])
-        case BeacondMember.didStartMonitoring, BeacondMember.didEnterRegion, BeacondMember.didExitRegion:
-            return names("a{sv}", [K.region])
-        case BeacondMember.didDetermineState: return names("sa{sv}", [K.state, K.region])
+        case BeacondMember.didStartMonitoring: return names("a{sv}", [K.region])
+        case BeacondMember.didEnterRegion, BeacondMember.didExitRegion:
+            return withEvent(names("a{sv}a{sv}", [K.region, eventKey])) ?? names("a{sv}", [K.region])
+        case BeacondMember.didDetermineState:
+            return withEvent(names("sa{sv}a{sv}", [K.state, K.region, eventKey])) ?? names("sa{sv}", [K.state, K.region])
         case BeacondMember.didRangeBeacons: return names("aa{sv}a{sv}", [K.beacons, K.constraint])
         case BeacondMember.monitoringDidFail: return names("a{sv}ss", [K.region, K.error, K.message])
         case BeacondMember.rangingDidFail: return names("a{sv}ss", [K.constraint, K.error, K.message])
         default: return nil
         }
+    }
+
+    private static let eventKey = "\u{0}event"
+
+    /// The event dictionary's entries (`Timestamp`, `Late`, `DroppedBefore`) merged into the named arguments,
+    /// so the event's own time is the time printed. Signals without one (older daemons) are taken as they are.
+    private static func withEvent(_ named: VarDict?) -> VarDict? {
+        guard var named, let event = named.removeValue(forKey: eventKey)?.vardictEntries else { return nil }
+        for (key, value) in event { named[key] = value }
+        return named
     }
 }

@@ -36,6 +36,9 @@ public enum EventText {
         func pairs(_ items: [(String, String?)]) -> String {
             items.compactMap { key, value in value.map { "\(key)=\($0)" } }.joined(separator: " ")
         }
+        // A queued event delivered to the app's next client: it happened at its timestamp, and maybe after losses.
+        let late: [(String, String?)] = data.bool(BeacondEventInfoKey.late) == true
+            ? [("late", "yes"), ("dropped_before", data.integer(BeacondEventInfoKey.droppedBefore).map(String.init))] : []
         switch kind {
         case E.clientRegistered, E.clientClosed:
             return pairs([("client", data.string(K.client))])
@@ -46,9 +49,9 @@ public enum EventText {
         case E.authorizationChanged:
             return pairs([("status", data.string(K.status))])
         case E.didStartMonitoring, E.didEnterRegion, E.didExitRegion:
-            return pairs([("region", region(K.region))])
+            return pairs([("region", region(K.region))] + late)
         case E.didDetermineState:
-            return pairs([("state", data.string(K.state)), ("region", region(K.region))])
+            return pairs([("state", data.string(K.state)), ("region", region(K.region))] + late)
         case E.didRangeBeacons:
             let beacons = data.dictionaries(K.beacons)
             var text = pairs([("constraint", data.dictionary(K.constraint).map(RegionText.constraint)),

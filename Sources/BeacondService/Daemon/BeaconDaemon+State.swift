@@ -5,9 +5,10 @@ import Logging
 
 /// Durable state: what is saved when, and putting it back at start.
 ///
-/// - A D-Bus method's changes are committed before its reply leaves (`commitAfterCall`); the engine's (a region
-///   entered, an event queued for an absent app) before the signals about them leave (`flushOutbox`). So a
-///   `kill -9` at any moment loses nothing a client or administrator was told.
+/// - A D-Bus method's changes are committed and fsynced before its reply leaves (`commitAfterCall`); the
+///   engine's (a region entered, an event queued for an absent app) are written before the signals about them
+///   leave (`flushOutbox`), without waiting for the disk. So a `kill -9` at any moment loses nothing a client
+///   or administrator was told; a power cut can lose the engine's last seconds (`StateDurability`).
 /// - Sightings only move a region's last-seen time: that is saved every `lastSeenSaveInterval` while sightings
 ///   arrive, and at shutdown. After a restart the exit timing does not depend on it (see `restoreRegions`).
 /// - A failed commit (disk full, read-only file system) is logged, kept and retried at the next commit; a method
@@ -33,9 +34,10 @@ extension BeaconDaemon {
     }
 
     /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept).
+    /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
-    func commitState() -> StateStoreError? {
-        for key in changedRegions.sorted(by: { "\($0)" < "\($1)" }) {
+    func commitState(_ durability: StateDurability = .processCrash) -> StateStoreError? {
+        for key in changedRegions {
             guard case .region(let client, let identifier) = key,
                   let monitored = pipeline.monitor.monitoredRegion(for: key) else { continue }
             stateChanges.append(.updateRegionState(client: client, identifier: identifier, monitored))
@@ -43,7 +45,7 @@ extension BeaconDaemon {
         changedRegions.removeAll()
         guard !stateChanges.isEmpty else { return nil }
         do {
-            try store.apply(stateChanges)
+            try store.apply(stateChanges, durability: durability)
             stateChanges.removeAll()
             if let failure = stateFailure {
                 logger.notice("the state database is writable again; \(failure.pending) changes kept since the failure are saved")
@@ -68,7 +70,7 @@ extension BeaconDaemon {
     /// After a D-Bus method: its changes must be on disk before the reply says it happened. A call that changed
     /// nothing (GetStatus while the disk is full) succeeds whatever the commit of earlier changes does.
     func commitAfterCall(changesBefore: Int) throws(DBusCallError) {
-        guard let error = commitState(), stateChangeCount != changesBefore else { return }
+        guard let error = commitState(.powerLoss), stateChangeCount != changesBefore else { return }
         throw BeacondError(.stateNotSaved, "the change is in effect now but could not be saved (\(error.message)), so a "
             + "restart of beacond would lose it; beacond retries at its next change. Fix: \(error.fix)").dbusError
     }

@@ -210,6 +210,7 @@ public actor BeaconDaemon {
         if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
         lastSeenSave = nil
         markSeenRegionsChanged()
+        commitState(.powerLoss)
         flushOutbox()
         connection?.flush()
         if let server { for path in server.exportedPaths { server.unexport(path: path) } }

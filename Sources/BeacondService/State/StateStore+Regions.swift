@@ -35,14 +35,29 @@ public enum StateChange: Sendable, Hashable {
     case removeQueuedEvents(appID: String, ids: [Int64])
 }
 
+/// How far a commit must get before it returns.
+public enum StateDurability: Sendable {
+    /// fsynced (`synchronous = FULL`): survives power loss. For what a caller was told in a method reply.
+    case powerLoss
+    /// Written to the file (`synchronous = NORMAL`, WAL): survives the daemon being killed or crashing at any
+    /// moment, not a power cut before the kernel writes it back or the next fsynced commit. For what sightings
+    /// change, so a region event does not wait for the disk (an fsync costs milliseconds, more on SD cards).
+    case processCrash
+}
+
 extension StateStore {
-    /// Commits `changes` in one transaction (nothing of them is applied if it fails). With `synchronous = FULL`
-    /// the commit is on disk when this returns.
-    public func apply(_ changes: [StateChange]) throws(StateStoreError) {
+    /// Commits `changes` in one transaction (nothing of them is applied if it fails), as durable as asked.
+    public func apply(_ changes: [StateChange], durability: StateDurability = .powerLoss) throws(StateStoreError) {
         guard !changes.isEmpty else { return }
         do {
-            try database.write { db in
-                for change in changes { try Self.apply(change, in: db) }
+            try database.writeWithoutTransaction { db in
+                // Per commit: the level is the connection's, and a FULL commit also syncs every NORMAL one before it.
+                try db.execute(sql: durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                try db.inTransaction {
+                    for change in changes { try Self.apply(change, in: db) }
+                    return .commit
+                }
             }
         } catch {
             throw Self.storeError(error, file: file, doing: "save monitored regions and queued events")
