@@ -27,7 +27,10 @@ public enum StatusText {
             ("scanning now", RegionText.yesNo(status.bool(K.scanning))),
             ("adapters", adapters.isEmpty ? "none" : adapters.joined(separator: ", ")),
             ("config", status.string(K.configDirectory) ?? "?"),
-            ("state", status.string(K.stateDirectory) ?? "?"),
+            ("state", (status.string(K.stateDirectory) ?? "?")
+                + ((status.string(K.stateError)).flatMap { $0.isEmpty ? nil : "\n" + String(repeating: " ", count: 19)
+                    + "NOT SAVING: \($0)" } ?? "")),
+            ("queued events", queued(status.dictionaries(K.apps))),
         ]
         let width = facts.map(\.0.count).max() ?? 0
         lines += facts.map { $0.0 + String(repeating: " ", count: width - $0.0.count + 2) + $0.1 }
@@ -40,6 +43,15 @@ public enum StatusText {
         lines.append(warnings.isEmpty ? "configuration warnings: none" : "configuration warnings: \(warnings.count)")
         lines += warnings.map { "  " + $0 }
         return lines
+    }
+
+    /// Region events waiting for absent apps, per app (`none` when no app has any).
+    static func queued(_ apps: [VarDict]) -> String {
+        let waiting = apps.compactMap { app -> String? in
+            guard let count = app.integer(BeacondAppKey.queuedEvents), count > 0 else { return nil }
+            return "\(app.string(BeacondAppKey.appID) ?? "?") \(count)"
+        }
+        return waiting.isEmpty ? "none" : waiting.joined(separator: ", ")
     }
 
     /// A blank line, "title: N", and the table indented (or nothing more when empty).
