@@ -200,11 +200,47 @@ virtual_controller() {
     return 1
 }
 
-# The app the ranging client registers as, for beacond-test only (read when the daemon starts).
+# regions_survive_kill: an Always app's region, left monitoring by its client, is in /var/lib/beacond
+# (the hardened unit may write only its StateDirectory); after SIGKILL, Restart=on-failure starts a new
+# daemon, which resumes the region without any client.
+regions_survive_kill() {
+    beaconctl auth grant "$APP" always || { detail="beaconctl auth grant $APP always exited $?"; return 1; }
+    setpriv --reuid=beacond-test --regid="$(id -g beacond-test)" --init-groups env HOME=/ \
+        beaconctl client --app "$APP" monitor E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 --identifier systest-door \
+        --keep-monitoring >"$SYSTEST_LOGS/monitor-client.log" 2>&1 &
+    local client=$! tries old new output
+    for tries in $(seq 1 60); do
+        beaconctl status 2>/dev/null | grep -q systest-door && break
+        sleep 0.5
+    done
+    kill "$client"
+    wait "$client"
+    output=$(beaconctl status 2>&1)
+    echo "$output"
+    grep -q systest-door <<<"$output" || { detail="the region is not monitored after its client left (--keep-monitoring)"; return 1; }
+    ls -l /var/lib/beacond
+    old=$(systemctl show -p MainPID --value beacond.service)
+    systemctl kill -s KILL beacond.service || { detail="systemctl kill exited $?"; return 1; }
+    for tries in $(seq 1 60); do
+        new=$(systemctl show -p MainPID --value beacond.service)
+        [[ $new != 0 && $new != "$old" && $(systemctl show -p ActiveState --value beacond.service) == active ]] && break
+        sleep 0.5
+    done
+    [[ $new != 0 && $new != "$old" ]] || { detail="no new main process 30 s after SIGKILL (MainPID $new, was $old)"; return 1; }
+    output=$(beaconctl status 2>&1)
+    echo "$output"
+    grep -q systest-door <<<"$output" ||
+        { detail="the restarted daemon (pid $new) does not monitor systest-door: $(journalctl --no-pager -o cat -u beacond.service | tail -n 3 | tr '\n' ' ')"; return 1; }
+    journalctl --no-pager -o cat -u beacond.service | grep -q 'resumed 1 monitored regions' ||
+        { detail="the journal does not say the region was resumed"; return 1; }
+}
+
+# The app the clients register as, for beacond-test only (read when the daemon starts).
 cat >/etc/beacond/apps.d/$APP.toml <<TOML
 app_id = "$APP"
 users = ["beacond-test"]
 when_in_use_usage = "The system test ranges a beacon."
+always_usage = "The system test monitors a region while nobody watches."
 TOML
 
 version=
@@ -221,6 +257,9 @@ check "journalctl -u beacond shows the daemon serving org.beacond" journal_shows
 check "systemctl stop beacond: the daemon exits 0" stops_cleanly
 check "systemctl start beacond: active and answering" started_by_systemctl
 check "systemctl stop beacond again: the daemon exits 0" stops_cleanly
+check "systemctl start beacond: active and answering" started_by_systemctl
+check "an Always region survives SIGKILL: Restart=on-failure resumes it from /var/lib/beacond" regions_survive_kill
+systemctl stop beacond.service
 
 journalctl --no-pager -o short -b >"$SYSTEST_LOGS/journal.log" 2>&1
 say "DONE $failures"
