@@ -33,6 +33,12 @@ extension DBusConnection {
                 if owned.kind == .signal, owned.interface == "org.freedesktop.DBus.Local", owned.member == "Disconnected" {
                     throw DBusCallError(name: "org.freedesktop.DBus.Error.Disconnected", message: "the bus connection was closed")
                 }
+                if owned.kind == .methodCall, owned.interface == "org.freedesktop.DBus.Peer", owned.member == "Ping" {
+                    // libdbus answers Peer.Ping in dispatch, which this loop does not run. A daemon pings its
+                    // clients to learn they read what it sent (beacond drops ranging to peers that never answer).
+                    if let reply = try? owned.makeReturn() { try? send(reply) }
+                    continue
+                }
                 if accept(owned) { return owned }
                 continue
             }

@@ -17,6 +17,7 @@ import textwrap
 import time
 
 from daemon_test import DEMO, OTHER, main
+import hci
 from harness import (DEFAULT_APPS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, PrivateBus,
                      TestFailure, check, plain, pump_for, pump_until)
 
@@ -463,6 +464,96 @@ def test_corrupt_database(suite):
     world.alive()
 
 
+# MARK: 10. a client that never reads
+
+SLEEPER = textwrap.dedent("""
+    import sys, dbus
+    bus = dbus.bus.BusConnection(sys.argv[1])
+    manager = dbus.Interface(bus.get_object("org.beacond", "/org/beacond", introspect=False), "org.beacond.Manager1")
+    for index in range(32):
+        path = manager.RegisterClient(sys.argv[2])
+        client = dbus.Interface(bus.get_object("org.beacond", path, introspect=False), "org.beacond.LocationManager1")
+        client.StartRanging({"UUID": sys.argv[3]}, signature="a{sv}")
+    print("ranging", flush=True)
+    sys.stdin.read()  # stopped with SIGSTOP by the test: it never reads its socket again
+""")
+
+
+def rss_mb(pid):
+    with open("/proc/%d/status" % pid) as file:
+        for line in file:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0
+
+
+def test_slow_client(suite):
+    """A connection with 32 clients ranging a UUID with 1,000 beacons around is frozen (SIGSTOP): it never reads its
+    socket again, while beacond sends it ranging results (about 6 MB/s). Without flow control dbus-daemon, which
+    charges what it holds for a recipient to the sender, stops reading from beacond after ~127 MB: every other client
+    then waits, and beacond's unsent messages grow without bound. Expect for 25 s: another client's calls answer
+    within 2 s (p99 well under), beacond's RSS stays under 150 MB, and beacond logs that the peer is not reading;
+    after the frozen client is killed, ranging to others continues."""
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    script = os.path.join(world.directory, "sleeper.py")
+    with open(script, "w") as file:
+        file.write(SLEEPER)
+    watcher = world.client(DEMO, interface=LOCATION_MANAGER)
+    watcher.start_ranging(DEMO_UUID)
+    fifo = None
+    world.feeder().wait_for_fifo()
+    fifo = os.open(world.fifo, os.O_WRONLY | os.O_NONBLOCK)
+    lines = [hci.ibeacon_line(DEMO_UUID, 1 + index // 500, index % 500).encode() for index in range(1000)]
+    batch = [b"".join(lines[start:start + 50]) for start in range(0, 1000, 50)]
+    sent = [0]
+
+    def flood():
+        # 1,000 beacons a second, 50 per 50 ms (each write fits PIPE_BUF, so lines never tear).
+        for _ in range(1):
+            try:
+                os.write(fifo, batch[sent[0] % len(batch)])
+                sent[0] += 1
+            except BlockingIOError:
+                pass
+        return True
+    from gi.repository import GLib
+    source = GLib.timeout_add(50, flood)
+    sleeper = subprocess.Popen([sys.executable, script, world.address, DEMO, DEMO_UUID], stdout=subprocess.PIPE,
+                               stdin=subprocess.PIPE, text=True)
+    try:
+        check(sleeper.stdout.readline().strip() == "ranging", "the slow client did not start ranging")
+        os.kill(sleeper.pid, signal.SIGSTOP)
+        worst = 0.0
+        peak = 0.0
+        latencies = []
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline:
+            began = time.monotonic()
+            watcher.prop("AuthorizationStatus")
+            latencies.append(time.monotonic() - began)
+            worst = max(worst, latencies[-1])
+            peak = max(peak, rss_mb(world.daemon.pid))
+            pump_for(0.2)
+        latencies.sort()
+        p99 = latencies[int(len(latencies) * 0.99) - 1]
+        check(worst < 2.0, "a call of another client took %.2f s while the slow client was frozen" % worst)
+        check(peak < 150, "beacond grew to %.0f MB while the slow client was frozen" % peak)
+        check("is not reading its messages" in world.daemon.stderr(), "beacond did not say the peer is not reading")
+        mark = watcher.collector.mark()
+        check(pump_until(lambda: watcher.collector.since(mark, "DidRangeBeacons"), 5),
+              "the well-behaved client gets no ranging while the slow one is frozen")
+        suite.notes.append("%d calls, p99 %.0f ms, max %.0f ms; RSS peak %.0f MB" % (len(latencies), p99 * 1000,
+                                                                                     worst * 1000, peak))
+    finally:
+        GLib.source_remove(source)
+        os.close(fifo)
+        sleeper.kill()
+        sleeper.wait()
+    world.alive()
+
+
 TESTS = [
     ("1 restart with the beacon present: no new entry", test_restart_beacon_present),
     ("2 restart after the beacon left: exactly one exit, delivered late", test_restart_beacon_left),
@@ -473,6 +564,7 @@ TESTS = [
     ("7 clients vanishing mid-call", test_clients_vanishing),
     ("8 the bus restarting", test_bus_restart),
     ("9 a corrupt state database is moved aside", test_corrupt_database),
+    ("10 a client that never reads does not stall beacond", test_slow_client),
 ]
 
 if __name__ == "__main__":

@@ -327,6 +327,7 @@ extension BeaconDaemon {
     /// monitoring continues without it (design.md); everything else of it stops.
     func connectionClosed(_ name: String) {
         watchers.remove(name)
+        flow.forget(name)
         credentialCache[name] = nil
         for session in sessions.values.filter({ $0.sender == name }).sorted(by: { $0.number < $1.number }) {
             let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty

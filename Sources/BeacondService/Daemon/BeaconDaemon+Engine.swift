@@ -92,11 +92,19 @@ extension BeaconDaemon {
         guard case .ranging(let client, _) = result.key, let session = sessions[client], session.rangingActive else { return }
         let beacons = BeaconDictionaries.array(result.beacons.map(BeaconDictionaries.dictionary))
         let constraint = BeaconDictionaries.dictionary(result.constraint)
-        signalClient(session, BeacondMember.didRangeBeacons, [beacons, constraint])
+        if let sender = session.sender {
+            // The next cycle replaces this one: a client that is not reading misses it rather than stall beacond.
+            let arguments = [beacons, constraint]
+            if admitDroppable(to: sender, bytes: Self.signalBytes(arguments), what: "DidRangeBeacons of \(session.path) (\(session.appID))") {
+                queueSignal(path: session.path, interface: BeacondInterface.locationManager,
+                            member: BeacondMember.didRangeBeacons, arguments, to: sender, counted: true)
+            }
+        }
+        guard !watchers.isEmpty else { return }
         var data = clientEventData(session)
         data[BeacondEventKey.beacons] = beacons
         data[BeacondEventKey.constraint] = constraint
-        adminEvent(BeacondEventKind.didRangeBeacons, data)
+        adminEvent(BeacondEventKind.didRangeBeacons, data, droppable: true)
     }
 
     func metadata(_ session: ClientSession) -> Logger.Metadata {

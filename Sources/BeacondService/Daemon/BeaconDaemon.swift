@@ -66,6 +66,9 @@ public actor BeaconDaemon {
 
     var outbox: [OutgoingSignal] = []
     var flushScheduled = false
+    /// What each peer has been sent and has read, so one that never reads cannot stall the bus for beacond.
+    var flow = SignalFlowControl()
+    var pingDeniedLogged = false
 
     /// Durable state changes not yet committed (`BeaconDaemon+State`), and regions whose state changed.
     var stateChanges: [StateChange] = []
@@ -245,7 +248,10 @@ public actor BeaconDaemon {
 
     /// Queues a signal. Signals go out after the current method's reply, so a client learns its object path
     /// before the first signal about it arrives, and in the order they were queued.
-    func queueSignal(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?) {
+    /// `counted`: the caller already counted it in `flow` (droppable signals); others count as a small message.
+    func queueSignal(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?,
+                     counted: Bool = false) {
+        if let destination, !counted { flow.recordSent(to: destination, bytes: Self.smallSignalBytes) }
         outbox.append(OutgoingSignal(path: path, interface: interface, member: member, arguments: arguments,
                                      destination: destination))
         scheduleFlush()
@@ -280,7 +286,11 @@ public actor BeaconDaemon {
             }
         }
         if !changesAfterSend.isEmpty { connection?.flush() }
+        pingPeers()
     }
+
+    /// A generous size for a signal that is not measured (region events, property changes: a few hundred bytes).
+    static let smallSignalBytes = 512
 
     /// A signal on a client's object, to that client's connection only (location is private).
     func signalClient(_ session: ClientSession, _ member: String, _ arguments: [DBusValue]) {
@@ -303,14 +313,19 @@ public actor BeaconDaemon {
                     [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
     }
 
-    /// `Admin1.Event` to every watcher.
-    func adminEvent(_ kind: String, _ data: [String: DBusValue]) {
+    /// `Admin1.Event` to every watcher. A `droppable` one (ranging) is not sent to a watcher that is not reading.
+    func adminEvent(_ kind: String, _ data: [String: DBusValue], droppable: Bool = false) {
         guard !watchers.isEmpty else { return }
         var data = data
         data[BeacondEventKey.timestamp] = .uint64(UInt64(clamping: clock().microsecondsSinceEpoch))
+        let arguments: [DBusValue] = [.string(kind), .vardict(data)]
+        let bytes = droppable ? Self.signalBytes(arguments) : 0
         for watcher in watchers.sorted() {
+            if droppable {
+                guard admitDroppable(to: watcher, bytes: bytes, what: "Admin1.Event(\(kind))") else { continue }
+            }
             queueSignal(path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
-                        [.string(kind), .vardict(data)], to: watcher)
+                        arguments, to: watcher, counted: droppable)
         }
     }
 
