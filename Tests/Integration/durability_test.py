@@ -60,6 +60,18 @@ def entered_lobby(suite, settings=None):
     return world, demo, feeder
 
 
+def left_lobby(world):
+    """Demo (Always) monitors `lobby` and its client disconnects (the region stays, detached); returns a feeder."""
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    demo.wait("DidStartMonitoring")
+    demo.close()
+    check(pump_until(lambda: all(not c["Connected"] for c in world.admin.clients()), 5), "the client is still connected")
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    return feeder
+
+
 def event_info(signal):
     """The event dictionary after the region (Timestamp, Late, DroppedBefore)."""
     return plain(signal.args[-1])
@@ -146,13 +158,7 @@ def test_queue_order_bound(suite):
     settings = "[monitoring]\nexit_timeout = 1\n[background]\nqueue_limit = 3\n"
     world = suite.world(settings=settings)
     world.start_daemon()
-    demo = world.authorized_client(DEMO, "authorizedAlways")
-    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
-    demo.wait("DidStartMonitoring")
-    demo.close()
-    check(pump_until(lambda: all(not c["Connected"] for c in world.admin.clients()), 5), "the client is still connected")
-    feeder = world.feeder()
-    feeder.wait_for_fifo()
+    feeder = left_lobby(world)
     times = []
     for cycle in range(3):
         check(feeder.send(DEMO_UUID, 1, 2), "the FIFO has no reader")
@@ -208,13 +214,7 @@ def test_activation(suite):
     # The bus read its service directory when it started, before the file existed.
     world.admin.bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                   "ReloadConfig", "", [], timeout=5)
-    demo = world.authorized_client(DEMO, "authorizedAlways")
-    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
-    demo.wait("DidStartMonitoring")
-    demo.close()
-    check(pump_until(lambda: all(not c["Connected"] for c in world.admin.clients()), 5), "the client is still connected")
-    feeder = world.feeder()
-    feeder.wait_for_fifo()
+    feeder = left_lobby(world)
     check(feeder.send(DEMO_UUID, 1, 2), "the FIFO has no reader")
 
     def lines(path):
