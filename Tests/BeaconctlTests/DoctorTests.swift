@@ -12,7 +12,7 @@ struct DoctorTests {
     @Test func healthyDaemonAndAppPassEverything() {
         let checks = Doctor.checks(status: Samples.status(), app: Self.app)
         #expect(Self.failing(checks).isEmpty, "\(Self.failing(checks))")
-        #expect(checks.map(\.title) == ["location services on", "scanner working", "app com.example.door declared",
+        #expect(checks.map(\.title) == ["location services on", "state saved", "scanner working", "app com.example.door declared",
                                         "com.example.door authorized", "com.example.door connected",
                                         "com.example.door monitors or ranges"])
         #expect(DoctorCheck.json(checks).text.hasPrefix(#"{"Checks":[{"Check":"location services on","Detail":"on","Fix":null,"Passed":true}"#))
@@ -92,5 +92,17 @@ struct DoctorTests {
     @Test func alwaysMonitoringCarriesOnWithoutAConnection() {
         let gone = Samples.status(clients: [Samples.client(path: "/org/beacond/client/1", connected: false, inUse: false)])
         #expect(Self.failing(Doctor.checks(status: gone, app: Self.app)).isEmpty)
+    }
+
+    @Test("a state database that cannot be written fails the check, with the reason and the fix")
+    func stateDatabase() {
+        let healthy = Doctor.checks(status: Samples.status(), app: nil)
+        #expect(healthy.contains { $0.title == "state saved" && $0.passed })
+        let status = Samples.with(Samples.status(), BeacondStatusKey.stateError,
+                                  .string("SQLite error 13: database or disk is full"))
+        let failed = Self.failing(Doctor.checks(status: status, app: nil))
+        #expect(failed.map(\.title) == ["state saved"])
+        #expect(failed.first?.detail.contains("disk is full") == true)
+        #expect(failed.first?.fix?.contains("free space") == true)
     }
 }

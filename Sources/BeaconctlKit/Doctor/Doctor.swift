@@ -15,7 +15,7 @@ public enum Doctor {
 
     /// Checks on `GetStatus()`; with `app`, also that app's declaration, authorization, clients and regions.
     public static func checks(status: VarDict, app: String?) -> [DoctorCheck] {
-        var checks = [locationServices(status), scanner(status)]
+        var checks = [locationServices(status), stateDatabase(status), scanner(status)]
         if let adapters = adapters(status) { checks.append(adapters) }
         if let app { checks += appChecks(status: status, app: app) }
         return checks
@@ -25,6 +25,17 @@ public enum Doctor {
         let enabled = status.bool(BeacondStatusKey.locationServicesEnabled) == true
         return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "off: every app is restricted",
                            fix: "beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)")
+    }
+
+    /// Whether beacond can save what it must not forget (decisions, regions, queued events).
+    static func stateDatabase(_ status: VarDict) -> DoctorCheck {
+        let directory = status.string(BeacondStatusKey.stateDirectory) ?? "the state directory"
+        guard let error = status.string(BeacondStatusKey.stateError), !error.isEmpty else {
+            return DoctorCheck("state saved", passed: true, directory)
+        }
+        return DoctorCheck("state saved", passed: false, error,
+                           fix: "free space on \(directory)'s file system and make it writable by user beacond; "
+                               + "beacond saves what it kept in memory at its next change")
     }
 
     static func scanner(_ status: VarDict) -> DoctorCheck {
