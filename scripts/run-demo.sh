@@ -63,8 +63,8 @@ pids+=($!)
 for _ in $(seq 100); do timeout 5 "$beaconctl" --bus "$address" status >/dev/null 2>&1 && break; sleep 0.1; done
 echo
 echo "-- a client monitors $uuid:20594 (it asks for Always and waits for the administrator)"
-echo "\$ beaconctl client --app org.example.BeaconDemo monitor $uuid:20594 --count 5 &"
-"$beaconctl" --bus "$address" client --app org.example.BeaconDemo monitor "$uuid:20594" --count 5 \
+echo "\$ beaconctl client --app org.example.BeaconDemo monitor $uuid:20594 --count 5 --keep-monitoring &"
+"$beaconctl" --bus "$address" client --app org.example.BeaconDemo monitor "$uuid:20594" --count 5 --keep-monitoring \
     > "$work/monitor.out" 2>&1 &
 monitor=$!
 pids+=($monitor)
@@ -77,9 +77,31 @@ ctl client --app org.example.BeaconDemo range "$uuid" --count 4
 echo
 ctl status
 echo
-echo "-- the monitoring client's output (it exits after entering and leaving the region)"
+echo "-- the monitoring client's output (it exits after 5 region events, leaving the region monitored: --keep-monitoring)"
 timeout 40 tail --pid="$monitor" -f /dev/null || true
 cat "$work/monitor.out"
 echo
 echo "-- the daemon's log (notice and above)"
 cat "$work/beacond.log"
+
+echo
+echo "== 3. kill -9 and restart: the region comes back from the state database without any client; a beacon"
+echo "      still there gives no new DidEnterRegion; what happened while the app had no client waits for it (late)"
+daemon_pid=${pids[0]}
+echo "\$ kill -9 $daemon_pid"
+kill -9 "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+echo "\$ beacond ... (the same state directory; the capture plays again from its start)"
+"$beacond" --bus "$address" --config-dir "$work/config" --state-dir "$work/state" \
+    --scanner "replay:$capture" --log-level info 2> "$work/beacond-2.log" &
+pids+=($!)
+for _ in $(seq 100); do timeout 5 "$beaconctl" --bus "$address" status >/dev/null 2>&1 && break; sleep 0.1; done
+ctl regions
+sleep 6
+echo
+echo "-- the app comes back: a new client takes the region over (any events queued meanwhile arrive first, late=yes), then live ones (8 s)"
+echo "\$ beaconctl client --app org.example.BeaconDemo monitor $uuid:20594"
+timeout -s TERM 8 "$beaconctl" --bus "$address" client --app org.example.BeaconDemo monitor "$uuid:20594" || true
+echo
+echo "-- the restarted daemon's log about the region"
+grep -E 'resumed|queued|delivered|entered|exited' "$work/beacond-2.log" || true
