@@ -206,15 +206,22 @@ class Bench:
     def responsiveness(self, label, probes=PROBES):
         """Call latency (Get AuthorizationStatus) and advert → DidEnterRegion latency of the good client."""
         harness = self.harness
-        calls, events, missed = [], [], 0
+        calls, events, missed, failed_calls = [], [], 0, []
         for _ in range(probes):
             began = time.monotonic()
-            self.good.prop("AuthorizationStatus")
+            try:
+                self.good.prop("AuthorizationStatus")
+                self.probe_minor += 1
+                minor = self.probe_minor
+                self.good.start_monitoring("probe", PROBE_UUID, Major=harness.dbus.UInt16(7),
+                                           Minor=harness.dbus.UInt16(minor))
+            except harness.dbus.exceptions.DBusException as error:
+                # No answer within the call timeout (10 s): the daemon is not serving this client.
+                calls.append(time.monotonic() - began)
+                failed_calls.append(error.get_dbus_name())
+                missed += 1
+                continue
             calls.append(time.monotonic() - began)
-            self.probe_minor += 1
-            minor = self.probe_minor
-            self.good.start_monitoring("probe", PROBE_UUID, Major=harness.dbus.UInt16(7),
-                                       Minor=harness.dbus.UInt16(minor))
             line = self.make(spaced(PROBE_UUID), 7, minor).encode()
             sent = time.monotonic()
             self.write(line)
@@ -232,16 +239,17 @@ class Bench:
             self.good.collector.signals.clear()
             self.good.collector.taken.clear()
             harness.pump_for(0.02)
-        result = {"label": label, "calls": len(calls), "call_p50": percentile(calls, 0.5) * 1000,
+        result = {"label": label, "calls": len(calls), "failed_calls": len(failed_calls), "call_p50": percentile(calls, 0.5) * 1000,
                   "call_p99": percentile(calls, 0.99) * 1000, "call_max": max(calls) * 1000,
                   "events": len(events), "missed": missed}
         if events:
             result.update(event_p50=percentile(events, 0.5) * 1000, event_p99=percentile(events, 0.99) * 1000,
                           event_max=max(events) * 1000)
         print("  %-30s call p50 %6.2f ms p99 %7.2f ms max %7.2f ms | event p50 %6.2f ms p99 %7.2f ms max %7.2f ms"
-              " (%d/%d probes)"
+              " (%d/%d probes)%s"
               % (label, result["call_p50"], result["call_p99"], result["call_max"], result.get("event_p50", -1),
-                 result.get("event_p99", -1), result.get("event_max", -1), len(events), probes), flush=True)
+                 result.get("event_p99", -1), result.get("event_max", -1), len(events), probes,
+                 "; %d calls failed: %s" % (len(failed_calls), failed_calls[0]) if failed_calls else ""), flush=True)
         return result
 
     def worker(self, kind, *arguments, user=None):
@@ -286,6 +294,21 @@ class Bench:
         if self.fd is not None:
             os.close(self.fd)
         self.world.close()
+
+
+def print_timeline(bench, since, until, every=5.0):
+    """beacond's and dbus-daemon's RSS and CPU every `every` seconds, to see growth and stalls as they happen."""
+    previous = None
+    for daemon, bus in bench.sampler.samples:
+        if not since <= daemon["time"] <= until or (previous and daemon["time"] - previous[0]["time"] < every):
+            continue
+        if previous:
+            span = daemon["time"] - previous[0]["time"]
+            print("    t=%5.1f s  beacond RSS %6.1f MB CPU %5.1f %%  fds %d | dbus-daemon RSS %6.1f MB CPU %5.1f %%"
+                  % (daemon["time"] - since, daemon["rss"] / 1024, (daemon["cpu"] - previous[0]["cpu"]) / span * 100,
+                     daemon["fds"], (bus or {}).get("rss", 0) / 1024,
+                     ((bus["cpu"] - previous[1]["cpu"]) / span * 100) if bus and previous[1] else 0))
+        previous = (daemon, bus)
 
 
 def report_windows(bench, windows):
@@ -460,6 +483,7 @@ def scenario_slow_client(beacond, options):
         crowd.send_signal(signal.SIGTERM)
         print("  slow client: %s" % json.dumps(outcome))
         report_windows(bench, [("before", (t0, t1)), ("slow client", (t1, t2)), ("after", (t2, t3))])
+        print_timeline(bench, t1, t3)
         errors = bench.log_lines("could not send")
         print("  beacond log lines 'could not send': %d%s" % (len(errors), (": " + errors[0][:200]) if errors else ""))
         bench.alive()
