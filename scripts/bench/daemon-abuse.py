@@ -795,11 +795,12 @@ def worker_slow(address, arguments):
         client.call(path, LOCATION_MANAGER, "StartRanging", "a{sv}", dbus.Dictionary({"UUID": REAL_UUID},
                                                                                       signature="sv"))
     unique = client.bus.get_unique_name()
-    time.sleep(seconds)  # the abuse itself: no main loop iteration, so nothing is read from the socket
-    # Now read what is waiting, for a bounded time, and see whether the bus still knows this connection.
     received = [0]
+    # Subscribed before the abuse: afterwards this connection's AddMatch reply waits behind everything queued.
     client.bus.add_signal_receiver(lambda *_: received.__setitem__(0, received[0] + 1), "DidRangeBeacons",
                                    LOCATION_MANAGER)
+    time.sleep(seconds)  # the abuse itself: no main loop iteration, so nothing is read from the socket
+    # Now read what is waiting, for a bounded time, and see whether the bus still knows this connection.
     context = GLib.MainContext.default()
     drain_until = time.monotonic() + 10
     while time.monotonic() < drain_until:
