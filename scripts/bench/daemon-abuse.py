@@ -20,7 +20,8 @@ The daemon is the real beacond on a private dbus-daemon (the integration harness
 on GLib; abusers, flood writer and ranging watcher run as separate processes (this script with --worker),
 so they do not share the measuring client's interpreter. Needs root. Usage:
 
-    scripts/bench/daemon-abuse.py [--beacond PATH] [--identities N] [--flood-seconds S] [SCENARIO ...]
+    scripts/bench/daemon-abuse.py [--beacond PATH] [--identities N] [--flood-seconds S] [--no-flood-ranging]
+                                  [--clients N] [--abuse-seconds S] [SCENARIO ...]
 
 SCENARIO is any of flood, register, monitor-spam, many-clients, slow-client (default: all of them).
 """
@@ -327,7 +328,7 @@ def scenario_flood(beacond, options):
         bench.start()
         harness = bench.harness
         bench.good.start_monitoring("absent", REAL_UUID, Major=harness.dbus.UInt16(1), Minor=harness.dbus.UInt16(2))
-        ranger = bench.worker("ranger", seconds + 25)
+        ranger = bench.worker("ranger", seconds + 25) if options.flood_ranging else None
         harness.pump_for(3)
         t0 = time.monotonic()
         before = bench.responsiveness("before")
@@ -343,7 +344,7 @@ def scenario_flood(beacond, options):
         harness.pump_for(10)  # flood beacons expire from the ranging table after 10 s
         after = bench.responsiveness("after flood")
         t3 = time.monotonic()
-        ranger_result = bench.collect(ranger)
+        ranger_result = bench.collect(ranger) if ranger else "not ranging (--no-flood-ranging)"
         bench.good.lm("RequestState", "s", "absent")
         absent = bench.good.wait("DidDetermineState",
                                  where=lambda s: harness.plain(s.args[1])["Identifier"] == "absent")
@@ -829,6 +830,8 @@ def main():
     parser.add_argument("--beacond", default=".build/release/beacond")
     parser.add_argument("--identities", type=int, default=1_000_000)
     parser.add_argument("--flood-seconds", type=int, default=60)
+    parser.add_argument("--no-flood-ranging", dest="flood_ranging", action="store_false",
+                        help="flood without a client ranging the flooded UUID (to tell ranging's cost apart)")
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--abuse-seconds", type=int, default=20)
     parser.add_argument("scenarios", nargs="*", metavar="SCENARIO", help=", ".join(SCENARIOS))
