@@ -240,7 +240,8 @@ class Bench:
             self.good.collector.signals.clear()
             self.good.collector.taken.clear()
             harness.pump_for(0.02)
-        result = {"label": label, "calls": len(calls), "failed_calls": len(failed_calls), "call_p50": percentile(calls, 0.5) * 1000,
+        result = {"label": label, "calls": len(calls), "failed_calls": len(failed_calls),
+                  "call_p50": percentile(calls, 0.5) * 1000,
                   "call_p99": percentile(calls, 0.99) * 1000, "call_max": max(calls) * 1000,
                   "events": len(events), "missed": missed}
         if events:
