@@ -477,7 +477,7 @@ def scenario_slow_client(beacond, options):
         during = []
         began = time.monotonic()
         while time.monotonic() - began < options.abuse_seconds - 5:
-            during.append(bench.responsiveness("during slow client (%d)" % (len(during) + 1), probes=50))
+            during.append(bench.responsiveness("slow client, from t=%.0f s" % (time.monotonic() - began), probes=50))
         outcome = bench.collect(slow)
         t2 = time.monotonic()
         harness.pump_for(3)
