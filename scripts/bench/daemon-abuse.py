@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """beacond under abuse, measured end to end (issue 5, "bounded under abuse"):
 
 - flood: about 1,000,000 distinct UUID/major/minor identities in a minute through the fifo scanner, half of
