@@ -46,13 +46,15 @@ run: build
 # systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus),
 # then the daemon's integration tests on a private bus (beacond and beaconctl are built by
 # `swift build --build-tests`, which builds every product), then the system test on the real
-# Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh).
+# Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh). The soak test keeps the daemon under
+# steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md).
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	Tests/System/packaging-test.sh
 	/usr/bin/python3 Tests/Integration/daemon_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/durability_test.py .build/debug/beacond .build/debug/beaconctl
+	/usr/bin/python3 Tests/Integration/soak_test.py .build/debug/beacond --minutes 3
 	Tests/System/run.sh .build/debug/beacond .build/debug/beaconctl
 
 bench: test-deps
