@@ -90,21 +90,24 @@ extension BeaconDaemon {
 
     func deliver(_ result: RangingResult<EngineKey>) {
         guard case .ranging(let client, _) = result.key, let session = sessions[client], session.rangingActive else { return }
+        // The next cycle replaces this one: a peer that is not reading misses it rather than stall beacond.
+        // Admission comes first, so a result nobody gets is never built (10,000 beacons take ~100 ms).
+        let bytes = Self.signalBytes([]) + Self.constraintBytes + result.beacons.count * Self.beaconBytes
+        let what = "DidRangeBeacons of \(session.path) (\(session.appID))"
+        let toClient = session.sender.map { admitDroppable(to: $0, bytes: bytes, what: what) } ?? false
+        let toWatchers = watchers.sorted().filter { admitDroppable(to: $0, bytes: bytes, what: "Admin1.Event(\(what))") }
+        guard toClient || !toWatchers.isEmpty else { return }
         let beacons = BeaconDictionaries.array(result.beacons.map(BeaconDictionaries.dictionary))
         let constraint = BeaconDictionaries.dictionary(result.constraint)
-        if let sender = session.sender {
-            // The next cycle replaces this one: a client that is not reading misses it rather than stall beacond.
-            let arguments = [beacons, constraint]
-            if admitDroppable(to: sender, bytes: Self.signalBytes(arguments), what: "DidRangeBeacons of \(session.path) (\(session.appID))") {
-                queueSignal(path: session.path, interface: BeacondInterface.locationManager,
-                            member: BeacondMember.didRangeBeacons, arguments, to: sender, counted: true)
-            }
+        if toClient, let sender = session.sender {
+            queueSignal(path: session.path, interface: BeacondInterface.locationManager,
+                        member: BeacondMember.didRangeBeacons, [beacons, constraint], to: sender, counted: true)
         }
-        guard !watchers.isEmpty else { return }
+        guard !toWatchers.isEmpty else { return }
         var data = clientEventData(session)
         data[BeacondEventKey.beacons] = beacons
         data[BeacondEventKey.constraint] = constraint
-        adminEvent(BeacondEventKind.didRangeBeacons, data, droppable: true)
+        adminEvent(BeacondEventKind.didRangeBeacons, data, admitted: toWatchers)
     }
 
     func metadata(_ session: ClientSession) -> Logger.Metadata {

@@ -313,19 +313,15 @@ public actor BeaconDaemon {
                     [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
     }
 
-    /// `Admin1.Event` to every watcher. A `droppable` one (ranging) is not sent to a watcher that is not reading.
-    func adminEvent(_ kind: String, _ data: [String: DBusValue], droppable: Bool = false) {
-        guard !watchers.isEmpty else { return }
+    /// `Admin1.Event` to every watcher, or for a droppable event (ranging) to the watchers `admitted` by flow control.
+    func adminEvent(_ kind: String, _ data: [String: DBusValue], admitted: [String]? = nil) {
+        let recipients = admitted ?? watchers.sorted()
+        guard !recipients.isEmpty else { return }
         var data = data
         data[BeacondEventKey.timestamp] = .uint64(UInt64(clamping: clock().microsecondsSinceEpoch))
-        let arguments: [DBusValue] = [.string(kind), .vardict(data)]
-        let bytes = droppable ? Self.signalBytes(arguments) : 0
-        for watcher in watchers.sorted() {
-            if droppable {
-                guard admitDroppable(to: watcher, bytes: bytes, what: "Admin1.Event(\(kind))") else { continue }
-            }
+        for watcher in recipients {
             queueSignal(path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
-                        arguments, to: watcher, counted: droppable)
+                        [.string(kind), .vardict(data)], to: watcher, counted: admitted != nil)
         }
     }
 
