@@ -41,6 +41,10 @@ public enum LinkLayerChecks {
             expected.dataRange = (report.dataRange.lowerBound + offset)..<(report.dataRange.upperBound + offset)
             require(shifted == expected, "offset \(offset) or RSSI \(rssi) not applied as given")
         }
+        // 127 is HCI's "not available", for link-layer reports too.
+        _ = LinkLayerDecoder.decode(advertisingPDU: pdu, rssi: AdvertisingReport.rssiNotAvailable) { report in
+            require(report.rssi == nil, "RSSI 127 passed on as a reading")
+        }
     }
 
     /// The report sent again as a PDU (header, AdvA, AdvData, no trailing bytes) decodes to itself.
