@@ -4,9 +4,11 @@
 # corpus it grew and the crashes it found; exits non-zero if any target crashed, leaked, timed out
 # or ran out of memory. Crashing inputs are kept under WORK/crashes/<target>/.
 #
-# Usage: scripts/fuzz.sh [--seconds N] [--work-dir DIR] [target…]
+# Usage: scripts/fuzz.sh [--seconds N] [--work-dir DIR] [--coverage] [target…]
 #   --seconds N    time per target (default 20, the CI budget; by hand, e.g. --seconds 600)
 #   --work-dir DIR build, seeds, grown corpus and crashes (default .build-fuzz-run, outside git)
+#   --coverage     do not fuzz: replay seeds and grown corpus through a coverage build and print
+#                  line and branch coverage of Sources/BeaconKit/Decoding and Sources/Captures
 #   target         any of: hci ad linklayer capture btsnoop pcap pcapng hexlines (default: all)
 # Reproduce a crash: WORK/build/release/fuzz-<target> WORK/crashes/<target>/crash-…
 # docs/reliability.md describes the targets, their checks, and the figures of longer runs.
@@ -17,11 +19,13 @@ all_targets=(hci ad linklayer capture btsnoop pcap pcapng hexlines)
 seconds=20
 work=.build-fuzz-run
 targets=()
+coverage=false
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
         --work-dir) work="$2"; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --coverage) coverage=true; shift ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *)
             [[ " ${all_targets[*]} " == *" $1 "* ]] || { echo "fuzz.sh: unknown target $1; targets: ${all_targets[*]}" >&2; exit 2; }
@@ -31,6 +35,8 @@ done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds needs a positive whole number, got '$seconds'" >&2; exit 2; }
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
 
+count_files() { find "$1" -maxdepth 1 -type f 2>/dev/null | wc -l; }
+
 # Inputs larger than this are never generated: an HCI event is at most 258 bytes with its H4 byte,
 # an AD payload and a PDU less; captures get room for a few dozen records.
 max_len() {
@@ -39,6 +45,37 @@ max_len() {
         *) echo 4096 ;;
     esac
 }
+
+# Replays what fuzzing found through binaries built with coverage mapping (no ASan: only the
+# counters matter), so the figures say which lines of the decoders the inputs reach.
+if $coverage; then
+    echo "fuzz: building the targets with coverage mapping in $work/build-coverage"
+    "${SWIFT:-swift}" build --package-path Fuzzing --scratch-path "$work/build-coverage" -c release \
+        -Xswiftc -sanitize=fuzzer -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping >"$work/build-coverage.log" 2>&1 \
+        || { echo "fuzz: coverage build failed; see $work/build-coverage.log" >&2; exit 1; }
+    # The toolchain's own LLVM tools: a distribution's llvm-cov may not read this compiler's profiles.
+    toolchain_bin=$(dirname "$(readlink -f "$(command -v "${SWIFT:-swift}")")")
+    /usr/bin/python3 scripts/fuzz-seeds.py Tests/Fixtures/corpus "$work/seeds" >/dev/null
+    profiles="$work/coverage"
+    rm -rf "$profiles"
+    mkdir -p "$profiles"
+    objects=()
+    for target in "${targets[@]}"; do
+        binary="$work/build-coverage/release/fuzz-$target"
+        mkdir -p "$work/corpus/$target"
+        LLVM_PROFILE_FILE="$profiles/$target.profraw" "$binary" -runs=0 "$work/corpus/$target" "$work/seeds/$target" \
+            >"$profiles/$target.log" 2>&1 || { echo "fuzz: replay of $target failed; see $profiles/$target.log" >&2; exit 1; }
+        "$toolchain_bin/llvm-profdata" merge -sparse "$profiles/$target.profraw" -o "$profiles/$target.profdata"
+        echo "fuzz: fuzz-$target alone ($(count_files "$work/corpus/$target") corpus + $(count_files "$work/seeds/$target") seed inputs) covers, of all decoder and reader files:"
+        "$toolchain_bin/llvm-cov" report --show-branch-summary=false "$binary" -instr-profile="$profiles/$target.profdata" Sources/BeaconKit/Decoding Sources/Captures \
+            | awk 'NR > 2 && $1 != "" && $1 !~ /^-/' | sed 's/^/    /' | tail -1
+        objects+=(-object "$binary")
+    done
+    "$toolchain_bin/llvm-profdata" merge -sparse "$profiles"/*.profraw -o "$profiles/all.profdata"
+    echo "fuzz: coverage of all targets together, per file (regions, functions, lines):"
+    "$toolchain_bin/llvm-cov" report --show-branch-summary=false "${objects[@]:1}" -instr-profile="$profiles/all.profdata" Sources/BeaconKit/Decoding Sources/Captures
+    exit 0
+fi
 
 echo "fuzz: building the targets (release, -sanitize=fuzzer,address) in $work/build"
 build_start=$SECONDS
@@ -56,7 +93,6 @@ echo "fuzz: built in $((SECONDS - build_start)) s"
 # report (and, under ASan, one about its own memory reads).
 export SWIFT_BACKTRACE=enable=no
 
-count_files() { find "$1" -maxdepth 1 -type f 2>/dev/null | wc -l; }
 artifacts() { find "$1" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) 2>/dev/null | sort; }
 
 passed=0
