@@ -17,6 +17,7 @@ public enum CaptureChecks {
             return
         }
         require(!file.isEmpty, "an empty file parsed as a capture")
+        require(!capture.format.description.isEmpty, "a format without a name")
         checkFormat(capture, file)
         checkRecords(capture)
         checkDeterministic(capture, file)

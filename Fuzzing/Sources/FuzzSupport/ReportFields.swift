@@ -42,6 +42,8 @@ func checkReports(_ reports: [AdvertisingReport], in buffer: Span<UInt8>, minimu
         previousEnd = range.upperBound
         require(report.address.rawValue <= 0xFFFF_FFFF_FFFF, "address wider than 48 bits: \(report.address.rawValue)")
         require(report.rssi != AdvertisingReport.rssiNotAvailable, "RSSI 127 (not available) kept as a value")
+        let scanResponse = report.source == .extended ? report.eventType & 0x0008 != 0 : report.eventType == 4
+        require(report.isScanResponse == scanResponse, "\(report.source) event type \(report.eventType) scan response?")
         let expected = report.dataComplete ? IBeaconParser.parse(advertisingData: buffer.extracting(range)) : nil
         require(report.iBeacon == expected,
                 "report iBeacon \(String(describing: report.iBeacon)) but its data holds \(String(describing: expected))")
