@@ -27,4 +27,26 @@ struct FuzzFindingsTests {
         #expect(report.eventType == 0 && report.address == BluetoothAddress(rawValue: 0x00D2_784F_49A8))
         #expect(report.rssi == nil)
     }
+
+    /// Found from the fuzz runs' coverage (the branch no input reached): little-endian pcapng whose
+    /// first Interface Description Block is 12 bytes, too short for a link type, then an IDB for
+    /// LINKTYPE 201, then the same iBeacon event on interface 0 and on interface 1. Interface IDs
+    /// count description blocks, so the 201 interface is 1; the unreadable block used to be
+    /// dropped, which renumbered it 0 and read interface 0's packet with its link type.
+    static let shortInterfaceDescription = [UInt8](hex:
+        "0a0d0d0a1c0000004d3c2b1a01000000ffffffffffffffff1c000000010000000c0000000c0000000100000014000000"
+        + "c900000000000000140000000600000054000000000000000000000000000000310000003100000000000001043e2a02"
+        + "010001433ea2c96b6a1e02011a1aff4c000215e2c56db5dffb48d2b060d0f5a71096e000640000c5b300000054000000"
+        + "0600000054000000010000000000000000000000310000003100000000000001043e2a02010001433ea2c96b6a1e0201"
+        + "1a1aff4c000215e2c56db5dffb48d2b060d0f5a71096e000640000c5b300000054000000")
+
+    @Test func shortInterfaceDescriptionKeepsInterfaceNumbers() throws {
+        let capture = try Capture.parse(Self.shortInterfaceDescription, path: "short-interface-description")
+        #expect(capture.format == .pcapng)
+        // The packet on interface 1 is read; the one on the unreadable interface 0 is not.
+        #expect(capture.records.map(\.number) == [2])
+        #expect(capture.records.map(\.packet) == [.hciEvent])
+        #expect(capture.malformedRecords == 2)
+        #expect(capture.malformedDetails.last == "packet 1: interface 0's description block was too short to read")
+    }
 }
