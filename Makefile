@@ -42,8 +42,10 @@ build: deps
 run: build
 	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(RELEASE_BIN)/beaconctl" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"
 
-# Every test suite (unit and CLI tests run by swift test, then the packaging checks:
-# systemd-analyze verify, make install into a temporary root, the D-Bus policy on a real bus),
+# Every test suite (unit and CLI tests run by swift test, then 20 s of libFuzzer on each decoder
+# and capture reader (scripts/fuzz.sh, docs/reliability.md; about 3.5 min with its build), then the
+# packaging checks: systemd-analyze verify, make install into a temporary root, the D-Bus policy on
+# a real bus),
 # then the daemon's integration tests on a private bus (beacond and beaconctl are built by
 # `swift build --build-tests`, which builds every product), then the system test on the real
 # Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh). The soak test keeps the daemon under
@@ -51,6 +53,7 @@ run: build
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) scripts/fuzz.sh --seconds 20
 	Tests/System/packaging-test.sh
 	/usr/bin/python3 Tests/Integration/daemon_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/durability_test.py .build/debug/beacond .build/debug/beaconctl
@@ -118,4 +121,4 @@ uninstall:
 	@echo "make uninstall: kept $(DESTDIR)$(CONFDIR) and $(DESTDIR)/var/lib/beacond (remove them by hand to purge)"
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz-run

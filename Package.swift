@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "beaconctl", targets: ["beaconctl"]),
         .executable(name: "beacond-bench", targets: ["beacond-bench"]),
         .library(name: "BeaconKit", targets: ["BeaconKit"]),
+        // For the fuzz targets in Fuzz/, a separate package so their missing `main` never reaches this build.
+        .library(name: "Captures", targets: ["Captures"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

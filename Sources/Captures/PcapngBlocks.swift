@@ -16,6 +16,20 @@ struct PcapngInterface {
     var resolution: UInt8 = defaultResolution
     /// `if_tsoffset`: seconds to add to every timestamp.
     var offsetSeconds: Int64 = 0
+    /// False for `undescribed`.
+    var readable = true
+
+    /// Stands in for a description block too short to read: interface IDs count description
+    /// blocks, so later interfaces keep their numbers, and this one's packets are not read with
+    /// another interface's link type (found from the fuzz runs' coverage, docs/reliability.md).
+    static let undescribed = PcapngInterface()
+
+    private init() {
+        linkType = 0
+        encoding = nil
+        snapLength = 0
+        readable = false
+    }
 
     /// Body: link type (2), reserved (2), snapshot length (4), options.
     init?(_ bytes: Span<UInt8>, body: Range<Int>, order: ByteOrder) {

@@ -68,6 +68,7 @@ enum PcapngReader {
             case interfaceDescriptionType:
                 guard let interface = PcapngInterface(bytes, body: body, order: section.order) else {
                     builder.reject(label, "interface description block too short")
+                    section.interfaces.append(.undescribed)
                     continue
                 }
                 section.interfaces.append(interface)
@@ -124,6 +125,10 @@ enum PcapngReader {
                 return
             }
             let interface = section.interfaces[interfaceID]
+            guard interface.readable else {
+                builder.reject(label, "interface \(interfaceID)'s description block was too short to read")
+                return
+            }
             guard data.count <= originalLength else {
                 builder.reject(label, "captured length \(data.count) exceeds original length \(originalLength)")
                 return

@@ -6,8 +6,10 @@ public enum LinkLayerDecoder {
     public static let advertisingAccessAddress: UInt32 = 0x8E89_BED6
 
     /// `pdu` starts at the PDU header (no access address, no CRC). `rssi` comes from the capture's
-    /// pseudo-header when it has one. PDU types map to the legacy HCI event types so reports
-    /// from every source look alike.
+    /// pseudo-header when it has one; 127 becomes `nil`, as in HCI reports: no receiver measures
+    /// +127 dBm, and ranging must not take it for a beacon at arm's length (found by fuzzing,
+    /// docs/reliability.md). PDU types map to the legacy HCI event types so reports from every
+    /// source look alike.
     @inlinable
     public static func decode(advertisingPDU pdu: Span<UInt8>, offset: Int = 0, rssi: Int8?,
                               _ body: (AdvertisingReport) -> Void) -> DecodeOutcome {
@@ -31,7 +33,7 @@ public enum LinkLayerDecoder {
             eventType: eventType,
             addressType: (header >> 6) & 0x1,
             address: BluetoothAddress(littleEndianBytes: pdu, at: 2),
-            rssi: rssi,
+            rssi: rssi == AdvertisingReport.rssiNotAvailable ? nil : rssi,
             dataRange: (offset + dataStart)..<(offset + dataEnd),
             dataComplete: true,
             iBeacon: IBeaconParser.parse(advertisingData: pdu.extracting(dataStart..<dataEnd))))

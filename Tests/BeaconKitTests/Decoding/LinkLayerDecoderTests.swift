@@ -85,4 +85,18 @@ struct LinkLayerDecoderTests {
         #expect(result.outcome == .advertising(reports: 1, malformedReports: 0))
         #expect(result.reports.first?.dataRange == 8..<11)
     }
+
+    /// 127 is "not available" for link-layer reports too, as HCI defines it: no receiver measures
+    /// +127 dBm. Found by fuzz-pcap (docs/reliability.md); the PDU is the one it found, a 37-byte
+    /// ADV_IND from a pseudo-header whose signal power was 0x7F and marked valid.
+    @Test func rssi127IsNotAvailable() throws {
+        let pdu = DecodingVectorCorpus.bytes(hex: "4025a8494f78d200d6be898e40198dc2100640000000000200d6be898e4019c2000200d6be898e4019c2")
+        let found = DecodingHarness.linkLayer(try #require(pdu), rssi: 127)
+        #expect(found.outcome == .advertising(reports: 1, malformedReports: 0))
+        #expect(found.reports.map(\.rssi) == [nil])
+        // Every other value is a reading, passed on as is.
+        for rssi: Int8 in [-128, -60, 0, 20, 126] {
+            #expect(DecodingHarness.linkLayer(Self.pdu(header: 0x40, data: Builder.flags), rssi: rssi).reports.map(\.rssi) == [rssi])
+        }
+    }
 }
