@@ -170,12 +170,23 @@ def test_queue_order_bound(suite):
     world.daemon.kill()
     world.start_daemon()
     check(queued_count(world) == 3, "after kill -9 the queue holds %d events, not 3" % queued_count(world))
-    again = world.client(DEMO, interface=LOCATION_MANAGER)
+    # Two registrations of the app back to back, in one loop turn of the daemon: the queue goes to one of them,
+    # once (the first), never to both.
+    again = world.client(DEMO, interface=LOCATION_MANAGER, register=False)
+    paths = []
+    for _ in range(2):
+        again.bus.call_async("org.beacond", MANAGER_PATH, MANAGER, "RegisterClient", "s", [DEMO],
+                             lambda path: paths.append(str(path)), lambda error: paths.append(error))
+    check(pump_until(lambda: len(paths) == 2, 5), "the two RegisterClient calls were not answered: %r" % paths)
+    check(all(isinstance(path, str) for path in paths), "a RegisterClient failed: %r" % paths)
+    again.path = min(paths, key=lambda path: int(path.rsplit("/", 1)[1]))
     again.wait("DidExitRegion")
     check(pump_until(lambda: len([s for s in again.collector.signals
                                   if s.member in ("DidEnterRegion", "DidExitRegion")]) >= 3, 5), "fewer than 3 events")
     pump_for(0.5)
     events = [s for s in again.collector.signals if s.member in ("DidEnterRegion", "DidExitRegion")]
+    check(len(events) == 3 and all(s.path == again.path for s in events),
+          "the queue went out %d times over the two registrations: %r" % (len(events), [(s.member, s.path) for s in events]))
     check([s.member for s in events] == ["DidExitRegion", "DidEnterRegion", "DidExitRegion"],
           "delivered: %r" % [s.member for s in events])
     infos = [event_info(s) for s in events]
@@ -554,6 +565,28 @@ def test_slow_client(suite):
     world.alive()
 
 
+# MARK: 11. exit_timeout changed while blind
+
+def test_reload_while_blind(suite):
+    """beacond restarts with a region that was inside, and its scanner cannot start (blind: the fifo's directory is
+    gone). A SIGHUP then changes exit_timeout, which rebuilds the engine. Expect the region to stay unknown with no
+    DidExitRegion queued, 3 s past the new exit_timeout: time blind is not absence."""
+    world, demo, feeder = entered_lobby(suite)
+    world.daemon.kill()
+    demo.close()
+    feeder.stop()
+    world.start_daemon(scanner="fifo:" + os.path.join(world.directory, "missing", "fifo"))
+    check(pump_until(lambda: str(world.admin.status().get("ScannerState", "")).startswith("failed"), 5),
+          "the scanner did not fail: %s" % world.admin.status().get("ScannerState"))
+    world.write_settings("[monitoring]\nexit_timeout = 1\n")
+    os.kill(world.daemon.pid, signal.SIGHUP)
+    check(pump_until(lambda: "exit timeout is now" in world.daemon.stderr(), 5), "the new exit_timeout was not applied")
+    pump_for(3.0)
+    check(queued_count(world) == 0, "%d events queued while blind (a false exit)" % queued_count(world))
+    check(region_state(world, "lobby") == "unknown", "lobby is %s while blind" % region_state(world, "lobby"))
+    world.alive()
+
+
 TESTS = [
     ("1 restart with the beacon present: no new entry", test_restart_beacon_present),
     ("2 restart after the beacon left: exactly one exit, delivered late", test_restart_beacon_left),
@@ -565,6 +598,7 @@ TESTS = [
     ("8 the bus restarting", test_bus_restart),
     ("9 a corrupt state database is moved aside", test_corrupt_database),
     ("10 a client that never reads does not stall beacond", test_slow_client),
+    ("11 exit_timeout changed by SIGHUP while blind: no false exit", test_reload_while_blind),
 ]
 
 if __name__ == "__main__":

@@ -132,8 +132,14 @@ extension BeaconDaemon {
         pipeline.advance(to: clock(), into: &events)
         route(events)
         let saved = pipeline.monitor.regions
+        let blind = pipeline.monitor.isDetectionSuspended
         var fresh = Self.makePipeline(configuration)
         for (key, region) in saved { fresh.monitor.restore(region, for: key, at: clock()) }
+        if blind {
+            // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out.
+            var unknown: [MonitoringEvent<EngineKey>] = []
+            fresh.monitor.suspendDetection(at: clock(), into: &unknown)
+        }
         pipeline = fresh
         var restarted: [EngineEvent] = []
         for number in sessions.keys.sorted() {

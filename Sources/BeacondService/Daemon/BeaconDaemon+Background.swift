@@ -67,16 +67,24 @@ extension BeaconDaemon {
             logger.error("cannot read the events queued for \(session.appID): \(error)", metadata: metadata(session))
             return
         }
-        guard !queued.events.isEmpty || queued.dropped > 0 else { return }
+        let events = queued.events.filter { !sentQueuedEvents.contains($0.id) }
+        guard !events.isEmpty else {
+            if queued.dropped > 0 {
+                // Kept: the count goes with the next event the app gets.
+                logger.notice("\(queued.dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
+                              metadata: metadata(session))
+            }
+            return
+        }
         guard effectiveStatus(session.appID).allowsMonitoring else {
             // Events of a time the app was Always are not handed to it once it no longer is.
             logger.notice("\(queued.events.count) queued events of \(session.appID) discarded: it is \(effectiveStatus(session.appID).rawValue) now",
                           metadata: metadata(session))
-            saveLater(.removeQueuedEvents(appID: session.appID, ids: queued.events.map(\.id)))
+            saveLater(.removeQueuedEvents(appID: session.appID, ids: events.map(\.id)))
             return
         }
         var dropped = queued.dropped
-        for event in queued.events {
+        for event in events {
             let member = event.kind == .didEnterRegion ? BeacondMember.didEnterRegion : BeacondMember.didExitRegion
             signalClient(session, member, [BeaconDictionaries.dictionary(event.region),
                                            eventInfo(at: event.timestamp, late: true, dropped: dropped)])
@@ -87,9 +95,10 @@ extension BeaconDaemon {
             logger.notice("\(queued.dropped) queued events of \(session.appID) were dropped before delivery (more than queue_limit = \(limit), or older than queue_ttl)",
                           metadata: metadata(session))
         }
-        logger.info("delivered \(queued.events.count) queued region events to \(session.path) (\(session.appID))",
+        logger.info("delivered \(events.count) queued region events to \(session.path) (\(session.appID))",
                     metadata: metadata(session))
-        changesAfterSend.append(.removeQueuedEvents(appID: session.appID, ids: queued.events.map(\.id)))
+        sentQueuedEvents.formUnion(events.map(\.id))
+        changesAfterSend.append(.removeQueuedEvents(appID: session.appID, ids: events.map(\.id)))
         scheduleFlush()
     }
 }

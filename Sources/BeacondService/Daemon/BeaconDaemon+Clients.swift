@@ -85,6 +85,10 @@ extension BeaconDaemon {
         guard !detached.isEmpty, var session = sessions[number] else { return }
         var events: [EngineEvent] = []
         pipeline.advance(to: clock(), into: &events)
+        // What fell due before the takeover belongs to the old (detached) sessions: routed now, while they
+        // exist, it is queued for the app and handed to the new client with the rest of its queue.
+        route(events)
+        events.removeAll()
         var scratch: [MonitoringEvent<EngineKey>] = []
         for old in detached {
             for region in old.orderedRegions {

@@ -32,6 +32,9 @@ extension BeaconDaemon {
         case .send:
             return true
         case .drop(let first):
+            // A peer whose last ping failed is pinged again only by a flush: make sure one comes, or a peer that
+            // reads again after a long stop would never be found to have caught up.
+            if flow.peers[peer]?.pingMark == nil { scheduleFlush() }
             if first {
                 let unread = flow.peers[peer]?.unread ?? 0
                 logger.warning("\(peer) is not reading its messages (\(unread / 1024) KiB unread): \(what) and other ranging signals to it are dropped until it catches up, so it cannot stall beacond for other clients")

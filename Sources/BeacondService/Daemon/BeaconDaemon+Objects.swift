@@ -7,9 +7,11 @@ import DBus
 extension BeaconDaemon {
     typealias Handler = @Sendable (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
 
-    /// A method whose handler runs isolated to the daemon.
+    /// A method whose handler runs isolated to the daemon. `reportsStateNotSaved: false` for a call whose saved
+    /// changes are side effects (RegisterClient's takeover of detached regions): failing it would leave a client
+    /// the caller never heard of; the failure is logged and shown in status instead.
     nonisolated func method(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-                            _ body: @escaping Handler) -> DBusMethod {
+                            reportsStateNotSaved: Bool = true, _ body: @escaping Handler) -> DBusMethod {
         DBusMethod(name, in: inArguments, out: outArguments) { call throws(DBusCallError) in
             try self.assumeIsolated { daemon in
                 Result { () throws(DBusCallError) in
@@ -22,7 +24,7 @@ extension BeaconDaemon {
                         daemon.commitState()
                         throw error
                     }
-                    try daemon.commitAfterCall(changesBefore: changesBefore)
+                    try daemon.commitAfterCall(changesBefore: reportsStateNotSaved ? changesBefore : daemon.stateChangeCount)
                     return reply
                 }
             }.get()
@@ -48,7 +50,8 @@ extension BeaconDaemon {
     func managerObject() -> DBusObject {
         let region = DBusArgument("region", "a{sv}")
         let manager = DBusInterface(BeacondInterface.manager, methods: [
-            method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")]) {
+            method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")],
+                   reportsStateNotSaved: false) {
                 daemon, call throws(DBusCallError) in try daemon.registerClient(call)
             },
         ], properties: [

@@ -26,10 +26,10 @@ extension BeaconDaemon {
         scheduleFlush()
     }
 
-    /// The region's state is saved at the next commit.
+    /// The region's state is saved at the next commit. (Not counted in `stateChangeCount`: a state the engine
+    /// re-determined is not a change a method call asked for, so it never fails one.)
     func markRegionChanged(_ key: EngineKey) {
         guard case .region = key else { return }
-        stateChangeCount &+= 1
         if changedRegions.insert(key).inserted { scheduleFlush() }
     }
 
@@ -37,16 +37,23 @@ extension BeaconDaemon {
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
     func commitState(_ durability: StateDurability = .processCrash) -> StateStoreError? {
+        // Region states are taken as they are now, after the structural changes; they stay marked until a commit
+        // succeeds, so an outage keeps one entry per region, not one per attempt.
+        var updates: [StateChange] = []
         for key in changedRegions {
             guard case .region(let client, let identifier) = key,
                   let monitored = pipeline.monitor.monitoredRegion(for: key) else { continue }
-            stateChanges.append(.updateRegionState(client: client, identifier: identifier, monitored))
+            updates.append(.updateRegionState(client: client, identifier: identifier, monitored))
         }
-        changedRegions.removeAll()
-        guard !stateChanges.isEmpty else { return nil }
+        guard !stateChanges.isEmpty || !updates.isEmpty else {
+            changedRegions.removeAll()
+            return nil
+        }
         do {
-            try store.apply(stateChanges, durability: durability)
+            try store.apply(stateChanges + updates, durability: durability)
             stateChanges.removeAll()
+            changedRegions.removeAll()
+            if changesAfterSend.isEmpty { sentQueuedEvents.removeAll() }
             if let failure = stateFailure {
                 logger.notice("the state database is writable again; \(failure.pending) changes kept since the failure are saved")
                 stateFailure = nil

@@ -77,6 +77,9 @@ public actor BeaconDaemon {
     var stateChangeCount = 0
     /// Changes to commit once the signals now in the outbox are sent (delivered queued events).
     var changesAfterSend: [StateChange] = []
+    /// Queued events sent to a client whose removal from the database is not committed yet: never sent twice
+    /// (a second registration in the same loop turn, or while the database cannot be written).
+    var sentQueuedEvents: Set<Int64> = []
     /// Set while the state database cannot be written: why, and how many changes wait.
     var stateFailure: (reason: String, pending: Int)?
     /// The timer that saves last-seen times while sightings arrive.
@@ -285,7 +288,6 @@ public actor BeaconDaemon {
                 logger.error("could not send \(signal.interface).\(signal.member): \(error)")
             }
         }
-        if !changesAfterSend.isEmpty { connection?.flush() }
         pingPeers()
     }
 
@@ -313,15 +315,19 @@ public actor BeaconDaemon {
                     [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
     }
 
-    /// `Admin1.Event` to every watcher, or for a droppable event (ranging) to the watchers `admitted` by flow control.
+    /// `Admin1.Event` to every watcher that reads (flow control: events are for watching, and a stopped
+    /// `beaconctl events` must not stall the daemon), or to the watchers `admitted` for a ranging event.
     func adminEvent(_ kind: String, _ data: [String: DBusValue], admitted: [String]? = nil) {
-        let recipients = admitted ?? watchers.sorted()
+        guard !watchers.isEmpty else { return }
+        let recipients = admitted ?? watchers.sorted().filter {
+            admitDroppable(to: $0, bytes: Self.smallSignalBytes, what: "Admin1.Event(\(kind))")
+        }
         guard !recipients.isEmpty else { return }
         var data = data
         data[BeacondEventKey.timestamp] = .uint64(UInt64(clamping: clock().microsecondsSinceEpoch))
         for watcher in recipients {
             queueSignal(path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
-                        [.string(kind), .vardict(data)], to: watcher, counted: admitted != nil)
+                        [.string(kind), .vardict(data)], to: watcher, counted: true)
         }
     }
 
