@@ -419,21 +419,25 @@ EOF
     # The daemon pings its clients (flow control): user beacond may send Peer.Ping to a client's
     # connection, which the default policy's deny send_type="method_call" would otherwise stop.
     ping_a_client() {
-        coproc LISTENER {
-            exec setpriv --reuid=beacond-test --regid="$(id -g beacond-test)" --init-groups --reset-env -- \
-                /usr/bin/python3 -u -c 'import sys, dbus, dbus.mainloop.glib
+        # Not a coproc: the stand-in daemon above is one, and bash runs one at a time.
+        local out=$work/listener.out name= got tries
+        setpriv --reuid=beacond-test --regid="$(id -g beacond-test)" --init-groups --reset-env -- \
+            /usr/bin/python3 -u -c 'import sys, dbus, dbus.mainloop.glib
 from gi.repository import GLib
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(sys.argv[1])
 print(bus.get_unique_name())
-GLib.MainLoop().run()' "$address" 2>&1
-        }
-        local listener=$LISTENER_PID name= got
-        read -r -t 30 -u "${LISTENER[0]}" name
+GLib.MainLoop().run()' "$address" >"$out" 2>&1 &
+        local listener=$!
+        for tries in $(seq 1 60); do
+            name=$(head -n 1 "$out" 2>/dev/null)
+            [[ $name == :* ]] && break
+            sleep 0.5
+        done
         got=$(as beacond /usr/bin/python3 "$py/call.py" "$address" "$name" / org.freedesktop.DBus.Peer Ping 2>&1)
         kill "$listener" 2>/dev/null
         wait "$listener" 2>/dev/null
-        [[ $got == ok* ]] || { detail="beacond pinging $name (a beacond-test connection) got: $got"; return 1; }
+        [[ $got == ok* ]] || { detail="beacond pinging ${name:-?} (a beacond-test connection) got: $got"; return 1; }
     }
     check "user beacond may Peer.Ping a client's connection" ping_a_client
     check "unprivileged: Properties.Get answers" \
