@@ -7,7 +7,12 @@ import Foundation
 public func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
                     file: StaticString = #fileID, line: UInt = #line) {
     guard !condition() else { return }
-    FileHandle.standardError.write(Data("invariant broken (\(file):\(line)): \(message())\n".utf8))
+    failCheck(message(), file: file, line: line)
+}
+
+/// Reports a broken invariant and aborts, so libFuzzer keeps the input.
+public func failCheck(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
+    FileHandle.standardError.write(Data("invariant broken (\(file):\(line)): \(message)\n".utf8))
     abort()
 }
 

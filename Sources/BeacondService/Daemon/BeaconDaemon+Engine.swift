@@ -92,13 +92,15 @@ extension BeaconDaemon {
         guard case .ranging(let client, _) = result.key, let session = sessions[client], session.rangingActive else { return }
         // The next cycle replaces this one: a peer that is not reading misses it rather than stall beacond.
         // Admission comes first, so a result nobody gets is never built (10,000 beacons take ~100 ms).
-        let bytes = Self.signalBytes([]) + Self.constraintBytes + result.beacons.count * Self.beaconBytes
+        // Every beacon dictionary has the same keys and nearly the same size: one built weighs them all.
+        let constraint = BeaconDictionaries.dictionary(result.constraint)
+        let perBeacon = result.beacons.first.map { BeaconDictionaries.dictionary($0).marshalledSizeEstimate } ?? 0
+        let bytes = Self.signalBytes([constraint]) + result.beacons.count * perBeacon
         let what = "DidRangeBeacons of \(session.path) (\(session.appID))"
         let toClient = session.sender.map { admitDroppable(to: $0, bytes: bytes, what: what) } ?? false
         let toWatchers = watchers.sorted().filter { admitDroppable(to: $0, bytes: bytes, what: "Admin1.Event(\(what))") }
         guard toClient || !toWatchers.isEmpty else { return }
         let beacons = BeaconDictionaries.array(result.beacons.map(BeaconDictionaries.dictionary))
-        let constraint = BeaconDictionaries.dictionary(result.constraint)
         if toClient, let sender = session.sender {
             queueSignal(path: session.path, interface: BeacondInterface.locationManager,
                         member: BeacondMember.didRangeBeacons, [beacons, constraint], to: sender, counted: true)

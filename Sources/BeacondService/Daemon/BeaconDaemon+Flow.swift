@@ -16,11 +16,6 @@ extension BeaconDaemon {
         "org.freedesktop.DBus.Error.NoMemory",
     ]
 
-    /// Generous sizes of a beacon dictionary (8 entries: about 300 bytes marshalled) and a constraint
-    /// dictionary, to weigh a ranging result before it is built.
-    static let beaconBytes = 400
-    static let constraintBytes = 200
-
     static func signalBytes(_ arguments: [DBusValue]) -> Int {
         // The header (path, interface, member, destination, signature) is under 256 bytes.
         arguments.reduce(256) { $0 + $1.marshalledSizeEstimate }

@@ -33,7 +33,7 @@ struct AuthListCommand: ParsableCommand {
             From org.beacond.Admin1.GetStatus (Apps and PendingRequests).
 
             --json prints {"Apps": [{"AppId", "AuthorizationStatus", "PendingRequest", "DeclarationFile", \
-            "Users"}], "PendingRequests": [{"AppId", "Request", "AuthorizationStatus", "UsageDescription"}]}.
+            "Users", "QueuedEvents"}], "PendingRequests": [{"AppId", "Request", "AuthorizationStatus", "UsageDescription"}]}.
 
             Example: beaconctl auth list --json | jq '.PendingRequests[].AppId'
 

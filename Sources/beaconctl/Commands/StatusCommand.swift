@@ -15,7 +15,7 @@ struct StatusCommand: ParsableCommand {
 
             --json prints GetStatus's dictionary as one JSON object with the API's keys: Version, \
             LocationServicesEnabled, Scanning, Scanner, ScannerState, Adapters, Prompt, Clients, Regions, \
-            PendingRequests, Apps, ConfigDirectory, StateDirectory, Warnings, StartedAt (+ StartedAtISO8601).
+            PendingRequests, Apps, ConfigDirectory, StateDirectory, StateError, Warnings, StartedAt (+ StartedAtISO8601).
 
             Example: beaconctl status --json | jq '.Regions[] | {Identifier, State}'
 

@@ -1,0 +1,89 @@
+public import BeaconKit
+import GRDB
+
+/// One change to the durable state. The daemon gathers the changes one operation makes (a StartMonitoring, a
+/// sighting that entered two regions) and commits them in one transaction before any signal about them leaves,
+/// so what a client was told is on disk first.
+public enum StateChange: Sendable, Hashable {
+    /// Inserts or replaces a region with its state.
+    case saveRegion(StoredRegion)
+    /// A region's state, last determination and last sighting (the region row must exist; a missing one is
+    /// left missing: the region was removed in the same batch).
+    case updateRegionState(client: Int, identifier: String, MonitoredRegion)
+    case removeRegion(client: Int, identifier: String)
+    /// Every region of a client.
+    case removeClient(Int)
+    /// Queues an event for an app whose client is gone, dropping the app's oldest beyond `limit`.
+    case queueEvent(QueuedRegionEvent, limit: Int)
+    /// Forgets queued events that were delivered (by id).
+    case removeQueuedEvents(appID: String, ids: [Int64])
+}
+
+/// How far a commit must get before it returns.
+public enum StateDurability: Sendable {
+    /// fsynced (`synchronous = FULL`): survives power loss. For what a caller was told in a method reply.
+    case powerLoss
+    /// Written to the file (`synchronous = NORMAL`, WAL): survives the daemon being killed or crashing at any
+    /// moment, not a power cut before the kernel writes it back or the next fsynced commit. For what sightings
+    /// change, so a region event does not wait for the disk (an fsync costs milliseconds, more on SD cards).
+    case processCrash
+}
+
+extension StateStore {
+    /// Commits `changes` in one transaction (nothing of them is applied if it fails), as durable as asked.
+    public func apply(_ changes: [StateChange], durability: StateDurability = .powerLoss) throws(StateStoreError) {
+        guard !changes.isEmpty else { return }
+        do {
+            try database.writeWithoutTransaction { db in
+                // Per commit: the level is the connection's, and a FULL commit also syncs every NORMAL one before it.
+                try db.execute(sql: durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                try db.inTransaction {
+                    for change in changes { try Self.apply(change, in: db) }
+                    return .commit
+                }
+            }
+        } catch {
+            throw Self.storeError(error, file: file, doing: "save monitored regions and queued events")
+        }
+    }
+
+    private static func apply(_ change: StateChange, in db: Database) throws {
+        switch change {
+        case .saveRegion(let stored):
+            let region = stored.monitored.region
+            try db.execute(sql: """
+                INSERT INTO monitored_region (client, app_id, identifier, uuid, major, minor,
+                    notify_on_entry, notify_on_exit, state, last_determined_state, last_seen_us)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (client, identifier) DO UPDATE SET
+                    app_id = excluded.app_id, uuid = excluded.uuid,
+                    major = excluded.major, minor = excluded.minor, notify_on_entry = excluded.notify_on_entry,
+                    notify_on_exit = excluded.notify_on_exit, state = excluded.state,
+                    last_determined_state = excluded.last_determined_state, last_seen_us = excluded.last_seen_us
+                """, arguments: [stored.client, stored.appID, region.identifier,
+                                 region.constraint.uuid.uuidString, region.constraint.major.map { Int($0) },
+                                 region.constraint.minor.map { Int($0) }, region.notifyOnEntry, region.notifyOnExit,
+                                 stored.monitored.state.rawValue, stored.monitored.lastDeterminedState.rawValue,
+                                 stored.monitored.lastSeen?.microsecondsSinceEpoch])
+        case .updateRegionState(let client, let identifier, let monitored):
+            try db.execute(sql: """
+                UPDATE monitored_region SET state = ?, last_determined_state = ?, last_seen_us = ?
+                WHERE client = ? AND identifier = ?
+                """, arguments: [monitored.state.rawValue, monitored.lastDeterminedState.rawValue,
+                                 monitored.lastSeen?.microsecondsSinceEpoch, client, identifier])
+        case .removeRegion(let client, let identifier):
+            try db.execute(sql: "DELETE FROM monitored_region WHERE client = ? AND identifier = ?",
+                           arguments: [client, identifier])
+        case .removeClient(let client):
+            try db.execute(sql: "DELETE FROM monitored_region WHERE client = ?", arguments: [client])
+        case .queueEvent(let event, let limit):
+            try queue(event, limit: limit, in: db)
+        case .removeQueuedEvents(let appID, let ids):
+            for id in ids {
+                try db.execute(sql: "DELETE FROM queued_event WHERE id = ? AND app_id = ?", arguments: [id, appID])
+            }
+            try db.execute(sql: "DELETE FROM queued_event_drop WHERE app_id = ?", arguments: [appID])
+        }
+    }
+}
