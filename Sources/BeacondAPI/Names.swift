@@ -66,6 +66,11 @@ public enum BeacondStatusKey {
     public static let stateDirectory = "StateDirectory"         // s
     public static let stateError = "StateError"                 // s: "" or why the state database cannot be written now
     public static let warnings = "Warnings"                     // as: configuration warnings in force
+    public static let configurationError = "ConfigurationError" // s: "" or why the files on disk were rejected at the
+                                                                //    last reload (file:line: problem); the previous
+                                                                //    configuration stays in force
+    public static let locationServicesConfigured = "LocationServicesConfigured" // b: location_services in beacond.toml
+    public static let locationServicesSwitch = "LocationServicesSwitch" // b: the administrator's switch (beaconctl services)
     public static let startedAt = "StartedAt"                   // t: µs since the Unix epoch
 }
 

@@ -56,6 +56,9 @@ extension BeaconDaemon {
             BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
             BeacondStatusKey.stateError: .string(stateFailure?.reason ?? ""),
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
+            BeacondStatusKey.configurationError: .string(rejectedConfiguration ?? ""),
+            BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
+            BeacondStatusKey.locationServicesSwitch: .boolean(servicesSwitch),
             BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
         ])
     }
@@ -99,10 +102,12 @@ extension BeaconDaemon {
             loaded = try ConfigurationLoader.load(directory: options.configDirectory)
         } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
+            rejectedConfiguration = "\(error)"
             adminEvent(BeacondEventKind.configurationRejected, [BeacondEventKey.error: .string("\(error)")])
             return
         }
         var new = loaded
+        rejectedConfiguration = nil
         if let scanner = options.scanner { new.scanner = scanner }
         for warning in new.warnings { logger.warning("\(warning)") }
         let old = configuration

@@ -44,6 +44,9 @@ public actor BeaconDaemon {
     var records: [String: AuthorizationRecord] = [:]
     /// `beaconctl services off`: the administrator's switch, on top of `location_services` in beacond.toml.
     var servicesSwitch = true
+    /// Why the files on disk were rejected at the last reload (the previous configuration stays in force); nil
+    /// once a reload succeeds.
+    var rejectedConfiguration: String?
 
     var connection: DBusConnection?
     var server: DBusObjectServer?
