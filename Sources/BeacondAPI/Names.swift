@@ -25,6 +25,9 @@ public enum BeacondErrorName: String, CaseIterable, Sendable {
     case invalidArguments = "org.beacond.Error.InvalidArguments"
     /// The change took effect but the state database could not be written (disk full, read-only).
     case stateNotSaved = "org.beacond.Error.StateNotSaved"
+    /// In `MonitoringDidFail` only: a region of the app with the same identifier replaced this one when the app's
+    /// client took over the regions of its disconnected clients.
+    case regionReplaced = "org.beacond.Error.RegionReplaced"
 }
 
 /// Keys of region, constraint and beacon dictionaries (`a{sv}`).

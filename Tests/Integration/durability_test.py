@@ -114,21 +114,64 @@ def test_restart_beacon_present(suite):
 
 # MARK: 2. restart after the beacon left
 
-def test_restart_beacon_left(suite):
-    """kill -9 while inside; the beacon stops while beacond is down; beacond restarts with nobody connected.
-    Expect exactly one DidExitRegion, exit_timeout after scanning resumed (never right at start), queued for
-    the app; its next client gets it late, with the exit's original time; no entry at any point."""
-    world, demo, feeder = entered_lobby(suite)
+def saved_region(world, identifier):
+    """The region's row in the state database (state, last_determined_state, last_seen_us), read with sqlite3."""
+    import sqlite3
+    with sqlite3.connect("file:%s?mode=ro" % os.path.join(world.state_dir, "state.sqlite"), uri=True) as db:
+        return db.execute("SELECT state, last_determined_state, last_seen_us FROM monitored_region "
+                          "WHERE identifier = ?", (identifier,)).fetchone()
+
+
+def inside_then_gone_while_down(suite):
+    """Demo (Always) monitors `lobby` (UUID+major+minor, exit_timeout = 3) and hears its beacon for 14 s: beacond's
+    periodic save of last-seen times (every 10 s) has run, and the beacon went on for more than exit_timeout
+    after it, so at the restart the saved last sighting + exit_timeout is already past (the case that lost the
+    exit). The beacon stops, beacond is killed with SIGKILL 1 s later and started again on the same state
+    directory but on a NEW fifo, so no sighting can reach the restarted daemon: lines written to the old fifo
+    have no reader, and nobody writes to the new one. Returns (world, killed, restarted)."""
+    world = suite.world(settings="[monitoring]\nexit_timeout = 3\n")
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1, Minor=2)
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    feeder.start(interval=0.2, beacon_uuid=DEMO_UUID, major=1, minor=2)
+    demo.wait("DidEnterRegion")
+    pump_for(14.0)
+    feeder.stop()
+    written = feeder.written
+    last_sighting = time.time()
+    pump_for(1.0)
     killed = time.time()
     world.daemon.kill()
     demo.close()
-    feeder.stop()
-    pump_for(0.5)
-    world.start_daemon()
+    row = saved_region(world, "lobby")
+    check(row is not None and row[0] == "inside" and row[1] == "inside",
+          "the database does not hold lobby inside at the kill: %r" % (row,))
+    check(row[2] is not None and row[2] / 1e6 < last_sighting - 0.5,
+          "the saved last sighting is not older than the last real one (%r), so this does not test the stale case"
+          % (row,))
+    world.start_daemon(scanner="fifo:" + os.path.join(world.directory, "fifo-after-restart"))
     restarted = time.time()
+    check(row[2] / 1e6 + 3 < restarted, "the saved last sighting + exit_timeout (%.2f) is not past at the restart "
+          "(%.2f), so this does not test the stale case" % (row[2] / 1e6 + 3, restarted))
+    check(feeder.written == written, "the feeder wrote after it was stopped")
     check(region_state(world, "lobby") == "unknown", "lobby is %s right after restart" % region_state(world, "lobby"))
-    check(pump_until(lambda: queued_count(world) == 1, 8), "no exit queued for the app (queued: %d)" % queued_count(world))
-    pump_for(2.5)
+    return world, killed, restarted
+
+
+def test_restart_beacon_left(suite):
+    """The beacon stops while beacond is down (see `inside_then_gone_while_down`: no sighting can reach the
+    restarted daemon) and no client comes back until after the exit is due. Expect exactly one DidExitRegion,
+    exit_timeout after scanning resumed (not before: the downtime is blind time), queued for the app; its next
+    client gets it late, with the exit's original time; no entry at any point."""
+    world, killed, restarted = inside_then_gone_while_down(suite)
+    check(pump_until(lambda: queued_count(world) == 1, 8), "no exit queued for the app (queued: %d, lobby %s)"
+          % (queued_count(world), region_state(world, "lobby")))
+    queued_at = time.time()
+    check(queued_at >= restarted + 2.5, "the exit came %.2f s after the restart, before exit_timeout of scanning"
+          % (queued_at - restarted))
+    pump_for(2.0)
     check(queued_count(world) == 1, "more than one event queued: %d" % queued_count(world))
     check(region_state(world, "lobby") == "outside", "lobby is %s" % region_state(world, "lobby"))
 
@@ -139,12 +182,36 @@ def test_restart_beacon_left(suite):
     info = event_info(exited)
     check(info.get("Late") is True, "the queued exit is not marked late: %r" % info)
     when = info.get("Timestamp", 0) / 1e6
-    check(restarted + 1.5 <= when <= registered, "the exit happened at %.2f, restart %.2f, register %.2f"
+    check(restarted + 2.5 <= when <= registered, "the exit happened at %.2f, restart %.2f, register %.2f"
           % (when, restarted, registered))
-    check(when - killed >= 2, "the exit came %.2f s after the last sighting (exit_timeout = 2)" % (when - killed))
-    again.collector.expect_none(2.5, "DidExitRegion", what="a second DidExitRegion")
+    check(when - killed >= 3, "the exit came %.2f s after the kill (exit_timeout = 3)" % (when - killed))
+    again.collector.expect_none(2.0, "DidExitRegion", what="a second DidExitRegion")
     check(not again.collector.since(0, "DidEnterRegion"), "an entry arrived")
     check(queued_count(world) == 0, "the delivered event is still queued")
+    world.alive()
+
+
+def test_restart_beacon_left_client_back_early(suite):
+    """As test 2, but the app's next client registers 1 s after the restart, before the exit is due, and adds
+    the identical region again as apps do at launch. Expect exactly one DidExitRegion, live (not late), still
+    exit_timeout after scanning resumed: taking the region over must not give it a fresh exit timer; nothing
+    queued; no entry."""
+    world, killed, restarted = inside_then_gone_while_down(suite)
+    pump_until(lambda: time.time() >= restarted + 1.0, 2)
+    again = world.client(DEMO, interface=LOCATION_MANAGER)
+    again.wait_status("authorizedAlways")
+    check([str(r["Identifier"]) for r in again.prop("MonitoredRegions")] == ["lobby"],
+          "the new client did not take over lobby: %r" % plain(again.prop("MonitoredRegions")))
+    again.start_monitoring("lobby", DEMO_UUID, Major=1, Minor=2)
+    exited = again.wait("DidExitRegion", timeout=6)
+    info = event_info(exited)
+    when = info.get("Timestamp", 0) / 1e6
+    check(info.get("Late") is False, "a live exit is marked late: %r" % info)
+    check(restarted + 2.5 <= when <= restarted + 3.6,
+          "the exit came %.2f s after the restart; exit_timeout (3 s) after scanning resumed was due" % (when - restarted))
+    again.collector.expect_none(2.0, "DidExitRegion", what="a second DidExitRegion")
+    check(not again.collector.since(0, "DidEnterRegion"), "an entry arrived")
+    check(queued_count(world) == 0, "an exit was queued although the app had a client: %d" % queued_count(world))
     world.alive()
 
 
@@ -590,6 +657,8 @@ def test_reload_while_blind(suite):
 TESTS = [
     ("1 restart with the beacon present: no new entry", test_restart_beacon_present),
     ("2 restart after the beacon left: exactly one exit, delivered late", test_restart_beacon_left),
+    ("2b restart after the beacon left, client back before the exit: one live exit on time",
+     test_restart_beacon_left_client_back_early),
     ("3 queued events: order, late flag, original time, bound, kill -9", test_queue_order_bound),
     ("4 D-Bus activation of the app, rate limited", test_activation),
     ("5 kill -9 during writes loses no acknowledged change", test_kill_during_writes),

@@ -77,6 +77,22 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
         bind(key, core.install(saved, in: slots[key], since: since, restored: true))
     }
 
+    /// Moves the region monitored under `old` to `new` as it is: state, last sighting, last determination and
+    /// pending deadline all stay, and no event is produced (an app's new client taking over the regions its
+    /// disconnected client left running). A region already under `new` is replaced, silently. Returns false,
+    /// changing nothing, if `old` is not monitored.
+    @discardableResult
+    public mutating func rekey(_ old: Key, to new: Key) -> Bool {
+        guard old != new else { return slots[old] != nil }
+        guard let slot = slots.removeValue(forKey: old) else { return false }
+        if let replaced = slots.removeValue(forKey: new) {
+            keys[replaced] = nil
+            core.remove(replaced)
+        }
+        bind(new, slot)
+        return true
+    }
+
     /// `restore(_:for:at:)` for a region whose last determination is its state.
     public mutating func restore(
         _ region: BeaconRegion, for key: Key, state: RegionState, lastSeen: Timestamp?, at now: Timestamp

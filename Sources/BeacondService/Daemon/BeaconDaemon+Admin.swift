@@ -139,12 +139,14 @@ extension BeaconDaemon {
         let saved = pipeline.monitor.regions
         let blind = pipeline.monitor.isDetectionSuspended
         var fresh = Self.makePipeline(configuration)
-        for (key, region) in saved { fresh.monitor.restore(region, for: key, at: clock()) }
         if blind {
-            // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out.
-            var unknown: [MonitoringEvent<EngineKey>] = []
-            fresh.monitor.suspendDetection(at: clock(), into: &unknown)
+            // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out. It
+            // goes blind before the regions are put back, so none is timed from its last sighting (an exit that
+            // would fire here has nobody to go to and would be lost).
+            var none: [MonitoringEvent<EngineKey>] = []
+            fresh.monitor.suspendDetection(at: clock(), into: &none)
         }
+        for (key, region) in saved { fresh.monitor.restore(region, for: key, at: clock()) }
         pipeline = fresh
         var restarted: [EngineEvent] = []
         for number in sessions.keys.sorted() {

@@ -77,49 +77,65 @@ extension BeaconDaemon {
     }
 
     /// Core Location restores an app's monitored regions when it is relaunched: an Always client that
-    /// disconnected left its regions running; the app's next client takes them over, state and all (no
-    /// false re-entry: the monitor moves them with `restore`).
-    func adoptDetachedRegions(of appID: String, into number: Int) {
+    /// disconnected left its regions running; the app's live client (the next one to register, or one already
+    /// connected when another disconnects) takes them over as they are. The monitor re-keys each region, so its
+    /// state, last sighting and pending exit stay exactly as they were: no false re-entry, and no fresh exit timer.
+    ///
+    /// Nothing the app monitors vanishes here: every region is taken over, even beyond `max_regions_per_client`
+    /// (the limit bounds what a client adds with StartMonitoring, not regions the app already has). Where two
+    /// regions have one identifier (two clients of the app monitored "lobby"), one must go, as a later
+    /// StartMonitoring with the same identifier replaces the earlier in Core Location: the live client's own region
+    /// wins, else the one of the later client; the app's client is told of the other with `MonitoringDidFail`
+    /// (`RegionReplaced`). `announce`: the client was registered before (not a takeover at registration), so it
+    /// also hears `PropertiesChanged(MonitoredRegions)`.
+    func adoptDetachedRegions(of appID: String, into number: Int, announce: Bool = false) {
         let detached = sessions.values.filter { $0.appID == appID && !$0.isConnected && $0.number != number }
             .sorted { $0.number < $1.number }
-        guard !detached.isEmpty, var session = sessions[number] else { return }
+        guard !detached.isEmpty, sessions[number] != nil else { return }
         var events: [EngineEvent] = []
         pipeline.advance(to: clock(), into: &events)
         // What fell due before the takeover belongs to the old (detached) sessions: routed now, while they
         // exist, it is queued for the app and handed to the new client with the rest of its queue.
         route(events)
-        events.removeAll()
-        var scratch: [MonitoringEvent<EngineKey>] = []
+        guard var session = sessions[number] else { return }
+        let own = Set(session.regions.keys)
+        var takenFrom: [Int: Int] = [:]
+        var replaced: [(region: BeaconRegion, by: String)] = []
         for old in detached {
             for region in old.orderedRegions {
                 let oldKey = EngineKey.region(client: old.number, identifier: region.identifier)
                 let newKey = EngineKey.region(client: number, identifier: region.identifier)
                 guard let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
-                let isNew = session.regions[region.identifier] == nil
-                guard !isNew || session.regions.count < configuration.maxRegionsPerClient else {
-                    let limit = configuration.maxRegionsPerClient
-                    logger.warning("region \(region.identifier) of disconnected \(old.path) (\(appID)) not taken over by \(session.path): it would exceed max_regions_per_client = \(limit)")
-                    var data = clientEventData(session)
-                    data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
-                    data[BeacondEventKey.error] = .string(BeacondErrorName.regionLimitExceeded.rawValue)
-                    data[BeacondEventKey.message] = .string("not taken over: the app's new client is at max_regions_per_client")
-                    adminEvent(BeacondEventKind.monitoringDidFail, data)
+                if own.contains(region.identifier) {
+                    replaced.append((region, "this client's own region \(region.identifier)"))
                     continue
                 }
-                if !isNew {
-                    _ = pipeline.monitor.stopMonitoring(newKey, at: clock(), into: &scratch)
+                if let earlier = session.regions[region.identifier] {
+                    replaced.append((earlier, "the region \(region.identifier) of the app's later client \(old.path)"))
                 }
-                _ = pipeline.monitor.stopMonitoring(oldKey, at: clock(), into: &scratch)
-                pipeline.monitor.restore(saved, for: newKey, at: clock())
+                pipeline.monitor.rekey(oldKey, to: newKey)
                 session.addRegion(region)
+                takenFrom[old.number, default: 0] += 1
                 saveLater(.saveRegion(StoredRegion(client: number, appID: appID, monitored: saved)))
             }
             removeSession(old.number)
-            logger.info("\(session.path) took over \(old.regions.count) regions of disconnected \(old.path) (\(appID))")
+            logger.info("\(session.path) took over \(takenFrom[old.number] ?? 0) of the \(old.regions.count) regions of disconnected \(old.path) (\(appID))")
         }
         sessions[number] = session
-        events += scratch.map { .monitoring($0) }
-        engineChanged(events)
+        for (region, winner) in replaced {
+            let message = "region \(region.identifier) of \(appID) stopped: \(winner) has the same identifier and replaces "
+                + "it (one identifier is one region per app, as in Core Location). Fix: give the app's regions distinct identifiers"
+            logger.notice("\(message)", metadata: metadata(session))
+            signalClient(session, BeacondMember.monitoringDidFail,
+                         [BeaconDictionaries.dictionary(region), .string(BeacondErrorName.regionReplaced.rawValue), .string(message)])
+            var data = clientEventData(session)
+            data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
+            data[BeacondEventKey.error] = .string(BeacondErrorName.regionReplaced.rawValue)
+            data[BeacondEventKey.message] = .string(message)
+            adminEvent(BeacondEventKind.monitoringDidFail, data)
+        }
+        if announce, !takenFrom.isEmpty { clientPropertiesChanged(session, [BeacondMember.monitoredRegions]) }
+        engineChanged([])
     }
 
     func session(_ number: Int) throws(DBusCallError) -> ClientSession {
@@ -348,9 +364,19 @@ extension BeaconDaemon {
             detached.rangedConstraints = []
             sessions[session.number] = detached
             server?.unexport(path: session.path)
-            logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions stay monitored for the app's next client",
-                        metadata: metadata(session))
             adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
+            // The app's newest live client takes the regions over now: while the app has a client, its region events
+            // go to that client, not into the queue for a client that may never come.
+            let live = sessions.values.filter { $0.appID == session.appID && $0.isConnected && $0.sender != name }
+                .map(\.number).max()
+            if let live {
+                logger.info("client \(session.path) (\(session.appID)) disconnected; the app's client \(BeacondBus.clientPathPrefix)\(live) takes over its \(session.regions.count) Always regions",
+                            metadata: metadata(session))
+                adoptDetachedRegions(of: session.appID, into: live, announce: true)
+            } else {
+                logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions stay monitored for the app's next client",
+                            metadata: metadata(session))
+            }
         }
     }
 }

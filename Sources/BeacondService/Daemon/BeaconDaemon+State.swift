@@ -121,6 +121,12 @@ extension BeaconDaemon {
         let loaded = try store.loadRegions()
         for problem in loaded.problems { logger.warning("\(store.file): \(problem)") }
         nextClientNumber = max(nextClientNumber, try store.highestStoredClient() + 1)
+        // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved
+        // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
+        // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
+        // lost. Restored while blind, every region waits for a full exit_timeout of scanning instead.
+        var none: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.suspendDetection(at: clock(), into: &none)
         var byClient: [Int: [StoredRegion]] = [:]
         for stored in loaded.regions { byClient[stored.client, default: []].append(stored) }
         var restored = 0
@@ -145,9 +151,6 @@ extension BeaconDaemon {
             restored += rows.count
         }
         guard restored > 0 else { return }
-        var unknown: [MonitoringEvent<EngineKey>] = []
-        // The `unknown` this reports is not sent: nobody is connected, and the states stay saved as they were.
-        pipeline.monitor.suspendDetection(at: clock(), into: &unknown)
         let apps = Set(sessions.values.map(\.appID)).count
         logger.info("resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout")
     }

@@ -61,8 +61,8 @@ struct MonitorTestHarness {
         monitor = RegionMonitor(configuration: configuration)
     }
 
-    mutating func start(_ region: BeaconRegion, at seconds: Double) {
-        monitor.startMonitoring(region, for: region.identifier, at: MonitorTestKit.at(seconds), into: &pending)
+    mutating func start(_ region: BeaconRegion, at seconds: Double, key: String? = nil) {
+        monitor.startMonitoring(region, for: key ?? region.identifier, at: MonitorTestKit.at(seconds), into: &pending)
     }
 
     mutating func see(_ identity: BeaconIdentity, at seconds: Double, rssi: Int8? = -60, address: UInt64 = 0xA4C1_38BF_6FAB) {

@@ -78,6 +78,22 @@ struct RegionMonitorRestoreTests {
         ])
     }
 
+    @Test("restored while suspended with a last sighting long past: one exit, exitTimeout after resume, none before")
+    func restoreWhileSuspendedStaleLastSeen() throws {
+        // The daemon's restart: the saved last sighting may be older than exitTimeout (it is saved every few
+        // seconds), yet the time beacond was down is blind time, so the exit waits for a full timeout of scanning.
+        var h = MonitorTestHarness()
+        h.suspend(at: 100)
+        h.monitor.restore(try Kit.region("a"), for: "a", state: .inside, lastSeen: Kit.at(1), at: Kit.at(100))
+        h.advance(to: 101)
+        #expect(h.take().isEmpty)
+        h.resume(at: 110)
+        h.advance(to: 139)
+        #expect(h.take().isEmpty)
+        h.advance(to: 500)
+        #expect(h.take() == ["140.0 didDetermineState(outside) a", "140.0 didExitRegion a"])
+    }
+
     @Test("restoring while suspended leaves regions unknown until resume")
     func restoreWhileSuspended() throws {
         var h = MonitorTestHarness()
@@ -89,5 +105,51 @@ struct RegionMonitorRestoreTests {
         h.resume(at: 10)
         h.see(beacon, at: 11)
         #expect(h.take() == ["11.0 didDetermineState(inside) a"])
+    }
+}
+
+@Suite("RegionMonitor re-keying (a new client takes over a region)")
+struct RegionMonitorRekeyTests {
+    typealias Kit = MonitorTestKit
+
+    @Test("an unknown region keeps its pending deadline: the takeover does not restart the exit timer")
+    func unknownKeepsDeadline() throws {
+        var h = MonitorTestHarness()
+        h.suspend(at: 0)
+        h.monitor.restore(try Kit.region("a"), for: "old", state: .inside, lastSeen: Kit.at(0), at: Kit.at(1))
+        h.resume(at: 10)
+        #expect(h.nextDeadline == 40)
+        let moved = h.monitor.rekey("old", to: "new")
+        #expect(moved)
+        #expect(h.monitor.state(of: "old") == nil)
+        #expect(h.nextDeadline == 40)
+        h.advance(to: 100)
+        #expect(h.take() == ["40.0 didDetermineState(outside) new", "40.0 didExitRegion new"])
+    }
+
+    @Test("an inside region keeps its state, last sighting and deadline, and replaces what the new key had")
+    func insideReplaces() throws {
+        var h = MonitorTestHarness()
+        h.start(try Kit.region("a", major: 1), at: 0, key: "old")
+        h.start(try Kit.region("b", major: 2), at: 0, key: "new")
+        h.see(Kit.beacon(1, 1), at: 5)
+        _ = h.take()
+        let before = h.monitor.monitoredRegion(for: "old")
+        let moved = h.monitor.rekey("old", to: "new")
+        #expect(moved)
+        #expect(h.monitor.count == 1)
+        #expect(h.monitor.monitoredRegion(for: "new") == before)
+        h.see(Kit.beacon(2, 1), at: 6)
+        h.advance(to: 100)
+        #expect(h.take() == ["35.0 didDetermineState(outside) new", "35.0 didExitRegion new"])
+    }
+
+    @Test("re-keying a key that is not monitored changes nothing")
+    func missing() throws {
+        var h = MonitorTestHarness()
+        h.start(try Kit.region("a"), at: 0, key: "a")
+        let moved = h.monitor.rekey("x", to: "a")
+        #expect(!moved)
+        #expect(h.monitor.count == 1)
     }
 }

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""The promises beacond's docs make, tried the way a hostile user or a careless administrator would: regions
+that must never vanish at a takeover, an app's events going to its live client, a queue that expires without
+a client, the `executable` check against a forked connection, a state directory deleted under a running
+daemon, a user removed from an app, two daemons on one state directory, a decision that cannot be saved.
+
+    promises_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
+
+The real daemon on a private dbus-daemon, fed through its fifo scanner. Each test states its expectation in
+its docstring. Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when anything failed. Needs root.
+"""
+import os
+import subprocess
+import sys
+import time
+
+from daemon_test import DEMO, main
+from harness import (DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, check, expect_error, plain,
+                     pump_for, pump_until)
+from durability_test import queued_count
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def regions_of(world, app=DEMO):
+    return [r for r in world.admin.status()["Regions"] if r.get("AppId") == app]
+
+
+def identifiers(client):
+    return sorted(str(r["Identifier"]) for r in client.prop("MonitoredRegions"))
+
+
+def always_client(world):
+    client = world.client(DEMO, interface=LOCATION_MANAGER)
+    client.wait_status("authorizedAlways")
+    return client
+
+
+def disconnected(world, count):
+    return pump_until(lambda: sum(1 for c in world.admin.clients() if not c["Connected"]) == count, 5)
+
+
+# MARK: 1. takeover keeps every region
+
+def two_objects(world):
+    """One connection of the Always app with two client objects (an app process with two location managers),
+    so that closing the connection detaches both at once: neither is the app's live client for the other."""
+    first = world.client(DEMO, interface=LOCATION_MANAGER)
+    first.wait_status("authorizedAlways")
+    second = world.client(DEMO, interface=LOCATION_MANAGER, register=False)
+    second.close()
+    second.bus, second.collector = first.bus, first.collector
+    second.closed = True
+    second.register()
+    return first, second
+
+
+def test_takeover_keeps_every_region(suite):
+    """Two clients of one Always app, on one connection, monitor 15 regions each (max_regions_per_client = 20);
+    the connection closes, so both are detached; client C registers. Expect C to hold all 30 (nothing vanishes,
+    the limit bounds only what C adds: its next StartMonitoring is RegionLimitExceeded), the log to count what
+    was taken truthfully, and a restart to bring all 30 back from the database."""
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    a, b = two_objects(world)
+    for client, prefix in ((a, "a"), (b, "b")):
+        for number in range(15):
+            client.start_monitoring("%s%02d" % (prefix, number), DEMO_UUID, Major=number + (100 if prefix == "b" else 0))
+    a.round_trip()
+    a.close()
+    check(disconnected(world, 2), "the two clients are not both detached: %r" % world.admin.clients())
+    c = always_client(world)
+    names = identifiers(c)
+    check(len(names) == 30, "C holds %d regions, not the 30 its app monitored: %r" % (len(names), names))
+    check(len(regions_of(world)) == 30, "status lists %d regions" % len(regions_of(world)))
+    expect_error(lambda: c.start_monitoring("one-more", DEMO_UUID, Major=999), ERROR + "RegionLimitExceeded")
+    stderr = world.daemon.stderr()
+    check(stderr.count("took over 15 of the 15 regions") == 2,
+          "the takeover log does not count 15 of 15 twice:\n%s" % stderr[-1500:])
+    world.daemon.kill()
+    c.close()
+    world.start_daemon()
+    check(len(regions_of(world)) == 30, "after a restart %d regions are back, not 30" % len(regions_of(world)))
+    world.alive()
+
+
+def test_takeover_identifier_collision(suite):
+    """Two clients A and B of one Always app, on one connection, both monitor a region named `lobby` (different
+    majors); the connection closes; client C registers. Expect C to hold B's `lobby` (the later client's, as a
+    later StartMonitoring with one identifier replaces the earlier in Core Location) and A's `hall`, and to be
+    told of A's `lobby` with MonitoringDidFail (org.beacond.Error.RegionReplaced, naming it)."""
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    a, b = two_objects(world)
+    a.start_monitoring("lobby", DEMO_UUID, Major=1)
+    a.start_monitoring("hall", DEMO_UUID, Major=3)
+    b.start_monitoring("lobby", DEMO_UUID, Major=2)
+    a.round_trip()
+    a.close()
+    check(disconnected(world, 2), "the two clients are not both detached")
+    c = world.client(DEMO, interface=LOCATION_MANAGER)
+    failed = c.wait("MonitoringDidFail")
+    region = plain(failed.args[0])
+    check(region.get("Identifier") == "lobby" and region.get("Major") == 1,
+          "MonitoringDidFail names %r, not A's lobby (major 1)" % region)
+    check(str(failed.args[1]) == ERROR + "RegionReplaced", "error %s" % failed.args[1])
+    check("same identifier" in str(failed.args[2]), "message: %s" % failed.args[2])
+    held = {str(r["Identifier"]): int(r.get("Major", -1)) for r in c.prop("MonitoredRegions")}
+    check(held == {"lobby": 2, "hall": 3}, "C holds %r" % held)
+    world.alive()
+
+
+# MARK: 2. an app with a live client gets its events live
+
+def test_detached_events_go_to_live_client(suite):
+    """Clients A and B of one Always app are connected; A monitors `lobby` and disconnects. Expect B to take the
+    region over at once (PropertiesChanged with MonitoredRegions, the region in B's MonitoredRegions) and to get
+    the entry live (not Late) when the beacon comes; nothing is queued while the app has a live client."""
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    a = always_client(world)
+    b = world.client(DEMO)  # every signal, PropertiesChanged included
+    b.wait_status("authorizedAlways")
+    a.start_monitoring("lobby", DEMO_UUID, Major=1)
+    a.wait("DidStartMonitoring")
+    a.close()
+    check(pump_until(lambda: identifiers(b) == ["lobby"], 5), "B did not take over lobby: %r" % identifiers(b))
+    check(pump_until(lambda: b.collector.since(0, "PropertiesChanged", where=lambda s: "MonitoredRegions" in s.args[1]),
+                     5), "B was not told its MonitoredRegions changed")
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    check(feeder.send(DEMO_UUID, 1, 2), "the FIFO has no reader")
+    entered = b.wait("DidEnterRegion")
+    check(plain(entered.args[-1]).get("Late") is False, "the entry is marked late: %r" % plain(entered.args[-1]))
+    check(entered.path == b.path, "the entry went to %s, not B %s" % (entered.path, b.path))
+    pump_for(0.5)
+    check(queued_count(world) == 0, "%d events queued although the app has a live client" % queued_count(world))
+    world.alive()
+
+
+TESTS = [
+    ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
+    ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
+    ("2 a detached client's regions go to the app's live client", test_detached_events_go_to_live_client),
+]
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, TESTS))
