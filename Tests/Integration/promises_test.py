@@ -141,10 +141,54 @@ def test_detached_events_go_to_live_client(suite):
     world.alive()
 
 
+# MARK: 3. queue_ttl without a client
+
+def detached_lobby(world):
+    """Demo (Always) monitors `lobby`; its only client closes, so the region runs detached and its events are
+    queued. Returns a feeder."""
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    demo = always_client(world)
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    demo.wait("DidStartMonitoring")
+    demo.close()
+    check(disconnected(world, 1), "the client is still connected")
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    return feeder
+
+
+def test_queue_ttl_without_client(suite):
+    """queue_ttl = 60: an Always app with no client has an entry and an exit queued; nobody registers. Expect
+    both dropped once older than 60 s (not kept until a client reads the queue) and logged; and after a restart
+    whose database holds events two days old, they are dropped at start, before any client."""
+    world = suite.world(settings="[monitoring]\nexit_timeout = 1\n[background]\nqueue_ttl = 60\n")
+    world.start_daemon()
+    feeder = detached_lobby(world)
+    check(feeder.send(DEMO_UUID, 1, 2), "the FIFO has no reader")
+    queued_at = time.time()
+    check(pump_until(lambda: queued_count(world) == 2, 5), "entry and exit not queued: %d" % queued_count(world))
+    pump_until(lambda: time.time() >= queued_at + 57, 60)
+    check(queued_count(world) == 2, "events dropped before queue_ttl: %d left" % queued_count(world))
+    check(pump_until(lambda: queued_count(world) == 0, 6), "%d events still queued %.0f s after they happened "
+          "(queue_ttl = 60)" % (queued_count(world), time.time() - queued_at))
+    check("queued events of org.example.Demo expired" in world.daemon.stderr(), "the expiry was not logged")
+
+    check(feeder.send(DEMO_UUID, 1, 2), "the FIFO has no reader")
+    check(pump_until(lambda: queued_count(world) == 2, 5), "entry and exit not queued again")
+    world.daemon.kill()
+    import sqlite3
+    with sqlite3.connect(os.path.join(world.state_dir, "state.sqlite")) as db:
+        db.execute("UPDATE queued_event SET timestamp_us = timestamp_us - 2 * 86400 * 1000000")
+    world.start_daemon()
+    check(queued_count(world) == 0, "%d two-day-old events still queued after the restart" % queued_count(world))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
     ("2 a detached client's regions go to the app's live client", test_detached_events_go_to_live_client),
+    ("3 queue_ttl drops queued events without a client, live and at start", test_queue_ttl_without_client),
 ]
 
 if __name__ == "__main__":

@@ -121,6 +121,7 @@ extension BeaconDaemon {
             closeClient(session.number, reason: "app no longer declared")
         }
         if new.exitTimeout != old.exitTimeout { rebuildEngine() }
+        if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner, scanner != nil {
             stopScanner()
             updateScanning()

@@ -26,7 +26,52 @@ extension BeaconDaemon {
                               limit: configuration.queueLimit))
         logger.info("\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now",
                     metadata: metadata(session))
+        // Nothing else queued waits for expiry: this event is the next to expire (a queued one is never newer).
+        if queueExpiry == nil { armQueueExpiry(at: event.timestamp) }
         activate(session.appID)
+    }
+
+    /// `queue_ttl` is kept whether or not the app comes back: one timer fires when the oldest queued event expires,
+    /// drops every expired event (counted, so the app's next client hears `DroppedBefore`), and is armed again for
+    /// the next oldest. Called at start, when an event is queued, and when the configuration changes.
+    func scheduleQueueExpiry() {
+        if let queueExpiry { loop.cancelTimer(queueExpiry) }
+        queueExpiry = nil
+        let oldest: Timestamp?
+        do {
+            oldest = try store.oldestQueuedEventTime()
+        } catch {
+            logger.error("cannot read the queued events to expire them: \(error)")
+            return
+        }
+        guard let oldest else { return }
+        armQueueExpiry(at: oldest)
+    }
+
+    /// The expiry timer for an event that happened at `oldest`.
+    func armQueueExpiry(at oldest: Timestamp) {
+        if let queueExpiry { loop.cancelTimer(queueExpiry) }
+        let due = oldest + configuration.queueTTL - clock()
+        queueExpiry = loop.schedule(at: .now + max(due, .zero) + .milliseconds(1)) {
+            self.assumeIsolated { daemon in
+                daemon.queueExpiry = nil
+                daemon.dropExpiredQueuedEvents()
+                daemon.scheduleQueueExpiry()
+            }
+        }
+    }
+
+    func dropExpiredQueuedEvents() {
+        commitState()
+        do {
+            let dropped = try store.dropExpiredQueuedEvents(before: clock() - configuration.queueTTL)
+            for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
+                logger.notice("\(count) queued events of \(appID) expired (older than queue_ttl = \(configuration.queueTTL)); its next client hears DroppedBefore",
+                              metadata: ["client.app": "\(appID)"])
+            }
+        } catch {
+            logger.error("cannot drop the expired queued events: \(error)")
+        }
     }
 
     /// Asks the bus to start the app's declared `dbus_name` (its `.service` file says how), at most once per

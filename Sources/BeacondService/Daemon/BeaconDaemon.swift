@@ -87,6 +87,8 @@ public actor BeaconDaemon {
     var stateFailure: (reason: String, pending: Int)?
     /// The timer that saves last-seen times while sightings arrive.
     var lastSeenSave: MainLoop.SourceID?
+    /// Fires when the oldest queued event is older than `queue_ttl` (`scheduleQueueExpiry`).
+    var queueExpiry: MainLoop.SourceID?
     /// When beacond last asked the bus to start each app (D-Bus activation is rate limited per app).
     var lastActivation: [String: Timestamp] = [:]
 
@@ -204,6 +206,8 @@ public actor BeaconDaemon {
         // Resumed regions need the scanner; anything their restore left to save is saved now.
         engineChanged([])
         commitState()
+        dropExpiredQueuedEvents()
+        scheduleQueueExpiry()
         logger.info("beacond \(BeacondServiceInfo.version) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
                     metadata: ["bus.unique_name": "\(connection.uniqueName)", "scanner": "\(configuration.scanner)",
                                "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)"])
@@ -218,6 +222,8 @@ public actor BeaconDaemon {
         engineTimer = nil
         if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
         lastSeenSave = nil
+        if let queueExpiry { loop.cancelTimer(queueExpiry) }
+        queueExpiry = nil
         markSeenRegionsChanged()
         commitState(.powerLoss)
         flushOutbox()

@@ -98,6 +98,40 @@ extension StateStore {
         }
     }
 
+    /// Drops (and counts, so the app's next client hears `DroppedBefore`) every queued event that happened before
+    /// `expiredBefore`, whatever its app: `queue_ttl` holds whether or not the app ever comes back. Returns how
+    /// many were dropped per app.
+    public func dropExpiredQueuedEvents(before expiredBefore: Timestamp) throws(StateStoreError) -> [String: Int] {
+        do {
+            return try database.write { db in
+                var dropped: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT app_id, COUNT(*) AS n FROM queued_event WHERE timestamp_us < ? GROUP BY app_id
+                    """, arguments: [expiredBefore.microsecondsSinceEpoch]) {
+                    dropped[row["app_id"]] = row["n"]
+                }
+                try db.execute(sql: "DELETE FROM queued_event WHERE timestamp_us < ?",
+                               arguments: [expiredBefore.microsecondsSinceEpoch])
+                for (appID, count) in dropped { try Self.countDropped(count, appID: appID, in: db) }
+                return dropped
+            }
+        } catch {
+            throw Self.storeError(error, file: file, doing: "drop the queued events older than queue_ttl")
+        }
+    }
+
+    /// When the oldest queued event happened (nil when nothing is queued): the next one `queue_ttl` expires.
+    public func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp? {
+        do {
+            return try database.read { db in
+                try Int64.fetchOne(db, sql: "SELECT MIN(timestamp_us) FROM queued_event")
+                    .map(Timestamp.init(microsecondsSinceEpoch:))
+            }
+        } catch {
+            throw Self.storeError(error, file: file, doing: "read the queued events")
+        }
+    }
+
     /// How many events are queued per app (for status).
     public func queuedEventCounts() throws(StateStoreError) -> [String: Int] {
         do {
