@@ -184,11 +184,137 @@ def test_queue_ttl_without_client(suite):
     world.alive()
 
 
+# MARK: 4. the state directory deleted under a running daemon
+
+def restart_and_status(world, client=None):
+    world.daemon.kill()
+    if client is not None:
+        client.close()
+    world.start_daemon()
+    status = world.admin.status()
+    apps = {a["AppId"]: a["AuthorizationStatus"] for a in status["Apps"]}
+    return sorted(str(r["Identifier"]) for r in status["Regions"]), apps
+
+
+def test_state_directory_deleted(suite):
+    """`rm -rf` of the state directory while beacond runs. Expect beacond to notice at once (no call needed) and
+    write the state it holds to a new database in a new directory: StateError stays empty, and after a kill -9
+    and restart every decision and region is there, those made after the deletion too."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    subprocess.run(["rm", "-rf", world.state_dir], check=True)
+    database = os.path.join(world.state_dir, "state.sqlite")
+    check(pump_until(lambda: os.path.exists(database), 3), "beacond did not write a new database after the deletion")
+    check(world.admin.status().get("StateError") == "", "StateError: %s" % world.admin.status().get("StateError"))
+    demo.start_monitoring("hall", DEMO_UUID, Major=2)
+    world.admin.set_authorization("org.example.Other", "authorizedAlways")
+    regions, apps = restart_and_status(world, demo)
+    check(regions == ["hall", "lobby"], "after the restart the regions are %r" % regions)
+    check(apps.get(DEMO) == "authorizedAlways" and apps.get("org.example.Other") == "authorizedAlways",
+          "after the restart the decisions are %r" % apps)
+    world.alive()
+
+
+def test_state_directory_unwritable(suite):
+    """The state directory is deleted and a file put in its place (beacond stopped with SIGSTOP meanwhile, so it
+    cannot recreate it first): a new database cannot be made. Expect: a region change answers StateNotSaved (in
+    effect, kept for retry); SetAuthorization answers StateNotSaved (not org.freedesktop.DBus.Error.Failed) and
+    changes nothing; GetStatus shows StateError; `beaconctl doctor` fails its state check with the reason. Once
+    the file is removed, beacond saves everything it kept: after a restart the region changed during the outage
+    is there."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    os.kill(world.daemon.pid, 19)  # SIGSTOP
+    try:
+        subprocess.run(["rm", "-rf", world.state_dir], check=True)
+        with open(world.state_dir, "w") as blocker:
+            blocker.write("not a directory\n")
+    finally:
+        os.kill(world.daemon.pid, 18)  # SIGCONT
+    expect_error(lambda: demo.start_monitoring("hall", DEMO_UUID, Major=2), ERROR + "StateNotSaved", "in effect")
+    message = expect_error(lambda: world.admin.set_authorization("org.example.Other", "authorizedAlways"),
+                           ERROR + "StateNotSaved", "nothing changed")
+    check("deleted" in message, "the error does not say the database was deleted: %s" % message)
+    status = world.admin.status()
+    check("deleted" in status.get("StateError", ""), "StateError: %r" % status.get("StateError"))
+    apps = {a["AppId"]: a["AuthorizationStatus"] for a in status["Apps"]}
+    check(apps.get("org.example.Other") == "notDetermined", "the unsaved decision was applied: %r" % apps)
+    if world.beaconctl:
+        doctor = world.run_beaconctl("doctor") if hasattr(world, "run_beaconctl") else subprocess.run(
+            [world.beaconctl, "doctor", "--bus", world.address], capture_output=True, text=True, timeout=15)
+        check(doctor.returncode != 0 and "deleted" in doctor.stdout + doctor.stderr,
+              "doctor does not fail on the lost database (exit %d):\n%s%s" % (doctor.returncode, doctor.stdout,
+                                                                             doctor.stderr))
+    os.unlink(world.state_dir)
+    check(pump_until(lambda: world.admin.status().get("StateError") == "", 3),
+          "StateError stays after the directory can be made again: %r" % world.admin.status().get("StateError"))
+    regions, apps = restart_and_status(world, demo)
+    check(regions == ["hall", "lobby"], "after the restart the regions are %r" % regions)
+    check(apps.get(DEMO) == "authorizedAlways", "after the restart the decisions are %r" % apps)
+    world.alive()
+
+
+# MARK: 5. a user removed from an app
+
+def test_user_removed_from_app(suite):
+    """The Demo app lists root; root's client monitors and ranges. An administrator removes root from `users`
+    and reloads (SIGHUP). Expect the client revoked as removing the app does: MonitoringDidFail and
+    RangingDidFail with AccessDenied naming the user, the object gone (its next call fails), and root can no
+    longer register as the app."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    demo.start_ranging(DEMO_UUID)
+    demo.round_trip()
+    text = open(world.app_path("demo.toml")).read().replace('users = ["root"]', 'users = ["nobody"]')
+    world.write_app("demo.toml", text)
+    os.kill(world.daemon.pid, 1)  # SIGHUP
+    failed = demo.wait("MonitoringDidFail")
+    check(str(failed.args[1]) == ERROR + "AccessDenied" and "root" in str(failed.args[2]),
+          "MonitoringDidFail says %s: %s" % (failed.args[1], failed.args[2]))
+    ranging = demo.wait("RangingDidFail")
+    check(str(ranging.args[1]) == ERROR + "AccessDenied", "RangingDidFail says %s" % ranging.args[1])
+    check(pump_until(lambda: not [c for c in world.admin.clients() if c["AppId"] == DEMO], 3),
+          "the revoked client is still listed: %r" % world.admin.clients())
+    expect_error(lambda: demo.prop("InUse"), "org.freedesktop.DBus.Error.UnknownObject")
+    expect_error(lambda: world.client(DEMO), ERROR + "AccessDenied")
+    world.alive()
+
+
+# MARK: 6. one daemon per state directory
+
+def test_second_daemon_same_state(suite):
+    """A second beacond, on another bus, started on the state directory a running beacond uses. Expect it to exit
+    at once with status 1 and a message naming the other daemon's pid and the fix; the first keeps running."""
+    from harness import Daemon
+    world = suite.world()
+    world.start_daemon()
+    other = suite.world()
+    second = Daemon(world.beacond, other.address, other.config_dir, world.state_dir, other.fifo, other.directory,
+                    "second")
+    other.daemons.append(second)
+    code = second.wait_exit(10)
+    check(code == 1, "the second beacond exited %r, not 1" % code)
+    stderr = second.stderr()
+    check("another beacond (pid %d) uses this state directory" % world.daemon.pid in stderr and "--state-dir" in stderr,
+          "the second beacond does not say why: %s" % stderr[-800:])
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
     ("2 a detached client's regions go to the app's live client", test_detached_events_go_to_live_client),
     ("3 queue_ttl drops queued events without a client, live and at start", test_queue_ttl_without_client),
+    ("4 the state directory deleted under beacond: written anew, nothing lost", test_state_directory_deleted),
+    ("4b the state directory cannot be made again: StateNotSaved, StateError, doctor", test_state_directory_unwritable),
+    ("5 a user removed from an app loses its clients", test_user_removed_from_app),
+    ("6 a second beacond on the same state directory exits", test_second_daemon_same_state),
 ]
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import Logging
 /// Admin1's read side (status, clients, pending requests) and configuration reload (SIGHUP).
 extension BeaconDaemon {
     func status() -> DBusValue {
+        checkStateFile()
         var regions: [DBusValue] = []
         for session in sessions.values.sorted(by: { $0.number < $1.number }) {
             for region in session.orderedRegions {
@@ -119,6 +120,19 @@ extension BeaconDaemon {
             failMonitoring(session.number, error)
             failRanging(session.number, error)
             closeClient(session.number, reason: "app no longer declared")
+        }
+        // Connected clients whose user (or program) the new declaration no longer allows: revoked as above. A
+        // detached client's regions are the app's and stay; its next client is checked when it registers.
+        for session in sessions.values.sorted(by: { $0.number < $1.number }) where session.isConnected {
+            guard let app = new.apps[session.appID], let caller = session.caller else { continue }
+            do {
+                try AuthorizationRules.checkCaller(caller, app: app.declaration)
+            } catch {
+                let error = BeacondError(.accessDenied, "revoked by the reloaded declaration: \(error.message)")
+                failMonitoring(session.number, error)
+                failRanging(session.number, error)
+                closeClient(session.number, reason: "its user or program is no longer allowed by \(app.declaration.declarationFile)")
+            }
         }
         if new.exitTimeout != old.exitTimeout { rebuildEngine() }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }

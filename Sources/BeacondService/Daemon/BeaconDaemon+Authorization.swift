@@ -44,12 +44,20 @@ extension BeaconDaemon {
     /// Decisions are durable before they are acknowledged: a failed write is the caller's error, not a lost grant.
     func persist(_ record: AuthorizationRecord, for appID: String) throws(DBusCallError) {
         do {
+            try ensureStateFile()
             try store.save(record, for: appID)
         } catch {
             logger.error("could not save the authorization of \(appID): \(error)")
-            throw DBusCallError(name: DBusStandardError.failed, message: "could not save the decision: \(error)")
+            throw Self.notSaved("the authorization of \(appID)", error)
         }
         records[appID] = record
+    }
+
+    /// A decision or switch that could not be saved is not applied (a restart would undo it): `StateNotSaved`
+    /// says so, with the file system's reason and the fix.
+    static func notSaved(_ what: String, _ error: StateStoreError) -> DBusCallError {
+        BeacondError(.stateNotSaved, "nothing changed: \(what) could not be saved (\(error.message)), and beacond "
+            + "applies a decision only once it is saved, so that a restart cannot undo it. Fix: \(error.fix), then try again").dbusError
     }
 
     /// What a change of status means for every client of the app, applied now.
@@ -182,9 +190,11 @@ extension BeaconDaemon {
         }
         guard enabled != servicesSwitch else { return [] }
         do {
+            try ensureStateFile()
             try store.saveLocationServicesSwitch(enabled)
         } catch {
-            throw DBusCallError(name: DBusStandardError.failed, message: "could not save the switch: \(error)")
+            logger.error("could not save the location services switch: \(error)")
+            throw Self.notSaved("the location services switch", error)
         }
         let oldPolicy = policy
         servicesSwitch = enabled

@@ -39,6 +39,7 @@ extension BeaconDaemon {
         nextClientNumber += 1
         var session = ClientSession(number: number, appID: appID, sender: call.sender, userID: caller.credentials.userID,
                                     processID: caller.processID)
+        session.caller = caller.credentials
         sessions[number] = session
         adoptDetachedRegions(of: appID, into: number)
         session = sessions[number] ?? session

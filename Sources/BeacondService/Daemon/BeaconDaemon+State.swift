@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import DBus
+import Foundation
 import Logging
 
 /// Durable state: what is saved when, and putting it back at start.
@@ -50,6 +51,7 @@ extension BeaconDaemon {
             return nil
         }
         do {
+            try ensureStateFile()
             try store.apply(stateChanges + updates, durability: durability)
             stateChanges.removeAll()
             changedRegions.removeAll()
@@ -71,6 +73,63 @@ extension BeaconDaemon {
             }
             stateFailure = (error.description, stateChanges.count)
             return error
+        }
+    }
+
+    /// Before a write: the open database must still be the file on disk. SQLite goes on writing to a deleted file
+    /// as if nothing happened, so without this a change would be acknowledged as saved and gone at the next
+    /// restart. A deleted database is written out to a new file (with the directory and its lock made again), so
+    /// nothing is lost; one that cannot be (the directory cannot be made) or that was replaced by another file is
+    /// an error like a full disk: reported (`StateError`, `StateNotSaved`) and retried at the next write.
+    func ensureStateFile() throws(StateStoreError) {
+        guard let problem = store.fileProblem() else {
+            stateFileLost = false
+            return
+        }
+        stateFileLost = true
+        guard !FileManager.default.fileExists(atPath: store.file) else { throw problem }
+        logger.error("\(problem.message); writing the state beacond holds to a new database",
+                     metadata: ["state.file": "\(store.file)"])
+        do {
+            let lock = try StateDirectoryLock(directory: options.stateDirectory)
+            try store.copy(to: store.file)
+            store = try StateStore(directory: options.stateDirectory)
+            stateLock = lock
+        } catch {
+            throw StateStoreError(file: store.file, message: "\(problem.message), and a new one cannot be written: \(error.message)",
+                                  fix: error.fix)
+        }
+        watchStateDirectory()
+        stateFileLost = false
+        logger.notice("the state is saved again, in a new \(store.file)")
+    }
+
+    /// Checks the database file as soon as something in the state directory is deleted or moved.
+    func watchStateDirectory() {
+        stateWatch?.stop()
+        stateWatch = StateDirectoryWatch(directory: options.stateDirectory, loop: loop) {
+            self.assumeIsolated { daemon in
+                // Deferred: the event may come while the directory is half removed (rm -rf is still running).
+                daemon.loop.execute { daemon.assumeIsolated { $0.checkStateFile() } }
+            }
+        }
+    }
+
+    /// Outside a commit (a watch event, GetStatus): recover or report a lost database now, not at the next change.
+    func checkStateFile() {
+        let wasLost = stateFileLost
+        do {
+            try ensureStateFile()
+            if stateFailure != nil {
+                // With nothing pending, a failure that was the lost file is over; anything pending is retried now.
+                if wasLost, stateChanges.isEmpty, changedRegions.isEmpty { stateFailure = nil } else { commitState() }
+            }
+        } catch {
+            if stateFailure == nil {
+                logger.error("cannot save state: \(error). Until it works, a restart loses what changes",
+                             metadata: ["state.file": "\(store.file)"])
+            }
+            stateFailure = (error.description, stateChanges.count)
         }
     }
 

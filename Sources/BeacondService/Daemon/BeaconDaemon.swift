@@ -40,7 +40,13 @@ public actor BeaconDaemon {
     let startedAt: Timestamp
 
     var configuration: DaemonConfiguration
-    let store: StateStore
+    /// Replaced only when the database file was deleted under the daemon (`ensureStateFile`).
+    var store: StateStore
+    /// One daemon per state directory, held for the daemon's life.
+    var stateLock: StateDirectoryLock
+    var stateWatch: StateDirectoryWatch?
+    /// Set while the database file is gone or replaced and could not be written anew.
+    var stateFileLost = false
     var records: [String: AuthorizationRecord] = [:]
     /// `beaconctl services off`: the administrator's switch, on top of `location_services` in beacond.toml.
     var servicesSwitch = true
@@ -113,6 +119,7 @@ public actor BeaconDaemon {
         }
         if let scanner = options.scanner { configuration.scanner = scanner }
         do {
+            stateLock = try StateDirectoryLock(directory: options.stateDirectory)
             store = try StateStore(directory: options.stateDirectory)
             records = try store.loadAll()
             servicesSwitch = try store.locationServicesSwitch()
@@ -204,6 +211,7 @@ public actor BeaconDaemon {
                 + "stop it first (systemctl stop beacond)", isConfigurationError: false)
         }
         // Resumed regions need the scanner; anything their restore left to save is saved now.
+        watchStateDirectory()
         engineChanged([])
         commitState()
         dropExpiredQueuedEvents()
@@ -224,6 +232,8 @@ public actor BeaconDaemon {
         lastSeenSave = nil
         if let queueExpiry { loop.cancelTimer(queueExpiry) }
         queueExpiry = nil
+        stateWatch?.stop()
+        stateWatch = nil
         markSeenRegionsChanged()
         commitState(.powerLoss)
         flushOutbox()

@@ -11,6 +11,9 @@ public struct ClientSession: Sendable {
     /// Nil for a client put back after a restart (its registration's credentials were not saved).
     public let userID: UInt32?
     public let processID: UInt32?
+    /// Who registered it, as checked against the app's declaration then; checked again when the declaration
+    /// changes (a user removed from `users` loses its clients). Nil for a client put back after a restart.
+    public var caller: CallerCredentials?
     /// Core Location's "in use": connected and not marked background with `SetInUse(false)`.
     public var inUse = true
     /// Monitored regions by identifier, and their order of addition (for stable listings).

@@ -16,6 +16,8 @@ public final class StateStore: Sendable {
     let database: DatabaseQueue
     /// The database file, or `:memory:`.
     public let file: String
+    /// The file's identity when it was opened (nil in memory), so `fileProblem` can tell it was deleted or replaced.
+    let openedFile: FileIdentity?
     /// Set when the database file was unreadable and moved aside at open: what happened and what it means,
     /// for the daemon to log as a warning. Nil on a normal open.
     public let recoveryNote: String?
@@ -52,12 +54,14 @@ public final class StateStore: Sendable {
         } catch {
             throw Self.storeError(error, file: file, doing: "open the state database")
         }
+        openedFile = Self.fileIdentity(file)
     }
 
     private init(database: DatabaseQueue, file: String) {
         self.database = database
         self.file = file
         recoveryNote = nil
+        openedFile = nil
     }
 
     /// A store that lives only as long as the value, for tests.
