@@ -306,6 +306,41 @@ def test_second_daemon_same_state(suite):
     world.alive()
 
 
+# MARK: 7. what `executable` proves
+
+PINNED_APP = ('app_id = "org.example.Pinned"\nusers = ["root"]\nexecutable = "/usr/bin/sleep"\n'
+              'always_usage = "Pinned to one program."\n')
+
+
+def test_executable_fork_trick(suite):
+    """An app declares `executable = "/usr/bin/sleep"` for user root. Expect: a client that is not that program is
+    refused (AccessDenied naming the program); the fork trick (connect, fork, the parent execs the declared
+    program, the child registers on the inherited connection) is accepted, exactly as docs/authorization.md
+    says: the bus cannot tell which process sends on a connection, so `executable` is checked against the process
+    that opened it and is no boundary between processes of one user; the same trick by a user not in `users`
+    (nobody) is refused, because the user is fixed by the kernel when the connection is made."""
+    from harness import NOBODY
+    world = suite.world()
+    world.write_app("pinned.toml", PINNED_APP)
+    world.start_daemon()
+    expect_error(lambda: world.client("org.example.Pinned"), ERROR + "AccessDenied", "/usr/bin/sleep")
+    trick = [sys.executable, os.path.join(HERE, "fork_trick.py"), world.address, "org.example.Pinned",
+             "/usr/bin/sleep", "2"]
+    accepted = subprocess.run(trick, capture_output=True, text=True, timeout=20)
+    check(accepted.stdout.startswith("/org/beacond/client/"),
+          "the fork trick by a listed user: %r %r (docs/authorization.md says it is accepted)"
+          % (accepted.stdout, accepted.stderr[-300:]))
+    script = os.path.join(world.directory, "fork_trick.py")
+    with open(os.path.join(HERE, "fork_trick.py")) as source, open(script, "w") as copy:
+        copy.write(source.read())
+    os.chmod(script, 0o755)
+    refused = subprocess.run(NOBODY + [sys.executable, script] + trick[2:], capture_output=True, text=True,
+                             timeout=20)
+    check(refused.stdout.startswith(ERROR + "AccessDenied") and "nobody" in refused.stdout,
+          "the fork trick by a user not in users: %r %r" % (refused.stdout, refused.stderr[-300:]))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -315,6 +350,7 @@ TESTS = [
     ("4b the state directory cannot be made again: StateNotSaved, StateError, doctor", test_state_directory_unwritable),
     ("5 a user removed from an app loses its clients", test_user_removed_from_app),
     ("6 a second beacond on the same state directory exits", test_second_daemon_same_state),
+    ("7 executable: what it proves and what it cannot (the fork trick)", test_executable_fork_trick),
 ]
 
 if __name__ == "__main__":
