@@ -341,6 +341,30 @@ def test_executable_fork_trick(suite):
     world.alive()
 
 
+# MARK: 8. a rejected reload is visible
+
+def test_rejected_reload_in_status(suite):
+    """beacond.toml is broken and beacond reloaded (SIGHUP). Expect the previous configuration to stay in force
+    and GetStatus to say why the files were rejected (`ConfigurationError`: file, line, problem) until a reload
+    succeeds, which clears it; the two halves of the location services switch are reported apart."""
+    world = suite.world()
+    world.start_daemon()
+    check(world.admin.status().get("ConfigurationError") == "", "ConfigurationError before any reload")
+    world.write_settings("[monitoring]\nexit_timeout = -4\n")
+    os.kill(world.daemon.pid, 1)  # SIGHUP
+    check(pump_until(lambda: world.admin.status().get("ConfigurationError"), 5), "no ConfigurationError after a bad reload")
+    error = world.admin.status()["ConfigurationError"]
+    check("beacond.toml:2" in error and "exit_timeout" in error, "ConfigurationError does not name file and line: %r" % error)
+    world.write_settings("[monitoring]\nexit_timeout = 2\n[authorization]\nlocation_services = false\n")
+    os.kill(world.daemon.pid, 1)
+    check(pump_until(lambda: world.admin.status().get("ConfigurationError") == "", 5), "ConfigurationError stays after a good reload")
+    status = world.admin.status()
+    check(status.get("LocationServicesConfigured") is False and status.get("LocationServicesSwitch") is True
+          and status.get("LocationServicesEnabled") is False, "the switch halves: %r" % {
+              k: status.get(k) for k in ("LocationServicesConfigured", "LocationServicesSwitch", "LocationServicesEnabled")})
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -351,6 +375,7 @@ TESTS = [
     ("5 a user removed from an app loses its clients", test_user_removed_from_app),
     ("6 a second beacond on the same state directory exits", test_second_daemon_same_state),
     ("7 executable: what it proves and what it cannot (the fork trick)", test_executable_fork_trick),
+    ("8 a rejected reload shows in GetStatus until a good one", test_rejected_reload_in_status),
 ]
 
 if __name__ == "__main__":
