@@ -48,7 +48,8 @@ run: build
 # a real bus),
 # then the daemon's integration tests on a private bus (beacond and beaconctl are built by
 # `swift build --build-tests`, which builds every product), then the system test on the real
-# Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh). The soak test keeps the daemon under
+# Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh). promises_test.py tries what the docs promise as
+# a hostile client or careless administrator would (docs/reliability.md, "Promises the docs make"). The soak test keeps the daemon under
 # steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md).
 test: test-deps
 	$(SWIFT) build --build-tests
@@ -57,6 +58,7 @@ test: test-deps
 	Tests/System/packaging-test.sh
 	/usr/bin/python3 Tests/Integration/daemon_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/durability_test.py .build/debug/beacond .build/debug/beaconctl
+	/usr/bin/python3 Tests/Integration/promises_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/soak_test.py .build/debug/beacond --minutes 3
 	Tests/System/run.sh .build/debug/beacond .build/debug/beaconctl
 
