@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""beacond's API promise tests: what the documentation and the introspection data say is what the daemon does.
+The real daemon on a private dbus-daemon, fed through its fifo scanner.
+
+    api_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
+
+Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when anything failed. Needs root (as daemon_test.py).
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+
+import dbus
+import dbus.lowlevel
+
+from daemon_test import DEMO, main
+from harness import (ADMIN, DEFAULT_APPS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, PROPERTIES,
+                     TestFailure, check, describe_result, expect_error, plain, pump_for, pump_until, run_tool)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+# MARK: 1. introspection equals what is sent
+
+def introspected_signals(connection, path):
+    """{(interface, member): signature} declared by Introspect at `path`."""
+    xml = str(connection.bus.call_blocking("org.beacond", path, "org.freedesktop.DBus.Introspectable", "Introspect",
+                                           "", [], timeout=5))
+    declared = {}
+    for interface in ElementTree.fromstring(xml).findall("interface"):
+        for signal in interface.findall("signal"):
+            declared[(interface.get("name"), signal.get("name"))] = "".join(arg.get("type") for arg in signal.findall("arg"))
+    return declared
+
+
+class SignatureRecorder:
+    """Every signal message a connection receives with its wire signature (from the message header)."""
+
+    def __init__(self, connection):
+        self.seen = {}  # (interface, member) -> set of signatures
+
+        def record(bus, message):
+            if message.get_type() == dbus.lowlevel.MESSAGE_TYPE_SIGNAL and message.get_sender() != "org.freedesktop.DBus":
+                self.seen.setdefault((message.get_interface(), message.get_member()), set()).add(message.get_signature() or "")
+        connection.bus.add_message_filter(record)
+
+
+def test_introspection_equals_sent(suite):
+    """Every signal the daemon sends (client signals, Admin1.Event, PropertiesChanged on both objects) has the
+    signature its object's introspection declares for it."""
+    world = suite.world()
+    world.start_daemon()
+    watcher = world.connect()
+    watcher_seen = SignatureRecorder(watcher)
+    watcher.admin("WatchEvents")
+    demo = world.client(DEMO, register=False)
+    demo_seen = SignatureRecorder(demo)
+    demo.register()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    demo.wait_status("authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    demo.wait("DidStartMonitoring")
+    demo.start_ranging(DEMO_UUID)
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    feeder.start(0.2, beacon_uuid=DEMO_UUID, major=1, minor=2)
+    demo.wait("DidEnterRegion")
+    demo.wait("DidRangeBeacons", where=lambda s: len(s.args[0]) > 0)
+    feeder.stop()
+    demo.wait("DidExitRegion", timeout=8)
+    demo.start_monitoring("hall", DEMO_UUID, Major=9)
+    demo.lm("RequestState", "s", "hall")
+    demo.wait("DidDetermineState")
+    world.admin.set_authorization(DEMO, "denied")
+    demo.wait("MonitoringDidFail")
+    demo.wait("RangingDidFail")
+    demo.round_trip()
+    watcher.admin("GetStatus")
+    pump_for(0.3)
+
+    declared = introspected_signals(world.admin, MANAGER_PATH)
+    client_declared = introspected_signals(world.admin, demo.path)
+    wanted_client = ["AuthorizationChanged", "DidStartMonitoring", "DidDetermineState", "DidEnterRegion",
+                     "DidExitRegion", "DidRangeBeacons", "MonitoringDidFail", "RangingDidFail"]
+    problems = []
+    for member in wanted_client:
+        key = (LOCATION_MANAGER, member)
+        if key not in client_declared:
+            problems.append("%s is not declared on %s" % (member, demo.path))
+            continue
+        sent = demo_seen.seen.get(key)
+        if not sent:
+            problems.append("the scenario produced no %s" % member)
+        elif sent != {client_declared[key]}:
+            problems.append("%s declared (%s), sent %s" % (member, client_declared[key], sorted(sent)))
+    checks = [(watcher_seen, declared, (ADMIN, "Event")), (watcher_seen, declared, (PROPERTIES, "PropertiesChanged")),
+              (demo_seen, client_declared, (PROPERTIES, "PropertiesChanged"))]
+    for seen, table, key in checks:
+        sent = seen.seen.get(key)
+        if key not in table:
+            problems.append("%s.%s is not declared" % key)
+        elif not sent:
+            problems.append("the scenario produced no %s.%s" % key)
+        elif sent != {table[key]}:
+            problems.append("%s.%s declared (%s), sent %s" % (key + (table[key], sorted(sent))))
+    # Nothing arrives that is not declared.
+    for seen, table in ((demo_seen, client_declared), (watcher_seen, declared)):
+        for key, signatures in seen.seen.items():
+            if key[0] in (LOCATION_MANAGER, ADMIN, MANAGER, PROPERTIES) and key not in table:
+                problems.append("%s.%s sent (%s) but not declared" % (key + (sorted(signatures),)))
+    check(not problems, "; ".join(problems))
+
+
+# MARK: 2. the documentation's examples run
+
+def code_blocks(path, language):
+    with open(os.path.join(ROOT, path)) as file:
+        text = file.read()
+    return re.findall(r"```%s\n(.*?)```" % language, text, re.S)
+
+
+def test_python_example(suite):
+    """docs/dbus-api.md's Python client, run as written (the system bus replaced by the test bus): an
+    administrator grants Always, a beacon comes and goes, and it prints "entered lobby" then "exited lobby"."""
+    blocks = code_blocks("docs/dbus-api.md", "python")
+    check(len(blocks) == 1, "docs/dbus-api.md has %d python blocks, expected 1" % len(blocks))
+    source = blocks[0]
+    check("dbus.SystemBus()" in source, "the example no longer connects with dbus.SystemBus()")
+    apps = dict(DEFAULT_APPS)
+    apps["beacondemo.toml"] = ('app_id = "org.example.BeaconDemo"\nusers = ["root"]\n'
+                               'when_in_use_usage = "Shows the beacons near you."\n'
+                               'always_usage = "Tells you when you enter the lobby."\n')
+    world = suite.world(apps=apps)
+    world.start_daemon()
+    script = os.path.join(world.directory, "example.py")
+    with open(script, "w") as file:
+        file.write(source.replace("dbus.SystemBus()", "dbus.bus.BusConnection(%r)" % world.address))
+    output_path = os.path.join(world.directory, "example.out")
+    with open(output_path, "w") as output:
+        process = subprocess.Popen(["/usr/bin/python3", "-u", script], stdout=output, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        def printed():
+            with open(output_path) as file:
+                return file.read()
+
+        def wait_for(text, timeout=8):
+            found = pump_until(lambda: text in printed() or process.poll() is not None, timeout)
+            check(found and text in printed(), "the example did not print %r: %r" % (text, printed()[-1500:]))
+
+        wait_for("notDetermined")
+        world.admin.set_authorization("org.example.BeaconDemo", "authorizedAlways")
+        wait_for("authorization: authorizedAlways")
+        feeder = world.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(0.2, beacon_uuid=DEMO_UUID, major=1, minor=2)
+        wait_for("entered lobby")
+        feeder.stop()
+        wait_for("exited lobby")
+        text = printed()
+        check(text.index("entered lobby") < text.index("exited lobby"), "exited before entered: %r" % text)
+        check("Traceback" not in text and "Error" not in text, "the example reported an error: %r" % text)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+        process.wait(timeout=5)
+
+
+def shell_examples(world, path):
+    """The command lines of the ```sh blocks of `path` with the system bus replaced by the test bus."""
+    commands = []
+    for block in code_blocks(path, "sh"):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip() if line.lstrip().startswith("#") else line.strip()
+            if line:
+                commands.append(line)
+    return commands
+
+
+def on_test_bus(world, command):
+    command = re.sub(r"^busctl ", "busctl --address=%s " % world.address, command)
+    command = command.replace("gdbus call --system", "gdbus call --address %s" % world.address)
+    command = command.replace("gdbus introspect --system", "gdbus introspect --address %s" % world.address)
+    return command
+
+
+def test_shell_examples(suite):
+    """docs/dbus-api.md's busctl and gdbus commands (the Examples block and the introspection commands of its
+    first paragraph) succeed on the test bus and print what they are for."""
+    apps = dict(DEFAULT_APPS)
+    apps["beacondemo.toml"] = ('app_id = "org.example.BeaconDemo"\nusers = ["root"]\n'
+                               'when_in_use_usage = "Shows the beacons near you."\n')
+    world = suite.world(apps=apps)
+    world.start_daemon()
+    commands = shell_examples(world, "docs/dbus-api.md")
+    with open(os.path.join(ROOT, "docs/dbus-api.md")) as file:
+        commands += re.findall(r"`((?:busctl|gdbus) introspect[^`]*)`", file.read())
+    expected = {  # what each command is for, as the doc describes it
+        "GetStatus": "a{sv}",
+        "get-property": "b ",
+        "RegisterClient": "(objectpath '/org/beacond/client/",
+        "busctl introspect": "org.beacond.Manager1",
+        "gdbus introspect": "interface org.beacond.Admin1",
+    }
+    check(len(commands) >= 5, "found only %d commands: %r" % (len(commands), commands))
+    for command in commands:
+        line = on_test_bus(world, command)
+        check("--system" not in line, "cannot run on the test bus: %s" % command)
+        result = run_tool(["sh", "-c", line])
+        check(result.returncode == 0, "%s: %s" % (command, describe_result(result)))
+        for key, text in expected.items():
+            if key in command:
+                check(text in result.stdout, "%s printed %r, not %r" % (command, result.stdout[:300], text))
+
+
+# MARK: 3, 4, 5. refusals that name the problem
+
+def test_region_refusals(suite):
+    """Control characters and absurd lengths in identifiers are refused; InvalidRegion messages say which key,
+    what was given and what is allowed; UnknownApp escapes what the client sent and never suggests a file the
+    loader would ignore."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    invalid = ERROR + "InvalidRegion"
+    for identifier in ("lob\x1b[31mby", "a\x7fb", "a\x85b", "tab\there"):
+        message = expect_error(lambda: demo.start_monitoring(identifier, DEMO_UUID), invalid, "Identifier", "control")
+        check("\x1b" not in message and "\x7f" not in message and "\x85" not in message and "\t" not in message,
+              "the message echoes a control character: %r" % message)
+    expect_error(lambda: demo.start_monitoring("x" * 257, DEMO_UUID), invalid, "Identifier", "256")
+    expect_error(lambda: demo.lm("StartMonitoring", "a{sv}", {"Identifier": dbus.UInt32(7), "UUID": DEMO_UUID}),
+                 invalid, "'Identifier'", "type u", "string")
+    expect_error(lambda: demo.lm("StartMonitoring", "a{sv}", {"Identifier": "a", "UUID": DEMO_UUID,
+                                                              "Major": dbus.UInt32(70000)}),
+                 invalid, "'Major'", "70000", "0...65535")
+    stranger = world.client("evil\x1b]0;x\x07app", register=False)
+    message = expect_error(stranger.register, ERROR + "UnknownApp", "not a valid app id", "reverse-DNS")
+    check("\x1b" not in message and "\x07" not in message, "UnknownApp echoes control characters: %r" % message)
+    empty = world.client("", register=False)
+    message = expect_error(empty.register, ERROR + "UnknownApp", "empty app id", "reverse-DNS")
+    check("apps.d/.toml" not in message, "UnknownApp suggests apps.d/.toml: %r" % message)
+    world.alive()
+
+
+TESTS = [
+    ("1 introspection equals what is sent", test_introspection_equals_sent),
+    ("2 docs/dbus-api.md's Python client runs", test_python_example),
+    ("3 docs/dbus-api.md's busctl and gdbus commands run", test_shell_examples),
+    ("4 refusals name the problem and escape what they echo", test_region_refusals),
+]
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, TESTS))
