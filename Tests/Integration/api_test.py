@@ -246,11 +246,55 @@ def test_region_refusals(suite):
     world.alive()
 
 
+# MARK: 6. the fifo scanner says why it drops a line
+
+def write_fifo(fifo, text):
+    descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        os.write(descriptor, text.encode())
+    finally:
+        os.close(descriptor)
+
+
+def test_fifo_drops_are_logged(suite):
+    """Every line the fifo scanner drops is logged as a warning with its line number and a reason that fits a
+    FIFO of hex HCI event lines; a flood of bad lines is logged a bounded number of times, with a count."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID)
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    bad = [("hello world", "not hex"),
+           ("04 3e 0", "odd number of hex digits"),
+           ("02 00 01", "not an HCI event (an H4 event line starts with 04"),
+           ("04 3e", "HCI event too short"),
+           ("04 3e 05 02 01", "HCI event length mismatch")]
+    write_fifo(world.fifo, "# a comment\n\n" + "".join(line + "\n" for line, _ in bad))
+    feeder.send(beacon_uuid=DEMO_UUID, major=1, minor=2)
+    demo.wait("DidEnterRegion")  # the good line after the bad ones still counts
+    for number, (line, reason) in enumerate(bad, start=3):
+        wanted = "line %d ignored: %s" % (number, reason)
+        found = pump_until(lambda: wanted in world.daemon.stderr(), 5)
+        check(found, "no %r in stderr:\n%s" % (wanted, world.daemon.stderr()[-2000:]))
+    for wrong in ("capture file", "btsnoop", "pcap"):
+        check(wrong not in world.daemon.stderr(), "a fifo line is reported as a capture: %s" % world.daemon.stderr()[-1500:])
+    write_fifo(world.fifo, "zz\n" * 500)
+    check(pump_until(lambda: "at most once a minute" in world.daemon.stderr(), 5),
+          "no rate-limit notice: %s" % world.daemon.stderr()[-1500:])
+    demo.round_trip()
+    pump_for(0.5)
+    logged = world.daemon.stderr().count(" ignored: ")
+    check(logged <= 25, "%d lines logged for 505 bad lines: the journal is flooded" % logged)
+    world.alive()
+
+
 TESTS = [
     ("1 introspection equals what is sent", test_introspection_equals_sent),
     ("2 docs/dbus-api.md's Python client runs", test_python_example),
     ("3 docs/dbus-api.md's busctl and gdbus commands run", test_shell_examples),
     ("4 refusals name the problem and escape what they echo", test_region_refusals),
+    ("5 the fifo scanner logs every dropped line, rate limited", test_fifo_drops_are_logged),
 ]
 
 if __name__ == "__main__":
