@@ -289,12 +289,33 @@ def test_fifo_drops_are_logged(suite):
     world.alive()
 
 
+# MARK: 8. configuration that cannot work on this system
+
+def test_configuration_warnings(suite):
+    """A user in an app's users that does not exist and an admin_group that does not exist are warnings, logged
+    and in GetStatus Warnings, naming the file and the fix."""
+    apps = dict(DEFAULT_APPS)
+    apps["ghost.toml"] = ('app_id = "org.example.Ghost"\nusers = ["root", "beacond-no-such-user"]\n'
+                          'when_in_use_usage = "Ghost app."\n')
+    world = suite.world(settings="[authorization]\nadmin_group = \"beacond-no-such-group\"\n", apps=apps)
+    world.start_daemon()
+    warnings = world.admin.status().get("Warnings", [])
+    user = [w for w in warnings if "beacond-no-such-user" in w]
+    group = [w for w in warnings if "beacond-no-such-group" in w]
+    check(len(user) == 1 and "ghost.toml:2" in user[0] and "does not exist" in user[0], "Warnings %r" % warnings)
+    check(len(group) == 1 and "beacond.toml:2" in group[0] and "groupadd" in group[0], "Warnings %r" % warnings)
+    check("beacond-no-such-user" in world.daemon.stderr() and "beacond-no-such-group" in world.daemon.stderr(),
+          "not logged: %s" % world.daemon.stderr()[-1500:])
+    world.alive()
+
+
 TESTS = [
     ("1 introspection equals what is sent", test_introspection_equals_sent),
     ("2 docs/dbus-api.md's Python client runs", test_python_example),
     ("3 docs/dbus-api.md's busctl and gdbus commands run", test_shell_examples),
     ("4 refusals name the problem and escape what they echo", test_region_refusals),
     ("5 the fifo scanner logs every dropped line, rate limited", test_fifo_drops_are_logged),
+    ("6 users and admin_group that do not exist are warnings", test_configuration_warnings),
 ]
 
 if __name__ == "__main__":
