@@ -118,6 +118,44 @@ struct BeaconDictionariesTests {
         }
     }
 
+    /// EnterRSSI and AbsentRSSI (dBm, both or neither): the region's own hysteresis, returned as given.
+    @Test func readsAndWritesTheRegionsHysteresis() throws {
+        let parsed = try region(["Identifier": .string("door"), "UUID": .string(uuid), "EnterRSSI": .int16(-60),
+                                 "AbsentRSSI": .int32(-75)])
+        #expect(parsed.hysteresis == (try RSSIHysteresis(enterAtOrAbove: -60, absentBelow: -75)))
+        let entries = try #require(BeaconDictionaries.dictionary(parsed).vardictEntries)
+        #expect(entries["EnterRSSI"] == .int16(-60))
+        #expect(entries["AbsentRSSI"] == .int16(-75))
+        #expect(try BeaconDictionaries.region(from: .vardict(entries)) == parsed)
+        let plain = try region(["Identifier": .string("door"), "UUID": .string(uuid)])
+        #expect(plain.hysteresis == nil)
+        #expect(BeaconDictionaries.dictionary(plain).vardictEntries?["EnterRSSI"] == nil)
+        // Equal thresholds are one threshold without a band.
+        #expect(try region(["Identifier": .string("a"), "UUID": .string(uuid), "EnterRSSI": .int16(-70),
+                            "AbsentRSSI": .int16(-70)]).hysteresis?.absentBelow == -70)
+    }
+
+    @Test func refusesAHysteresisThatCannotWorkSayingWhy() throws {
+        let cases: [([String: DBusValue], [String])] = [
+            (["EnterRSSI": .int16(-60)], ["'EnterRSSI'", "'AbsentRSSI'", "both or neither"]),
+            (["AbsentRSSI": .int16(-60)], ["'EnterRSSI'", "'AbsentRSSI'", "both or neither"]),
+            (["EnterRSSI": .int16(-80), "AbsentRSSI": .int16(-60)], ["'EnterRSSI'", "-80", "-60", "at least"]),
+            (["EnterRSSI": .int16(30), "AbsentRSSI": .int16(-60)], ["'EnterRSSI'", "30", "-127...20"]),
+            (["EnterRSSI": .int16(-60), "AbsentRSSI": .int32(-200)], ["'AbsentRSSI'", "-200", "-127...20"]),
+            (["EnterRSSI": .string("-60"), "AbsentRSSI": .int16(-70)], ["'EnterRSSI'", "the string '-60'", "dBm"]),
+        ]
+        for (extra, words) in cases {
+            var entries: [String: DBusValue] = ["Identifier": .string("a"), "UUID": .string(uuid)]
+            entries.merge(extra) { _, new in new }
+            guard let error = refusal(entries) else {
+                Issue.record("\(extra) was accepted")
+                continue
+            }
+            #expect(error.name == .invalidRegion)
+            for word in words { #expect(error.message.contains(word), "\(extra): \(error.message) lacks \(word)") }
+        }
+    }
+
     @Test func aConstraintHasNoIdentifier() throws {
         let constraint = try BeaconDictionaries.constraint(from: .vardict(["UUID": .string(uuid), "Major": .uint16(3)]))
         #expect(constraint.major == 3)

@@ -9,7 +9,8 @@ import Foundation
 /// that lists what is accepted.
 public enum BeaconDictionaries {
     static let regionKeys: Set<String> = [BeacondKey.identifier, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
-                                          BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit]
+                                          BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit, BeacondKey.enterRSSI,
+                                          BeacondKey.absentRSSI]
     static let constraintKeys: Set<String> = [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor]
 
     /// The longest region identifier, in UTF-8 bytes.
@@ -24,7 +25,40 @@ public enum BeaconDictionaries {
         let constraint = try constraint(entries, error: .invalidRegion)
         return BeaconRegion(identifier: identifier, constraint: constraint,
                             notifyOnEntry: try flag(entries, BeacondKey.notifyOnEntry),
-                            notifyOnExit: try flag(entries, BeacondKey.notifyOnExit))
+                            notifyOnExit: try flag(entries, BeacondKey.notifyOnExit),
+                            hysteresis: try hysteresis(entries))
+    }
+
+    /// The RSSI values a hysteresis threshold may have, dBm (what an HCI report can carry: −127…20).
+    public static let rssiRange = -127...20
+
+    /// `EnterRSSI` and `AbsentRSSI`: both or neither, each in `rssiRange`, EnterRSSI ≥ AbsentRSSI.
+    static func hysteresis(_ entries: [String: DBusValue]) throws(BeacondError) -> RSSIHysteresis? {
+        let enterKey = BeacondKey.enterRSSI, absentKey = BeacondKey.absentRSSI
+        switch (entries[enterKey], entries[absentKey]) {
+        case (nil, nil): return nil
+        case let (enterValue?, absentValue?):
+            let enter = try rssi(enterValue, enterKey), absent = try rssi(absentValue, absentKey)
+            guard let hysteresis = try? RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent) else {
+                throw BeacondError(.invalidRegion, "'\(enterKey)' must be at least '\(absentKey)'; given EnterRSSI \(enter) "
+                    + "and AbsentRSSI \(absent) dBm: a sighting strong enough to enter cannot also count as absent. "
+                    + "Example: EnterRSSI -70, AbsentRSSI -80")
+            }
+            return hysteresis
+        case let (given, _):
+            let (present, missing) = given == nil ? (absentKey, enterKey) : (enterKey, absentKey)
+            throw BeacondError(.invalidRegion, "'\(present)' is given without '\(missing)': give both or neither "
+                + "(EnterRSSI n: at or above it a sighting can enter; AbsentRSSI n: below it a sighting does not count; "
+                + "e.g. EnterRSSI -70, AbsentRSSI -80)")
+        }
+    }
+
+    static func rssi(_ value: DBusValue, _ key: String) throws(BeacondError) -> Int {
+        guard let number = integer(value), rssiRange.contains(Int(clamping: number)) else {
+            throw BeacondError(.invalidRegion, "'\(key)' must be an integer \(rssiRange.lowerBound)...\(rssiRange.upperBound) "
+                + "(dBm, D-Bus type n; any integer type is accepted); given \(describe(value))")
+        }
+        return Int(number)
     }
 
     /// `Identifier`: a string of printable text, not blank, at most `maxIdentifierBytes` bytes.
@@ -150,6 +184,10 @@ public enum BeaconDictionaries {
         entries[BeacondKey.identifier] = .string(region.identifier)
         entries[BeacondKey.notifyOnEntry] = .boolean(region.notifyOnEntry)
         entries[BeacondKey.notifyOnExit] = .boolean(region.notifyOnExit)
+        if let hysteresis = region.hysteresis {
+            entries[BeacondKey.enterRSSI] = .int16(Int16(clamping: hysteresis.enterAtOrAbove))
+            entries[BeacondKey.absentRSSI] = .int16(Int16(clamping: hysteresis.absentBelow))
+        }
         return .vardict(entries)
     }
 
