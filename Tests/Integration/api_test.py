@@ -289,6 +289,43 @@ def test_fifo_drops_are_logged(suite):
     world.alive()
 
 
+# MARK: 7. RSSI hysteresis per region
+
+def test_region_hysteresis(suite):
+    """A region with EnterRSSI -60 / AbsentRSSI -80 (exit_timeout 2 s): a weak beacon (-90) and a middling one
+    (-70) do not enter it, a strong one (-50) does; a middling one then keeps it inside past the exit timeout, a
+    weak one does not. The thresholds come back in MonitoredRegions and in the region signals."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "door", "UUID": DEMO_UUID, "EnterRSSI": dbus.Int16(-60),
+                                         "AbsentRSSI": dbus.Int16(-80)})
+    started = demo.wait("DidStartMonitoring")
+    region = plain(started.args[0])
+    check(region.get("EnterRSSI") == -60 and region.get("AbsentRSSI") == -80, "DidStartMonitoring region %r" % region)
+    monitored = plain(demo.prop("MonitoredRegions"))
+    check(monitored[0].get("EnterRSSI") == -60 and monitored[0].get("AbsentRSSI") == -80, "MonitoredRegions %r" % monitored)
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    for rssi in (-90, -70):
+        feeder.start(0.2, beacon_uuid=DEMO_UUID, major=1, minor=2, rssi=rssi)
+        demo.collector.expect_none(1.0, "DidEnterRegion", what="DidEnterRegion at %d dBm" % rssi)
+    feeder.start(0.2, beacon_uuid=DEMO_UUID, major=1, minor=2, rssi=-50)
+    entered = demo.wait("DidEnterRegion")
+    check(plain(entered.args[0]).get("EnterRSSI") == -60, "DidEnterRegion region %r" % plain(entered.args[0]))
+    feeder.start(0.2, beacon_uuid=DEMO_UUID, major=1, minor=2, rssi=-70)
+    demo.collector.expect_none(3.5, "DidExitRegion", what="DidExitRegion while a -70 dBm beacon is there")
+    feeder.start(0.2, beacon_uuid=DEMO_UUID, major=1, minor=2, rssi=-90)
+    demo.wait("DidExitRegion", timeout=5)
+    status_regions = [r for r in world.admin.status()["Regions"] if r.get("Identifier") == "door"]
+    check(status_regions and status_regions[0].get("EnterRSSI") == -60, "status Regions %r" % status_regions)
+    expect_error(lambda: demo.lm("StartMonitoring", "a{sv}", {"Identifier": "half", "UUID": DEMO_UUID,
+                                                              "EnterRSSI": dbus.Int16(-60)}),
+                 ERROR + "InvalidRegion", "both or neither")
+    feeder.stop()
+    world.alive()
+
+
 # MARK: 8. configuration that cannot work on this system
 
 def test_configuration_warnings(suite):
@@ -316,6 +353,7 @@ TESTS = [
     ("4 refusals name the problem and escape what they echo", test_region_refusals),
     ("5 the fifo scanner logs every dropped line, rate limited", test_fifo_drops_are_logged),
     ("6 users and admin_group that do not exist are warnings", test_configuration_warnings),
+    ("7 a region's RSSI hysteresis, on the real daemon", test_region_hysteresis),
 ]
 
 if __name__ == "__main__":
