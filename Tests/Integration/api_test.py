@@ -217,6 +217,114 @@ def test_shell_examples(suite):
                 check(text in result.stdout, "%s printed %r, not %r" % (command, result.stdout[:300], text))
 
 
+# Commands of README.md's "Using the daemon" block that cannot run here, and why.
+README_SKIPPED = {
+    "sudo make install": "installs into this machine's /usr and /etc; Tests/System/packaging-test.sh runs it",
+    "sudo systemctl enable --now beacond": "no systemd here; the test starts beacond itself on a private bus",
+    'sudo usermod -aG beacond-admin "$USER"': "changes this machine's accounts; the test runs as root, an administrator",
+}
+
+
+def readme_commands():
+    """The "Using the daemon" block of README.md as commands: comments dropped, a heredoc kept with its command."""
+    block = [b for b in code_blocks("README.md", "sh") if "beaconctl auth grant" in b]
+    check(len(block) == 1, "README.md has %d blocks with beaconctl auth grant" % len(block))
+    commands, lines = [], block[0].splitlines()
+    index = 0
+    while index < len(lines):
+        line = re.sub(r"\s+#.*$", "", lines[index]).strip()
+        index += 1
+        if not line or line.startswith("#"):
+            continue
+        heredoc = re.search(r"<<'(\w+)'", line)
+        if heredoc:
+            body = []
+            while lines[index].strip() != heredoc.group(1):
+                body.append(lines[index])
+                index += 1
+            index += 1
+            line = line + "\n" + "\n".join(body) + "\n" + heredoc.group(1)
+        commands.extend(part.strip() for part in line.split("; ") if part.strip())
+    return commands
+
+
+def test_readme_commands(suite):
+    """README.md's "Using the daemon" commands, run as written against the real daemon on the test bus
+    (BEACOND_BUS), with /etc/beacond replaced by the test's configuration directory, the example user alice by
+    root (no alice here), and `systemctl reload beacond` by what it does (SIGHUP, beacond.service's ExecReload).
+    The client waits for a decision, the grant lets it monitor, status/events/doctor succeed."""
+    world = suite.world()
+    world.start_daemon()
+    environment = dict(os.environ, BEACOND_BUS=world.address,
+                       PATH=os.path.dirname(suite.beaconctl) + ":" + os.environ.get("PATH", ""))
+    client = None
+    ran = []
+    try:
+        for command in readme_commands():
+            if command in README_SKIPPED:
+                continue
+            if command == "sudo systemctl reload beacond":
+                mark = world.daemon.stderr().count("configuration reloaded")
+                os.kill(world.daemon.pid, 1)
+                check(pump_until(lambda: "com.example.door" in str(world.admin.status().get("Apps", "")), 5),
+                      "SIGHUP did not load the README's app: %s" % world.daemon.stderr()[-1500:])
+                ran.append(command)
+                continue
+            line = command.replace("/etc/beacond", world.config_dir).replace('["alice"]', '["root"]')
+            line = re.sub(r"^sudo ", "", line)
+            check("sudo" not in line and "systemctl" not in line, "cannot run here: %s" % command)
+            if " client " in line:
+                output = os.path.join(world.directory, "client.out")
+                with open(output, "w") as file:
+                    client = subprocess.Popen(["sh", "-c", line], stdout=file, stderr=subprocess.STDOUT, env=environment,
+                                              start_new_session=True)
+                check(pump_until(lambda: "waiting" in open(output).read().lower(), 8),
+                      "%s did not say it waits for a decision: %r" % (command, open(output).read()))
+            elif line.endswith(" events"):
+                events = subprocess.Popen(["sh", "-c", "exec " + line], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          env=environment, text=True, start_new_session=True)
+                pump_for(1.0)
+                events.send_signal(2)
+                out, err = events.communicate(timeout=10)
+                check(events.returncode == 0, "%s: exit %s, %r %r" % (command, events.returncode, out, err))
+            else:
+                result = subprocess.run(["sh", "-c", line], capture_output=True, text=True, env=environment, timeout=20)
+                check(result.returncode == 0, "%s: %s" % (command, describe_result(result)))
+            ran.append(command)
+        check(client is not None, "README.md no longer runs a client")
+        output = os.path.join(world.directory, "client.out")
+        check(pump_until(lambda: "DidStartMonitoring" in open(output).read() or "monitoring" in open(output).read().lower(), 8),
+              "the client did not start monitoring after the grant: %r" % open(output).read())
+        check(len(ran) >= 6, "ran only %r" % ran)
+        suite.notes.append("ran %d README commands, skipped %d (%s)" % (len(ran), len(README_SKIPPED),
+                                                                       "; ".join(README_SKIPPED.values())))
+    finally:
+        if client is not None and client.poll() is None:
+            os.killpg(client.pid, 15)
+            client.wait(timeout=10)
+
+
+def test_daemon_synopsis(suite):
+    """docs/daemon.md's synopsis: every option it shows is one `beacond --help` lists, `beacond replay --help` runs,
+    and config/README.md's `beacond --config-dir DIR` starts the daemon on that directory (the private bus)."""
+    blocks = [b for b in code_blocks("docs/daemon.md", "") if b.startswith("beacond ")]
+    check(len(blocks) == 1, "docs/daemon.md synopsis blocks: %d" % len(blocks))
+    synopsis = blocks[0]
+    help_text = run_tool([suite.beacond, "--help"])
+    check(help_text.returncode == 0, "beacond --help: %s" % describe_result(help_text))
+    for option in re.findall(r"\[(--[a-z-]+)", synopsis.splitlines()[0]):
+        check(option in help_text.stdout, "beacond --help does not list %s" % option)
+    replay = run_tool([suite.beacond, "replay", "--help"])
+    check(replay.returncode == 0 and "CAPTURE" in replay.stdout.upper(), "beacond replay --help: %s" % describe_result(replay))
+    with open(os.path.join(ROOT, "config/README.md")) as file:
+        check("`beacond --config-dir DIR`" in file.read(), "config/README.md no longer shows beacond --config-dir DIR")
+    world = suite.world()
+    world.start_daemon()  # beacond --config-dir <the test's directory> --bus <the private bus>
+    check(any(arg == world.config_dir for arg in world.daemon.arguments), "not started with --config-dir")
+    check("config.directory=%s" % world.config_dir in world.daemon.stderr(), "beacond did not read %s" % world.config_dir)
+    world.alive()
+
+
 # MARK: 3, 4, 5. refusals that name the problem
 
 def test_region_refusals(suite):
@@ -354,6 +462,8 @@ TESTS = [
     ("5 the fifo scanner logs every dropped line, rate limited", test_fifo_drops_are_logged),
     ("6 users and admin_group that do not exist are warnings", test_configuration_warnings),
     ("7 a region's RSSI hysteresis, on the real daemon", test_region_hysteresis),
+    ("8 README.md's daemon commands run", test_readme_commands),
+    ("9 docs/daemon.md's synopsis and config/README.md's --config-dir", test_daemon_synopsis),
 ]
 
 if __name__ == "__main__":
