@@ -321,7 +321,8 @@ def test_daemon_synopsis(suite):
     world = suite.world()
     world.start_daemon()  # beacond --config-dir <the test's directory> --bus <the private bus>
     check(any(arg == world.config_dir for arg in world.daemon.arguments), "not started with --config-dir")
-    check("config.directory=%s" % world.config_dir in world.daemon.stderr(), "beacond did not read %s" % world.config_dir)
+    check(pump_until(lambda: "config.directory=%s" % world.config_dir in world.daemon.stderr(), 5),
+          "beacond did not say it reads %s: %s" % (world.config_dir, world.daemon.stderr()[-1000:]))
     world.alive()
 
 
