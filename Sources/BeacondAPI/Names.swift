@@ -38,6 +38,10 @@ public enum BeacondKey {
     public static let minor = "Minor"
     public static let notifyOnEntry = "NotifyOnEntry"
     public static let notifyOnExit = "NotifyOnExit"
+    /// n, dBm: a sighting at or above it can enter the region (with `absentRSSI`: the region's hysteresis).
+    public static let enterRSSI = "EnterRSSI"
+    /// n, dBm: a sighting below it does not count at all; between the two it keeps an inside region inside.
+    public static let absentRSSI = "AbsentRSSI"
     public static let rssi = "RSSI"
     public static let accuracy = "Accuracy"
     public static let proximity = "Proximity"

@@ -61,6 +61,15 @@ struct Replay: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds without a sighting before a region is exited.", valueName: "seconds"))
     var exitTimeout: Double = 30
 
+    // Unconditional: a level is negative, and `-70` must not be taken for an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("RSSI hysteresis of the monitored regions, with --absent-rssi: a sighting at or above "
+        + "this level can enter a region.", valueName: "dBm"))
+    var enterRSSI: Int?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --enter-rssi: a sighting below this level does not count; between the two it "
+        + "keeps an inside region inside.", valueName: "dBm"))
+    var absentRSSI: Int?
+
     @Option(help: ArgumentHelp("Seconds of engine time each line of a text capture stands for.", valueName: "seconds"))
     var lineInterval: Double = 0.1
 
@@ -82,6 +91,7 @@ struct Replay: AsyncParsableCommand {
         } catch {
             throw ValidationError("--exit-timeout: \(error)")
         }
+        _ = try hysteresis()
         guard lineInterval >= 0, lineInterval <= Self.longestLineInterval else {
             throw ValidationError("--line-interval must be 0 to \(Int(Self.longestLineInterval)) seconds, got \(lineInterval)")
         }
@@ -89,6 +99,24 @@ struct Replay: AsyncParsableCommand {
             do { _ = try BeaconIdentityConstraint(parsing: text) } catch {
                 throw ValidationError("\(error)")
             }
+        }
+    }
+
+    /// `--enter-rssi` and `--absent-rssi`: both or neither, each −127…20 dBm, enter ≥ absent.
+    func hysteresis() throws -> RSSIHysteresis? {
+        switch (enterRSSI, absentRSSI) {
+        case (nil, nil): return nil
+        case let (enter?, absent?):
+            for (name, value) in [("--enter-rssi", enter), ("--absent-rssi", absent)] where !(-127...20).contains(value) {
+                throw ValidationError("\(name) must be -127 to 20 dBm, got \(value)")
+            }
+            do {
+                return try RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent)
+            } catch {
+                throw ValidationError("--enter-rssi \(enter) must be at least --absent-rssi \(absent): \(error)")
+            }
+        default:
+            throw ValidationError("--enter-rssi and --absent-rssi go together: give both or neither")
         }
     }
 
@@ -113,6 +141,7 @@ struct Replay: AsyncParsableCommand {
             monitored: monitored.map { try BeaconIdentityConstraint(parsing: $0) },
             ranged: ranged.map { try BeaconIdentityConstraint(parsing: $0) },
             exitTimeout: try Self.duration(exitTimeout, name: "--exit-timeout"),
+            hysteresis: try hysteresis(),
             lineInterval: try Self.duration(lineInterval, name: "--line-interval"),
             measuresThroughput: stats)
         for capture in captures {

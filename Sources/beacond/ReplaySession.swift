@@ -31,12 +31,13 @@ struct ReplaySession {
     let measuresThroughput: Bool
 
     init(output: Output, monitored: [BeaconIdentityConstraint], ranged: [BeaconIdentityConstraint],
-         exitTimeout: Duration, lineInterval: Duration, measuresThroughput: Bool) throws {
+         exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, lineInterval: Duration,
+         measuresThroughput: Bool) throws {
         self.output = output
         self.measuresThroughput = measuresThroughput
         self.lineInterval = lineInterval
         self.pendingRegions = []
-        pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout))
+        pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis))
         if output == .table { printTableHeader() }
         pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
             BeaconRegion(identifier: $0.description, constraint: $0)

@@ -55,6 +55,107 @@ struct BeaconDictionariesTests {
         #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .uint16(1)])?.0 == .invalidRegion)
     }
 
+    func refusal(_ entries: [String: DBusValue]) -> BeacondError? {
+        do {
+            _ = try region(entries)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Control characters (C0, DEL, C1, so ESC too) cannot name a region: they would reach terminals and
+    /// journals through every message that names it. The refusal does not echo them raw.
+    @Test(arguments: ["lob\u{1B}[31mby", "a\u{7F}b", "a\u{85}b", "tab\there", "new\nline", "nul\u{0}x", "c1\u{9B}x"])
+    func refusesControlCharactersInIdentifiers(_ identifier: String) throws {
+        let error = try #require(refusal(["Identifier": .string(identifier), "UUID": .string(uuid)]))
+        #expect(error.name == .invalidRegion)
+        #expect(error.message.contains("'Identifier'"))
+        #expect(error.message.contains("control character"))
+        #expect(!error.message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                "the message echoes a control character: \(error.message.debugDescription)")
+    }
+
+    @Test func refusesAbsurdlyLongIdentifiersSayingTheLimit() throws {
+        #expect(refusal(["Identifier": .string(String(repeating: "x", count: 256)), "UUID": .string(uuid)]) == nil)
+        let error = try #require(refusal(["Identifier": .string(String(repeating: "x", count: 257)), "UUID": .string(uuid)]))
+        #expect(error.message.contains("257 bytes"))
+        #expect(error.message.contains("at most 256"))
+        #expect(error.message.count < 400, "the message quotes the whole identifier: \(error.message.count)")
+    }
+
+    /// Every InvalidRegion message names the key, what was given (type and value) and what is allowed.
+    @Test func invalidRegionMessagesSayKeyGivenAndAllowed() throws {
+        let cases: [([String: DBusValue], [String])] = [
+            (["Identifier": .string("a"), "UUID": .string(uuid), "Major": .uint32(70000)],
+             ["'Major'", "70000", "type u", "0...65535"]),
+            (["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .int32(-1), "Major": .uint16(1)],
+             ["'Minor'", "-1", "type i", "0...65535"]),
+            (["Identifier": .string("a"), "UUID": .string(uuid), "Major": .string("1")],
+             ["'Major'", "the string '1'", "type s", "0...65535"]),
+            (["Identifier": .uint32(7), "UUID": .string(uuid)],
+             ["'Identifier'", "7", "type u", "must be a string"]),
+            (["UUID": .string(uuid)], ["'Identifier'", "missing", "string"]),
+            (["Identifier": .string("  "), "UUID": .string(uuid)], ["'Identifier'", "'  '", "must not be empty"]),
+            (["Identifier": .string("a"), "UUID": .int32(3)], ["'UUID'", "type i", "string like"]),
+            (["Identifier": .string("a")], ["'UUID'", "missing", "string like"]),
+            (["Identifier": .string("a"), "UUID": .string("nope\u{1B}")], ["'UUID'", "'nope\\u{1B}'", "8-4-4-4-12"]),
+            (["Identifier": .string("a"), "UUID": .string(uuid), "NotifyOnExit": .int32(1)],
+             ["'NotifyOnExit'", "1", "type i", "boolean"]),
+            (["Identifier": .string("a"), "UUID": .string(uuid), "Colour": .string("red")],
+             ["'Colour'", "the string 'red'", "region keys are"]),
+            (["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .uint16(1)], ["'Minor'", "'Major'"]),
+        ]
+        for (entries, words) in cases {
+            guard let error = refusal(entries) else {
+                Issue.record("\(entries) was accepted")
+                continue
+            }
+            #expect(error.name == .invalidRegion, "\(entries): \(error)")
+            for word in words {
+                #expect(error.message.contains(word), "\(entries): \(error.message) lacks \(word)")
+            }
+        }
+    }
+
+    /// EnterRSSI and AbsentRSSI (dBm, both or neither): the region's own hysteresis, returned as given.
+    @Test func readsAndWritesTheRegionsHysteresis() throws {
+        let parsed = try region(["Identifier": .string("door"), "UUID": .string(uuid), "EnterRSSI": .int16(-60),
+                                 "AbsentRSSI": .int32(-75)])
+        #expect(parsed.hysteresis == (try RSSIHysteresis(enterAtOrAbove: -60, absentBelow: -75)))
+        let entries = try #require(BeaconDictionaries.dictionary(parsed).vardictEntries)
+        #expect(entries["EnterRSSI"] == .int16(-60))
+        #expect(entries["AbsentRSSI"] == .int16(-75))
+        #expect(try BeaconDictionaries.region(from: .vardict(entries)) == parsed)
+        let plain = try region(["Identifier": .string("door"), "UUID": .string(uuid)])
+        #expect(plain.hysteresis == nil)
+        #expect(BeaconDictionaries.dictionary(plain).vardictEntries?["EnterRSSI"] == nil)
+        // Equal thresholds are one threshold without a band.
+        #expect(try region(["Identifier": .string("a"), "UUID": .string(uuid), "EnterRSSI": .int16(-70),
+                            "AbsentRSSI": .int16(-70)]).hysteresis?.absentBelow == -70)
+    }
+
+    @Test func refusesAHysteresisThatCannotWorkSayingWhy() throws {
+        let cases: [([String: DBusValue], [String])] = [
+            (["EnterRSSI": .int16(-60)], ["'EnterRSSI'", "'AbsentRSSI'", "both or neither"]),
+            (["AbsentRSSI": .int16(-60)], ["'EnterRSSI'", "'AbsentRSSI'", "both or neither"]),
+            (["EnterRSSI": .int16(-80), "AbsentRSSI": .int16(-60)], ["'EnterRSSI'", "-80", "-60", "at least"]),
+            (["EnterRSSI": .int16(30), "AbsentRSSI": .int16(-60)], ["'EnterRSSI'", "30", "-127...20"]),
+            (["EnterRSSI": .int16(-60), "AbsentRSSI": .int32(-200)], ["'AbsentRSSI'", "-200", "-127...20"]),
+            (["EnterRSSI": .string("-60"), "AbsentRSSI": .int16(-70)], ["'EnterRSSI'", "the string '-60'", "dBm"]),
+        ]
+        for (extra, words) in cases {
+            var entries: [String: DBusValue] = ["Identifier": .string("a"), "UUID": .string(uuid)]
+            entries.merge(extra) { _, new in new }
+            guard let error = refusal(entries) else {
+                Issue.record("\(extra) was accepted")
+                continue
+            }
+            #expect(error.name == .invalidRegion)
+            for word in words { #expect(error.message.contains(word), "\(extra): \(error.message) lacks \(word)") }
+        }
+    }
+
     @Test func aConstraintHasNoIdentifier() throws {
         let constraint = try BeaconDictionaries.constraint(from: .vardict(["UUID": .string(uuid), "Major": .uint16(3)]))
         #expect(constraint.major == 3)

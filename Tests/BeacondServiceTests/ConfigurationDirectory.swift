@@ -22,8 +22,10 @@ final class ConfigurationDirectory {
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
     }
 
+    /// Loads as if every user and group named existed: these tests are about the files, not this machine's
+    /// accounts (ConfigurationWarningsTests are).
     func load() throws(ConfigurationError) -> DaemonConfiguration {
-        try ConfigurationLoader.load(directory: path)
+        try ConfigurationLoader.load(directory: path, accounts: .everything)
     }
 
     /// The error loading this directory throws, or nil when it loads.

@@ -125,3 +125,39 @@ struct DaemonSettingsTests {
         #expect(configuration.warnings.first?.line == 3)
     }
 }
+
+/// `[monitoring] enter_rssi` and `absent_rssi`: the RSSI hysteresis of regions that bring none.
+@Suite("beacond.toml RSSI hysteresis")
+struct HysteresisSettingsTests {
+    func load(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
+        let directory = try! ConfigurationDirectory()
+        try! directory.write(text, to: "beacond.toml")
+        return try directory.load()
+    }
+
+    func error(_ text: String) -> String? {
+        do {
+            _ = try load(text)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func bothKeysSetTheDefaultHysteresis() throws {
+        let configuration = try load("[monitoring]\nenter_rssi = -70\nabsent_rssi = -80\n")
+        let expected = try RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80)
+        #expect(configuration.hysteresis == expected)
+        #expect(try configuration.monitoringConfiguration().hysteresis == expected)
+        #expect(configuration.warnings.isEmpty)
+        #expect(DaemonConfiguration.defaults.hysteresis == nil)
+    }
+
+    @Test func refusesWhatCannotWork() {
+        #expect(error("[monitoring]\nenter_rssi = -70\n")?.contains("absent_rssi") == true)
+        #expect(error("[monitoring]\nabsent_rssi = -70\n")?.contains("enter_rssi") == true)
+        #expect(error("[monitoring]\nenter_rssi = -90\nabsent_rssi = -80\n")?.contains("at least") == true)
+        #expect(error("[monitoring]\nenter_rssi = 30\nabsent_rssi = -80\n")?.contains("-127") == true)
+        #expect(error("[monitoring]\nenter_rssi = -70\nabsent_rssi = -80\n") == nil)
+    }
+}

@@ -47,6 +47,25 @@ struct RegionStateStoreTests {
         #expect(try store.highestStoredClient() == 7)
     }
 
+    @Test("a region's RSSI hysteresis round-trips in monitored regions and queued events; none stays none")
+    func hysteresisRoundTrips() throws {
+        let store = try StateStore.inMemory()
+        var door = try Self.region("door")
+        door.hysteresis = try RSSIHysteresis(enterAtOrAbove: -60, absentBelow: -75)
+        let stored = StoredRegion(client: 2, appID: "org.example.Demo", monitored: MonitoredRegion(
+            region: door, state: .inside, lastSeen: Timestamp(microsecondsSinceEpoch: 5), lastDeterminedState: .inside))
+        try store.apply([.saveRegion(stored), .saveRegion(try Self.stored(2, "plain"))])
+        let loaded = try store.loadRegions()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.regions.first { $0.monitored.region.identifier == "door" }?.monitored.region == door)
+        #expect(loaded.regions.first { $0.monitored.region.identifier == "plain" }?.monitored.region.hysteresis == nil)
+        let event = QueuedRegionEvent(appID: "org.example.Demo", kind: .didEnterRegion, region: door,
+                                      timestamp: Timestamp(microsecondsSinceEpoch: 7))
+        try store.apply([.queueEvent(event, limit: 10)])
+        #expect(try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 1))
+            .events.first?.region == door)
+    }
+
     @Test("removing a region or a client removes only that; an update of a removed region does nothing")
     func removal() throws {
         let store = try StateStore.inMemory()

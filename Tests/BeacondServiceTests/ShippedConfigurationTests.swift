@@ -25,7 +25,7 @@ struct ShippedConfigurationTests {
         var expected = DaemonConfiguration.defaults
         expected.configFile = Self.shippedDirectory + "/beacond.toml"
         expected.apps = ["org.example.BeaconDemo": Self.exampleApp]
-        #expect(try ConfigurationLoader.load(directory: Self.shippedDirectory) == expected)
+        #expect(try ConfigurationLoader.load(directory: Self.shippedDirectory, accounts: .everything) == expected)
     }
 
     @Test("uncommenting every commented key of beacond.toml changes nothing: the comments show the defaults")

@@ -125,6 +125,23 @@ struct ReplayCLITests {
         }
     }
 
+    /// --enter-rssi/--absent-rssi give the monitored regions an RSSI hysteresis: with an enter level no real
+    /// sighting reaches, nothing is entered; without the options the output is as before.
+    @Test func hysteresisOptionsApplyToTheRegions() throws {
+        let base = ["replay", "--json", "--monitor", "\(Self.uuid):20594", "--exit-timeout", "5", "--drain"]
+        let strict = try Self.beacond(base + ["--enter-rssi", "20", "--absent-rssi", "-127", Self.snoopLog])
+        #expect(strict.status == 0, "stderr: \(strict.stderr)")
+        #expect(!strict.stdout.contains("didEnterRegion"), "\(strict.stdout)")
+        #expect(strict.stdout.contains("didStartMonitoring"))
+        let plain = try Self.beacond(base + [Self.snoopLog])
+        #expect(plain.stdout.contains("didEnterRegion"))
+        let half = try Self.beacond(base + ["--enter-rssi", "-70", Self.snoopLog])
+        #expect(half.status == 64, "\(half.stderr)")
+        #expect(half.stderr.contains("--absent-rssi"), "\(half.stderr)")
+        let inverted = try Self.beacond(base + ["--enter-rssi", "-90", "--absent-rssi", "-70", Self.snoopLog])
+        #expect(inverted.status == 64, "\(inverted.stderr)")
+    }
+
     @Test func rangingPrintsNearestFirstOncePerSecond() throws {
         let run = try Self.beacond(["replay", "--json", "--range", Self.uuid, Self.snoopLog])
         #expect(run.status == 0)

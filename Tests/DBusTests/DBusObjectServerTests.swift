@@ -61,6 +61,20 @@ final class ServedObject: @unchecked Sendable {
                 return []
             },
             DBusMethod("Wrong", out: [DBusArgument("n", "u")]) { _ in [.string("not a u")] },
+            // Signals that do not match the declaration: the server must refuse to send them.
+            DBusMethod("PongWrongly") { [unowned server] call throws(DBusCallError) in
+                try server.emit(path: path, interface: interface, member: "Pong", arguments: [.int32(1)], destination: call.sender)
+                return []
+            },
+            DBusMethod("PongTwice") { [unowned server] call throws(DBusCallError) in
+                try server.emit(path: path, interface: interface, member: "Pong", arguments: [.string("a"), .string("b")],
+                                destination: call.sender)
+                return []
+            },
+            DBusMethod("Pang") { [unowned server] call throws(DBusCallError) in
+                try server.emit(path: path, interface: interface, member: "Pang", arguments: [], destination: call.sender)
+                return []
+            },
         ], properties: [
             DBusProperty("Version", "s") { _ in .string("1.2.3") },
             DBusProperty("Caller", "s") { sender in .string(sender) },
@@ -153,6 +167,28 @@ struct DBusObjectServerTests {
         #expect(signal.member == "Pong")
         #expect(try signal.arguments() == [.string("token-1")])
         #expect(try bystander.nextMessage(timeout: .milliseconds(300)) == nil)
+    }
+
+    /// Introspection is the one description of a signal: one that does not match its declaration (or is not
+    /// declared on an interface that declares signals) is refused, never sent.
+    @Test func signalsMustMatchTheirDeclaration() throws {
+        let served = try ServedObject()
+        let caller = try DBusConnection(.address(served.bus.address))
+        for member in ["PongWrongly", "PongTwice", "Pang"] {
+            do {
+                _ = try caller.call(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                                    member: member, arguments: [])
+                Issue.record("\(member): a signal that does not match its declaration was sent")
+            } catch {
+                #expect(error.name == DBusStandardError.failed, "\(member): \(error)")
+                #expect(error.message.contains("org.beacond.Test1"), "\(member): \(error.message)")
+            }
+        }
+        #expect(try caller.nextMessage(timeout: .milliseconds(300)) == nil)
+        // The declared signature still goes out.
+        _ = try caller.call(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                            member: "Ping", arguments: [.string("fine")])
+        #expect(try caller.nextMessage(timeout: .seconds(5))?.member == "Pong")
     }
 
     /// The object's access check runs before methods and properties; Introspect stays open.

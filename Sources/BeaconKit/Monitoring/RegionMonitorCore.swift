@@ -26,14 +26,39 @@ struct RegionMonitorCore: Sendable {
         var time: Int64
     }
 
-    /// How one sighting counts under the configured hysteresis.
+    /// How one sighting counts under a region's hysteresis.
     private enum SightingWeight { case enters, refreshes, ignored }
+
+    /// A slot's RSSI thresholds, resolved at install (the region's own, else the configuration's), as plain
+    /// integers beside the record so weighing a sighting reads two numbers and allocates nothing. `.countAll`
+    /// (no hysteresis) lets every sighting enter.
+    struct Thresholds: Sendable {
+        var enterAtOrAbove: Int16
+        var absentBelow: Int16
+        static let countAll = Thresholds(enterAtOrAbove: .min, absentBelow: .min)
+
+        init(enterAtOrAbove: Int16, absentBelow: Int16) {
+            self.enterAtOrAbove = enterAtOrAbove
+            self.absentBelow = absentBelow
+        }
+
+        init(_ hysteresis: RSSIHysteresis?) {
+            guard let hysteresis else {
+                self = .countAll
+                return
+            }
+            self.init(enterAtOrAbove: Int16(clamping: hysteresis.enterAtOrAbove),
+                      absentBelow: Int16(clamping: hysteresis.absentBelow))
+        }
+    }
 
     let exitTimeout: Int64
     let hysteresis: RSSIHysteresis?
     private(set) var records: [Record?] = []
     /// The region in each slot in use, beside its record.
     private(set) var regions: [BeaconRegion?] = []
+    /// Each slot's thresholds, beside its record.
+    private var thresholds: [Thresholds] = []
     private var freeSlots: [Int] = []
     private var index = RegionIndex<Int>()
     private var deadlines = DeadlineList()
@@ -106,6 +131,7 @@ struct RegionMonitorCore: Sendable {
         let state = isSuspended ? .unknown : saved.state
         let lastSeen = saved.lastSeen?.microsecondsSinceEpoch
         regions[slot] = saved.region
+        thresholds[slot] = Thresholds(saved.region.hysteresis ?? hysteresis)
         records[slot] = Record(
             state: state,
             lastSeen: saved.state == .inside ? lastSeen ?? time : lastSeen,
@@ -142,11 +168,11 @@ struct RegionMonitorCore: Sendable {
     mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, into events: inout [Event]) {
         defer { dropOutdatedRestoredDeadlines() }
         guard !isSuspended else { return }
-        let weight = weight(of: rssi)
-        guard weight != .ignored else { return }
         let index = self.index
         var entering: [(ordinal: UInt64, slot: Int)] = []
         index.forEachMatch(of: identity) { slot in
+            let weight = Self.weight(of: rssi, thresholds[slot])
+            guard weight != .ignored else { return }
             switch records[slot]?.state {
             case .inside?:
                 records[slot]?.lastSeen = clock
@@ -190,6 +216,7 @@ struct RegionMonitorCore: Sendable {
         if let slot = freeSlots.popLast() { return slot }
         records.append(nil)
         regions.append(nil)
+        thresholds.append(.countAll)
         return records.count - 1
     }
 
@@ -228,10 +255,10 @@ struct RegionMonitorCore: Sendable {
         return overflow ? .max : sum
     }
 
-    private func weight(of rssi: Int8?) -> SightingWeight {
-        guard let hysteresis, let rssi else { return .enters }
-        if Int(rssi) >= hysteresis.enterAtOrAbove { return .enters }
-        return Int(rssi) >= hysteresis.absentBelow ? .refreshes : .ignored
+    private static func weight(of rssi: Int8?, _ thresholds: Thresholds) -> SightingWeight {
+        guard let rssi else { return .enters }
+        if Int16(rssi) >= thresholds.enterAtOrAbove { return .enters }
+        return Int16(rssi) >= thresholds.absentBelow ? .refreshes : .ignored
     }
 
     private mutating func determineInside(_ slot: Int, into events: inout [Event]) {

@@ -93,12 +93,18 @@ public struct BeaconRegion: Hashable, Sendable, CustomStringConvertible {
     public var constraint: BeaconIdentityConstraint
     public var notifyOnEntry: Bool
     public var notifyOnExit: Bool
+    /// This region's RSSI thresholds (beacond's extension: no peer has them); nil uses the monitor's
+    /// configuration (`MonitoringConfiguration.hysteresis`, the daemon's `[monitoring]` default). Part of the
+    /// region's identity: the same identifier with other thresholds is another region.
+    public var hysteresis: RSSIHysteresis?
 
-    public init(identifier: String, constraint: BeaconIdentityConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true) {
+    public init(identifier: String, constraint: BeaconIdentityConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
+                hysteresis: RSSIHysteresis? = nil) {
         self.identifier = identifier
         self.constraint = constraint
         self.notifyOnEntry = notifyOnEntry
         self.notifyOnExit = notifyOnExit
+        self.hysteresis = hysteresis
     }
 
     public var description: String { "\(identifier) (\(constraint))" }

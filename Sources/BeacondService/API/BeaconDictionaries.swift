@@ -9,24 +9,84 @@ import Foundation
 /// that lists what is accepted.
 public enum BeaconDictionaries {
     static let regionKeys: Set<String> = [BeacondKey.identifier, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
-                                          BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit]
+                                          BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit, BeacondKey.enterRSSI,
+                                          BeacondKey.absentRSSI]
     static let constraintKeys: Set<String> = [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor]
+
+    /// The longest region identifier, in UTF-8 bytes.
+    public static let maxIdentifierBytes = 256
+    static let identifierExample = "Example: {'Identifier': <'lobby'>, 'UUID': <'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0'>}"
+    static let uuidAllowed = "a string like 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0' (8-4-4-4-12 hex digits)"
 
     /// A region from `StartMonitoring(a{sv})`.
     public static func region(from value: DBusValue) throws(BeacondError) -> BeaconRegion {
         let entries = try dictionary(value, allowed: regionKeys, what: "region", error: .invalidRegion)
-        guard case .string(let identifier)? = entries[BeacondKey.identifier] else {
-            throw BeacondError(.invalidRegion, "a region needs 'Identifier' (a string naming it, e.g. 'lobby'); "
-                + "it has \(keysText(entries)). Example: {'Identifier': <'lobby'>, 'UUID': <'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0'>}")
-        }
-        let trimmed = identifier.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, identifier.utf8.count <= 256 else {
-            throw BeacondError(.invalidRegion, "'Identifier' must be a non-empty name of at most 256 bytes")
-        }
+        let identifier = try identifier(entries[BeacondKey.identifier], keys: entries)
         let constraint = try constraint(entries, error: .invalidRegion)
         return BeaconRegion(identifier: identifier, constraint: constraint,
                             notifyOnEntry: try flag(entries, BeacondKey.notifyOnEntry),
-                            notifyOnExit: try flag(entries, BeacondKey.notifyOnExit))
+                            notifyOnExit: try flag(entries, BeacondKey.notifyOnExit),
+                            hysteresis: try hysteresis(entries))
+    }
+
+    /// The RSSI values a hysteresis threshold may have, dBm (what an HCI report can carry: −127…20).
+    public static let rssiRange = -127...20
+
+    /// `EnterRSSI` and `AbsentRSSI`: both or neither, each in `rssiRange`, EnterRSSI ≥ AbsentRSSI.
+    static func hysteresis(_ entries: [String: DBusValue]) throws(BeacondError) -> RSSIHysteresis? {
+        let enterKey = BeacondKey.enterRSSI, absentKey = BeacondKey.absentRSSI
+        switch (entries[enterKey], entries[absentKey]) {
+        case (nil, nil): return nil
+        case let (enterValue?, absentValue?):
+            let enter = try rssi(enterValue, enterKey), absent = try rssi(absentValue, absentKey)
+            guard let hysteresis = try? RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent) else {
+                throw BeacondError(.invalidRegion, "'\(enterKey)' must be at least '\(absentKey)'; given EnterRSSI \(enter) "
+                    + "and AbsentRSSI \(absent) dBm: a sighting strong enough to enter cannot also count as absent. "
+                    + "Example: EnterRSSI -70, AbsentRSSI -80")
+            }
+            return hysteresis
+        case let (given, _):
+            let (present, missing) = given == nil ? (absentKey, enterKey) : (enterKey, absentKey)
+            throw BeacondError(.invalidRegion, "'\(present)' is given without '\(missing)': give both or neither "
+                + "(EnterRSSI n: at or above it a sighting can enter; AbsentRSSI n: below it a sighting does not count; "
+                + "e.g. EnterRSSI -70, AbsentRSSI -80)")
+        }
+    }
+
+    static func rssi(_ value: DBusValue, _ key: String) throws(BeacondError) -> Int {
+        guard let number = integer(value), rssiRange.contains(Int(clamping: number)) else {
+            throw BeacondError(.invalidRegion, "'\(key)' must be an integer \(rssiRange.lowerBound)...\(rssiRange.upperBound) "
+                + "(dBm, D-Bus type n; any integer type is accepted); given \(describe(value))")
+        }
+        return Int(number)
+    }
+
+    /// `Identifier`: a string of printable text, not blank, at most `maxIdentifierBytes` bytes.
+    static func identifier(_ value: DBusValue?, keys entries: [String: DBusValue]) throws(BeacondError) -> String {
+        let key = BeacondKey.identifier
+        let allowed = "a string of 1...\(maxIdentifierBytes) bytes of printable text naming the region, e.g. 'lobby'"
+        guard let value else {
+            throw BeacondError(.invalidRegion, "'\(key)' is missing (the region has \(keysText(entries))); it must be "
+                + "\(allowed). \(identifierExample)")
+        }
+        guard case .string(let identifier) = value else {
+            throw BeacondError(.invalidRegion, "'\(key)' must be a string (D-Bus type s): \(allowed); given \(describe(value))")
+        }
+        let bytes = identifier.utf8.count
+        guard bytes <= maxIdentifierBytes else {
+            throw BeacondError(.invalidRegion, "'\(key)' is \(bytes) bytes long (\(ClientText.quoted(identifier, limit: 40))); "
+                + "at most \(maxIdentifierBytes) bytes are allowed")
+        }
+        if let control = ClientText.firstControl(in: identifier) {
+            let code = String(format: "U+%04X", control.value)
+            throw BeacondError(.invalidRegion, "'\(key)' must not contain control characters (C0, DEL, C1, e.g. ESC, "
+                + "tab, newline); given \(ClientText.quoted(identifier)), which contains \(code). Allowed: \(allowed)")
+        }
+        guard !identifier.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw BeacondError(.invalidRegion, "'\(key)' must not be empty or only spaces; given "
+                + "\(ClientText.quoted(identifier)). Allowed: \(allowed)")
+        }
+        return identifier
     }
 
     /// A constraint from `StartRanging(a{sv})` / `StopRanging(a{sv})`.
@@ -41,31 +101,37 @@ public enum BeaconDictionaries {
             throw BeacondError(.invalidArguments, "the \(what) must be a dictionary a{sv}, not '\(value.signature)'")
         }
         if let unknown = entries.keys.filter({ !allowed.contains($0) }).sorted().first {
-            throw BeacondError(error, "unknown \(what) key '\(unknown)'; \(what) keys are \(allowed.sorted().joined(separator: ", "))")
+            throw BeacondError(error, "unknown \(what) key \(ClientText.quoted(unknown)) (given \(describe(entries[unknown]!))); "
+                + "\(what) keys are \(allowed.sorted().joined(separator: ", "))")
         }
         return entries
     }
 
     static func constraint(_ entries: [String: DBusValue], error: BeacondErrorName) throws(BeacondError) -> BeaconIdentityConstraint {
-        guard case .string(let text)? = entries[BeacondKey.uuid] else {
-            throw BeacondError(error, "'UUID' is required, as a string like 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0'")
+        let key = BeacondKey.uuid
+        guard let value = entries[key] else {
+            throw BeacondError(error, "'\(key)' is required but missing; give it as \(uuidAllowed)")
+        }
+        guard case .string(let text) = value else {
+            throw BeacondError(error, "'\(key)' must be \(uuidAllowed); given \(describe(value))")
         }
         guard let uuid = UUID(uuidString: text) else {
-            throw BeacondError(error, "UUID '\(text)' is not a UUID; write it as 8-4-4-4-12 hex digits, "
-                + "e.g. E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+            throw BeacondError(error, "'\(key)' \(ClientText.quoted(text, limit: 40)) is not a UUID; write it as 8-4-4-4-12 "
+                + "hex digits, e.g. E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
         }
         let major = try uint16(entries, BeacondKey.major, error: error)
         let minor = try uint16(entries, BeacondKey.minor, error: error)
         do {
             return try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor)
         } catch {
-            throw BeacondError(.invalidRegion, "\(error)")
+            throw BeacondError(.invalidRegion, "'\(BeacondKey.minor)' \(minor.map(String.init) ?? "") is given without "
+                + "'\(BeacondKey.major)': a minor only narrows a major. Give 'Major' too, or leave 'Minor' out")
         }
     }
 
-    static func uint16(_ entries: [String: DBusValue], _ key: String, error: BeacondErrorName) throws(BeacondError) -> UInt16? {
-        guard let value = entries[key] else { return nil }
-        let number: Int64? = switch value {
+    /// Any D-Bus integer as an Int64 (nil for a uint64 beyond Int64 and for non-integers).
+    static func integer(_ value: DBusValue) -> Int64? {
+        switch value {
         case .byte(let n): Int64(n)
         case .int16(let n): Int64(n)
         case .uint16(let n): Int64(n)
@@ -75,8 +141,13 @@ public enum BeaconDictionaries {
         case .uint64(let n): n > UInt64(Int64.max) ? nil : Int64(n)
         default: nil
         }
-        guard let number, (0...65535).contains(number) else {
-            throw BeacondError(error, "'\(key)' must be an integer 0...65535 (D-Bus type q), not \(describe(value))")
+    }
+
+    static func uint16(_ entries: [String: DBusValue], _ key: String, error: BeacondErrorName) throws(BeacondError) -> UInt16? {
+        guard let value = entries[key] else { return nil }
+        guard let number = integer(value), (0...65535).contains(number) else {
+            throw BeacondError(error, "'\(key)' must be an integer 0...65535 (D-Bus type q; any integer type is accepted); "
+                + "given \(describe(value))")
         }
         return UInt16(number)
     }
@@ -84,20 +155,26 @@ public enum BeaconDictionaries {
     static func flag(_ entries: [String: DBusValue], _ key: String) throws(BeacondError) -> Bool {
         guard let value = entries[key] else { return true }
         guard case .boolean(let flag) = value else {
-            throw BeacondError(.invalidRegion, "'\(key)' must be a boolean (D-Bus type b), not \(describe(value))")
+            throw BeacondError(.invalidRegion, "'\(key)' must be a boolean (D-Bus type b, true or false); given \(describe(value))")
         }
         return flag
     }
 
+    /// What a client gave, for a message: its type and value, client text escaped.
     static func describe(_ value: DBusValue) -> String {
         switch value {
-        case .string(let text): return "the string '\(text.prefix(40))'"
-        default: return "a value of type '\(value.signature)'"
+        case .string(let text): return "the string \(ClientText.quoted(text, limit: 40)) (type s)"
+        case .boolean(let flag): return "the boolean \(flag) (type b)"
+        case .double(let number): return "the number \(number) (type d)"
+        case .uint64(let number): return "the integer \(number) (type t)"
+        default:
+            if let number = integer(value) { return "the integer \(number) (type \(value.signature))" }
+            return "a value of type '\(value.signature)'"
         }
     }
 
     static func keysText(_ entries: [String: DBusValue]) -> String {
-        entries.isEmpty ? "no keys" : "keys " + entries.keys.sorted().joined(separator: ", ")
+        entries.isEmpty ? "no keys" : "keys " + entries.keys.sorted().map { ClientText.quoted($0, limit: 40) }.joined(separator: ", ")
     }
 
     // MARK: Out
@@ -107,6 +184,10 @@ public enum BeaconDictionaries {
         entries[BeacondKey.identifier] = .string(region.identifier)
         entries[BeacondKey.notifyOnEntry] = .boolean(region.notifyOnEntry)
         entries[BeacondKey.notifyOnExit] = .boolean(region.notifyOnExit)
+        if let hysteresis = region.hysteresis {
+            entries[BeacondKey.enterRSSI] = .int16(Int16(clamping: hysteresis.enterAtOrAbove))
+            entries[BeacondKey.absentRSSI] = .int16(Int16(clamping: hysteresis.absentBelow))
+        }
         return .vardict(entries)
     }
 

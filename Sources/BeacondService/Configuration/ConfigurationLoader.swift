@@ -1,3 +1,4 @@
+import BeacondAPI
 import Foundation
 
 /// Reads the daemon's configuration directory (`/etc/beacond` unless `--config-dir` says otherwise).
@@ -10,21 +11,40 @@ public enum ConfigurationLoader {
     /// Reads `<dir>/beacond.toml` (absent → defaults, with no error) and `<dir>/apps.d/*.toml` (absent dir → no
     /// apps), sorted by file name. Files starting with `.` are skipped (editor and package-manager leftovers).
     ///
-    /// Throws the first problem that stops the daemon; harmless oddities are in `warnings`.
-    public static func load(directory: String) throws(ConfigurationError) -> DaemonConfiguration {
+    /// Throws the first problem that stops the daemon; harmless oddities are in `warnings`, and so are names that
+    /// cannot work on this system (`accounts`): a listed user or the `admin_group` that does not exist, and a
+    /// configuration directory that is not there.
+    public static func load(directory: String, accounts: AccountLookup = .system) throws(ConfigurationError) -> DaemonConfiguration {
         let settingsFile = path(directory, settingsFileName)
         var configuration: DaemonConfiguration
+        var settingsDocument: TOMLDocument?
         if let text = try ConfigurationFiles.readIfPresent(settingsFile) {
-            configuration = try DaemonSettingsParser.parse(TOMLDocument(file: settingsFile, text: text))
+            let document = try TOMLDocument(file: settingsFile, text: text)
+            configuration = try DaemonSettingsParser.parse(document)
+            settingsDocument = document
         } else {
             configuration = .defaults
             configuration.configFile = settingsFile
+        }
+        if !accounts.directoryExists(directory) {
+            configuration.warnings.append(ConfigurationDiagnostic(file: directory, line: nil, message:
+                "the configuration directory does not exist: beacond runs with the built-in defaults and no declared "
+                + "apps, so no client can register. Fix: pass the right --config-dir, or create the directory with "
+                + "\(settingsFileName) and \(appsDirectoryName)/ (make install puts them in /etc/beacond)"))
+        }
+        if !accounts.groupExists(configuration.adminGroup) {
+            configuration.warnings.append(ConfigurationDiagnostic(
+                file: settingsFile, line: settingsDocument?.keyLines.line(of: ["authorization", "admin_group"]),
+                message: "admin_group \"\(configuration.adminGroup)\" is not a group on this system, so only root may "
+                    + "call \(BeacondInterface.admin) (beaconctl auth, services, status). Fix: groupadd --system "
+                    + "\(configuration.adminGroup), or set admin_group in [authorization] to an existing group"))
         }
         let appsDirectory = path(directory, appsDirectoryName)
         var declaredAt: [String: (file: String, line: Int?)] = [:]
         for file in try ConfigurationFiles.declarationFiles(in: appsDirectory, warnings: &configuration.warnings) {
             guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
-            let parsed = try AppDeclarationParser.parse(TOMLDocument(file: file, text: text))
+            let document = try TOMLDocument(file: file, text: text)
+            let parsed = try AppDeclarationParser.parse(document)
             let appID = parsed.app.declaration.appID
             if let first = declaredAt[appID] {
                 let firstPlace = first.line.map { "\(first.file):\($0)" } ?? first.file
@@ -36,6 +56,12 @@ public enum ConfigurationLoader {
             declaredAt[appID] = (file, parsed.appIDLine)
             configuration.apps[appID] = parsed.app
             configuration.warnings += parsed.warnings
+            for user in parsed.app.declaration.users.sorted() where !accounts.userExists(user) {
+                configuration.warnings.append(ConfigurationDiagnostic(
+                    file: file, line: document.keyLines.line(of: ["users"]),
+                    message: "user \"\(user)\" in users of \(appID) does not exist on this system, so nobody can "
+                        + "register as \(appID) under that name. Fix: correct the name, or create the user"))
+            }
         }
         return configuration
     }
@@ -43,4 +69,31 @@ public enum ConfigurationLoader {
     private static func path(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
+}
+
+/// Which users, groups and directories exist: the system's, or a test's.
+public struct AccountLookup: Sendable {
+    public var userExists: @Sendable (String) -> Bool
+    public var groupExists: @Sendable (String) -> Bool
+    public var directoryExists: @Sendable (String) -> Bool
+
+    public init(userExists: @escaping @Sendable (String) -> Bool, groupExists: @escaping @Sendable (String) -> Bool,
+                directoryExists: @escaping @Sendable (String) -> Bool) {
+        self.userExists = userExists
+        self.groupExists = groupExists
+        self.directoryExists = directoryExists
+    }
+
+    /// This machine's accounts (NSS: /etc/passwd, /etc/group, and whatever else nsswitch.conf names).
+    public static let system = AccountLookup(
+        userExists: { UnixAccounts.userID(named: $0) != nil },
+        groupExists: { UnixAccounts.groupID(named: $0) != nil },
+        directoryExists: { path in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        })
+
+    /// Every name exists (tests about other things than this system's accounts).
+    public static let everything = AccountLookup(userExists: { _ in true }, groupExists: { _ in true },
+                                                 directoryExists: { _ in true })
 }

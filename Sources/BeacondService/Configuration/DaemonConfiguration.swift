@@ -12,6 +12,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var adminGroup: String
     /// `[monitoring] exit_timeout`: silence after which an inside region becomes outside.
     public var exitTimeout: Duration
+    /// `[monitoring] enter_rssi`, `absent_rssi`: the RSSI hysteresis of regions that bring none (nil: every
+    /// sighting counts).
+    public var hysteresis: RSSIHysteresis?
     /// `[monitoring] max_regions_per_client`: the region that would exceed it is refused.
     public var maxRegionsPerClient: Int
     /// `[background] queue_limit`: region events kept per app while it has no client (the oldest dropped).
@@ -31,7 +34,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
 
     public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
                 adminGroup: String = "beacond-admin", exitTimeout: Duration = .seconds(30),
-                maxRegionsPerClient: Int = 20, queueLimit: Int = 1000, queueTTL: Duration = .seconds(86_400),
+                hysteresis: RSSIHysteresis? = nil, maxRegionsPerClient: Int = 20, queueLimit: Int = 1000, queueTTL: Duration = .seconds(86_400),
                 activationInterval: Duration = .seconds(60), scanner: ScannerSpec = .auto,
                 apps: [String: AppConfiguration] = [:], warnings: [ConfigurationDiagnostic] = [],
                 configFile: String = AuthorizationPolicy.defaultConfigFile) {
@@ -39,6 +42,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.prompt = prompt
         self.adminGroup = adminGroup
         self.exitTimeout = exitTimeout
+        self.hysteresis = hysteresis
         self.maxRegionsPerClient = maxRegionsPerClient
         self.queueLimit = queueLimit
         self.queueTTL = queueTTL
@@ -60,7 +64,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
     /// The region monitor's settings. `exitTimeout` was range-checked when it was loaded, so this fails only for
     /// a configuration assembled by hand with an out-of-range value.
     public func monitoringConfiguration() throws(MonitoringConfigurationError) -> MonitoringConfiguration {
-        try MonitoringConfiguration(exitTimeout: exitTimeout)
+        try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis)
     }
 
     /// The declaration of `appID`, the input `AuthorizationRules` needs.

@@ -69,6 +69,24 @@ enum DaemonSettingsParser {
         if let limit = try section.integer("max_regions_per_client", in: regionLimitRange) {
             configuration.maxRegionsPerClient = limit
         }
+        let enter = try section.integer("enter_rssi", in: BeaconDictionaries.rssiRange)
+        let absent = try section.integer("absent_rssi", in: BeaconDictionaries.rssiRange)
+        switch (enter, absent) {
+        case (nil, nil): break
+        case let (enter?, absent?):
+            guard let hysteresis = try? RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent) else {
+                throw section.error("enter_rssi", "enter_rssi = \(enter) must be at least absent_rssi = \(absent): a "
+                    + "sighting strong enough to enter a region cannot also count as absent",
+                    fix: "e.g. enter_rssi = -70 and absent_rssi = -80")
+            }
+            configuration.hysteresis = hysteresis
+        case (_?, nil):
+            throw section.error("enter_rssi", "enter_rssi is set without absent_rssi",
+                                fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
+        case (nil, _?):
+            throw section.error("absent_rssi", "absent_rssi is set without enter_rssi",
+                                fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
+        }
     }
 
     private static func readBackground(_ section: inout TOMLTableReader,

@@ -144,9 +144,8 @@ extension BeaconDaemon {
             throw BeacondError(.invalidArguments, "app_id must be a string").dbusError
         }
         guard let app = configuration.apps[appID] else {
-            let known = configuration.apps.keys.sorted()
-            throw BeacondError(.unknownApp, "no app '\(appID)' is declared in \(options.configDirectory)/apps.d"
-                + (known.isEmpty ? "" : " (declared: \(known.joined(separator: ", ")))")).dbusError
+            throw BeacondError(.unknownApp, UnknownAppMessage.text(appID: appID, declared: Array(configuration.apps.keys),
+                                                                   configDirectory: options.configDirectory, suggestFix: false)).dbusError
         }
         return (appID, app)
     }

@@ -9,11 +9,8 @@ extension BeaconDaemon {
     func registerClient(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
         guard case .string(let appID) = call.arguments[0] else { return [] }
         guard let app = configuration.apps[appID] else {
-            let known = configuration.apps.keys.sorted()
-            throw BeacondError(.unknownApp, "no app '\(appID)' is declared in \(options.configDirectory)/apps.d"
-                + (known.isEmpty ? " (no apps are declared)" : " (declared: \(known.joined(separator: ", ")))")
-                + ". Fix: create \(options.configDirectory)/apps.d/\(Self.fileName(for: appID)).toml with app_id = \"\(appID)\", "
-                + "users = [\"<your user>\"] and the usage descriptions, then run systemctl reload beacond").dbusError
+            throw BeacondError(.unknownApp, UnknownAppMessage.text(appID: appID, declared: Array(configuration.apps.keys),
+                                                                   configDirectory: options.configDirectory, suggestFix: true)).dbusError
         }
         let caller = try callerCredentials(call.sender)
         if let required = app.declaration.executable, caller.credentials.executable == nil,

@@ -92,6 +92,7 @@ extension BeaconDaemon {
     func clientObject(_ number: Int) -> DBusObject {
         let region = DBusArgument("region", "a{sv}")
         let constraint = DBusArgument("constraint", "a{sv}")
+        let event = DBusArgument("event", "a{sv}")
         func clientMethod(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
                           _ body: @escaping @Sendable (isolated BeaconDaemon, Int, DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
             method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
@@ -135,9 +136,9 @@ extension BeaconDaemon {
         }, signals: [
             DBusSignalDescription(BeacondMember.authorizationChanged, [DBusArgument("status", "s")]),
             DBusSignalDescription(BeacondMember.didStartMonitoring, [region]),
-            DBusSignalDescription(BeacondMember.didDetermineState, [DBusArgument("state", "s"), region]),
-            DBusSignalDescription(BeacondMember.didEnterRegion, [region]),
-            DBusSignalDescription(BeacondMember.didExitRegion, [region]),
+            DBusSignalDescription(BeacondMember.didDetermineState, [DBusArgument("state", "s"), region, event]),
+            DBusSignalDescription(BeacondMember.didEnterRegion, [region, event]),
+            DBusSignalDescription(BeacondMember.didExitRegion, [region, event]),
             DBusSignalDescription(BeacondMember.didRangeBeacons, [DBusArgument("beacons", "aa{sv}"), constraint]),
             DBusSignalDescription(BeacondMember.monitoringDidFail, [region, DBusArgument("error", "s"), DBusArgument("message", "s")]),
             DBusSignalDescription(BeacondMember.rangingDidFail, [constraint, DBusArgument("error", "s"), DBusArgument("message", "s")]),

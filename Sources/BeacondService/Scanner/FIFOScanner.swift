@@ -22,6 +22,7 @@ public final class FIFOScanner: BeaconScanner {
     /// A line longer than this is garbage (an HCI event is at most 258 bytes, 775 characters as spaced hex).
     static let longestLine = 4096
     public private(set) var malformedLines = 0
+    private var dropLog = DroppedLineLog()
     public var onMalformedLine: ((Int, String) -> Void)?
 
     public init(path: String) {
@@ -99,30 +100,19 @@ public final class FIFOScanner: BeaconScanner {
 
     private func handle(line: [UInt8], deliver: (ScannerInput) -> Void) {
         if line.count > Self.longestLine {
-            reject("longer than \(Self.longestLine) characters")
+            reject("longer than \(Self.longestLine) characters (an HCI event is at most 775 as spaced hex)")
             return
         }
-        let text = line.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        guard let first = text.first, first != UInt8(ascii: "#"), first != UInt8(ascii: "\r") else { return }
-        do {
-            let capture = try Capture.parse(line + [UInt8(ascii: "\n")], path: label)
-            guard let record = capture.records.first, capture.malformedRecords == 0 else {
-                reject(capture.malformedDetails.first ?? "not an H4 HCI event")
-                return
-            }
-            let payload = Array(capture.bytes[record.payload])
-            switch record.packet {
-            case .hciEvent: deliver(.hciEvent(payload))
-            case .linkLayerAdvertisement(let rssi): deliver(.linkLayerPDU(payload, rssi: rssi))
-            case .other: reject("not an HCI event (an H4 event line starts with 04)")
-            }
-        } catch {
-            reject("\(error.reason)")
+        switch HexEventLine.parse(line) {
+        case .skip: return
+        case .event(let event): deliver(.hciEvent(event))
+        case .malformed(let reason): reject(reason)
         }
     }
 
+    /// Every dropped line is counted; `dropLog` decides which get a log line (a flood cannot flood the journal).
     private func reject(_ reason: String) {
         malformedLines += 1
-        onMalformedLine?(lineNumber, reason)
+        if let text = dropLog.record(reason, at: .now) { onMalformedLine?(lineNumber, text) }
     }
 }

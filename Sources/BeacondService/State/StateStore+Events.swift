@@ -36,11 +36,12 @@ extension StateStore {
         let region = event.region
         try db.execute(sql: """
             INSERT INTO queued_event (app_id, kind, identifier, uuid, major, minor, notify_on_entry, notify_on_exit,
-                timestamp_us)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                timestamp_us, enter_rssi, absent_rssi)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [event.appID, event.kind.rawValue, region.identifier, region.constraint.uuid.uuidString,
                              region.constraint.major.map { Int($0) }, region.constraint.minor.map { Int($0) },
-                             region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch])
+                             region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch,
+                             region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow])
         let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queued_event WHERE app_id = ?",
                                      arguments: [event.appID]) ?? 0
         let excess = count - max(limit, 1)

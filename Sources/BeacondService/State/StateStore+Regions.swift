@@ -72,7 +72,18 @@ extension StateStore {
               let constraint = try? BeaconIdentityConstraint(uuid: uuid, major: major.flatMap(UInt16.init(exactly:)),
                                                              minor: minor.flatMap(UInt16.init(exactly:)))
         else { return nil }
+        let enter: Int? = row["enter_rssi"]
+        let absent: Int? = row["absent_rssi"]
+        var hysteresis: RSSIHysteresis?
+        switch (enter, absent) {
+        case (nil, nil): hysteresis = nil
+        case let (enter?, absent?):
+            guard let both = try? RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent) else { return nil }
+            hysteresis = both
+        default: return nil
+        }
         return BeaconRegion(identifier: row["identifier"], constraint: constraint,
-                            notifyOnEntry: row["notify_on_entry"], notifyOnExit: row["notify_on_exit"])
+                            notifyOnEntry: row["notify_on_entry"], notifyOnExit: row["notify_on_exit"],
+                            hysteresis: hysteresis)
     }
 }

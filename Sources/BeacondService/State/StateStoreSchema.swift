@@ -75,6 +75,16 @@ enum StateStoreSchema {
                 ) STRICT
                 """)
         }
+        migrator.registerMigration("v4: region RSSI hysteresis") { db in
+            // A region's own thresholds (EnterRSSI, AbsentRSSI, dBm): both or neither; NULL uses the daemon's
+            // [monitoring] default. Queued events keep the region as it was, thresholds included.
+            for table in ["monitored_region", "queued_event"] {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN enter_rssi INTEGER "
+                    + "CHECK (enter_rssi IS NULL OR enter_rssi BETWEEN -127 AND 20)")
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN absent_rssi INTEGER "
+                    + "CHECK (absent_rssi IS NULL OR (absent_rssi BETWEEN -127 AND 20 AND enter_rssi >= absent_rssi))")
+            }
+        }
         return migrator
     }
 }

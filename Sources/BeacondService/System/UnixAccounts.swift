@@ -20,6 +20,14 @@ enum UnixAccounts {
         return User(name: String(cString: name), groupID: entry.pw_gid)
     }
 
+    static func userID(named name: String) -> uid_t? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.pw_uid
+    }
+
     static func groupID(named name: String) -> gid_t? {
         var entry = group()
         var result: UnsafeMutablePointer<group>?

@@ -69,6 +69,9 @@ public struct DBusSignalDescription: Hashable, Sendable {
         self.name = name
         self.arguments = arguments
     }
+
+    /// What the signal's arguments must have on the wire.
+    public var signature: String { arguments.map(\.signature).joined() }
 }
 
 public struct DBusInterface {

@@ -10,6 +10,9 @@ public final class DBusObjectServer {
     public let connection: DBusConnection
     let loop: MainLoop
     private var objects: [String: DBusObject] = [:]
+    /// Declared signal signatures by interface and member, of every interface ever exported that declares
+    /// signals (kept after `unexport`: a signal queued for an object that just went away is still checked).
+    private var declaredSignals: [String: [String: String]] = [:]
     /// Messages the filter took from libdbus, handled after `dbus_connection_dispatch` returns so that no
     /// handler runs inside a libdbus callback (handlers may make blocking calls, e.g. for credentials).
     private var inbox: [DBusMessage] = []
@@ -82,6 +85,10 @@ public final class DBusObjectServer {
     /// Exports `object` at its path (replacing any object there).
     public func export(_ object: DBusObject) {
         objects[object.path] = object
+        for interface in object.interfaces where !interface.signals.isEmpty {
+            declaredSignals[interface.name] = Dictionary(interface.signals.map { ($0.name, $0.signature) },
+                                                         uniquingKeysWith: { first, _ in first })
+        }
     }
 
     public func unexport(path: String) {
@@ -93,9 +100,13 @@ public final class DBusObjectServer {
     // MARK: Sending
 
     /// Sends a signal; with `destination` it goes to that connection only (unicast), otherwise to every
-    /// connection with a matching rule.
+    /// connection with a matching rule. The introspection data is the one description of a signal: on an
+    /// interface exported with signal declarations, a signal that is not declared, or whose arguments do not
+    /// have the declared signature, is refused (`org.freedesktop.DBus.Error.Failed`) and not sent; so is a
+    /// `PropertiesChanged` that is not `sa{sv}as`.
     public func emit(path: String, interface: String, member: String, arguments: [DBusValue],
                      destination: String? = nil) throws(DBusCallError) {
+        try checkDeclared(interface: interface, member: member, signature: arguments.map(\.signature).joined())
         do {
             let signal = try DBusMessage.signal(path: path, interface: interface, member: member)
             try signal.append(arguments)
@@ -116,6 +127,27 @@ public final class DBusObjectServer {
         try emit(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
                  arguments: [.string(interface), .vardict(changed), .array(elementSignature: "s", [])],
                  destination: destination)
+    }
+
+    static let propertiesChangedSignature = "sa{sv}as"
+
+    private func checkDeclared(interface: String, member: String, signature: String) throws(DBusCallError) {
+        let declared: String?
+        if interface == "org.freedesktop.DBus.Properties" {
+            declared = member == "PropertiesChanged" ? Self.propertiesChangedSignature : nil
+        } else if let signals = declaredSignals[interface] {
+            declared = signals[member]
+        } else {
+            return  // an interface that declares no signals (a test double, a standard interface) is not checked
+        }
+        guard let declared else {
+            throw DBusCallError(name: DBusStandardError.failed,
+                                message: "signal \(interface).\(member) is not declared; not sent")
+        }
+        guard declared == signature else {
+            throw DBusCallError(name: DBusStandardError.failed, message: "signal \(interface).\(member) is declared "
+                + "(\(declared)) but was emitted with (\(signature)); not sent")
+        }
     }
 
     func send(_ message: DBusMessage) throws(DBusCallError) {

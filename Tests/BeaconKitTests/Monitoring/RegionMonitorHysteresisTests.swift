@@ -99,6 +99,50 @@ struct RegionMonitorHysteresisTests {
         #expect(banded.take() == ["0.0 didDetermineState(inside) a", "0.0 didEnterRegion a"])
     }
 
+    /// Each region may bring its own thresholds; one without uses the configuration's (the daemon's default).
+    @Test("per-region thresholds: each region weighs a sighting by its own, others by the configuration's")
+    func perRegionThresholds() throws {
+        var h = MonitorTestHarness(try MonitoringConfiguration(
+            hysteresis: try RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80)))
+        var near = try Kit.region("near")
+        near.hysteresis = try RSSIHysteresis(enterAtOrAbove: -50, absentBelow: -60)
+        var any = try Kit.region("any")
+        any.hysteresis = nil
+        h.start(near, at: 0)
+        h.start(any, at: 0)
+        _ = h.take()
+        // -65 dBm: enough for "any" (the configuration's -70), not for "near" (its own -50).
+        h.see(beacon, at: 1, rssi: -65)
+        #expect(h.monitor.state(of: "near") == .unknown)
+        #expect(h.monitor.state(of: "any") == .inside)
+        h.see(beacon, at: 2, rssi: -45)
+        #expect(h.monitor.state(of: "near") == .inside)
+        // -65 dBm is below near's absent threshold: no refresh there, but "any" is refreshed.
+        h.see(beacon, at: 20, rssi: -65)
+        #expect(h.monitor.lastSeen(of: "near") == Kit.at(2))
+        #expect(h.monitor.lastSeen(of: "any") == Kit.at(20))
+        // -55 dBm is in near's band: it keeps near inside.
+        h.see(beacon, at: 25, rssi: -55)
+        #expect(h.monitor.lastSeen(of: "near") == Kit.at(25))
+    }
+
+    @Test("a region's thresholds apply without any in the configuration, and are part of the region")
+    func perRegionWithoutConfiguration() throws {
+        var h = MonitorTestHarness()
+        var region = try Kit.region("a")
+        region.hysteresis = try RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80)
+        h.start(region, at: 0)
+        _ = h.take()
+        h.see(beacon, at: 1, rssi: -75)
+        #expect(h.monitor.state(of: "a") == .unknown)
+        h.see(beacon, at: 2, rssi: -70)
+        #expect(h.take() == ["2.0 didDetermineState(inside) a", "2.0 didEnterRegion a"])
+        #expect(h.monitor.region(for: "a")?.hysteresis == region.hysteresis)
+        var plain = region
+        plain.hysteresis = nil
+        #expect(plain != region)
+    }
+
     @Test("inverted thresholds are a configuration error with a clear message")
     func invertedThresholds() {
         #expect(throws: MonitoringConfigurationError.hysteresisInverted(enterAtOrAbove: -80, absentBelow: -70)) {
