@@ -439,9 +439,7 @@ def test_configured_hysteresis_default(suite):
     """[monitoring] enter_rssi = -60, absent_rssi = -80 apply to a region that gives none: a -70 dBm beacon does
     not enter it, a -50 dBm one does.
 
-    NOT IN TESTS YET: it fails until BeaconDaemon builds its monitor from `configuration.monitoringConfiguration()`
-    (BeaconDaemon.swift builds MonitoringConfiguration from exit_timeout alone) and a reload that changes the
-    hysteresis rebuilds the engine as a new exit_timeout does (BeaconDaemon+Admin.swift). Run it with -k10 after."""
+    (Failed before the daemon built its monitor from `configuration.monitoringConfiguration()`.)"""
     world = suite.world(settings="[monitoring]\nexit_timeout = 2\nenter_rssi = -60\nabsent_rssi = -80\n")
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedAlways")
@@ -477,8 +475,6 @@ def test_configuration_warnings(suite):
     world.alive()
 
 
-# Ready, not run: see test_configured_hysteresis_default's docstring. Add it to TESTS once the daemon applies it.
-PENDING = [("10 [monitoring] enter_rssi/absent_rssi apply to regions without their own", test_configured_hysteresis_default)]
 
 TESTS = [
     ("1 introspection equals what is sent", test_introspection_equals_sent),
@@ -490,7 +486,8 @@ TESTS = [
     ("7 a region's RSSI hysteresis, on the real daemon", test_region_hysteresis),
     ("8 README.md's daemon commands run", test_readme_commands),
     ("9 docs/daemon.md's synopsis and config/README.md's --config-dir", test_daemon_synopsis),
+    ("10 [monitoring] enter_rssi/absent_rssi apply to regions without their own", test_configured_hysteresis_default),
 ]
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv, TESTS + (PENDING if os.environ.get("BEACOND_TEST_PENDING") else [])))
+    sys.exit(main(sys.argv, TESTS))

@@ -134,7 +134,7 @@ extension BeaconDaemon {
                 closeClient(session.number, reason: "its user or program is no longer allowed by \(app.declaration.declarationFile)")
             }
         }
-        if new.exitTimeout != old.exitTimeout { rebuildEngine() }
+        if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis { rebuildEngine() }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner, scanner != nil {
             stopScanner()
@@ -170,7 +170,10 @@ extension BeaconDaemon {
                 pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &restarted)
             }
         }
-        logger.info("exit timeout is now \(configuration.exitTimeout)")
+        let hysteresis = configuration.hysteresis.map {
+            ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
+        } ?? ""
+        logger.info("exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
         engineChanged(restarted)
     }
 }

@@ -54,10 +54,6 @@ extension BeaconDaemon {
         return [.objectPath(session.path)]
     }
 
-    static func fileName(for appID: String) -> String {
-        String(appID.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" ? $0 : "_" })
-    }
-
     struct Caller {
         var credentials: CallerCredentials
         var processID: UInt32?
@@ -227,7 +223,7 @@ extension BeaconDaemon {
 
     func unknownRegion(_ identifier: String, _ session: ClientSession) -> DBusCallError {
         let known = session.regionOrder
-        return BeacondError(.unknownRegion, "this client monitors no region '\(identifier)'"
+        return BeacondError(.unknownRegion, "this client monitors no region \(ClientText.quoted(identifier))"
             + (known.isEmpty ? " (it monitors none)" : " (it monitors: \(known.joined(separator: ", ")))")
             + "; see the MonitoredRegions property").dbusError
     }

@@ -152,7 +152,7 @@ public actor BeaconDaemon {
 
     static func makePipeline(_ configuration: DaemonConfiguration) -> BeaconPipeline<EngineKey> {
         // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
-        let monitoring = (try? MonitoringConfiguration(exitTimeout: configuration.exitTimeout)) ?? .default
+        let monitoring = (try? configuration.monitoringConfiguration()) ?? .default
         return BeaconPipeline(monitoring: monitoring, emitsObservations: false)
     }
 
