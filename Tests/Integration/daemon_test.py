@@ -627,8 +627,12 @@ def test_restart_persistence(suite):
     other.wait_status("authorizedWhenInUse")
     world.client(DEMO).wait_status("authorizedAlways")
 
-    # A second beacond on the same bus is refused and leaves the first alone.
-    second = world.launch("beacond-second")
+    # A second beacond on the same bus (with its own state directory: one on the same directory is refused
+    # earlier, promises_test.py test 6) is refused and leaves the first alone.
+    from harness import Daemon
+    second = Daemon(world.beacond, world.address, world.config_dir, os.path.join(world.directory, "state-second"),
+                    world.fifo, world.directory, "beacond-second")
+    world.daemons.append(second)
     code = second.wait_exit(10)
     check(code == 1 and "already owns org.beacond" in second.stderr(),
           "a second beacond on the bus: exit %s, stderr %s" % (code, second.stderr()[-600:]))
