@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import ArgumentParser
+import BeacondAPI
 import BeaconctlKit
 
 /// How every command ends on a failure: `beaconctl: <message>` on stderr and the documented exit status.
@@ -23,11 +24,17 @@ enum Reporting {
     }
 
     static func printError(_ text: String) {
-        fputs("beaconctl: \(text)\n", stderr)
+        fputs("beaconctl: \(UntrustedText.escaped(text))\n", stderr)
     }
 
-    /// A line on stdout (line-buffered: see `BeaconctlCommand.main`).
+    /// Lines for people on stdout (line-buffered: see `BeaconctlCommand.main`). What beaconctl prints comes
+    /// largely from beacond, and through it from clients (region identifiers, app ids, messages): control
+    /// characters are written out as escapes, so none reaches the terminal (`UntrustedText`).
     static func printLines(_ lines: [String]) {
-        for line in lines { print(line) }
+        for line in lines { printLine(line) }
+    }
+
+    static func printLine(_ line: String) {
+        print(UntrustedText.escaped(line))
     }
 }

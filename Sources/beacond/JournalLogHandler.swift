@@ -1,4 +1,5 @@
 import Foundation
+import BeacondAPI
 import Logging
 
 /// swift-log output for a systemd service: under journald (`JOURNAL_STREAM` set) each line starts with the
@@ -25,9 +26,11 @@ struct JournalLogHandler: LogHandler {
     func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
-        let pairs = merged.keys.sorted().map { key in "\(key)=\(Self.quoted("\(merged[key]!)"))" }
+        let pairs = merged.keys.sorted().map { key in "\(key)=\(Self.quoted(UntrustedText.escaped("\(merged[key]!)")))" }
         let suffix = pairs.isEmpty ? "" : " " + pairs.joined(separator: " ")
-        let message = "\(event.message)".replacingOccurrences(of: "\n", with: " ")
+        // Messages quote what clients sent (identifiers, app ids): no control character may reach the journal or
+        // a terminal, and a newline must not start a line of its own (a forged entry).
+        let message = UntrustedText.escaped("\(event.message)")
         let line: String
         if underJournald {
             line = "<\(Self.priority(event.level))>\(message)\(suffix)\n"

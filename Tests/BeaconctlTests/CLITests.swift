@@ -117,12 +117,14 @@ struct CLITests {
         let fake = try FakeBeacond()
         let grant = try CLI.run(["--bus", fake.bus.address, "auth", "grant", "com.example.door", "when-in-use"])
         #expect(grant.status == 0)
-        #expect(grant.stdout == "com.example.door: authorizedWhenInUse\n")
+        #expect(grant.stdout == "com.example.door: authorizedWhenInUse (was notDetermined)\n")
         #expect(try CLI.run(["--bus", fake.bus.address, "auth", "deny", "com.example.door"]).status == 0)
         #expect(try CLI.run(["--bus", fake.bus.address, "auth", "reset", "com.example.door"]).status == 0)
         #expect(try CLI.run(["--bus", fake.bus.address, "services", "off"]).stdout == "location services: off\n")
-        #expect(fake.log.all == ["SetAuthorization com.example.door authorizedWhenInUse",
-                                 "SetAuthorization com.example.door denied", "ResetAuthorization com.example.door",
+        // Each auth verb reads the app's status before and after its change, to say what the change did.
+        #expect(fake.log.all == ["GetStatus", "SetAuthorization com.example.door authorizedWhenInUse", "GetStatus",
+                                 "GetStatus", "SetAuthorization com.example.door denied", "GetStatus",
+                                 "GetStatus", "ResetAuthorization com.example.door", "GetStatus",
                                  "SetLocationServicesEnabled false"])
         let unknown = try CLI.run(["--bus", fake.bus.address, "auth", "grant", "org.nobody", "always"])
         #expect(unknown.status == 1)
@@ -254,7 +256,7 @@ struct CLITests {
         #expect((granted["Data"] as? [String: Any])?["Status"] as? String == "authorizedAlways")
         #expect((granted["Data"] as? [String: Any])?["Client"] as? String == "/org/beacond/client/1")
         #expect(fake.log.all == ["RegisterClient com.example.door", "Request always",
-                                 "SetAuthorization com.example.door authorizedAlways",
+                                 "GetStatus", "SetAuthorization com.example.door authorizedAlways", "GetStatus",
                                  "StartMonitoring door Identifier,Major,UUID", "StopMonitoring door", "Close /org/beacond/client/1"])
     }
 

@@ -120,3 +120,28 @@ struct OutputTests {
         #expect(RegionText.accuracy(1.0) == "1.00")
     }
 }
+
+@Suite("what an authorization change did, and untrusted text")
+struct AuthorizationChangeTextTests {
+    @Test func aDeniedUpgradeIsReportedAsDeclined() {
+        let line = AppAuthorization.change(
+            app: "org.x", before: AppAuthorization(status: "authorizedWhenInUse", pendingRequest: "always"),
+            after: AppAuthorization(status: "authorizedWhenInUse", pendingRequest: ""))
+        #expect(line == "org.x: declined its request for Always; it stays authorizedWhenInUse")
+    }
+
+    @Test func changesSayTheOldStatusAndTheRequestTheyAnswer() {
+        #expect(AppAuthorization.change(app: "a", before: AppAuthorization(status: "notDetermined", pendingRequest: "whenInUse"),
+                                        after: AppAuthorization(status: "authorizedWhenInUse", pendingRequest: ""))
+            == "a: authorizedWhenInUse (was notDetermined), answering its request for WhenInUse")
+        #expect(AppAuthorization.change(app: "a", before: AppAuthorization(status: "denied", pendingRequest: ""),
+                                        after: AppAuthorization(status: "denied", pendingRequest: ""))
+            == "a: already denied; nothing changed")
+    }
+
+    @Test func controlCharactersAreWrittenOut() {
+        #expect(UntrustedText.escaped("plain text ✓") == "plain text ✓")
+        #expect(UntrustedText.escaped("a\u{1B}[31mb\u{9B}2J\nc\u{7F}") == "a\\u{1B}[31mb\\u{9B}2J\\nc\\u{7F}")
+        #expect(JSON.string("a\u{9B}b\u{7F}").text == "\"a\\u009bb\\u007f\"")
+    }
+}

@@ -9,6 +9,7 @@ daemon, a user removed from an app, two daemons on one state directory, a decisi
 The real daemon on a private dbus-daemon, fed through its fifo scanner. Each test states its expectation in
 its docstring. Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when anything failed. Needs root.
 """
+import json
 import os
 import subprocess
 import sys
@@ -365,6 +366,93 @@ def test_rejected_reload_in_status(suite):
     world.alive()
 
 
+# MARK: 9. hostile text reaches no terminal
+
+HOSTILE = "lob\x1b[31mby\x1b]0;owned\x07\u009b2J\nfake line"
+
+
+def raw_controls(text):
+    """Control characters a terminal would act on (C0 but newline, DEL, C1), as a list of code points."""
+    return sorted({hex(ord(c)) for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
+
+
+def test_hostile_text_escaped(suite):
+    """A region identifier holding escape sequences (ESC, OSC, 8-bit CSI, a newline: possible only from a database
+    written before identifiers were checked, put there with sqlite3). Expect beaconctl's human output (status,
+    regions, events) and beacond's log to show it escaped (`\\u{1B}`), with no raw control character an
+    administrator's terminal would act on, and no line faked by the newline."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID, Major=1)
+    demo.round_trip()
+    world.daemon.kill()
+    demo.close()
+    import sqlite3
+    with sqlite3.connect(os.path.join(world.state_dir, "state.sqlite")) as db:
+        db.execute("UPDATE monitored_region SET identifier = ?", (HOSTILE,))
+    world.start_daemon()
+    check(any(r.get("Identifier") == HOSTILE for r in world.admin.status()["Regions"]), "the hostile region is not back")
+    events = subprocess.Popen([world.beaconctl, "events", "--count", "3", "--bus", world.address],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pump_for(1.0)
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    check(feeder.send(DEMO_UUID, 1, 2), "the FIFO has no reader")
+    out, err = events.communicate(timeout=15)
+    outputs = {"events": out + err}
+    for verb in (["status"], ["regions"], ["clients"], ["regions", "--json"]):
+        result = subprocess.run([world.beaconctl] + verb + ["--bus", world.address], capture_output=True, text=True,
+                                timeout=15)
+        check(result.returncode == 0, "beaconctl %s failed: %s" % (verb, result.stderr))
+        outputs[" ".join(verb)] = result.stdout + result.stderr
+    check(json.loads(outputs["regions --json"].splitlines()[0]), "regions --json is not JSON")
+    outputs["beacond log"] = world.daemon.stderr()
+    for name, text in outputs.items():
+        check(not raw_controls(text), "%s prints raw control characters %s:\n%s" % (name, raw_controls(text), text[-1200:]))
+        check("fake line" not in text.splitlines()[0:0] and not any(l.startswith("fake line") for l in text.splitlines()),
+              "%s let the newline start a line of its own" % name)
+    check("\\u{1B}" in outputs["regions"], "regions does not show the escape: %s" % outputs["regions"])
+    check("\\u{1B}" in outputs["beacond log"], "the log does not show the escape")
+    world.alive()
+
+
+# MARK: 10. beaconctl auth says what happened
+
+def beaconctl(world, *arguments):
+    return subprocess.run([world.beaconctl] + list(arguments) + ["--bus", world.address], capture_output=True,
+                          text=True, timeout=15)
+
+
+def test_auth_says_what_happened(suite):
+    """The Demo app is authorizedWhenInUse and its client asks for the one upgrade to Always (pending, prompt =
+    admin). `beaconctl auth deny` then answers the upgrade with "keep WhenInUse": expect it to say so (declined,
+    stays authorizedWhenInUse), not "denied". `grant`, `deny` and `reset` on an app without a request say the new
+    status and the old one; repeating one says nothing changed."""
+    world = suite.world()
+    world.start_daemon()
+    demo = world.authorized_client(DEMO, "authorizedWhenInUse")
+    check(str(demo.lm("RequestAlwaysAuthorization")) == "authorizedWhenInUse", "the upgrade request was not pending")
+    check(pump_until(lambda: world.admin.admin("ListPendingRequests"), 3), "no pending request")
+    denied = beaconctl(world, "auth", "deny", DEMO)
+    check(denied.returncode == 0, "auth deny failed: %s" % denied.stderr)
+    check("declined" in denied.stdout and "authorizedWhenInUse" in denied.stdout and "Always" in denied.stdout,
+          "auth deny of a pending upgrade prints %r" % denied.stdout)
+    check("denied" not in denied.stdout.replace("declined", ""), "auth deny still claims 'denied': %r" % denied.stdout)
+    status = {a["AppId"]: a["AuthorizationStatus"] for a in world.admin.status()["Apps"]}
+    check(status[DEMO] == "authorizedWhenInUse", "the app is %s" % status[DEMO])
+
+    grant = beaconctl(world, "auth", "grant", "org.example.Other", "always")
+    check("authorizedAlways" in grant.stdout and "was notDetermined" in grant.stdout, "grant prints %r" % grant.stdout)
+    again = beaconctl(world, "auth", "grant", "org.example.Other", "always")
+    check("already authorizedAlways" in again.stdout, "a repeated grant prints %r" % again.stdout)
+    deny = beaconctl(world, "auth", "deny", "org.example.Other")
+    check("denied" in deny.stdout and "was authorizedAlways" in deny.stdout, "deny prints %r" % deny.stdout)
+    reset = beaconctl(world, "auth", "reset", "org.example.Other")
+    check("notDetermined" in reset.stdout and "was denied" in reset.stdout, "reset prints %r" % reset.stdout)
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -376,6 +464,8 @@ TESTS = [
     ("6 a second beacond on the same state directory exits", test_second_daemon_same_state),
     ("7 executable: what it proves and what it cannot (the fork trick)", test_executable_fork_trick),
     ("8 a rejected reload shows in GetStatus until a good one", test_rejected_reload_in_status),
+    ("9 hostile text is escaped in beaconctl's output and beacond's log", test_hostile_text_escaped),
+    ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
 ]
 
 if __name__ == "__main__":

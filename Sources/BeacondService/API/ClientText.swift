@@ -1,3 +1,5 @@
+import BeacondAPI
+
 /// Client-supplied text as it may appear inside an error or log message: quoted, with control characters
 /// (C0, DEL, C1, so also ESC), backslashes and quotes escaped, and cut to a readable length. A client cannot
 /// then move a terminal's cursor, colour a journal line or fake a second line in `beaconctl`'s output.
@@ -5,34 +7,12 @@ public enum ClientText {
     /// `'text'` with `\n`, `\t`, `\r`, `\\`, `\'` and `\u{1B}`-style escapes; longer text ends in `…` after `limit`
     /// characters.
     public static func quoted(_ text: String, limit: Int = 80) -> String {
-        var escaped = ""
-        var count = 0
-        for scalar in text.unicodeScalars {
-            if count == limit {
-                escaped += "…"
-                break
-            }
-            count += 1
-            switch scalar {
-            case "\n": escaped += "\\n"
-            case "\t": escaped += "\\t"
-            case "\r": escaped += "\\r"
-            case "\\": escaped += "\\\\"
-            case "'": escaped += "\\'"
-            default:
-                if isControl(scalar) {
-                    escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-                } else {
-                    escaped.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return "'" + escaped + "'"
+        "'" + UntrustedText.escaped(text, quote: "'", limit: limit) + "'"
     }
 
     /// C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F).
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        UntrustedText.isControl(scalar)
     }
 
     /// The first control character in `text`, if any.

@@ -96,8 +96,9 @@ struct AuthGrantCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            try client.setAuthorization(app: app, status: level.level.status)
-            print("\(app): \(level.level.status)")
+            try Self.reportChange(client, app: app) { () throws(BeaconctlError) in
+                try client.setAuthorization(app: app, status: level.level.status)
+            }
         }
     }
 }
@@ -122,8 +123,9 @@ struct AuthDenyCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            try client.setAuthorization(app: app, status: BeacondStatus.denied)
-            print("\(app): \(BeacondStatus.denied)")
+            try Self.reportChange(client, app: app) { () throws(BeaconctlError) in
+                try client.setAuthorization(app: app, status: BeacondStatus.denied)
+            }
         }
     }
 }
@@ -148,8 +150,21 @@ struct AuthResetCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            try client.resetAuthorization(app: app)
-            print("\(app): \(BeacondStatus.notDetermined)")
+            try Self.reportChange(client, app: app) { () throws(BeaconctlError) in
+                try client.resetAuthorization(app: app)
+            }
         }
+    }
+}
+
+extension ParsableCommand {
+    /// Makes the change, then prints what it did: the app's stored status and pending request are read before
+    /// and after (`AppAuthorization.change`), so a denied upgrade request is reported as declined, not "denied".
+    static func reportChange(_ client: DaemonClient, app: String,
+                             _ change: () throws(BeaconctlError) -> Void) throws(BeaconctlError) {
+        let before = try AppAuthorization(app: app, status: client.status())
+        try change()
+        let after = try AppAuthorization(app: app, status: client.status())
+        Reporting.printLine(AppAuthorization.change(app: app, before: before, after: after))
     }
 }

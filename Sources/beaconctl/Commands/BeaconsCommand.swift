@@ -50,7 +50,7 @@ struct BeaconsCommand: ParsableCommand {
                 guard case .event(let kind, let data) = signal,
                       let cycle = RangingTable.Cycle(kind: kind, data: data, received: TimeText.now()) else { return true }
                 if output.json {
-                    print(EventText.json(kind: kind, data: data, time: cycle.time).text)
+                    Reporting.printLine(EventText.json(kind: kind, data: data, time: cycle.time).text)
                 } else if terminal {
                     table.update(cycle)
                     // Home and clear, then the whole table: one redraw per cycle.

@@ -121,19 +121,19 @@ struct ClientSession {
         data[BeacondEventKey.client] = .objectPath(path)
         let time = EventText.time(of: data, received: TimeText.now())
         if json {
-            Swift.print(EventText.json(kind: kind, data: data, time: time).text)
+            Reporting.printLine(EventText.json(kind: kind, data: data, time: time).text)
             return
         }
-        Swift.print(EventText.line(kind: kind, data: data, time: time, utcOffset: offset))
+        Reporting.printLine(EventText.line(kind: kind, data: data, time: time, utcOffset: offset))
         if kind == BeacondMember.didRangeBeacons {
             for beacon in data.dictionaries(BeacondEventKey.beacons) {
-                Swift.print("    \(beacon.string(BeacondKey.uuid) ?? "?")  \(EventText.beaconSummary(beacon))")
+                Reporting.printLine("    \(beacon.string(BeacondKey.uuid) ?? "?")  \(EventText.beaconSummary(beacon))")
             }
         }
     }
 
     /// A progress note: on stdout for people, on stderr in --json mode (stdout stays JSON).
     func say(_ text: String) {
-        if json { Reporting.printError(text) } else { Swift.print(text) }
+        if json { Reporting.printError(text) } else { Reporting.printLine(text) }
     }
 }

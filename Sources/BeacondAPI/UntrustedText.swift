@@ -1,0 +1,38 @@
+/// Text that came from somewhere beacond and beaconctl do not control (a client's region identifier or app id,
+/// an old database, a daemon's reply), made safe to show on a terminal or in the journal: every control
+/// character (C0, DEL and C1, so ESC and the 8-bit CSI too) is written out as an escape, so such text cannot move
+/// a cursor, recolour a line, retitle a window or fake a second line. One escape style everywhere: `\n`, `\t`,
+/// `\r`, and `\u{1B}` for the rest.
+public enum UntrustedText {
+    /// C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `text` with control characters escaped. `quote`: a character also escaped with a backslash, and so is the
+    /// backslash itself (for text shown between quotes). `limit`: at most this many characters, then `…`.
+    public static func escaped(_ text: String, quote: Unicode.Scalar? = nil, limit: Int? = nil) -> String {
+        guard quote != nil || limit != nil || text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if let limit, count == limit {
+                escaped += "…"
+                break
+            }
+            count += 1
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\t": escaped += "\\t"
+            case "\r": escaped += "\\r"
+            case "\\" where quote != nil: escaped += "\\\\"
+            case _ where scalar == quote: escaped += "\\" + String(scalar)
+            case _ where isControl(scalar):
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}
