@@ -27,6 +27,55 @@ struct DoctorTests {
                                         "    fix: beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)"])
     }
 
+    @Test func servicesOffInBeacondTomlAreFixedThere() {
+        var status = Samples.with(Samples.status(), BeacondStatusKey.locationServicesEnabled, .boolean(false))
+        status = Samples.with(status, BeacondStatusKey.locationServicesConfigured, .boolean(false))
+        status = Samples.with(status, BeacondStatusKey.locationServicesSwitch, .boolean(true))
+        status = Samples.with(status, BeacondStatusKey.configDirectory, .string("/srv/beacond-conf"))
+        let fix = Self.failing(Doctor.checks(status: status, app: nil)).first?.fix ?? ""
+        #expect(fix.contains("location_services = true in /srv/beacond-conf/beacond.toml"), "\(fix)")
+        #expect(!fix.contains("services on"), "suggests a switch that cannot turn them on: \(fix)")
+        status = Samples.with(status, BeacondStatusKey.locationServicesSwitch, .boolean(false))
+        let both = Self.failing(Doctor.checks(status: status, app: nil)).first?.fix ?? ""
+        #expect(both.contains("beaconctl services on") && both.contains("/srv/beacond-conf/beacond.toml"), "\(both)")
+    }
+
+    @Test func fixesNameTheDaemonsConfigDirectory() {
+        var status = Samples.with(Samples.status(), BeacondStatusKey.configDirectory, .string("/srv/beacond-conf"))
+        status = Samples.with(status, BeacondStatusKey.scannerState, .string("failed: cannot open"))
+        status = Samples.with(status, BeacondStatusKey.scanner, .string("hci:hci0"))
+        let checks = Doctor.checks(status: status, app: "org.unknown")
+        let fixes = Self.failing(checks).compactMap(\.fix).joined(separator: "\n")
+        #expect(fixes.contains("/srv/beacond-conf/beacond.toml") && fixes.contains("/srv/beacond-conf/apps.d/"), "\(fixes)")
+        #expect(!fixes.contains("/etc/beacond"), "\(fixes)")
+    }
+
+    @Test func aFailedFifoScannerIsNotARadioProblem() {
+        let status = Samples.with(Samples.status(), BeacondStatusKey.scannerState, .string("failed: cannot open the FIFO"))
+        let fix = Self.failing(Doctor.checks(status: status, app: nil)).first?.fix ?? ""
+        #expect(!fix.contains("rfkill") && !fix.contains("bluetoothctl"), "\(fix)")
+        #expect(fix.contains("/run/beacond/fifo"), "\(fix)")
+    }
+
+    @Test func aStateErrorShowsTheDaemonsOwnFix() {
+        let error = "/var/lib/beacond/state.sqlite: the state database was deleted while beacond runs, and a new one "
+            + "cannot be written: cannot create the state directory (create it and make it writable)"
+        let status = Samples.with(Samples.status(), BeacondStatusKey.stateError, .string(error))
+        let check = Self.failing(Doctor.checks(status: status, app: nil)).first
+        #expect(check?.detail == error)
+        #expect(check?.fix?.contains("free space") == false, "\(check?.fix ?? "")")
+    }
+
+    @Test func aRejectedReloadFailsItsCheck() {
+        let status = Samples.with(Samples.status(), BeacondStatusKey.configurationError,
+                                  .string("/etc/beacond/beacond.toml:4: exit_timeout = -4 must be > 0"))
+        let failed = Self.failing(Doctor.checks(status: status, app: nil))
+        #expect(failed.map(\.title) == ["configuration on disk in force"])
+        #expect(failed.first?.detail.contains("beacond.toml:4") == true)
+        #expect(failed.first?.fix?.contains("systemctl reload beacond") == true)
+        #expect(StatusText.status(status, now: Samples.now).contains { $0.contains("REJECTED") && $0.contains("beacond.toml:4") })
+    }
+
     @Test func failedScannerShowsTheReason() {
         let status = Samples.with(Samples.status(), BeacondStatusKey.scannerState, .string("failed: no adapter hci0"))
         let failed = Self.failing(Doctor.checks(status: status, app: nil))
@@ -103,6 +152,6 @@ struct DoctorTests {
         let failed = Self.failing(Doctor.checks(status: status, app: nil))
         #expect(failed.map(\.title) == ["state saved"])
         #expect(failed.first?.detail.contains("disk is full") == true)
-        #expect(failed.first?.fix?.contains("free space") == true)
+        #expect(failed.first?.fix?.contains("message above") == true)
     }
 }

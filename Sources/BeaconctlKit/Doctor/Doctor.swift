@@ -16,15 +16,42 @@ public enum Doctor {
     /// Checks on `GetStatus()`; with `app`, also that app's declaration, authorization, clients and regions.
     public static func checks(status: VarDict, app: String?) -> [DoctorCheck] {
         var checks = [locationServices(status), stateDatabase(status), scanner(status)]
+        if let rejected = configurationOnDisk(status) { checks.append(rejected) }
         if let adapters = adapters(status) { checks.append(adapters) }
         if let app { checks += appChecks(status: status, app: app) }
         return checks
     }
 
+    /// The daemon's configuration directory (`--config-dir`), not a guess.
+    static func configDirectory(_ status: VarDict) -> String {
+        status.string(BeacondStatusKey.configDirectory) ?? "/etc/beacond"
+    }
+
+    /// Services are on only when beacond.toml's `location_services` and the administrator's switch both are: the
+    /// fix names the one that is off (`beaconctl services on` cannot override the file).
     static func locationServices(_ status: VarDict) -> DoctorCheck {
         let enabled = status.bool(BeacondStatusKey.locationServicesEnabled) == true
-        return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "off: every app is restricted",
-                           fix: "beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)")
+        let file = "\(configDirectory(status))/beacond.toml"
+        guard let configured = status.bool(BeacondStatusKey.locationServicesConfigured),
+              let switched = status.bool(BeacondStatusKey.locationServicesSwitch) else {
+            // A beacond that does not say which half is off.
+            return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "off: every app is restricted",
+                               fix: "beaconctl services on (or location_services = true in \(file))")
+        }
+        var fixes: [String] = []
+        if !configured { fixes.append("set location_services = true in \(file), then: sudo systemctl reload beacond") }
+        if !switched { fixes.append("beaconctl services on") }
+        let why = !configured ? "off in \(file)" : "off"
+        return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "\(why): every app is restricted",
+                           fix: fixes.joined(separator: "; and "))
+    }
+
+    /// The files on disk were rejected at the last reload: the configuration in force is an older one.
+    static func configurationOnDisk(_ status: VarDict) -> DoctorCheck? {
+        guard let error = status.string(BeacondStatusKey.configurationError), !error.isEmpty else { return nil }
+        return DoctorCheck("configuration on disk in force", passed: false,
+                           "rejected at the last reload, the previous configuration stays in force: \(error)",
+                           fix: "correct the file at that line, then: sudo systemctl reload beacond")
     }
 
     /// Whether beacond can save what it must not forget (decisions, regions, queued events).
@@ -33,18 +60,28 @@ public enum Doctor {
         guard let error = status.string(BeacondStatusKey.stateError), !error.isEmpty else {
             return DoctorCheck("state saved", passed: true, directory)
         }
+        // The daemon's message names the problem and its fix (a full disk, a deleted directory, a replaced file).
         return DoctorCheck("state saved", passed: false, error,
-                           fix: "free space on \(directory)'s file system and make it writable by user beacond; "
-                               + "beacond saves what it kept in memory at its next change")
+                           fix: "do what the message above says (the fix is in its last parentheses); beacond saves what "
+                               + "it kept in memory at its next change. Details: journalctl -u beacond -e")
     }
 
     static func scanner(_ status: VarDict) -> DoctorCheck {
         let source = status.string(BeacondStatusKey.scanner) ?? "?"
         let state = status.string(BeacondStatusKey.scannerState) ?? "?"
         if state.hasPrefix(BeacondScannerState.failedPrefix) || state.hasPrefix(BeacondScannerState.waitingPrefix) || state == "?" {
-            return DoctorCheck("scanner working", passed: false, "\(source): \(state)",
-                               fix: "check [scanner] source in /etc/beacond/beacond.toml and journalctl -u beacond -e; "
-                                   + "for Bluetooth: rfkill unblock bluetooth; bluetoothctl power on")
+            let file = "\(configDirectory(status))/beacond.toml"
+            let fix: String
+            if source.hasPrefix("fifo:") || source.hasPrefix("replay:") {
+                // No radio involved: the path is the problem.
+                let path = source.drop { $0 != ":" }.dropFirst()
+                fix = "check that \(path) can be \(source.hasPrefix("fifo:") ? "created or opened as a FIFO" : "read as a capture") "
+                    + "by the daemon's user, or change [scanner] source in \(file); details: journalctl -u beacond -e"
+            } else {
+                fix = "check [scanner] source in \(file) and journalctl -u beacond -e; "
+                    + "for Bluetooth: rfkill unblock bluetooth; bluetoothctl power on"
+            }
+            return DoctorCheck("scanner working", passed: false, "\(source): \(state)", fix: fix)
         }
         let note = state == BeacondScannerState.idle ? " (scans only while a client monitors or ranges)" : ""
         return DoctorCheck("scanner working", passed: true, "\(source): \(state)\(note)")
@@ -72,7 +109,7 @@ public enum Doctor {
         guard let declaration = status.dictionaries(BeacondStatusKey.apps)
             .first(where: { $0.string(BeacondAppKey.appID) == app }) else {
             return [DoctorCheck("app \(app) declared", passed: false, "beacond knows no app \(app)",
-                                fix: "create /etc/beacond/apps.d/\(app).toml (app_id, users, when_in_use_usage, always_usage; "
+                                fix: "create \(configDirectory(status))/apps.d/\(app).toml (app_id, users, when_in_use_usage, always_usage; "
                                     + "see the shipped example.toml), then: sudo systemctl reload beacond")]
         }
         var checks = [DoctorCheck("app \(app) declared", passed: true, declaration.string(BeacondAppKey.declarationFile) ?? "yes")]

@@ -26,7 +26,9 @@ public enum StatusText {
             ("scanner", scanner),
             ("scanning now", RegionText.yesNo(status.bool(K.scanning))),
             ("adapters", adapters.isEmpty ? "none" : adapters.joined(separator: ", ")),
-            ("config", status.string(K.configDirectory) ?? "?"),
+            ("config", (status.string(K.configDirectory) ?? "?")
+                + ((status.string(K.configurationError)).flatMap { $0.isEmpty ? nil : "\n" + String(repeating: " ", count: 19)
+                    + "REJECTED at the last reload (the previous configuration stays in force): \($0)" } ?? "")),
             ("state", (status.string(K.stateDirectory) ?? "?")
                 + ((status.string(K.stateError)).flatMap { $0.isEmpty ? nil : "\n" + String(repeating: " ", count: 19)
                     + "NOT SAVING: \($0)" } ?? "")),
