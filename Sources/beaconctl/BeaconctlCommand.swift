@@ -34,7 +34,7 @@ struct BeaconctlCommand: ParsableCommand {
 
             \(ExitStatus.helpText)
             """,
-        version: "0.2.0",
+        version: BeacondVersion.current,
         subcommands: [StatusCommand.self, BeaconsCommand.self, RegionsCommand.self, ClientsCommand.self,
                       EventsCommand.self, AuthCommand.self, ServicesCommand.self, DoctorCommand.self,
                       ClientCommand.self])

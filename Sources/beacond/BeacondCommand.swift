@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeacondAPI
 import BeacondService
 import DBus
 import Logging
@@ -36,7 +37,7 @@ struct BeacondCommand: AsyncParsableCommand {
             Exit status: 0 stopped by SIGTERM/SIGINT; 1 could not start or lost the bus; 64 usage error; \
             78 (EX_CONFIG) a configuration file is invalid at start.
             """,
-        version: BeacondServiceInfo.version,
+        version: BeacondVersion.current,
         subcommands: [Replay.self])
 
     @Option(name: .long, help: ArgumentHelp("The bus to serve on: system, session, or a D-Bus address such as unix:path=/run/x.",

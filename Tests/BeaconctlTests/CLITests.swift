@@ -29,6 +29,12 @@ struct CLITests {
         #expect(doctor.stdout.replacingOccurrences(of: "\n", with: " ").contains("Exits 0 when every check passes, 1 otherwise"))
     }
 
+    @Test func versionIsTheOneVersion() throws {
+        let run = try CLI.run(["--version"])
+        #expect(run.status == 0)
+        #expect(run.stdout == BeacondVersion.current + "\n")
+    }
+
     @Test func missingBusIs69WithTheAddressAndTheFix() throws {
         let run = try CLI.run(["--bus", "unix:path=/nonexistent/beacond-bus", "status"])
         #expect(run.status == 69)

@@ -1,3 +1,4 @@
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -46,6 +47,13 @@ struct ReplayCLITests {
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                    stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("beacond --version is the one version (BeacondVersion), as beaconctl's and Manager1.Version are")
+    func versionIsTheOneVersion() throws {
+        let run = try Self.beacond(["--version"])
+        #expect(run.status == 0)
+        #expect(run.stdout == BeacondVersion.current + "\n")
     }
 
     /// The 11 frames the corpus names for the snoop log, as the exact JSON lines replay must print.

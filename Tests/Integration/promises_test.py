@@ -345,12 +345,18 @@ def test_executable_fork_trick(suite):
 # MARK: 8. a rejected reload is visible
 
 def test_rejected_reload_in_status(suite):
-    """beacond.toml is broken and beacond reloaded (SIGHUP). Expect the previous configuration to stay in force
+    """beacond, beaconctl and Manager1.Version give one version. beacond.toml is broken and beacond reloaded
+    (SIGHUP). Expect the previous configuration to stay in force
     and GetStatus to say why the files were rejected (`ConfigurationError`: file, line, problem) until a reload
     succeeds, which clears it; the two halves of the location services switch are reported apart."""
     world = suite.world()
     world.start_daemon()
     check(world.admin.status().get("ConfigurationError") == "", "ConfigurationError before any reload")
+    # One version everywhere: the daemon's property, `beacond --version` and `beaconctl --version`.
+    versions = {str(world.admin.get(MANAGER_PATH, MANAGER, "Version")), world.admin.status().get("Version")}
+    for binary in (world.beacond, world.beaconctl):
+        versions.add(subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.strip())
+    check(len(versions) == 1, "versions disagree: %r" % versions)
     world.write_settings("[monitoring]\nexit_timeout = -4\n")
     os.kill(world.daemon.pid, 1)  # SIGHUP
     check(pump_until(lambda: world.admin.status().get("ConfigurationError"), 5), "no ConfigurationError after a bad reload")

@@ -38,7 +38,7 @@ extension BeaconDaemon {
             ])
         }
         return .vardict([
-            BeacondStatusKey.version: .string(BeacondServiceInfo.version),
+            BeacondStatusKey.version: .string(BeacondVersion.current),
             BeacondStatusKey.locationServicesEnabled: .boolean(policy.locationServicesEnabled),
             BeacondStatusKey.scanning: .boolean(scanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),

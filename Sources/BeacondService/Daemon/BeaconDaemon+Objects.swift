@@ -55,7 +55,7 @@ extension BeaconDaemon {
                 daemon, call throws(DBusCallError) in try daemon.registerClient(call)
             },
         ], properties: [
-            property(BeacondMember.version, "s") { _, _ in .string(BeacondServiceInfo.version) },
+            property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
             property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.policy.locationServicesEnabled) },
             property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanning) },
         ])

@@ -216,7 +216,7 @@ public actor BeaconDaemon {
         commitState()
         dropExpiredQueuedEvents()
         scheduleQueueExpiry()
-        logger.info("beacond \(BeacondServiceInfo.version) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
+        logger.info("beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
                     metadata: ["bus.unique_name": "\(connection.uniqueName)", "scanner": "\(configuration.scanner)",
                                "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)"])
     }
