@@ -23,7 +23,7 @@ struct BeaconctlCommand: ParsableCommand {
             Output is for people by default. --json prints the daemon's dictionaries with the same key names as \
             the D-Bus API (AppId, AuthorizationStatus, Regions, …), one JSON document per line; every timestamp \
             (µs since the Unix epoch) also gets an ISO-8601 sibling named <Key>ISO8601. Live commands (events, \
-            beacons, client) print one object per event: {"Kind", "Time", "TimeISO8601", "Data"}.
+            beacons, client) print one object per event: {"Kind", "Time", "TimeISO8601", "Data"}. \
             Stdout is line-buffered and nothing is interactive, so every command can be driven from scripts.
 
             Examples:

@@ -16,7 +16,9 @@ struct BeacondCommand: AsyncParsableCommand {
             (see `beaconctl --help`). It is normally started by systemd (beacond.service).
 
             Files: CONFIG-DIR/beacond.toml (daemon settings), CONFIG-DIR/apps.d/*.toml (one app each), \
-            STATE-DIR/state.sqlite (authorization decisions). SIGHUP reloads the configuration; a broken \
+            STATE-DIR/state.sqlite (authorization decisions, monitored regions and their states, events queued for \
+            apps without a client), STATE-DIR/lock (one beacond per state directory). SIGHUP reloads the \
+            configuration; a broken \
             file is logged with its file and line and the previous configuration stays in force. SIGTERM \
             stops gracefully.
 
@@ -32,7 +34,8 @@ struct BeacondCommand: AsyncParsableCommand {
             machine with no radio.
 
             Example (a private test setup):
-              beacond --bus session --config-dir ./config --state-dir /tmp/beacond --scanner fifo:/tmp/beacond.fifo
+              beacond --bus session --config-dir ./config \\
+                  --state-dir /tmp/beacond --scanner fifo:/tmp/beacond.fifo
 
             Exit status: 0 stopped by SIGTERM/SIGINT; 1 could not start or lost the bus; 64 usage error; \
             78 (EX_CONFIG) a configuration file is invalid at start.
@@ -47,14 +50,14 @@ struct BeacondCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Directory with beacond.toml and apps.d/.", valueName: "DIR"))
     var configDir: String = "/etc/beacond"
 
-    @Option(name: .long, help: ArgumentHelp("Directory for durable state (authorization decisions).", valueName: "DIR"))
+    @Option(name: .long, help: ArgumentHelp("Directory for durable state (decisions, regions, queued events).", valueName: "DIR"))
     var stateDir: String = "/var/lib/beacond"
 
     @Option(name: .long, help: ArgumentHelp("Scanner source, overriding [scanner] source in beacond.toml.",
                                             valueName: "auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH"))
     var scanner: String?
 
-    @Option(name: .long, help: ArgumentHelp("Lowest log level written.", valueName: "trace|debug|info|notice|warning|error"))
+    @Option(name: .long, help: ArgumentHelp("Lowest log level written.", valueName: "trace|debug|info|notice|warning|error|critical"))
     var logLevel: String = "info"
 
     func validate() throws {

@@ -8,33 +8,39 @@ struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode iBeacons from capture files and run ranging and monitoring on them.",
         discussion: """
-            Reads each PATH (format detected from its content):
-              btsnoop   datalink 1001 (HCI), 1002 (H4, Android HCI snoop log), 2001 (Linux monitor: btmon -w)
-              pcap, pcapng  LINKTYPE_BLUETOOTH_HCI_H4_WITH_PHDR (201), LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR (256)
-              text      one H4 HCI event per line in hex ("04 3e ..."); '#' comment lines and anything
-                        after a tab are ignored; lines carry no time, so each line advances the engine's
-                        clock by --line-interval
-            Every LE Advertising Report and LE Extended Advertising Report is decoded; iBeacon frames
-            (Apple manufacturer data 4C 00 02 15) become observations. Malformed records are skipped and
-            counted (see --stats); a file that is not a capture is an error naming the file and why.
+            Reads each PATH; its format is told from its content:
+              btsnoop       datalink 1001 (HCI), 1002 (H4, Android's HCI snoop
+                            log) or 2001 (Linux monitor: btmon -w)
+              pcap, pcapng  link type 201 (BLUETOOTH_HCI_H4_WITH_PHDR) or 256
+                            (BLUETOOTH_LE_LL_WITH_PHDR)
+              text          one H4 HCI event per line in hex ("04 3e ..."); '#'
+                            comment lines and anything after a tab are ignored;
+                            each line advances the clock by --line-interval
 
-            Without --monitor or --range it prints one line per iBeacon observation. With them it also runs
-            the engine on the capture's own clock and prints region events (didStartMonitoring,
-            didDetermineState, didEnterRegion, didExitRegion) and, about once a second of capture time,
-            the ranged beacons nearest first (smoothed RSSI, estimated distance in metres, proximity).
+            Every LE Advertising Report and LE Extended Advertising Report is decoded; iBeacon frames (Apple \
+            manufacturer data 4C 00 02 15) become observations. Malformed records are skipped and counted (see \
+            --stats); a file that is not a capture is an error naming the file and why.
 
-            Output with --json is one JSON object per line. Observations have exactly the keys
-              {"time": "2021-02-01T03:27:59.789349Z" | null, "address": "A4:C1:38:BF:6F:AB",
-               "uuid": "494E5445-4C4C-495F-524F-434B535F4857", "major": 20594, "minor": 62207,
-               "txPower": -62, "rssi": -49 | null}
-            (rssi null when the controller reported 127, "not available"); region and ranging events are
-            objects with an "event" key; --stats adds a final {"stats": {...}} object.
+            Without --monitor or --range it prints one line per iBeacon observation. With them it also runs the \
+            engine on the capture's own clock and prints region events (didStartMonitoring, didDetermineState, \
+            didEnterRegion, didExitRegion) and, about once a second of capture time, the ranged beacons nearest \
+            first (smoothed RSSI, estimated distance in metres, proximity).
+
+            Output with --json is one JSON object per line. Observations have exactly these keys (rssi is null \
+            when the controller reported 127, "not available"):
+              {"time": "2021-02-01T03:27:59.789349Z" | null,
+               "address": "A4:C1:38:BF:6F:AB",
+               "uuid": "494E5445-4C4C-495F-524F-434B535F4857",
+               "major": 20594, "minor": 62207, "txPower": -62, "rssi": -49 | null}
+            Region and ranging events are objects with an "event" key; --stats adds a final {"stats": {...}} \
+            object.
 
             Exit status: 0 success, 64 usage error, 66 a PATH could not be read or is not a capture.
 
             Example:
               beacond replay --monitor 494E5445-4C4C-495F-524F-434B535F4857:20594 \\
-                  --range 494E5445-4C4C-495F-524F-434B535F4857 --exit-timeout 5 --drain capture.log
+                  --range 494E5445-4C4C-495F-524F-434B535F4857 \\
+                  --exit-timeout 5 --drain capture.log
             """)
 
     enum Speed: String, ExpressibleByArgument, CaseIterable {
