@@ -82,6 +82,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
                     swiftSettings: strict),
-        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"], swiftSettings: strict),
+        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"],
+                    exclude: ["Golden"], swiftSettings: strict),
     ]
 )

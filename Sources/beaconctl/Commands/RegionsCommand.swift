@@ -15,7 +15,8 @@ struct RegionsCommand: ParsableCommand {
             --json prints a JSON array of region objects: {"AppId", "Client", "Identifier", "UUID", "Major"?, \
             "Minor"?, "NotifyOnEntry", "NotifyOnExit", "State", "LastSeen" (µs, 0 = never), "LastSeenISO8601"}.
 
-            Example: beaconctl regions --json | jq '.[] | select(.State == "inside") | .Identifier'
+            Example:
+              beaconctl regions --json | jq '.[] | select(.State == "inside") | .Identifier'
 
             \(AdminAccess.requirement)
 
