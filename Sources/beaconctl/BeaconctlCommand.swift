@@ -43,8 +43,14 @@ struct BeaconctlCommand: ParsableCommand {
     @OptionGroup var bus: BusOptions
 
     static func main() {
+        // The live commands promise exit 0 on SIGINT/SIGTERM: take the signals over before anything else (argument
+        // parsing, connecting), so one that comes early cannot find the default disposition and kill us with 143.
+        if CommandLine.arguments.dropFirst().contains(where: { Self.liveCommands.contains($0) }) { Interruption.install() }
         // Scripts read our output as it happens (events, beacons), not when a block buffer fills.
         setvbuf(stdout, nil, _IOLBF, 0)
         main(nil)
     }
+
+    /// The commands that run until stopped (`Interruption`).
+    static let liveCommands: Set<String> = ["client", "events", "beacons"]
 }

@@ -459,6 +459,58 @@ def test_auth_says_what_happened(suite):
     world.alive()
 
 
+# MARK: 11. beaconctl client stops with 0 on SIGTERM, whenever it comes
+
+def run_client_and_stop(world, delay, extra, while_bus_stopped=False):
+    """Starts `beaconctl client` (monitor), sends it SIGTERM `delay` s later, returns (exit code, stderr tail). With
+    `while_bus_stopped`, the bus is frozen (SIGSTOP) from before the start until after the signal, so the signal
+    comes while beaconctl is still connecting."""
+    if while_bus_stopped:
+        os.kill(world.bus.pid, 19)
+    try:
+        process = subprocess.Popen([world.beaconctl, "client", "--app", DEMO, "monitor", DEMO_UUID + ":1", extra,
+                                    "--bus", world.address], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay) if while_bus_stopped else pump_for(delay)
+        process.send_signal(15)
+        if while_bus_stopped:
+            time.sleep(0.05)
+    finally:
+        if while_bus_stopped:
+            os.kill(world.bus.pid, 18)
+    deadline = time.monotonic() + 10
+    while process.poll() is None and time.monotonic() < deadline:
+        pump_for(0.02)
+    if process.poll() is None:
+        process.kill()
+    return process.wait(), process.stderr.read().decode(errors="replace")[-200:]
+
+
+def test_client_sigterm_any_moment(suite):
+    """`beaconctl client --app Demo monitor UUID:1` (Always granted, the region's beacon fed, earlier clients'
+    regions left detached so each new one takes them over) gets SIGTERM: 5 times while it is still connecting
+    (the bus frozen with SIGSTOP around the signal), then at 35 moments from 0.03 to 0.7 s after it starts
+    (registering, requesting, starting, receiving events). Expect exit status 0 every time, as its help promises
+    (before: 143, killed, when the signal came before the handler was installed, which was after connecting).
+    A signal before the program's first instruction (while the kernel and loader start it) cannot be handled by
+    any program and is not tried."""
+    world = suite.world()
+    world.start_daemon()
+    feeder = detached_lobby(world)
+    feeder.start(interval=0.05, beacon_uuid=DEMO_UUID, major=1, minor=2)
+    codes = []
+    for index in range(5):
+        code, err = run_client_and_stop(world, 0.15, "--request-state", while_bus_stopped=True)
+        codes.append(("connecting", code, err))
+    for index in range(35):
+        delay = 0.03 + index * 0.02
+        code, err = run_client_and_stop(world, delay, "--keep-monitoring" if index % 3 == 0 else "--request-state")
+        codes.append((round(delay, 2), code, err))
+    feeder.stop()
+    bad = [entry for entry in codes if entry[1] != 0]
+    check(not bad, "%d of %d runs did not exit 0 on SIGTERM: %r" % (len(bad), len(codes), bad[:5]))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -472,6 +524,7 @@ TESTS = [
     ("8 a rejected reload shows in GetStatus until a good one", test_rejected_reload_in_status),
     ("9 hostile text is escaped in beaconctl's output and beacond's log", test_hostile_text_escaped),
     ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
+    ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
 ]
 
 if __name__ == "__main__":

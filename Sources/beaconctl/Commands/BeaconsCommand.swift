@@ -35,6 +35,7 @@ struct BeaconsCommand: ParsableCommand {
     @Flag(help: "Print the first ranging cycle and exit.") var once = false
 
     func run() throws {
+        Interruption.install()
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let loop = try SignalLoop(client: client)
             try client.watchEvents()

@@ -83,6 +83,7 @@ struct ClientCommand: ParsableCommand {
     }
 
     func run() throws {
+        Interruption.install()
         try Reporting.run { () throws(BeaconctlError) in
             let parsed: BeaconIdentityConstraint
             do throws(BeaconIdentityConstraint.Invalid) {

@@ -37,6 +37,7 @@ struct EventsCommand: ParsableCommand {
     }
 
     func run() throws {
+        Interruption.install()
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             let loop = try SignalLoop(client: client)
             try client.watchEvents()

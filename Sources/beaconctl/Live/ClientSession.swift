@@ -33,11 +33,14 @@ struct ClientSession {
 
     mutating func run(_ work: Work, requestAlways: Bool, count: Int?, requestState: Bool,
                       keepMonitoring: Bool) throws(BeaconctlError) {
+        // A SIGINT/SIGTERM that came while connecting or registering ends the run here, cleanly.
+        if loop.interruption.isInterrupted { return }
         path = try client.registerClient(app: app)
         print(kind: BeacondEventKind.clientRegistered, data: [:])
         let session = self
         var started = false
         do throws(BeaconctlError) {
+            if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
             try authorize(always: requestAlways)
             if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
             switch work {

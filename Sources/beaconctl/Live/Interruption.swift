@@ -9,38 +9,55 @@ import Synchronization
 /// SIGINT and SIGTERM for the live commands: the first asks the receive loop to stop cleanly (unwatch,
 /// stop ranging, close the client); a second one exits at once.
 ///
+/// Installed as the live command's first step (`install()`), before it connects or calls beacond: a signal that
+/// came earlier used to find the default disposition and kill the command with 143, breaking the promise of
+/// exit 0. Until the receive loop exists the signal only sets the flag; the command checks it between its steps.
+///
 /// The loop blocks in libdbus, which retries `poll` after EINTR, so the signal alone would not wake it.
 /// The handler therefore sends a small signal (`LocalWakeup`) to our own unique name over a second
 /// connection; its arrival wakes the loop, which then sees the flag.
-final class Interruption {
-    private let state: State
-    /// Kept alive for the life of the command; dispatch sources stop when released.
-    private let sources: [any DispatchSourceSignal]
+final class Interruption: Sendable {
+    static let shared = Interruption()
 
-    /// The flag, shared with the handlers.
-    private final class State: Sendable {
-        let interrupted = Atomic<Bool>(false)
+    private let interrupted = Atomic<Bool>(false)
+    /// Where to send the wake-up once the loop's connection exists.
+    private let wakeTarget = Mutex<(bus: BusChoice, name: String)?>(nil)
+    /// Kept alive for the life of the command; dispatch sources stop when released.
+    private let sources = Mutex<[any DispatchSourceSignal]>([])
+
+    var isInterrupted: Bool { interrupted.load(ordering: .acquiring) }
+
+    /// Takes over SIGINT and SIGTERM (idempotent).
+    @discardableResult
+    static func install() -> Interruption {
+        shared.installHandlers()
+        return shared
     }
 
-    var isInterrupted: Bool { state.interrupted.load(ordering: .acquiring) }
-
-    /// Installs the handlers; `wake` is the unique name of the connection the loop receives on.
-    init(bus: BusChoice, wake: String) {
-        let state = State()
-        self.state = state
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                if state.interrupted.exchange(true, ordering: .acquiringAndReleasing) {
-                    // Asked twice: the loop is stuck (e.g. in a call to a hung daemon); leave now.
-                    _exit(128 + number)
+    private func installHandlers() {
+        sources.withLock { sources in
+            guard sources.isEmpty else { return }
+            sources = [SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { [self] in
+                    if interrupted.exchange(true, ordering: .acquiringAndReleasing) {
+                        // Asked twice: the loop is stuck (e.g. in a call to a hung daemon); leave now.
+                        _exit(128 + number)
+                    }
+                    if let target = wakeTarget.withLock({ $0 }) { Self.wake(bus: target.bus, name: target.name) }
                 }
-                Self.wake(bus: bus, name: wake)
+                source.resume()
+                return source
             }
-            source.resume()
-            return source
         }
+    }
+
+    /// The loop receives on `name`: signals from now on wake it; one that came already wakes it at once.
+    func wakeLoop(on bus: BusChoice, name: String) {
+        installHandlers()
+        wakeTarget.withLock { $0 = (bus, name) }
+        if isInterrupted { Self.wake(bus: bus, name: name) }
     }
 
     private static func wake(bus: BusChoice, name: String) {

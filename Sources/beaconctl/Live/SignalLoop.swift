@@ -17,7 +17,8 @@ final class SignalLoop {
         self.client = client
         try client.watchDaemonPresence()
         daemon = try? client.daemonUniqueName()
-        interruption = Interruption(bus: client.bus, wake: client.connection.uniqueName)
+        interruption = Interruption.shared
+        interruption.wakeLoop(on: client.bus, name: client.connection.uniqueName)
     }
 
     func run(_ handle: (IncomingSignal) throws(BeaconctlError) -> Bool) throws(BeaconctlError) -> Ending {
