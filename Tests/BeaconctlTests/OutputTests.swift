@@ -85,6 +85,25 @@ struct OutputTests {
         #expect(text.contains("  apps.d/old.toml:3: unknown key 'colour'"))
     }
 
+    /// The scanner's detail, a rejected reload and a state error each get a line of their own under their fact;
+    /// no line holds a line break (the printer escapes those, which once glued the detail onto the scanner line).
+    @Test func statusDetailsAreLinesOfTheirOwn() {
+        var status = Samples.status()
+        status = Samples.with(status, BeacondStatusKey.scannerDetail, .string("hci (auto: CAP_NET_RAW present): hci0"))
+        status = Samples.with(status, BeacondStatusKey.configurationError, .string("beacond.toml:3: bad"))
+        status = Samples.with(status, BeacondStatusKey.stateError, .string("read-only"))
+        let lines = StatusText.status(status, now: Samples.now)
+        #expect(lines.allSatisfy { !$0.contains("\n") })
+        let pad = String(repeating: " ", count: 19)
+        let scanner = lines.firstIndex(of: "scanner            fifo:/run/beacond/fifo (scanning)")
+        #expect(scanner.map { lines[$0 + 1] } == pad + "hci (auto: CAP_NET_RAW present): hci0")
+        let config = lines.firstIndex { $0.hasPrefix("config  ") }
+        #expect(config.map { lines[$0 + 1] } == pad
+            + "REJECTED at the last reload (the previous configuration stays in force): beacond.toml:3: bad")
+        let state = lines.firstIndex { $0.hasPrefix("state  ") }
+        #expect(state.map { lines[$0 + 1] } == pad + "NOT SAVING: read-only")
+    }
+
     @Test func statusJSONKeepsTheAPIKeys() throws {
         let json = JSON(Samples.status()).text
         for key in ["\"Version\":\"0.2.0\"", "\"LocationServicesEnabled\":true", "\"Prompt\":\"admin\"",

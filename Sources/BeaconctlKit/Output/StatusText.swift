@@ -17,25 +17,31 @@ public enum StatusText {
              adapter.bool(BeacondAdapterKey.powered).map { $0 ? "powered" : "powered off" }]
                 .compactMap { $0 }.joined(separator: " ")
         }
+        // Each fact is its value line and continuation lines under it, kept as separate lines: the printer escapes
+        // line breaks inside a line, so one the daemon sent in a value can never forge a line of this report.
         var scanner = status.string(K.scanner) ?? "?"
         if let state = status.string(K.scannerState) { scanner += " (\(state))" }
-        if let detail = status.string(K.scannerDetail), !detail.isEmpty { scanner += "\n" + String(repeating: " ", count: 19) + detail }
-        let facts: [(String, String)] = [
-            ("location services", status.bool(K.locationServicesEnabled).map { $0 ? "on" : "off" } ?? "?"),
-            ("prompt policy", status.string(K.prompt) ?? "?"),
-            ("scanner", scanner),
-            ("scanning now", RegionText.yesNo(status.bool(K.scanning))),
-            ("adapters", adapters.isEmpty ? "none" : adapters.joined(separator: ", ")),
-            ("config", (status.string(K.configDirectory) ?? "?")
-                + ((status.string(K.configurationError)).flatMap { $0.isEmpty ? nil : "\n" + String(repeating: " ", count: 19)
-                    + "REJECTED at the last reload (the previous configuration stays in force): \($0)" } ?? "")),
-            ("state", (status.string(K.stateDirectory) ?? "?")
-                + ((status.string(K.stateError)).flatMap { $0.isEmpty ? nil : "\n" + String(repeating: " ", count: 19)
-                    + "NOT SAVING: \($0)" } ?? "")),
-            ("queued events", queued(status.dictionaries(K.apps))),
+        let scannerDetail = status.string(K.scannerDetail).flatMap { $0.isEmpty ? nil : $0 }
+        let configurationError = status.string(K.configurationError).flatMap { $0.isEmpty ? nil : $0 }
+        let stateError = status.string(K.stateError).flatMap { $0.isEmpty ? nil : $0 }
+        let facts: [(String, String, [String])] = [
+            ("location services", status.bool(K.locationServicesEnabled).map { $0 ? "on" : "off" } ?? "?", []),
+            ("prompt policy", status.string(K.prompt) ?? "?", []),
+            ("scanner", scanner, scannerDetail.map { [$0] } ?? []),
+            ("scanning now", RegionText.yesNo(status.bool(K.scanning)), []),
+            ("adapters", adapters.isEmpty ? "none" : adapters.joined(separator: ", "), []),
+            ("config", status.string(K.configDirectory) ?? "?", configurationError.map {
+                ["REJECTED at the last reload (the previous configuration stays in force): \($0)"]
+            } ?? []),
+            ("state", status.string(K.stateDirectory) ?? "?", stateError.map { ["NOT SAVING: \($0)"] } ?? []),
+            ("queued events", queued(status.dictionaries(K.apps)), []),
         ]
         let width = facts.map(\.0.count).max() ?? 0
-        lines += facts.map { $0.0 + String(repeating: " ", count: width - $0.0.count + 2) + $0.1 }
+        let continuation = String(repeating: " ", count: width + 2)
+        for (name, value, more) in facts {
+            lines.append(name + String(repeating: " ", count: width - name.count + 2) + value)
+            lines += more.map { continuation + $0 }
+        }
 
         lines += section("clients", clients(status.dictionaries(K.clients)))
         lines += section("regions", regions(status.dictionaries(K.regions), now: now))
