@@ -37,7 +37,7 @@ build: deps
 	$(SWIFT) build -c release --product beacond
 	$(SWIFT) build -c release --product beaconctl
 
-# The main job. With no Bluetooth adapter (or before the daemon issue lands) this replays a real
+# The main job. With no Bluetooth adapter this replays a real
 # capture shipped in the repo through the whole decode → ranging → monitoring pipeline.
 run: build
 	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(RELEASE_BIN)/beaconctl" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"

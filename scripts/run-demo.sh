@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: the main job. On a machine without a Bluetooth adapter (and until live BlueZ scanning
-# lands) it shows the real thing on a real capture shipped in the repo:
+# `make run`: the main job. On a machine without a Bluetooth adapter it shows the real thing on a
+# real capture shipped in the repo:
 #   1. `beacond replay`: the capture through decode → ranging → monitoring, as fast as possible;
 #   2. the daemon on a private D-Bus bus with the capture as its scanner (played in real time),
 #      driven by `beaconctl`: a client asks for Always authorization, the administrator grants it,

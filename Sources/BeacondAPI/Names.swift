@@ -183,7 +183,7 @@ public enum BeacondMember {
     public static let monitoringDidFail = "MonitoringDidFail", rangingDidFail = "RangingDidFail"
 }
 
-// MARK: Names beaconctl reads that had no constant yet (added with beaconctl, issue 3)
+// MARK: Names beaconctl reads
 
 extension BeacondStatus {
     public static let notDetermined = "notDetermined", restricted = "restricted", denied = "denied"

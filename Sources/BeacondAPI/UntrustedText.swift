@@ -36,3 +36,33 @@ public enum UntrustedText {
         return escaped
     }
 }
+
+/// JSON string literals, written one way for every JSON beacond and beaconctl print.
+public enum JSONString {
+    /// Appends `value` as a JSON string literal. C0 must be escaped in JSON; DEL and C1 may stay raw, but a
+    /// terminal acts on them (an 8-bit CSI), so they are escaped too.
+    public static func append(_ value: String, to output: inout String) {
+        output += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where UntrustedText.isControl(scalar):
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+
+    /// `value` as a JSON string literal.
+    public static func quoted(_ value: String) -> String {
+        var output = ""
+        append(value, to: &output)
+        return output
+    }
+}

@@ -28,7 +28,7 @@ public struct HCISocketError: Error, Hashable, Sendable, CustomStringConvertible
 
 /// A raw HCI socket on one controller that receives LE meta events (advertising reports) only. It listens
 /// beside bluetoothd: a raw socket sees the controller's events without taking the controller, so bluetoothd
-/// and its other clients keep working (design.md, "Scanning").
+/// and its other clients keep working (docs/scanning.md).
 public final class HCISocket {
     public let descriptor: Int32
     public let device: String

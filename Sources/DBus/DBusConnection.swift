@@ -33,6 +33,24 @@ public enum DBusBusAddress: Hashable, Sendable {
     case session
     /// A bus address such as `unix:path=/run/dbus/system_bus_socket` (tests use a private daemon's).
     case address(String)
+
+    /// `system`, `session`, or a D-Bus address such as `unix:path=/run/beacond-test/bus` (`--bus` of both tools).
+    public init(parsing text: String) {
+        switch text {
+        case "system": self = .system
+        case "session": self = .session
+        default: self = .address(text)
+        }
+    }
+
+    /// The value to pass back to `--bus`.
+    public var optionValue: String {
+        switch self {
+        case .system: return "system"
+        case .session: return "session"
+        case .address(let text): return text
+        }
+    }
 }
 
 /// A private connection to a message bus, owned by this object and closed in `deinit`.

@@ -1,7 +1,7 @@
 import CDBus
 
-/// Facts about the libdbus this binary runs against. The connection wrapper (the daemon issue)
-/// lives in this module; it is the only Swift code that calls libdbus.
+/// Facts about the libdbus this binary runs against. The connection wrapper lives in
+/// this module; it is the only Swift code that calls libdbus.
 public enum DBusLibrary {
     /// libdbus's runtime version, e.g. "1.14.10".
     public static var version: String {

@@ -1,6 +1,11 @@
-import ArgumentParser
+public import ArgumentParser
 import BeaconctlKit
+public import DBus
 import Foundation
+
+extension DBusBusAddress: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
 
 /// `--bus`, shared by every command.
 struct BusOptions: ParsableArguments {
@@ -8,7 +13,7 @@ struct BusOptions: ParsableArguments {
             help: ArgumentHelp("The bus beacond is on: system, session, or a D-Bus address (unix:path=…). "
                                    + "Default: $\(BusChoice.environmentVariable) if set, else system.",
                                valueName: "system|session|ADDRESS"))
-    var bus: String?
+    var bus: DBusBusAddress?
 
     var choice: BusChoice {
         BusChoice.resolve(option: bus, environment: ProcessInfo.processInfo.environment)

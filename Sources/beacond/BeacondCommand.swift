@@ -1,8 +1,8 @@
-import ArgumentParser
+public import ArgumentParser
 import BeacondAPI
 import BeacondService
-import DBus
-import Logging
+public import DBus
+public import Logging
 
 /// `beacond`: the daemon (no subcommand) and its offline tool (`replay`).
 @main
@@ -45,7 +45,7 @@ struct BeacondCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("The bus to serve on: system, session, or a D-Bus address such as unix:path=/run/x.",
                                             valueName: "system|session|ADDRESS"))
-    var bus: String = "system"
+    var bus: DBusBusAddress = .system
 
     @Option(name: .long, help: ArgumentHelp("Directory with beacond.toml and apps.d/.", valueName: "DIR"))
     var configDir: String = "/etc/beacond"
@@ -53,40 +53,32 @@ struct BeacondCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Directory for durable state (decisions, regions, queued events).", valueName: "DIR"))
     var stateDir: String = "/var/lib/beacond"
 
+    // A transform rather than ExpressibleByArgument: the argument parser shows the reason only for an error a
+    // transform throws ("fifo: needs a path"), and a bare "invalid" would not say what to fix.
     @Option(name: .long, help: ArgumentHelp("Scanner source, overriding [scanner] source in beacond.toml.",
-                                            valueName: "auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH"))
-    var scanner: String?
+                                            valueName: "auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH"),
+            transform: { text in try ScannerSpec(parsing: text) })
+    var scanner: ScannerSpec?
 
-    @Option(name: .long, help: ArgumentHelp("Lowest log level written.", valueName: "trace|debug|info|notice|warning|error|critical"))
-    var logLevel: String = "info"
-
-    func validate() throws {
-        if let scanner {
-            do { _ = try ScannerSpec(parsing: scanner) } catch { throw ValidationError("\(error)") }
-        }
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
-    }
-
-    var busAddress: DBusBusAddress {
-        switch bus {
-        case "system": return .system
-        case "session": return .session
-        default: return .address(bus)
-        }
-    }
+    @Option(name: .long, help: "Lowest log level written.")
+    var logLevel: Logger.Level = .info
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = logLevel
         LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }
         let logger = Logger(label: "beacond")
-        let spec: ScannerSpec?
-        do { spec = try scanner.map { text throws(ConfigurationError) in try ScannerSpec(parsing: text) } } catch {
-            throw ValidationError("\(error)")
-        }
-        try await DaemonRunner.run(options: DaemonOptions(bus: busAddress, configDirectory: configDir,
-                                                          stateDirectory: stateDir, scanner: spec),
+        try await DaemonRunner.run(options: DaemonOptions(bus: bus, configDirectory: configDir,
+                                                          stateDirectory: stateDir, scanner: scanner),
                                    logger: logger)
     }
+}
+
+extension DBusBusAddress: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+    public var defaultValueDescription: String { optionValue }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    // The order of severity, as --help lists them (not CaseIterable's order).
+    public static var allValueStrings: [String] { ["trace", "debug", "info", "notice", "warning", "error", "critical"] }
 }

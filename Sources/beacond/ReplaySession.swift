@@ -1,3 +1,4 @@
+import BeacondAPI
 import BeaconKit
 import Captures
 import Foundation
@@ -278,21 +279,7 @@ private func formatRate(_ rate: Double) -> String {
 }
 
 /// A JSON string literal (region identifiers come from the command line and may hold anything).
-func jsonString(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": result += "\\\""
-        case "\\": result += "\\\\"
-        case "\n": result += "\\n"
-        case "\r": result += "\\r"
-        case "\t": result += "\\t"
-        case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-        default: result.unicodeScalars.append(scalar)
-        }
-    }
-    return result + "\""
-}
+func jsonString(_ text: String) -> String { JSONString.quoted(text) }
 
 /// Buffers stdout: replay can print hundreds of thousands of lines.
 struct OutputBuffer {

@@ -236,7 +236,7 @@ struct CLITests {
         #expect(lines.dropFirst(2).first == "\(Samples.uuid)      1      2   -58        0.92  near       com.example.door  /org/beacond/client/1")
     }
 
-    /// The whole flow of design.md: register → notDetermined → request → pending → an administrator grants →
+    /// The whole flow of docs/authorization.md: register → notDetermined → request → pending → an administrator grants →
     /// AuthorizationChanged → StartMonitoring → events; then it cleans up.
     @Test func clientWaitsForAnAdministratorThenMonitors() throws {
         let fake = try FakeBeacond()

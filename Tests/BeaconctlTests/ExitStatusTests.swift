@@ -81,8 +81,8 @@ struct ArgumentTests {
         #expect(BusChoice.resolve(option: nil, environment: [:]).address == .system)
         #expect(BusChoice.resolve(option: nil, environment: ["BEACOND_BUS": ""]).address == .system)
         #expect(BusChoice.resolve(option: nil, environment: ["BEACOND_BUS": "session"]).address == .session)
-        #expect(BusChoice.resolve(option: "system", environment: ["BEACOND_BUS": "session"]).address == .system)
-        #expect(BusChoice.resolve(option: "unix:path=/tmp/b", environment: [:]).address == .address("unix:path=/tmp/b"))
+        #expect(BusChoice.resolve(option: DBusBusAddress(parsing: "system"), environment: ["BEACOND_BUS": "session"]).address == .system)
+        #expect(BusChoice.resolve(option: DBusBusAddress(parsing: "unix:path=/tmp/b"), environment: [:]).address == .address("unix:path=/tmp/b"))
         #expect(BusChoice(parsing: "unix:path=/tmp/b").description == "the bus at unix:path=/tmp/b")
     }
 

@@ -93,14 +93,21 @@ struct RegionStateStoreTests {
         #expect(try store.queuedEventCounts().isEmpty)
     }
 
-    @Test("an engine commit (no fsync) leaves the connection at synchronous = FULL for the decisions after it")
-    func durabilityLevelIsPerCommit() throws {
+    @Test("every write sets its own level: a decision after an engine commit (no fsync) is written at synchronous = FULL")
+    func durabilityLevelIsPerWrite() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-sync-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try StateStore(directory: directory.path)
         try store.apply([.saveRegion(try Self.stored(1, "a"))], durability: .processCrash)
+        #expect(try store.durabilitySettings().synchronous == 1)
+        try store.save(AuthorizationRecord(status: .authorizedAlways), for: "org.example.App")
         #expect(try store.durabilitySettings().synchronous == 2)
-        #expect(try store.loadRegions().regions.count == 1)
+        try store.apply([.saveRegion(try Self.stored(1, "b"))], durability: .processCrash)
+        try store.saveLocationServicesSwitch(false)
+        #expect(try store.durabilitySettings().synchronous == 2)
+        try store.apply([.saveRegion(try Self.stored(1, "c"))], durability: .powerLoss)
+        #expect(try store.durabilitySettings().synchronous == 2)
+        #expect(try store.loadRegions().regions.count == 3)
     }
 
     @Test("queued events come back oldest first; beyond the limit the oldest are dropped and counted")

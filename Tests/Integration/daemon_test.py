@@ -27,13 +27,9 @@ from harness import (ADMIN, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER
                      SIGNAL_TIMEOUT, TestFailure, World, check, describe_result, expect_error, remove_everything,
                      plain, pump_for, pump_until, run_tool)
 
-# ==== LEAD'S SWITCH: who makes the administrator's decisions in tests 1 (auth grant) and 9 (services off) ====
-#   "auto"       beaconctl when the given binary has the verbs (`beaconctl auth grant --help` shows their usage),
-#                else busctl
-#   "beaconctl"  always beaconctl: a missing or unfinished beaconctl fails those tests
-#   "busctl"     always busctl calling org.beacond.Admin1 directly
-# $BEACOND_TEST_ADMIN_TOOL overrides it. Flip to "beaconctl" once beaconctl's auth/services verbs are merged.
-ADMIN_TOOL = "auto"
+# Tests 1 and 9 make the administrator's decisions with beaconctl (`auth grant`, `services`), the tool
+# administrators use, so a beaconctl regression fails them. $BEACOND_TEST_ADMIN_TOOL=busctl calls
+# org.beacond.Admin1 directly instead (to tell a daemon fault from a beaconctl one by hand).
 
 DEMO = "org.example.Demo"
 NO_ALWAYS = "org.example.NoAlways"
@@ -46,21 +42,14 @@ class Suite:
         self.beaconctl = beaconctl
         self.worlds = []
         self.notes = []
-        self.admin_tool = self.choose_admin_tool(os.environ.get("BEACOND_TEST_ADMIN_TOOL", ADMIN_TOOL))
+        self.admin_tool = self.choose_admin_tool(os.environ.get("BEACOND_TEST_ADMIN_TOOL", "beaconctl"))
 
     def choose_admin_tool(self, wanted):
         if wanted == "busctl":
             return "busctl"
-        usable = bool(self.beaconctl) and os.access(self.beaconctl, os.X_OK)
-        if usable:
-            # An argument parser prints the root's help for unknown verbs too, so look for the verb's own usage.
-            probe = run_tool([self.beaconctl, "auth", "grant", "--help"])
-            services = run_tool([self.beaconctl, "services", "--help"])
-            usable = (probe.returncode == 0 and "beaconctl auth grant" in probe.stdout
-                      and services.returncode == 0 and "beaconctl services" in services.stdout)
-        if wanted == "beaconctl" or usable:
-            return "beaconctl"
-        return "busctl"
+        if not (self.beaconctl and os.access(self.beaconctl, os.X_OK)):
+            raise SystemExit("beaconctl %r is not an executable; tests 1 and 9 need it" % self.beaconctl)
+        return "beaconctl"
 
     def world(self, **options):
         world = World(self.beacond, self.beaconctl, **options)

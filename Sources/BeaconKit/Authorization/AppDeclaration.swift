@@ -15,7 +15,7 @@ public struct AppDeclaration: Hashable, Sendable {
     /// The file the declaration came from (or should be written to), named in error messages.
     public var declarationFile: String
 
-    /// The folder of app declarations (design.md, "Files").
+    /// The folder of app declarations (docs/authorization.md).
     public static let declarationDirectory = "/etc/beacond/apps.d"
 
     /// `declarationFile` defaults to `/etc/beacond/apps.d/APP.toml`, where the daemon looks for the app.

@@ -9,10 +9,10 @@ public struct AuthorizationPolicy: Hashable, Sendable {
     /// The daemon configuration file, named in error messages so the fix is exact.
     public var configFile: String
 
-    /// Where the daemon reads its configuration unless told otherwise (design.md, "Files").
+    /// Where the daemon reads its configuration unless told otherwise (docs/daemon.md).
     public static let defaultConfigFile = "/etc/beacond/beacond.toml"
 
-    /// Defaults: services on (as on iOS) and `prompt = "admin"`, the first choice design.md lists and the safe
+    /// Defaults: services on (as on iOS) and `prompt = "admin"`, the safe
     /// one: nothing is granted until a person decides.
     public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
                 configFile: String = AuthorizationPolicy.defaultConfigFile) {

@@ -16,8 +16,8 @@ public struct CallerCredentials: Hashable, Sendable {
 }
 
 extension AuthorizationRules {
-    /// Whether `caller` may register as `app` (design.md: "the daemon checks the caller's
-    /// credentials against the declaration"). The user must be listed in `users`; when the app
+    /// Whether `caller` may register as `app` (docs/authorization.md: the daemon checks the caller's
+    /// credentials against the declaration). The user must be listed in `users`; when the app
     /// declares an `executable`, the caller must be running exactly it. Root is not exempt: an
     /// administrator acts through Admin1, not by posing as an app.
     public static func checkCaller(_ caller: CallerCredentials, app: AppDeclaration) throws(AuthorizationError) {

@@ -14,16 +14,12 @@ public struct BusChoice: Hashable, Sendable, CustomStringConvertible {
 
     /// `system`, `session`, or a D-Bus address such as `unix:path=/run/beacond-test/bus`.
     public init(parsing text: String) {
-        switch text {
-        case "system": address = .system
-        case "session": address = .session
-        default: address = .address(text)
-        }
+        address = DBusBusAddress(parsing: text)
     }
 
     /// The option if given, else the environment variable if set and not empty, else the system bus.
-    public static func resolve(option: String?, environment: [String: String]) -> BusChoice {
-        if let option { return BusChoice(parsing: option) }
+    public static func resolve(option: DBusBusAddress?, environment: [String: String]) -> BusChoice {
+        if let option { return BusChoice(address: option) }
         if let value = environment[environmentVariable], !value.isEmpty { return BusChoice(parsing: value) }
         return BusChoice(address: .system)
     }
@@ -38,11 +34,5 @@ public struct BusChoice: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value to pass back to `--bus` (for hints that print a command line).
-    public var optionValue: String {
-        switch address {
-        case .system: return "system"
-        case .session: return "session"
-        case .address(let text): return text
-        }
-    }
+    public var optionValue: String { address.optionValue }
 }

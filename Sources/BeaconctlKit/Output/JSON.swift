@@ -1,3 +1,5 @@
+import BeacondAPI
+
 /// A JSON value with a deterministic writer (keys sorted, no spaces), so `--json` output is stable and
 /// scripts and tests can compare it. Foundation's serializer is not used: its number formatting differs
 /// between platforms.
@@ -53,21 +55,6 @@ public indirect enum JSON: Hashable, Sendable {
     }
 
     private static func writeString(_ value: String, to output: inout String) {
-        output += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            // C0 must be escaped in JSON; DEL and C1 may not, but a terminal acts on them (8-bit CSI).
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
+        JSONString.append(value, to: &output)
     }
 }

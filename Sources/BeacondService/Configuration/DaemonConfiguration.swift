@@ -53,7 +53,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.configFile = configFile
     }
 
-    /// The defaults of every key (the values design.md and the issue give), no apps, no warnings.
+    /// The defaults of every key (as config/beacond.toml lists them), no apps, no warnings.
     public static let defaults = DaemonConfiguration()
 
     /// The authorization rules' view of these settings.

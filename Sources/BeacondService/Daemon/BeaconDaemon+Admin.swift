@@ -24,7 +24,15 @@ extension BeaconDaemon {
                 regions.append(.dictionary(keySignature: "s", valueSignature: "v", entries))
             }
         }
-        let queued = (try? store.queuedEventCounts()) ?? [:]
+        // A queue that cannot be read is said in StateError, not shown as empty queues.
+        var queued: [String: Int] = [:]
+        var stateError = stateFailure?.reason ?? ""
+        do {
+            queued = try store.queuedEventCounts()
+        } catch {
+            logger.error("cannot read the queued events for status: \(error)")
+            stateError += (stateError.isEmpty ? "" : "; ") + "the queued events cannot be read: \(error)"
+        }
         let apps = configuration.apps.keys.sorted().map { appID -> DBusValue in
             let app = configuration.apps[appID]
             let stored = record(appID)
@@ -55,7 +63,7 @@ extension BeaconDaemon {
             BeacondStatusKey.apps: BeaconDictionaries.array(apps),
             BeacondStatusKey.configDirectory: .string(options.configDirectory),
             BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
-            BeacondStatusKey.stateError: .string(stateFailure?.reason ?? ""),
+            BeacondStatusKey.stateError: .string(stateError),
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
             BeacondStatusKey.configurationError: .string(rejectedConfiguration ?? ""),
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),

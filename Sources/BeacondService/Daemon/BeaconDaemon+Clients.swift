@@ -338,7 +338,7 @@ extension BeaconDaemon {
     }
 
     /// A connection left the bus: its clients are no longer in use. Ranging stops; an Always client's
-    /// monitoring continues without it (design.md); everything else of it stops.
+    /// monitoring continues without it (docs/dbus-api.md); everything else of it stops.
     func connectionClosed(_ name: String) {
         watchers.remove(name)
         flow.forget(name)

@@ -48,7 +48,6 @@ extension BeaconDaemon {
     }
 
     func managerObject() -> DBusObject {
-        let region = DBusArgument("region", "a{sv}")
         let manager = DBusInterface(BeacondInterface.manager, methods: [
             method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")],
                    reportsStateNotSaved: false) {
@@ -85,7 +84,6 @@ extension BeaconDaemon {
                 return []
             },
         ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])
-        _ = region
         return DBusObject(path: BeacondBus.managerPath, interfaces: [manager, admin])
     }
 

@@ -6,7 +6,7 @@ public struct ClientSession: Sendable {
     public let number: Int
     public let appID: String
     /// The unique bus name that registered it; nil once that connection closed (an Always client's
-    /// monitoring goes on without it, design.md).
+    /// monitoring goes on without it: docs/dbus-api.md, "Background delivery").
     public var sender: String?
     /// Nil for a client put back after a restart (its registration's credentials were not saved).
     public let userID: UInt32?

@@ -37,7 +37,7 @@ public struct ScannerAdapter: Hashable, Sendable {
 }
 
 /// A source of advertisements running on the daemon's main loop. It runs only while someone monitors or
-/// ranges (design.md: scan only when needed), so `start` and `stop` may be called many times.
+/// ranges (scan only when needed: docs/scanning.md), so `start` and `stop` may be called many times.
 public protocol BeaconScanner: AnyObject {
     /// What it reads, for status and logs (`fifo:/run/beacond/test.fifo`, `hci:hci0`).
     var label: String { get }

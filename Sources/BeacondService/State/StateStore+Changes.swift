@@ -30,18 +30,28 @@ public enum StateDurability: Sendable {
 }
 
 extension StateStore {
+    /// One transaction at the durability asked for. The level is the connection's, so every write sets its own
+    /// rather than relying on a reset after the last one (a reset that failed unnoticed would leave later
+    /// acknowledged writes unsynced). A FULL commit also syncs every NORMAL one before it.
+    func write<T>(_ durability: StateDurability, _ body: (Database) throws -> T) throws -> T {
+        try database.writeWithoutTransaction { db in
+            try db.execute(sql: durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            guard let result else { throw DatabaseError(message: "the transaction returned nothing") }
+            return result
+        }
+    }
+
     /// Commits `changes` in one transaction (nothing of them is applied if it fails), as durable as asked.
     public func apply(_ changes: [StateChange], durability: StateDurability = .powerLoss) throws(StateStoreError) {
         guard !changes.isEmpty else { return }
         do {
-            try database.writeWithoutTransaction { db in
-                // Per commit: the level is the connection's, and a FULL commit also syncs every NORMAL one before it.
-                try db.execute(sql: durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                try db.inTransaction {
-                    for change in changes { try Self.apply(change, in: db) }
-                    return .commit
-                }
+            try write(durability) { db in
+                for change in changes { try Self.apply(change, in: db) }
             }
         } catch {
             throw Self.storeError(error, file: file, doing: "save monitored regions and queued events")

@@ -66,7 +66,7 @@ extension StateStore {
     /// so a crash in between delivers them again rather than losing them.
     public func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
         do {
-            return try database.write { db in
+            return try write(.powerLoss) { db in
                 let expired = try Int.fetchOne(db, sql: """
                     SELECT COUNT(*) FROM queued_event WHERE app_id = ? AND timestamp_us < ?
                     """, arguments: [appID, expiredBefore.microsecondsSinceEpoch]) ?? 0
@@ -104,7 +104,7 @@ extension StateStore {
     /// many were dropped per app.
     public func dropExpiredQueuedEvents(before expiredBefore: Timestamp) throws(StateStoreError) -> [String: Int] {
         do {
-            return try database.write { db in
+            return try write(.powerLoss) { db in
                 var dropped: [String: Int] = [:]
                 for row in try Row.fetchAll(db, sql: """
                     SELECT app_id, COUNT(*) AS n FROM queued_event WHERE timestamp_us < ? GROUP BY app_id

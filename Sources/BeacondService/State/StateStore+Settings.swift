@@ -21,7 +21,7 @@ extension StateStore {
 
     public func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError) {
         do {
-            try database.write { db in
+            try write(.powerLoss) { db in
                 try db.execute(sql: """
                     INSERT INTO daemon_setting (key, value, updated_at)
                     VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))

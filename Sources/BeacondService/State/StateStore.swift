@@ -109,7 +109,7 @@ public final class StateStore: Sendable {
     /// is on disk: WAL with `synchronous = FULL` has fsynced the commit.
     public func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError) {
         do {
-            try database.write { db in
+            try write(.powerLoss) { db in
                 try db.execute(sql: """
                     INSERT INTO app_authorization (app_id, status, upgrade_request_used, pending_request, updated_at)
                     VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
@@ -129,7 +129,7 @@ public final class StateStore: Sendable {
     /// Forgets `appID` (`beaconctl auth reset`): it is `notDetermined` again, with its upgrade request back.
     public func remove(appID: String) throws(StateStoreError) {
         do {
-            try database.write { db in
+            try write(.powerLoss) { db in
                 try db.execute(sql: "DELETE FROM app_authorization WHERE app_id = ?", arguments: [appID])
             }
         } catch {

@@ -66,7 +66,7 @@ public final class DBusObjectServer {
         guard installedWatches != 0, installedTimeouts != 0, installedFilter != 0 else {
             throw DBusCallError(name: "org.freedesktop.DBus.Error.NoMemory", message: "could not attach the connection to the main loop")
         }
-        // Clients that vanish must be noticed at once (their ranging stops; design.md).
+        // Clients that vanish must be noticed at once (their ranging stops).
         try connection.addMatch("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
                                 + "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         loop.addBeforePollHook { [weak self] in self?.dispatchIncoming() }

@@ -92,7 +92,7 @@ struct ClientCommand: ParsableCommand {
                 throw BeaconctlError(exitStatus: ExitStatus.usage, message: error.description)
             }
             let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
-            var session = try ClientSession(client: client, app: app, json: output.json)
+            var session = try SampleClientRun(client: client, app: app, json: output.json)
             let always = level.map { $0 == .always } ?? (action == .monitor)
             try session.run(action == .monitor
                                 ? .monitor(RegionArguments.region(parsed, identifier: identifier ?? parsed.description))

@@ -1,7 +1,7 @@
 import BeaconKit
 import Testing
 
-/// What each status allows, against the table in design.md / docs/authorization.md, and what the refusals say.
+/// What each status allows, against the table in docs/authorization.md, and what the refusals say.
 @Suite struct AuthorizationCheckTests {
     typealias Fixtures = AuthorizationFixtures
 

@@ -4,7 +4,7 @@ import BeacondAPI
 import DBus
 
 /// The sample client's life: register, authorize, start, print signals, clean up.
-struct ClientSession {
+struct SampleClientRun {
     enum Work {
         case monitor(VarDict)
         case range(VarDict)
