@@ -204,7 +204,7 @@ public enum BeacondRequestKind {
 
 /// Values of `GetStatus()["ScannerState"]`.
 public enum BeacondScannerState {
-    public static let idle = "idle", scanning = "scanning"
+    public static let idle = "idle", starting = "starting", scanning = "scanning"
     /// Followed by the reason, e.g. "failed: no adapter hci0".
     public static let failedPrefix = "failed: "
     /// Followed by the reason: the scanner cannot see now and recovers by itself (bluetoothd restarting, the

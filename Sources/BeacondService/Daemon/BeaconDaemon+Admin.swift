@@ -8,7 +8,7 @@ extension BeaconDaemon {
     func status() -> DBusValue {
         checkStateFile()
         var regions: [DBusValue] = []
-        for session in sessions.values.sorted(by: { $0.number < $1.number }) {
+        for session in clients.all {
             for region in session.orderedRegions {
                 guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { continue }
                 let saved = pipeline.monitor.monitoredRegion(for: .region(client: session.number, identifier: region.identifier))
@@ -48,10 +48,10 @@ extension BeaconDaemon {
         return .vardict([
             BeacondStatusKey.version: .string(BeacondVersion.current),
             BeacondStatusKey.locationServicesEnabled: .boolean(policy.locationServicesEnabled),
-            BeacondStatusKey.scanning: .boolean(scanning),
+            BeacondStatusKey.scanning: .boolean(scanControl.phase.isScanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
-            BeacondStatusKey.scannerState: .string(scannerState),
-            BeacondStatusKey.scannerDetail: .string(scannerDetail),
+            BeacondStatusKey.scannerState: .string(scanControl.phase.stateText),
+            BeacondStatusKey.scannerDetail: .string(scanControl.phase.detail),
             BeacondStatusKey.adapters: BeaconDictionaries.array((scanner?.adapters ?? []).map { adapter in
                 .vardict([BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
                           BeacondAdapterKey.powered: .boolean(adapter.powered)])
@@ -73,7 +73,7 @@ extension BeaconDaemon {
     }
 
     func clientList() -> [DBusValue] {
-        sessions.values.sorted(by: { $0.number < $1.number }).map { session in
+        clients.all.map { session in
             var entries: [String: DBusValue] = [
                 BeacondClientKey.path: .objectPath(session.path),
                 BeacondClientKey.appID: .string(session.appID),
@@ -123,7 +123,7 @@ extension BeaconDaemon {
         let oldPolicy = policy
         configuration = new
         // Apps no longer declared: their clients end, each told why.
-        for session in sessions.values.sorted(by: { $0.number < $1.number }) where new.apps[session.appID] == nil {
+        for session in clients.all where new.apps[session.appID] == nil {
             let error = BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(options.configDirectory)/apps.d")
             failMonitoring(session.number, error)
             failRanging(session.number, error)
@@ -131,7 +131,7 @@ extension BeaconDaemon {
         }
         // Connected clients whose user (or program) the new declaration no longer allows: revoked as above. A
         // detached client's regions are the app's and stay; its next client is checked when it registers.
-        for session in sessions.values.sorted(by: { $0.number < $1.number }) where session.isConnected {
+        for session in clients.all where session.isConnected {
             guard let app = new.apps[session.appID], let caller = session.caller else { continue }
             do {
                 try AuthorizationRules.checkCaller(caller, app: app.declaration)
@@ -144,10 +144,7 @@ extension BeaconDaemon {
         }
         if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis { rebuildEngine() }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
-        if new.scanner != old.scanner, scanner != nil {
-            stopScanner()
-            updateScanning()
-        }
+        if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         applyPolicyChange(from: oldPolicy)
         logger.notice("configuration reloaded from \(options.configDirectory)")
         adminEvent(BeacondEventKind.configurationReloaded,
@@ -172,8 +169,8 @@ extension BeaconDaemon {
         for (key, region) in saved { fresh.monitor.restore(region, for: key, at: clock()) }
         pipeline = fresh
         var restarted: [EngineEvent] = []
-        for number in sessions.keys.sorted() {
-            guard let session = sessions[number], session.rangingActive else { continue }
+        for session in clients.all where session.rangingActive {
+            let number = session.number
             for constraint in session.rangedConstraints {
                 pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &restarted)
             }

@@ -62,10 +62,10 @@ extension BeaconDaemon {
 
     /// What a change of status means for every client of the app, applied now.
     func apply(_ effects: AuthorizationSideEffects, to appID: String) {
-        for session in sessions.values.filter({ $0.appID == appID }).sorted(by: { $0.number < $1.number }) {
+        for session in clients.clients(of: appID) {
             if let status = effects.authorizationChanged {
                 signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
-                clientPropertiesChanged(session, [BeacondMember.authorizationStatus])
+                clientPropertiesChanged(session.number, [BeacondMember.authorizationStatus])
                 var data = clientEventData(session)
                 data[BeacondEventKey.status] = .string(status.rawValue)
                 adminEvent(BeacondEventKind.authorizationChanged, data)
@@ -82,7 +82,7 @@ extension BeaconDaemon {
     /// Monitoring is no longer allowed: every region fails with the reason and stops (Core Location's
     /// monitoringDidFailFor, made loud).
     func failMonitoring(_ number: Int, _ error: BeacondError) {
-        guard var session = sessions[number], !session.regions.isEmpty else { return }
+        guard let session = clients[number], !session.regions.isEmpty else { return }
         var scratch: [MonitoringEvent<EngineKey>] = []
         for region in session.orderedRegions {
             signalClient(session, BeacondMember.monitoringDidFail,
@@ -93,18 +93,17 @@ extension BeaconDaemon {
             data[BeacondEventKey.message] = .string(error.message)
             adminEvent(BeacondEventKind.monitoringDidFail, data)
             _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: region.identifier), at: clock(), into: &scratch)
-            session.removeRegion(region.identifier)
+            clients.removeRegion(region.identifier, from: number)
             saveLater(.removeRegion(client: number, identifier: region.identifier))
         }
-        sessions[number] = session
         logger.notice("monitoring of \(session.path) stopped: \(error.message)", metadata: metadata(session))
-        clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
+        clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
         if !session.isConnected { removeSession(number) }
         engineChanged(scratch.map { .monitoring($0) })
     }
 
     func failRanging(_ number: Int, _ error: BeacondError) {
-        guard var session = sessions[number], !session.rangedConstraints.isEmpty else { return }
+        guard let session = clients[number], !session.rangedConstraints.isEmpty else { return }
         for constraint in session.rangedConstraints {
             signalClient(session, BeacondMember.rangingDidFail,
                          [BeaconDictionaries.dictionary(constraint), .string(error.name.rawValue), .string(error.message)])
@@ -115,10 +114,8 @@ extension BeaconDaemon {
             adminEvent(BeacondEventKind.rangingDidFail, data)
             if session.rangingActive { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
         }
-        session.rangedConstraints = []
-        session.rangingActive = false
-        sessions[number] = session
-        clientPropertiesChanged(session, [BeacondMember.rangedConstraints])
+        clients.removeRangedConstraint(nil, from: number)
+        clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
         engineChanged([])
     }
 
@@ -210,7 +207,7 @@ extension BeaconDaemon {
             managerPropertiesChanged([BeacondMember.locationServicesEnabled: .boolean(newPolicy.locationServicesEnabled)])
             adminEvent(BeacondEventKind.locationServicesChanged, [BeacondEventKey.enabled: .boolean(newPolicy.locationServicesEnabled)])
         }
-        for appID in Set(sessions.values.map(\.appID)).sorted() {
+        for appID in clients.appIDs {
             guard let app = configuration.apps[appID] else { continue }
             let effects = AuthorizationRules.policyChanged(app: app.declaration, record: record(appID), from: oldPolicy, to: newPolicy)
             apply(effects, to: appID)

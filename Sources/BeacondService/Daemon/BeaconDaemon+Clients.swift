@@ -27,19 +27,15 @@ extension BeaconDaemon {
             logger.notice("refused RegisterClient(\(appID)) from \(call.sender): \(error.message)")
             throw BeacondError(error).dbusError
         }
-        let live = sessions.values.filter { $0.sender == call.sender }.count
+        let live = clients.clients(on: call.sender).count
         guard live < Self.maximumClientsPerConnection else {
             throw BeacondError(.invalidArguments, "this connection already has \(live) clients, the most one connection may have; "
                 + "call Close() on the ones you no longer use").dbusError
         }
-        let number = nextClientNumber
-        nextClientNumber += 1
-        var session = ClientSession(number: number, appID: appID, sender: call.sender, userID: caller.credentials.userID,
-                                    processID: caller.processID)
-        session.caller = caller.credentials
-        sessions[number] = session
-        adoptDetachedRegions(of: appID, into: number)
-        session = sessions[number] ?? session
+        let number = clients.register(appID: appID, sender: call.sender, caller: caller.credentials,
+                                      processID: caller.processID).number
+        adoptDetachedRegions(into: number)
+        guard let session = clients[number] else { return [] }
         server?.export(clientObject(number))
         logger.info("client \(session.path) registered as \(appID)",
                     metadata: metadata(session).merging(["client.user": "\(caller.credentials.userName)",
@@ -82,42 +78,32 @@ extension BeaconDaemon {
     /// wins, else the one of the later client; the app's client is told of the other with `MonitoringDidFail`
     /// (`RegionReplaced`). `announce`: the client was registered before (not a takeover at registration), so it
     /// also hears `PropertiesChanged(MonitoredRegions)`.
-    func adoptDetachedRegions(of appID: String, into number: Int, announce: Bool = false) {
-        let detached = sessions.values.filter { $0.appID == appID && !$0.isConnected && $0.number != number }
-            .sorted { $0.number < $1.number }
-        guard !detached.isEmpty, sessions[number] != nil else { return }
+    func adoptDetachedRegions(into number: Int, announce: Bool = false) {
+        let monitor = pipeline.monitor
+        guard let plan = clients.planTakeover(into: number, monitored: { client, identifier in
+            monitor.monitoredRegion(for: .region(client: client, identifier: identifier)) != nil
+        }) else { return }
         var events: [EngineEvent] = []
         pipeline.advance(to: clock(), into: &events)
         // What fell due before the takeover belongs to the old (detached) sessions: routed now, while they
         // exist, it is queued for the app and handed to the new client with the rest of its queue.
         route(events)
-        guard var session = sessions[number] else { return }
-        let own = Set(session.regions.keys)
-        var takenFrom: [Int: Int] = [:]
-        var replaced: [(region: BeaconRegion, by: String)] = []
-        for old in detached {
-            for region in old.orderedRegions {
-                let oldKey = EngineKey.region(client: old.number, identifier: region.identifier)
-                let newKey = EngineKey.region(client: number, identifier: region.identifier)
-                guard let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
-                if own.contains(region.identifier) {
-                    replaced.append((region, "this client's own region \(region.identifier)"))
-                    continue
-                }
-                if let earlier = session.regions[region.identifier] {
-                    replaced.append((earlier, "the region \(region.identifier) of the app's later client \(old.path)"))
-                }
-                pipeline.monitor.rekey(oldKey, to: newKey)
-                session.addRegion(region)
-                takenFrom[old.number, default: 0] += 1
-                saveLater(.saveRegion(StoredRegion(client: number, appID: appID, monitored: saved)))
-            }
-            removeSession(old.number)
-            logger.info("\(session.path) took over \(takenFrom[old.number] ?? 0) of the \(old.regions.count) regions of disconnected \(old.path) (\(appID))")
+        for move in plan.moves {
+            let oldKey = EngineKey.region(client: move.from, identifier: move.region.identifier)
+            guard let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
+            pipeline.monitor.rekey(oldKey, to: .region(client: number, identifier: move.region.identifier))
+            clients.addRegion(move.region, to: number)
+            saveLater(.saveRegion(StoredRegion(client: number, appID: move.appID, monitored: saved)))
         }
-        sessions[number] = session
-        for (region, winner) in replaced {
-            let message = "region \(region.identifier) of \(appID) stopped: \(winner) has the same identifier and replaces "
+        guard let session = clients[number] else { return }
+        for old in plan.detached {
+            removeSession(old.number)
+            let taken = plan.moves.filter { $0.from == old.number }.count
+            logger.info("\(session.path) took over \(taken) of the \(old.regions.count) regions of disconnected \(old.path) (\(session.appID))")
+        }
+        for replaced in plan.replaced {
+            let region = replaced.region
+            let message = "region \(region.identifier) of \(session.appID) stopped: \(replaced.by) has the same identifier and replaces "
                 + "it (one identifier is one region per app, as in Core Location). Fix: give the app's regions distinct identifiers"
             logger.notice("\(message)", metadata: metadata(session))
             signalClient(session, BeacondMember.monitoringDidFail,
@@ -128,12 +114,12 @@ extension BeaconDaemon {
             data[BeacondEventKey.message] = .string(message)
             adminEvent(BeacondEventKind.monitoringDidFail, data)
         }
-        if announce, !takenFrom.isEmpty { clientPropertiesChanged(session, [BeacondMember.monitoredRegions]) }
+        if announce, !plan.moves.isEmpty { clientPropertiesChanged(number, [BeacondMember.monitoredRegions]) }
         engineChanged([])
     }
 
     func session(_ number: Int) throws(DBusCallError) -> ClientSession {
-        guard let session = sessions[number] else {
+        guard let session = clients[number] else {
             throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed")
         }
         return session
@@ -149,7 +135,7 @@ extension BeaconDaemon {
     // MARK: Monitoring
 
     func startMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
-        var session = try session(number)
+        let session = try session(number)
         let app = try app(of: session)
         let region: BeaconRegion
         do { region = try BeaconDictionaries.region(from: argument) } catch { throw error.dbusError }
@@ -185,26 +171,24 @@ extension BeaconDaemon {
             _ = pipeline.monitor.stopMonitoring(key, at: clock(), into: &scratch)
             events += scratch.map { .monitoring($0) }
         }
-        session.addRegion(region)
-        sessions[number] = session
+        clients.addRegion(region, to: number)
         pipeline.startMonitoring(region, key: key, at: clock(), into: &events)
         saveLater(.saveRegion(storedRegion(session, region)))
         logger.info("\(session.appID) monitors \(region)", metadata: metadata(session))
-        clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
+        clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
         engineChanged(events)
         return []
     }
 
     func stopMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
-        var session = try session(number)
+        let session = try session(number)
         guard case .string(let identifier) = argument else { return [] }
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
-        session.removeRegion(identifier)
-        sessions[number] = session
+        clients.removeRegion(identifier, from: number)
         saveLater(.removeRegion(client: number, identifier: identifier))
         var scratch: [MonitoringEvent<EngineKey>] = []
         _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)
-        clientPropertiesChanged(session, [BeacondMember.monitoredRegions])
+        clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
         engineChanged(scratch.map { .monitoring($0) })
         return []
     }
@@ -231,7 +215,7 @@ extension BeaconDaemon {
     // MARK: Ranging
 
     func startRanging(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
-        var session = try session(number)
+        let session = try session(number)
         let app = try app(of: session)
         let constraint: BeaconIdentityConstraint
         do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
@@ -247,16 +231,15 @@ extension BeaconDaemon {
             throw BeacondError(.regionLimitExceeded, "this client already ranges \(limit) constraints (max_regions_per_client "
                 + "in \(options.configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint").dbusError
         }
-        session.rangedConstraints.append(constraint)
-        sessions[number] = session
+        clients.addRangedConstraint(constraint, to: number)
         logger.info("\(session.appID) ranges \(constraint)", metadata: metadata(session))
-        clientPropertiesChanged(session, [BeacondMember.rangedConstraints])
+        clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
         refreshRanging(number)
         return []
     }
 
     func stopRanging(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
-        var session = try session(number)
+        let session = try session(number)
         let constraint: BeaconIdentityConstraint
         do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
         guard session.rangedConstraints.contains(constraint) else {
@@ -265,10 +248,8 @@ extension BeaconDaemon {
                 + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")).dbusError
         }
         if session.rangingActive { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
-        session.rangedConstraints.removeAll { $0 == constraint }
-        if session.rangedConstraints.isEmpty { session.rangingActive = false }
-        sessions[number] = session
-        clientPropertiesChanged(session, [BeacondMember.rangedConstraints])
+        clients.removeRangedConstraint(constraint, from: number)
+        clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
         engineChanged([])
         return []
     }
@@ -276,7 +257,7 @@ extension BeaconDaemon {
     /// Puts the client's ranging into the engine or takes it out, by what its status allows now: WhenInUse
     /// clients range only while in use (paused otherwise, resumed by `SetInUse(true)`).
     func refreshRanging(_ number: Int) {
-        guard var session = sessions[number] else { return }
+        guard let session = clients[number] else { return }
         let allowed = session.isConnected && !session.rangedConstraints.isEmpty
             && AuthorizationRules.rangingPermission(record(session.appID), policy).allows(inUse: session.inUse)
         var events: [EngineEvent] = []
@@ -288,25 +269,23 @@ extension BeaconDaemon {
             where !running.contains(.ranging(client: number, constraint: constraint)) {
                 pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &events)
             }
-            session.rangingActive = true
+            clients.setRangingActive(true, for: number)
         } else if session.rangingActive {
             for constraint in session.rangedConstraints { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
-            session.rangingActive = false
+            clients.setRangingActive(false, for: number)
             if !session.rangedConstraints.isEmpty, session.isConnected {
                 logger.info("ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
                             metadata: metadata(session))
             }
         }
-        sessions[number] = session
         engineChanged(events)
     }
 
     func setInUse(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
-        guard var session = sessions[number], case .boolean(let inUse) = argument else { return [] }
+        guard let session = clients[number], case .boolean(let inUse) = argument else { return [] }
         guard session.inUse != inUse else { return [] }
-        session.inUse = inUse
-        sessions[number] = session
-        clientPropertiesChanged(session, [BeacondMember.inUse])
+        clients.setInUse(inUse, for: number)
+        clientPropertiesChanged(number, [BeacondMember.inUse])
         refreshRanging(number)
         return []
     }
@@ -315,7 +294,7 @@ extension BeaconDaemon {
 
     /// `Close()`: everything of this client stops, Always monitoring included (the app asked for it).
     func closeClient(_ number: Int, reason: String) {
-        guard let session = sessions[number] else { return }
+        guard let session = clients[number] else { return }
         logger.info("client \(session.path) (\(session.appID)) closed: \(reason)", metadata: metadata(session))
         removeSession(number)
         adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
@@ -324,7 +303,7 @@ extension BeaconDaemon {
 
     /// Removes a session and its engine entries (no events are produced for it).
     func removeSession(_ number: Int) {
-        guard let session = sessions.removeValue(forKey: number) else { return }
+        guard let session = clients.remove(number) else { return }
         if !session.regions.isEmpty { saveLater(.removeClient(number)) }
         var scratch: [MonitoringEvent<EngineKey>] = []
         for identifier in session.regionOrder {
@@ -343,30 +322,25 @@ extension BeaconDaemon {
         watchers.remove(name)
         flow.forget(name)
         credentialCache[name] = nil
-        for session in sessions.values.filter({ $0.sender == name }).sorted(by: { $0.number < $1.number }) {
+        for session in clients.clients(on: name) {
             let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
             guard keepsMonitoring else {
                 closeClient(session.number, reason: "its connection \(name) closed")
                 continue
             }
-            var detached = session
-            detached.sender = nil
-            detached.inUse = false
-            sessions[session.number] = detached
+            // Detached, its ranging is taken out of the engine (which needs the constraints), then forgotten.
+            clients.detach(session.number)
             refreshRanging(session.number)
-            detached = sessions[session.number] ?? detached
-            detached.rangedConstraints = []
-            sessions[session.number] = detached
+            clients.removeRangedConstraint(nil, from: session.number)
             server?.unexport(path: session.path)
             adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
             // The app's newest live client takes the regions over now: while the app has a client, its region events
             // go to that client, not into the queue for a client that may never come.
-            let live = sessions.values.filter { $0.appID == session.appID && $0.isConnected && $0.sender != name }
-                .map(\.number).max()
+            let live = clients.newestLiveClient(of: session.appID, excluding: name)
             if let live {
                 logger.info("client \(session.path) (\(session.appID)) disconnected; the app's client \(BeacondBus.clientPathPrefix)\(live) takes over its \(session.regions.count) Always regions",
                             metadata: metadata(session))
-                adoptDetachedRegions(of: session.appID, into: live, announce: true)
+                adoptDetachedRegions(into: live, announce: true)
             } else {
                 logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions stay monitored for the app's next client",
                             metadata: metadata(session))

@@ -59,7 +59,7 @@ extension BeaconDaemon {
     }
 
     func deliver(_ event: MonitoringEvent<EngineKey>) {
-        guard case .region(let client, _) = event.key, let session = sessions[client] else { return }
+        guard case .region(let client, _) = event.key, let session = clients[client] else { return }
         let region = BeaconDictionaries.dictionary(event.region)
         let info = eventInfo(at: event.timestamp, late: false)
         var data = clientEventData(session)
@@ -89,7 +89,7 @@ extension BeaconDaemon {
     }
 
     func deliver(_ result: RangingResult<EngineKey>) {
-        guard case .ranging(let client, _) = result.key, let session = sessions[client], session.rangingActive else { return }
+        guard case .ranging(let client, _) = result.key, let session = clients[client], session.rangingActive else { return }
         // The next cycle replaces this one: a peer that is not reading misses it rather than stall beacond.
         // Admission comes first, so a result nobody gets is never built (10,000 beacons take ~100 ms).
         // Every beacon dictionary has the same keys and nearly the same size: one built weighs them all.
@@ -121,17 +121,7 @@ extension BeaconDaemon {
     var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }
 
     func updateScanning() {
-        if needsScanning {
-            // A scanner that is starting or waiting is left alone; a failed one is retried by its timer.
-            if scanner == nil, scannerRetry == nil { startScanner() }
-        } else if scanning || scanner != nil || scannerRetry != nil {
-            if let scannerRetry { loop.cancelTimer(scannerRetry) }
-            scannerRetry = nil
-            stopScanner()
-            scannerState = "idle"
-            scannerDetail = ""
-            logger.info("scanning stopped: nobody monitors or ranges")
-        }
+        perform(scanControl.needChanged(needsScanning: needsScanning))
     }
 
     /// How long after a failed start the scanner is tried again (while someone still needs it).
@@ -168,79 +158,69 @@ extension BeaconDaemon {
         }
     }
 
+    /// Carries out what scan control decided; the scanner object and the retry timer change only here.
+    func perform(_ actions: [ScanControl.Action]) {
+        for action in actions {
+            switch action {
+            case .startScanner:
+                startScanner()
+            case .stopScanner:
+                scanner?.stop()
+                scanner = nil
+            case .scheduleRetry:
+                if let scannerRetry { loop.cancelTimer(scannerRetry) }
+                scannerRetry = loop.schedule(at: .now + Self.scannerRetryInterval) {
+                    self.assumeIsolated { daemon in
+                        daemon.scannerRetry = nil
+                        daemon.perform(daemon.scanControl.retryDue(needsScanning: daemon.needsScanning))
+                    }
+                }
+            case .cancelRetry:
+                if let scannerRetry { loop.cancelTimer(scannerRetry) }
+                scannerRetry = nil
+            case .resumeDetection:
+                pipeline.monitor.resumeDetection(at: clock())
+                armEngineTimer()
+            case .suspendDetection:
+                suspendDetection()
+            case .scanningChanged(let now):
+                managerPropertiesChanged([BeacondMember.scanning: .boolean(now)])
+                adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(now)])
+            case .log(let level, let message):
+                switch level {
+                case .info: logger.info("\(message)")
+                case .notice: logger.notice("\(message)")
+                case .warning: logger.warning("\(message)")
+                case .error: logger.error("\(message)")
+                }
+            }
+        }
+    }
+
+    /// Makes the scanner (or reuses the one there) and starts it; monitoring stays registered when that fails
+    /// (regions are unknown until a scanner works; status and doctor say why).
     func startScanner() {
         do throws(ScannerError) {
             let scanner: any BeaconScanner
             if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
             self.scanner = scanner
-            scannerState = "starting"
-            if let scannerRetry { loop.cancelTimer(scannerRetry) }
-            scannerRetry = nil
-            logger.info("scanner starting: \(scanner.label)")
+            perform(scanControl.started(label: scanner.label))
             try scanner.start(loop: loop, deliver: { input in
                 self.assumeIsolated { $0.ingest(input) }
             }, status: { status in
                 self.assumeIsolated { $0.scannerStatusChanged(status) }
             })
         } catch {
-            // Monitoring stays registered (regions are unknown until a scanner works); status and doctor say why.
-            if scannerState != BeacondScannerState.failedPrefix + error.message { logger.error("cannot scan: \(error.message)") }
             scanner = nil
-            scannerState = BeacondScannerState.failedPrefix + error.message
-            blind()
+            perform(scanControl.startFailed(error.message))
         }
-    }
-
-    /// No scanner sees anything: regions become unknown rather than exiting one by one (a stationary beacon must
-    /// never produce a false exit), and the scanner is tried again later.
-    func blind() {
-        suspendDetection()
-        guard scannerRetry == nil else { return }
-        scannerRetry = loop.schedule(at: .now + Self.scannerRetryInterval) {
-            self.assumeIsolated { daemon in
-                daemon.scannerRetry = nil
-                if daemon.needsScanning, daemon.scanner == nil { daemon.startScanner() }
-            }
-        }
-    }
-
-    func stopScanner() {
-        scanner?.stop()
-        scanner = nil
-        setScanning(false)
-    }
-
-    func setScanning(_ now: Bool) {
-        guard scanning != now else { return }
-        scanning = now
-        managerPropertiesChanged([BeacondMember.scanning: .boolean(now)])
-        adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(now)])
     }
 
     /// What a started scanner reports: seeing (regions get a full exit timeout from now), waiting (regions
     /// become unknown; the scanner recovers by itself), or failed (stopped; retried later).
     func scannerStatusChanged(_ status: ScannerStatus) {
-        guard scanner != nil else { return }
-        switch status {
-        case .scanning(let detail):
-            scannerState = "scanning"
-            scannerDetail = "\(scanner?.label ?? ""): \(detail)"
-            if !scanning { logger.notice("scanning: \(detail)") }
-            pipeline.monitor.resumeDetection(at: clock())
-            setScanning(true)
-            armEngineTimer()
-        case .waiting(let reason):
-            scannerDetail = scanner?.label ?? ""
-            if scannerState != BeacondScannerState.waitingPrefix + reason { logger.warning("cannot scan now: \(reason)") }
-            scannerState = BeacondScannerState.waitingPrefix + reason
-            setScanning(false)
-            suspendDetection()
-        case .failed(let reason):
-            logger.error("scanner failed: \(reason)")
-            stopScanner()
-            scannerState = BeacondScannerState.failedPrefix + reason
-            if needsScanning { blind() }
-        }
+        guard let scanner else { return }
+        perform(scanControl.reported(status, label: scanner.label, needsScanning: needsScanning))
     }
 
     /// Regions become unknown rather than exiting while nothing can be seen.

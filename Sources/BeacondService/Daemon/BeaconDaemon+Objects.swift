@@ -56,7 +56,7 @@ extension BeaconDaemon {
         ], properties: [
             property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
             property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.policy.locationServicesEnabled) },
-            property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanning) },
+            property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanControl.phase.isScanning) },
         ])
         let admin = DBusInterface(BeacondInterface.admin, methods: [
             adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [daemon.status()] },
@@ -129,7 +129,7 @@ extension BeaconDaemon {
         ], properties: [BeacondMember.appID, BeacondMember.authorizationStatus, BeacondMember.inUse,
                         BeacondMember.monitoredRegions, BeacondMember.rangedConstraints].map { name in
             property(name, Self.clientPropertySignature(name)) { daemon, _ in
-                daemon.sessions[number].map { daemon.clientProperty(name, $0) } ?? .string("")
+                daemon.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
             }
         }, signals: [
             DBusSignalDescription(BeacondMember.authorizationChanged, [DBusArgument("status", "s")]),
@@ -172,7 +172,7 @@ extension BeaconDaemon {
 
     /// Only the connection that registered a client may use its object.
     func checkOwner(_ number: Int, _ sender: String) throws(DBusCallError) {
-        guard let session = sessions[number] else {
+        guard let session = clients[number] else {
             throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed; call RegisterClient again")
         }
         guard session.sender == sender else {

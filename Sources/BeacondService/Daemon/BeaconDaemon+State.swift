@@ -179,7 +179,7 @@ extension BeaconDaemon {
     func restoreRegions() throws(StateStoreError) {
         let loaded = try store.loadRegions()
         for problem in loaded.problems { logger.warning("\(store.file): \(problem)") }
-        nextClientNumber = max(nextClientNumber, try store.highestStoredClient() + 1)
+        clients.reserveNumbers(through: try store.highestStoredClient())
         // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved
         // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
         // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
@@ -199,18 +199,15 @@ extension BeaconDaemon {
                 saveLater(.removeClient(client))
                 continue
             }
-            var session = ClientSession(number: client, appID: appID, sender: nil, userID: nil, processID: nil)
-            session.inUse = false
+            clients.restore(number: client, appID: appID, regions: rows.map(\.monitored.region))
             for row in rows {
-                session.addRegion(row.monitored.region)
                 pipeline.monitor.restore(row.monitored, for: .region(client: client, identifier: row.monitored.region.identifier),
                                          at: clock())
             }
-            sessions[client] = session
             restored += rows.count
         }
         guard restored > 0 else { return }
-        let apps = Set(sessions.values.map(\.appID)).count
+        let apps = clients.appIDs.count
         logger.info("resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout")
     }
 }

@@ -56,18 +56,16 @@ public actor BeaconDaemon {
 
     var connection: DBusConnection?
     var server: DBusObjectServer?
-    var sessions: [Int: ClientSession] = [:]
-    var nextClientNumber = 1
+    /// The registered clients (`ClientRegistry`): sessions change only through it.
+    var clients = ClientRegistry()
     /// Connections that called `Admin1.WatchEvents`.
     var watchers: Set<String> = []
 
     var pipeline: BeaconPipeline<EngineKey>
     var engineTimer: MainLoop.SourceID?
+    /// When the scanner runs and what it is doing (`ScanControl`); the two below change only as it says.
+    var scanControl = ScanControl()
     var scanner: (any BeaconScanner)?
-    var scanning = false
-    var scannerState = "idle"
-    /// The scanner in use and what it reads now, for status ("" when none).
-    var scannerDetail = ""
     /// While scanning is needed but the scanner could not start: the next attempt.
     var scannerRetry: MainLoop.SourceID?
     /// Credentials per unique name, asked of the bus once per connection (dropped when it leaves the bus).
@@ -223,9 +221,7 @@ public actor BeaconDaemon {
 
     /// Stops scanning and leaves the bus.
     public func shutdown() {
-        if let scannerRetry { loop.cancelTimer(scannerRetry) }
-        scannerRetry = nil
-        stopScanner()
+        perform(scanControl.shutdown())
         if let engineTimer { loop.cancelTimer(engineTimer) }
         engineTimer = nil
         if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
@@ -320,8 +316,9 @@ public actor BeaconDaemon {
                     to: sender)
     }
 
-    func clientPropertiesChanged(_ session: ClientSession, _ names: [String]) {
-        guard let sender = session.sender else { return }
+    /// The client's properties as they are now (read from the registry, not from a caller's copy).
+    func clientPropertiesChanged(_ number: Int, _ names: [String]) {
+        guard let session = clients[number], let sender = session.sender else { return }
         var changed: [String: DBusValue] = [:]
         for name in names { changed[name] = clientProperty(name, session) }
         queueSignal(path: session.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",

@@ -1,0 +1,153 @@
+import BeaconKit
+import BeacondAPI
+
+/// The registered clients (`/org/beacond/client/N`): numbering, who registered each, what each monitors and
+/// ranges, which are detached (an Always client whose connection closed), and how a live client takes over the
+/// detached regions of its app. Pure: sessions change only through these methods, one change at a time, so no
+/// caller holds a copy of a session across another change to it.
+struct ClientRegistry: Sendable {
+    private var sessions: [Int: ClientSession] = [:]
+    /// The number the next client gets; never reused, also across restarts (`reserveNumbers`).
+    private(set) var nextNumber = 1
+
+    init() {}
+
+    subscript(number: Int) -> ClientSession? { sessions[number] }
+
+    /// Every client, by number.
+    var all: [ClientSession] { sessions.values.sorted { $0.number < $1.number } }
+    var isEmpty: Bool { sessions.isEmpty }
+    /// The apps that have clients, sorted.
+    var appIDs: [String] { Set(sessions.values.map(\.appID)).sorted() }
+
+    func clients(of appID: String) -> [ClientSession] { all.filter { $0.appID == appID } }
+    func clients(on sender: String) -> [ClientSession] { all.filter { $0.sender == sender } }
+
+    /// The app's newest client with a connection, other than those of `sender`.
+    func newestLiveClient(of appID: String, excluding sender: String) -> Int? {
+        sessions.values.filter { $0.appID == appID && $0.isConnected && $0.sender != sender }.map(\.number).max()
+    }
+
+    // MARK: Registration and removal
+
+    /// A new client, numbered after every client before it.
+    mutating func register(appID: String, sender: String, caller: CallerCredentials, processID: UInt32?) -> ClientSession {
+        let number = nextNumber
+        nextNumber += 1
+        var session = ClientSession(number: number, appID: appID, sender: sender, userID: caller.userID, processID: processID)
+        session.caller = caller
+        sessions[number] = session
+        return session
+    }
+
+    /// After a restart: numbers up to `highest` were used before.
+    mutating func reserveNumbers(through highest: Int) {
+        nextNumber = max(nextNumber, highest + 1)
+    }
+
+    /// A detached client put back after a restart, with its saved regions.
+    mutating func restore(number: Int, appID: String, regions: [BeaconRegion]) {
+        var session = ClientSession(number: number, appID: appID, sender: nil, userID: nil, processID: nil)
+        session.inUse = false
+        for region in regions { session.addRegion(region) }
+        sessions[number] = session
+        reserveNumbers(through: number)
+    }
+
+    @discardableResult
+    mutating func remove(_ number: Int) -> ClientSession? {
+        sessions.removeValue(forKey: number)
+    }
+
+    /// Its connection closed and it keeps monitoring (Always): no sender, not in use. (Its ranging stops:
+    /// the caller takes it out of the engine, then calls `removeRangedConstraint(nil, from:)`.)
+    mutating func detach(_ number: Int) {
+        sessions[number]?.sender = nil
+        sessions[number]?.inUse = false
+    }
+
+    // MARK: What a client monitors and ranges
+
+    mutating func addRegion(_ region: BeaconRegion, to number: Int) {
+        sessions[number]?.addRegion(region)
+    }
+
+    mutating func removeRegion(_ identifier: String, from number: Int) {
+        sessions[number]?.removeRegion(identifier)
+    }
+
+    mutating func addRangedConstraint(_ constraint: BeaconIdentityConstraint, to number: Int) {
+        sessions[number]?.rangedConstraints.append(constraint)
+    }
+
+    /// Removes one constraint, or all of them (`nil`); ranging is no longer active once none is left.
+    mutating func removeRangedConstraint(_ constraint: BeaconIdentityConstraint?, from number: Int) {
+        if let constraint {
+            sessions[number]?.rangedConstraints.removeAll { $0 == constraint }
+        } else {
+            sessions[number]?.rangedConstraints = []
+        }
+        if sessions[number]?.rangedConstraints.isEmpty == true { sessions[number]?.rangingActive = false }
+    }
+
+    mutating func setRangingActive(_ active: Bool, for number: Int) {
+        sessions[number]?.rangingActive = active
+    }
+
+    mutating func setInUse(_ inUse: Bool, for number: Int) {
+        sessions[number]?.inUse = inUse
+    }
+
+    // MARK: Takeover
+
+    /// One detached region the live client takes, or one that must go because another has its identifier.
+    struct Takeover: Sendable {
+        struct Move: Equatable, Sendable {
+            var from: Int
+            var appID: String
+            var region: BeaconRegion
+        }
+        struct Replaced: Equatable, Sendable {
+            var region: BeaconRegion
+            /// Says what replaces it, for the client's MonitoringDidFail.
+            var by: String
+        }
+        /// The detached clients, by number, each to be removed once its regions moved.
+        var detached: [ClientSession]
+        var moves: [Move]
+        var replaced: [Replaced]
+    }
+
+    /// What happens when client `number` takes over its app's detached regions (Core Location restores an app's
+    /// regions when it is relaunched). Every region is taken, even beyond `max_regions_per_client` (the limit
+    /// bounds what a client adds, not what the app has). Where two regions share an identifier, one goes, as a
+    /// later StartMonitoring with that identifier replaces the earlier in Core Location: the live client's own
+    /// region wins, else the one of the later client. `monitored`: whether the engine still monitors a region of
+    /// a detached client (one it no longer monitors is not moved).
+    func planTakeover(into number: Int, monitored: (Int, String) -> Bool) -> Takeover? {
+        guard let session = sessions[number] else { return nil }
+        let detached = sessions.values.filter { $0.appID == session.appID && !$0.isConnected && $0.number != number }
+            .sorted { $0.number < $1.number }
+        guard !detached.isEmpty else { return nil }
+        let own = Set(session.regions.keys)
+        var taken: [String: Int] = [:]
+        var plan = Takeover(detached: detached, moves: [], replaced: [])
+        for old in detached {
+            for region in old.orderedRegions where monitored(old.number, region.identifier) {
+                if own.contains(region.identifier) {
+                    plan.replaced.append(.init(region: region, by: "this client's own region \(region.identifier)"))
+                    continue
+                }
+                if let earlier = taken[region.identifier] {
+                    plan.replaced.append(.init(region: plan.moves[earlier].region,
+                                               by: "the region \(region.identifier) of the app's later client \(old.path)"))
+                    plan.moves[earlier] = .init(from: old.number, appID: old.appID, region: region)
+                } else {
+                    taken[region.identifier] = plan.moves.count
+                    plan.moves.append(.init(from: old.number, appID: old.appID, region: region))
+                }
+            }
+        }
+        return plan
+    }
+}

@@ -1,0 +1,104 @@
+import BeacondAPI
+@testable import BeacondService
+import Testing
+
+/// Scan control without a bus, a scanner or a timer: what each event leads to.
+@Suite("scan control")
+struct ScanControlTests {
+    typealias A = ScanControl.Action
+
+    @Test("scans only while needed: start, report, stop, idle again")
+    func startsAndStopsWithNeed() {
+        var control = ScanControl()
+        #expect(control.needChanged(needsScanning: false).isEmpty)
+        #expect(control.needChanged(needsScanning: true) == [.startScanner])
+        #expect(control.started(label: "fifo:/x") == [.log(.info, "scanner starting: fifo:/x")])
+        #expect(control.phase == .starting(label: "fifo:/x"))
+        // Already has a scanner: no second start.
+        #expect(control.needChanged(needsScanning: true).isEmpty)
+        #expect(control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
+            == [.log(.notice, "scanning: reading"), .resumeDetection, .scanningChanged(true)])
+        #expect(control.phase.isScanning)
+        #expect(control.phase.stateText == BeacondScannerState.scanning)
+        #expect(control.phase.detail == "fifo:/x: reading")
+        // A second report while scanning resumes again but announces nothing.
+        #expect(control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true) == [.resumeDetection])
+        #expect(control.needChanged(needsScanning: false)
+            == [.stopScanner, .scanningChanged(false), .log(.info, "scanning stopped: nobody monitors or ranges")])
+        #expect(control.phase == .idle)
+        #expect(control.phase.detail == "")
+        #expect(!control.hasScanner)
+    }
+
+    @Test("a failed start is blind and retried once per interval, logged once per reason")
+    func failedStartRetries() {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        _ = control.started(label: "hci:hci0")
+        #expect(control.startFailed("no adapter hci0")
+            == [.log(.error, "cannot scan: no adapter hci0"), .suspendDetection, .scheduleRetry])
+        #expect(control.phase.stateText == BeacondScannerState.failedPrefix + "no adapter hci0")
+        // While the retry is pending, more engine changes do not start it early.
+        #expect(control.needChanged(needsScanning: true).isEmpty)
+        #expect(control.retryDue(needsScanning: true) == [.startScanner])
+        #expect(control.started(label: "hci:hci0") == [.log(.info, "scanner starting: hci:hci0")])
+        // The same reason again: not logged again, and a new retry is armed.
+        #expect(control.startFailed("no adapter hci0") == [.suspendDetection, .scheduleRetry])
+        // Nobody needs scanning when the retry fires: nothing starts, and the pending retry is gone.
+        #expect(control.retryDue(needsScanning: false).isEmpty)
+        #expect(!control.retryPending)
+    }
+
+    @Test("nobody needs scanning any more while a retry is pending: the retry is cancelled")
+    func needGoneCancelsRetry() {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        _ = control.startFailed("denied")
+        #expect(control.needChanged(needsScanning: false)
+            == [.cancelRetry, .stopScanner, .log(.info, "scanning stopped: nobody monitors or ranges")])
+        #expect(control.phase == .idle)
+    }
+
+    @Test("waiting suspends detection and is no longer scanning; said once per reason")
+    func waiting() {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        _ = control.started(label: "bluez:hci0")
+        _ = control.reported(.scanning("discovering"), label: "bluez:hci0", needsScanning: true)
+        #expect(control.reported(.waiting("adapter off"), label: "bluez:hci0", needsScanning: true)
+            == [.log(.warning, "cannot scan now: adapter off"), .scanningChanged(false), .suspendDetection])
+        #expect(control.phase.detail == "bluez:hci0")
+        #expect(control.reported(.waiting("adapter off"), label: "bluez:hci0", needsScanning: true) == [.suspendDetection])
+        #expect(control.hasScanner)
+        // It recovers by itself.
+        #expect(control.reported(.scanning("discovering"), label: "bluez:hci0", needsScanning: true)
+            == [.log(.notice, "scanning: discovering"), .resumeDetection, .scanningChanged(true)])
+    }
+
+    @Test("a scanner that fails while scanning is stopped, blind and retried, keeping its last detail")
+    func failsWhileScanning() {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        _ = control.started(label: "fifo:/x")
+        _ = control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
+        #expect(control.reported(.failed("gone"), label: "fifo:/x", needsScanning: true)
+            == [.log(.error, "scanner failed: gone"), .stopScanner, .scanningChanged(false), .suspendDetection, .scheduleRetry])
+        #expect(control.phase == .failed(reason: "gone", detail: "fifo:/x: reading"))
+        // A report from a scanner already dropped changes nothing.
+        #expect(control.reported(.scanning("late"), label: "fifo:/x", needsScanning: true).isEmpty)
+    }
+
+    @Test("a new scanner source replaces a running scanner, and shutdown stops everything")
+    func sourceChangeAndShutdown() {
+        var control = ScanControl()
+        #expect(control.sourceChanged(needsScanning: true).isEmpty)
+        _ = control.needChanged(needsScanning: true)
+        _ = control.started(label: "fifo:/x")
+        _ = control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
+        #expect(control.sourceChanged(needsScanning: true) == [.stopScanner, .scanningChanged(false), .startScanner])
+        _ = control.started(label: "fifo:/y")
+        _ = control.startFailed("no such file")
+        #expect(control.shutdown() == [.cancelRetry, .stopScanner])
+        #expect(!control.retryPending)
+    }
+}
