@@ -171,6 +171,39 @@ public struct DBusPeerCredentials: Hashable, Sendable {
         self.unixUserID = unixUserID
         self.processID = processID
     }
+
+    /// The bus methods that say who a peer is: all at once, or (when that reply cannot be read) one by one.
+    enum Question {
+        case all, userID, processID
+
+        var member: String {
+            switch self {
+            case .all: "GetConnectionCredentials"
+            case .userID: "GetConnectionUnixUser"
+            case .processID: "GetConnectionUnixProcessID"
+            }
+        }
+    }
+
+    /// From GetConnectionCredentials' `a{sv}`.
+    init(credentialsReply reply: [DBusValue]) throws(DBusCallError) {
+        guard let entries = reply.first?.vardictEntries else {
+            throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "GetConnectionCredentials replied \(reply)")
+        }
+        func uint32(_ key: String) -> UInt32? {
+            if case .uint32(let value)? = entries[key] { return value }
+            return nil
+        }
+        self.init(unixUserID: uint32("UnixUserID"), processID: uint32("ProcessID"))
+    }
+
+    /// The `u` of GetConnectionUnixUser or GetConnectionUnixProcessID.
+    static func uint32(_ reply: [DBusValue], replyTo question: Question) throws(DBusCallError) -> UInt32 {
+        guard case .uint32(let value)? = reply.first else {
+            throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "\(question.member) replied \(reply)")
+        }
+        return value
+    }
 }
 
 extension DBusConnection {
@@ -185,32 +218,21 @@ extension DBusConnection {
         let reply: [DBusValue]
         do {
             reply = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                             member: "GetConnectionCredentials", arguments: [.string(name)])
+                             member: DBusPeerCredentials.Question.all.member, arguments: [.string(name)])
         } catch where error.name == DBusCallError.unreadableReplyName {
             return try credentialsOneByOne(of: name)
         }
-        guard let entries = reply.first?.vardictEntries else {
-            throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "GetConnectionCredentials replied \(reply)")
-        }
-        func uint32(_ key: String) -> UInt32? {
-            if case .uint32(let value)? = entries[key] { return value }
-            return nil
-        }
-        return DBusPeerCredentials(unixUserID: uint32("UnixUserID"), processID: uint32("ProcessID"))
+        return try DBusPeerCredentials(credentialsReply: reply)
     }
 
     func credentialsOneByOne(of name: String) throws(DBusCallError) -> DBusPeerCredentials {
         let user = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                            member: "GetConnectionUnixUser", arguments: [.string(name)])
-        guard case .uint32(let uid)? = user.first else {
-            throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "GetConnectionUnixUser replied \(user)")
-        }
+                            member: DBusPeerCredentials.Question.userID.member, arguments: [.string(name)])
         // A peer without a process ID (over TCP) is not an error, only less to check.
         let process = try? call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                                member: "GetConnectionUnixProcessID", arguments: [.string(name)])
-        var pid: UInt32?
-        if case .uint32(let value)? = process?.first { pid = value }
-        return DBusPeerCredentials(unixUserID: uid, processID: pid)
+                                member: DBusPeerCredentials.Question.processID.member, arguments: [.string(name)])
+        return DBusPeerCredentials(unixUserID: try DBusPeerCredentials.uint32(user, replyTo: .userID),
+                                   processID: process.flatMap { try? DBusPeerCredentials.uint32($0, replyTo: .processID) })
     }
 
     /// Whether some connection owns `name`.

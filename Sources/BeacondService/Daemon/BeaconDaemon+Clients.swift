@@ -321,7 +321,6 @@ extension BeaconDaemon {
     func connectionClosed(_ name: String) {
         watchers.remove(name)
         flow.forget(name)
-        credentialCache[name] = nil
         for session in clients.clients(on: name) {
             let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
             guard keepsMonitoring else {
@@ -350,13 +349,17 @@ extension BeaconDaemon {
 }
 
 extension BeaconDaemon {
-    /// The bus's word on who `sender` is, asked once per connection: a unique name is never reused, so the
-    /// answer cannot change while the connection lives, and a burst of calls costs one bus round trip.
+    /// The bus's word on who `sender` is. The object server asked the bus before it dispatched the call (the
+    /// manager object needs caller credentials), without blocking the loop, and keeps the answer per connection.
     func peerCredentials(_ sender: String) throws(DBusCallError) -> DBusPeerCredentials {
-        if let cached = credentialCache[sender] { return cached }
-        guard let connection else { throw DBusCallError(name: DBusStandardError.failed, message: "not connected") }
-        let peer = try connection.credentials(of: sender)
-        credentialCache[sender] = peer
-        return peer
+        switch server?.callerCredentials(of: sender) {
+        case .success(let peer)?:
+            return peer
+        case .failure(let error)?:
+            throw BeacondError(.accessDenied, "the bus could not say who \(sender) is (\(error.name): \(error.message)), "
+                + "so it cannot act as an app or administrator; try again").dbusError
+        case nil:
+            throw DBusCallError(name: DBusStandardError.failed, message: "internal error: no credentials were asked for \(sender)")
+        }
     }
 }

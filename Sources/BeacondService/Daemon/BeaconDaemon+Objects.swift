@@ -84,7 +84,8 @@ extension BeaconDaemon {
                 return []
             },
         ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])
-        return DBusObject(path: BeacondBus.managerPath, interfaces: [manager, admin])
+        // RegisterClient and every Admin1 call check who the caller is: the server asks the bus before dispatching.
+        return DBusObject(path: BeacondBus.managerPath, interfaces: [manager, admin], needsCallerCredentials: true)
     }
 
     func clientObject(_ number: Int) -> DBusObject {

@@ -68,8 +68,6 @@ public actor BeaconDaemon {
     var scanner: (any BeaconScanner)?
     /// While scanning is needed but the scanner could not start: the next attempt.
     var scannerRetry: MainLoop.SourceID?
-    /// Credentials per unique name, asked of the bus once per connection (dropped when it leaves the bus).
-    var credentialCache: [String: DBusPeerCredentials] = [:]
 
     var outbox: [OutgoingSignal] = []
     var flushScheduled = false

@@ -91,15 +91,21 @@ public struct DBusInterface {
 
 /// An object at a path with its interfaces. `accessCheck`, if set, runs before every method and property
 /// call on the object (Introspect excepted: it describes the API, not anyone's data).
+///
+/// `needsCallerCredentials`: its handlers and access check read `DBusObjectServer.callerCredentials(of:)`. The
+/// server asks the bus who a sender is before it dispatches the sender's first call to such an object, without
+/// blocking the loop (the call waits, with the sender's later calls behind it so their order holds).
 public struct DBusObject {
     public var path: String
     public var interfaces: [DBusInterface]
     public var accessCheck: ((_ sender: String) throws(DBusCallError) -> Void)?
+    public var needsCallerCredentials: Bool
 
-    public init(path: String, interfaces: [DBusInterface],
+    public init(path: String, interfaces: [DBusInterface], needsCallerCredentials: Bool = false,
                 accessCheck: ((_ sender: String) throws(DBusCallError) -> Void)? = nil) {
         self.path = path
         self.interfaces = interfaces
+        self.needsCallerCredentials = needsCallerCredentials
         self.accessCheck = accessCheck
     }
 }

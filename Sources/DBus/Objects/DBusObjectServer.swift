@@ -9,7 +9,7 @@ import CDBus
 public final class DBusObjectServer {
     public let connection: DBusConnection
     let loop: MainLoop
-    private var objects: [String: DBusObject] = [:]
+    private(set) var objects: [String: DBusObject] = [:]
     /// Declared signal signatures by interface and member, of every interface ever exported that declares
     /// signals (kept after `unexport`: a signal queued for an object that just went away is still checked).
     private var declaredSignals: [String: [String: String]] = [:]
@@ -34,6 +34,13 @@ public final class DBusObjectServer {
     fileprivate var completedCalls: [() -> Void] = []
     /// Called when the bus itself goes away.
     public var disconnected: (() -> Void)?
+    /// What the bus said of each sender that called an object with `needsCallerCredentials`, kept while the
+    /// sender is on the bus (a unique name is never reused, so the answer cannot change).
+    var knownCredentials: [String: DBusPeerCredentials] = [:]
+    /// Calls held, in arrival order, while their sender's credentials are asked of the bus.
+    var heldForCredentials: [String: [DBusMessage]] = [:]
+    /// Why the bus could not say who a sender is, while that sender's held calls are answered.
+    var credentialsFailure: [String: DBusCallError] = [:]
 
     public init(connection: DBusConnection, loop: MainLoop) throws(DBusCallError) {
         self.connection = connection
@@ -282,10 +289,14 @@ public final class DBusObjectServer {
               case .string(let name) = arguments[0], case .string(let oldOwner) = arguments[1],
               case .string(let newOwner) = arguments[2] else { return }
         nameOwnerChanged?(name, oldOwner, newOwner)
-        if name.hasPrefix(":"), newOwner.isEmpty { connectionClosed?(name) }
+        if name.hasPrefix(":"), newOwner.isEmpty {
+            forgetCredentials(of: name)
+            connectionClosed?(name)
+        }
     }
 
-    private func handleMethodCall(_ message: DBusMessage) {
+    func handleMethodCall(_ message: DBusMessage) {
+        if holdsForCredentials(message) { return }
         var reply: DBusMessage?
         do {
             let outputs = try answer(message)
