@@ -26,7 +26,7 @@ extension BeaconDaemon {
         }
         // A queue that cannot be read is said in StateError, not shown as empty queues.
         var queued: [String: Int] = [:]
-        var stateError = stateFailure?.reason ?? ""
+        var stateError = journal.failure?.reason ?? ""
         do {
             queued = try store.queuedEventCounts()
         } catch {

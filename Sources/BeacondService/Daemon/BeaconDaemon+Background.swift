@@ -112,7 +112,7 @@ extension BeaconDaemon {
             logger.error("cannot read the events queued for \(session.appID): \(error)", metadata: metadata(session))
             return
         }
-        let events = queued.events.filter { !sentQueuedEvents.contains($0.id) }
+        let events = queued.events.filter { !journal.wasSent(queuedEvent: $0.id) }
         guard !events.isEmpty else {
             if queued.dropped > 0 {
                 // Kept: the count goes with the next event the app gets.
@@ -142,8 +142,7 @@ extension BeaconDaemon {
         }
         logger.info("delivered \(events.count) queued region events to \(session.path) (\(session.appID))",
                     metadata: metadata(session))
-        sentQueuedEvents.formUnion(events.map(\.id))
-        changesAfterSend.append(.removeQueuedEvents(appID: session.appID, ids: events.map(\.id)))
+        journal.queuedEventsSent(appID: session.appID, ids: events.map(\.id))
         scheduleFlush()
     }
 }

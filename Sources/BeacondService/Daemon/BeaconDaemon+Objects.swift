@@ -17,14 +17,14 @@ extension BeaconDaemon {
                 Result { () throws(DBusCallError) in
                     // What the call changed is on disk before its reply says so (BeaconDaemon+State).
                     let reply: [DBusValue]
-                    let changesBefore = daemon.stateChangeCount
+                    let changesBefore = daemon.journal.changeCount
                     do throws(DBusCallError) {
                         reply = try body(daemon, call)
                     } catch {
                         daemon.commitState()
                         throw error
                     }
-                    try daemon.commitAfterCall(changesBefore: reportsStateNotSaved ? changesBefore : daemon.stateChangeCount)
+                    try daemon.commitAfterCall(changesBefore: reportsStateNotSaved ? changesBefore : daemon.journal.changeCount)
                     return reply
                 }
             }.get()

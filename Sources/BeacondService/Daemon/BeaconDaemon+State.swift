@@ -17,61 +17,39 @@ import Logging
 extension BeaconDaemon {
     /// How often a seen region's last-seen time is saved while sightings arrive.
     static let lastSeenSaveInterval: Duration = .seconds(10)
-    /// Unsaved changes kept for retry while the database cannot be written; beyond this the oldest are dropped
-    /// (logged), so a long outage of the disk cannot grow memory without bound.
-    static let maximumUnsavedChanges = 100_000
 
     func saveLater(_ change: StateChange) {
-        stateChanges.append(change)
-        stateChangeCount &+= 1
+        journal.record(change)
         scheduleFlush()
     }
 
-    /// The region's state is saved at the next commit. (Not counted in `stateChangeCount`: a state the engine
-    /// re-determined is not a change a method call asked for, so it never fails one.)
+    /// The region's state is saved at the next commit (`StateJournal.markRegionChanged`).
     func markRegionChanged(_ key: EngineKey) {
-        guard case .region = key else { return }
-        if changedRegions.insert(key).inserted { scheduleFlush() }
+        if journal.markRegionChanged(key) { scheduleFlush() }
     }
 
     /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept).
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
     func commitState(_ durability: StateDurability = .processCrash) -> StateStoreError? {
-        // Region states are taken as they are now, after the structural changes; they stay marked until a commit
-        // succeeds, so an outage keeps one entry per region, not one per attempt.
-        var updates: [StateChange] = []
-        for key in changedRegions {
-            guard case .region(let client, let identifier) = key,
-                  let monitored = pipeline.monitor.monitoredRegion(for: key) else { continue }
-            updates.append(.updateRegionState(client: client, identifier: identifier, monitored))
-        }
-        guard !stateChanges.isEmpty || !updates.isEmpty else {
-            changedRegions.removeAll()
-            return nil
-        }
+        let monitor = pipeline.monitor
+        guard let batch = journal.batch(currentState: { monitor.monitoredRegion(for: $0) }) else { return nil }
         do {
             try ensureStateFile()
-            try store.apply(stateChanges + updates, durability: durability)
-            stateChanges.removeAll()
-            changedRegions.removeAll()
-            if changesAfterSend.isEmpty { sentQueuedEvents.removeAll() }
-            if let failure = stateFailure {
-                logger.notice("the state database is writable again; \(failure.pending) changes kept since the failure are saved")
-                stateFailure = nil
+            try store.apply(batch, durability: durability)
+            if let ended = journal.committed() {
+                logger.notice("the state database is writable again; \(ended.pending) changes kept since the failure are saved")
             }
             return nil
         } catch {
-            if stateChanges.count > Self.maximumUnsavedChanges {
-                let dropped = stateChanges.count - Self.maximumUnsavedChanges
-                stateChanges.removeFirst(dropped)
-                logger.error("\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
+            let outcome = journal.commitFailed(error.description)
+            if outcome.dropped > 0 {
+                logger.error("\(outcome.dropped) unsaved state changes dropped: the state database has not been writable for a long time")
             }
-            if stateFailure == nil {
+            if outcome.isNew {
                 logger.error("cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
                              metadata: ["state.file": "\(store.file)"])
             }
-            stateFailure = (error.description, stateChanges.count)
             return error
         }
     }
@@ -120,23 +98,22 @@ extension BeaconDaemon {
         let wasLost = stateFileLost
         do {
             try ensureStateFile()
-            if stateFailure != nil {
+            if journal.failure != nil {
                 // With nothing pending, a failure that was the lost file is over; anything pending is retried now.
-                if wasLost, stateChanges.isEmpty, changedRegions.isEmpty { stateFailure = nil } else { commitState() }
+                if wasLost, journal.isEmpty { journal.recoveredWithNothingPending() } else { commitState() }
             }
         } catch {
-            if stateFailure == nil {
+            if journal.failed(error.description) {
                 logger.error("cannot save state: \(error). Until it works, a restart loses what changes",
                              metadata: ["state.file": "\(store.file)"])
             }
-            stateFailure = (error.description, stateChanges.count)
         }
     }
 
     /// After a D-Bus method: its changes must be on disk before the reply says it happened. A call that changed
     /// nothing (GetStatus while the disk is full) succeeds whatever the commit of earlier changes does.
     func commitAfterCall(changesBefore: Int) throws(DBusCallError) {
-        guard let error = commitState(.powerLoss), stateChangeCount != changesBefore else { return }
+        guard let error = commitState(.powerLoss), journal.changeCount != changesBefore else { return }
         throw BeacondError(.stateNotSaved, "the change is in effect now but could not be saved (\(error.message)), so a "
             + "restart of beacond would lose it; beacond retries at its next change. Fix: \(error.fix)").dbusError
     }
@@ -164,7 +141,7 @@ extension BeaconDaemon {
 
     func markSeenRegionsChanged() {
         for (key, monitored) in pipeline.monitor.regions where monitored.lastSeen != nil {
-            changedRegions.insert(key)
+            journal.markRegionChanged(key)
         }
     }
 

@@ -75,18 +75,8 @@ public actor BeaconDaemon {
     var flow = SignalFlowControl()
     var pingDeniedLogged = false
 
-    /// Durable state changes not yet committed (`BeaconDaemon+State`), and regions whose state changed.
-    var stateChanges: [StateChange] = []
-    var changedRegions: Set<EngineKey> = []
-    /// Counts changes made (saved or not), so a method call can tell whether it changed anything.
-    var stateChangeCount = 0
-    /// Changes to commit once the signals now in the outbox are sent (delivered queued events).
-    var changesAfterSend: [StateChange] = []
-    /// Queued events sent to a client whose removal from the database is not committed yet: never sent twice
-    /// (a second registration in the same loop turn, or while the database cannot be written).
-    var sentQueuedEvents: Set<Int64> = []
-    /// Set while the state database cannot be written: why, and how many changes wait.
-    var stateFailure: (reason: String, pending: Int)?
+    /// What must reach the state database and has not yet (`StateJournal`; committed by `BeaconDaemon+State`).
+    var journal = StateJournal()
     /// The timer that saves last-seen times while sightings arrive.
     var lastSeenSave: MainLoop.SourceID?
     /// Fires when the oldest queued event is older than `queue_ttl` (`scheduleQueueExpiry`).
@@ -286,11 +276,7 @@ public actor BeaconDaemon {
         let signals = outbox
         outbox.removeAll()
         defer {
-            if !changesAfterSend.isEmpty {
-                stateChanges += changesAfterSend
-                changesAfterSend.removeAll()
-                commitState()
-            }
+            if journal.signalsSent() { commitState() }
         }
         guard let server else { return }
         for signal in signals {
