@@ -67,7 +67,7 @@ extension BeaconDaemon {
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
             BeacondStatusKey.configurationError: .string(rejectedConfiguration ?? ""),
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
-            BeacondStatusKey.locationServicesSwitch: .boolean(servicesSwitch),
+            BeacondStatusKey.locationServicesSwitch: .boolean(authorization.servicesSwitch),
             BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
         ])
     }
@@ -91,14 +91,13 @@ extension BeaconDaemon {
     }
 
     func pendingRequestList() -> [DBusValue] {
-        records.keys.sorted().compactMap { appID -> DBusValue? in
-            guard let stored = records[appID], let request = stored.pendingRequest else { return nil }
-            return .vardict([
-                BeacondPendingRequestKey.appID: .string(appID),
-                BeacondPendingRequestKey.request: .string(request.rawValue),
-                BeacondPendingRequestKey.currentStatus: .string(stored.status.rawValue),
+        authorization.pendingRequests.map { pending in
+            .vardict([
+                BeacondPendingRequestKey.appID: .string(pending.appID),
+                BeacondPendingRequestKey.request: .string(pending.request.rawValue),
+                BeacondPendingRequestKey.currentStatus: .string(pending.status.rawValue),
                 BeacondPendingRequestKey.usageDescription:
-                    .string(configuration.apps[appID]?.declaration.usageDescription(for: request) ?? ""),
+                    .string(configuration.apps[pending.appID]?.declaration.usageDescription(for: pending.request) ?? ""),
             ])
         }
     }

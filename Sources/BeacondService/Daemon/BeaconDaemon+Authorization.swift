@@ -12,12 +12,14 @@ extension BeaconDaemon {
         let old = record(session.appID)
         let outcome: AuthorizationRequestOutcome
         do {
-            outcome = try AuthorizationRules.request(request, app: app.declaration, record: old, policy: policy)
+            outcome = try authorization.request(request, appID: session.appID, app: app.declaration, policy: policy,
+                                                save: saver(for: session.appID))
         } catch {
-            logger.notice("\(request.methodName) from \(session.appID) refused: \(error.message)", metadata: metadata(session))
-            throw BeacondError(error).dbusError
+            if case .refused(let refusal) = error {
+                logger.notice("\(request.methodName) from \(session.appID) refused: \(refusal.message)", metadata: metadata(session))
+            }
+            throw dbusError(error, appID: session.appID)
         }
-        if outcome.record != old { try persist(outcome.record, for: session.appID) }
         let disposition: String
         switch outcome.disposition {
         case .decided: disposition = "decided"
@@ -41,16 +43,24 @@ extension BeaconDaemon {
         return [.string(outcome.effectiveStatus.rawValue)]
     }
 
-    /// Decisions are durable before they are acknowledged: a failed write is the caller's error, not a lost grant.
-    func persist(_ record: AuthorizationRecord, for appID: String) throws(DBusCallError) {
-        do {
-            try ensureStateFile()
-            try store.save(record, for: appID)
-        } catch {
-            logger.error("could not save the authorization of \(appID): \(error)")
-            throw Self.notSaved("the authorization of \(appID)", error)
+    /// Decisions are durable before they are acknowledged: the service applies one only once this has saved it.
+    func saver(for appID: String) -> (AuthorizationRecord) throws(StateStoreError) -> Void {
+        { record throws(StateStoreError) in
+            try self.ensureStateFile()
+            try self.store.save(record, for: appID)
         }
-        records[appID] = record
+    }
+
+    /// A refusal by the rules, or a decision that could not be saved (the caller's error, not a lost grant).
+    func dbusError(_ error: AuthorizationChangeError, appID: String, what: String? = nil) -> DBusCallError {
+        switch error {
+        case .refused(let refusal):
+            return BeacondError(refusal).dbusError
+        case .notSaved(let failure):
+            let what = what ?? "the authorization of \(appID)"
+            logger.error("could not save \(what): \(failure)")
+            return Self.notSaved(what, failure)
+        }
     }
 
     /// A decision or switch that could not be saved is not applied (a restart would undo it): `StateNotSaved`
@@ -154,14 +164,12 @@ extension BeaconDaemon {
         guard case .string(let text) = call.arguments[1], let status = AuthorizationStatus(rawValue: text) else {
             throw BeacondError(.invalidArguments, "status must be one of \(BeacondStatus.all.joined(separator: ", "))").dbusError
         }
-        let old = record(appID)
-        let outcome: AuthorizationAdminOutcome = switch status {
-        case .authorizedAlways: AuthorizationRules.decide(.grantAlways, app: app.declaration, record: old, policy: policy)
-        case .authorizedWhenInUse: AuthorizationRules.decide(.grantWhenInUse, app: app.declaration, record: old, policy: policy)
-        case .denied: AuthorizationRules.decide(.deny, app: app.declaration, record: old, policy: policy)
-        case .restricted, .notDetermined: AuthorizationRules.setStatus(status, app: app.declaration, record: old, policy: policy)
+        let outcome: AuthorizationAdminOutcome
+        do {
+            outcome = try authorization.setStatus(status, appID: appID, app: app.declaration, policy: policy, save: saver(for: appID))
+        } catch {
+            throw dbusError(error, appID: appID)
         }
-        try persist(outcome.record, for: appID)
         let answered = outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""
         logger.notice("administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
                       metadata: ["client.app": "\(appID)", "admin.sender": "\(call.sender)"])
@@ -171,8 +179,12 @@ extension BeaconDaemon {
 
     func resetAuthorization(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
         let (appID, app) = try declaredApp(call.arguments[0])
-        let outcome = AuthorizationRules.reset(app: app.declaration, record: record(appID), policy: policy)
-        try persist(outcome.record, for: appID)
+        let outcome: AuthorizationAdminOutcome
+        do {
+            outcome = try authorization.reset(appID: appID, app: app.declaration, policy: policy, save: saver(for: appID))
+        } catch {
+            throw dbusError(error, appID: appID)
+        }
         logger.notice("administrator reset \(appID) to notDetermined", metadata: ["client.app": "\(appID)"])
         apply(outcome.sideEffects, to: appID)
         return []
@@ -184,16 +196,16 @@ extension BeaconDaemon {
             throw BeacondError(.locationServicesDisabled, "location_services = false in \(options.configDirectory)/beacond.toml "
                 + "overrides this switch. Fix: set location_services = true there and run systemctl reload beacond").dbusError
         }
-        guard enabled != servicesSwitch else { return [] }
-        do {
-            try ensureStateFile()
-            try store.saveLocationServicesSwitch(enabled)
-        } catch {
-            logger.error("could not save the location services switch: \(error)")
-            throw Self.notSaved("the location services switch", error)
-        }
         let oldPolicy = policy
-        servicesSwitch = enabled
+        do {
+            let changed = try authorization.setServicesSwitch(enabled) { enabled throws(StateStoreError) in
+                try self.ensureStateFile()
+                try self.store.saveLocationServicesSwitch(enabled)
+            }
+            guard changed else { return [] }
+        } catch {
+            throw dbusError(error, appID: "", what: "the location services switch")
+        }
         applyPolicyChange(from: oldPolicy)
         return []
     }

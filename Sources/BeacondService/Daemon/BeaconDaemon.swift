@@ -47,9 +47,8 @@ public actor BeaconDaemon {
     var stateWatch: StateDirectoryWatch?
     /// Set while the database file is gone or replaced and could not be written anew.
     var stateFileLost = false
-    var records: [String: AuthorizationRecord] = [:]
-    /// `beaconctl services off`: the administrator's switch, on top of `location_services` in beacond.toml.
-    var servicesSwitch = true
+    /// Every app's authorization and the services switch (`AuthorizationService`), changed only once saved.
+    var authorization: AuthorizationService
     /// Why the files on disk were rejected at the last reload (the previous configuration stays in force); nil
     /// once a reload succeeds.
     var rejectedConfiguration: String?
@@ -107,8 +106,7 @@ public actor BeaconDaemon {
         do {
             stateLock = try StateDirectoryLock(directory: options.stateDirectory)
             store = try StateStore(directory: options.stateDirectory)
-            records = try store.loadAll()
-            servicesSwitch = try store.locationServicesSwitch()
+            authorization = AuthorizationService(records: try store.loadAll(), servicesSwitch: try store.locationServicesSwitch())
         } catch {
             throw DaemonStartError(message: "\(error)", isConfigurationError: false)
         }
@@ -143,15 +141,11 @@ public actor BeaconDaemon {
     }
 
     /// The policy in force: beacond.toml's, with the administrator's services switch.
-    var policy: AuthorizationPolicy {
-        configuration.policy.withLocationServices(configuration.locationServicesEnabled && servicesSwitch)
-    }
+    var policy: AuthorizationPolicy { authorization.policy(configured: configuration.policy) }
 
-    func record(_ appID: String) -> AuthorizationRecord { records[appID] ?? .initial }
+    func record(_ appID: String) -> AuthorizationRecord { authorization.record(appID) }
 
-    func effectiveStatus(_ appID: String) -> AuthorizationStatus {
-        AuthorizationRules.effectiveStatus(record(appID), policy)
-    }
+    func effectiveStatus(_ appID: String) -> AuthorizationStatus { authorization.effectiveStatus(appID, policy) }
 
     // MARK: Start and stop
 
