@@ -35,8 +35,7 @@ extension BeaconDaemon {
     /// drops every expired event (counted, so the app's next client hears `DroppedBefore`), and is armed again for
     /// the next oldest. Called at start, when an event is queued, and when the configuration changes.
     func scheduleQueueExpiry() {
-        if let queueExpiry { loop.cancelTimer(queueExpiry) }
-        queueExpiry = nil
+        stopQueueExpiry()
         let oldest: Timestamp?
         do {
             oldest = try store.oldestQueuedEventTime()
@@ -48,11 +47,16 @@ extension BeaconDaemon {
         armQueueExpiry(at: oldest)
     }
 
+    func stopQueueExpiry() {
+        if let queueExpiry { loop.cancelTimer(queueExpiry) }
+        queueExpiry = nil
+    }
+
     /// The expiry timer for an event that happened at `oldest`.
     func armQueueExpiry(at oldest: Timestamp) {
-        if let queueExpiry { loop.cancelTimer(queueExpiry) }
-        let due = oldest + configuration.queueTTL - clock()
-        queueExpiry = loop.schedule(at: .now + max(due, .zero) + .milliseconds(1)) {
+        stopQueueExpiry()
+        let due = BackgroundDelivery.expiryDelay(oldest: oldest, ttl: configuration.queueTTL, now: clock())
+        queueExpiry = loop.schedule(at: .now + due + .milliseconds(1)) {
             self.assumeIsolated { daemon in
                 daemon.queueExpiry = nil
                 daemon.dropExpiredQueuedEvents()
@@ -78,9 +82,7 @@ extension BeaconDaemon {
     /// `activation_interval` per app, so a flapping region cannot fork-bomb the machine.
     func activate(_ appID: String) {
         guard let name = configuration.apps[appID]?.dbusName, let server else { return }
-        let now = clock()
-        if let last = lastActivation[appID], now - last < configuration.activationInterval { return }
-        lastActivation[appID] = now
+        guard delivery.shouldActivate(appID, at: clock(), interval: configuration.activationInterval) else { return }
         logger.info("starting \(name) on the bus for \(appID) to deliver its queued region events")
         server.callAsync(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                          interface: "org.freedesktop.DBus", member: "StartServiceByName",
@@ -112,37 +114,34 @@ extension BeaconDaemon {
             logger.error("cannot read the events queued for \(session.appID): \(error)", metadata: metadata(session))
             return
         }
-        let events = queued.events.filter { !journal.wasSent(queuedEvent: $0.id) }
-        guard !events.isEmpty else {
-            if queued.dropped > 0 {
+        let status = effectiveStatus(session.appID)
+        switch BackgroundDelivery.plan(queued, alreadySent: { journal.wasSent(queuedEvent: $0) }, allowsMonitoring: status.allowsMonitoring) {
+        case .nothing(let dropped):
+            if dropped > 0 {
                 // Kept: the count goes with the next event the app gets.
-                logger.notice("\(queued.dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
+                logger.notice("\(dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
                               metadata: metadata(session))
             }
-            return
-        }
-        guard effectiveStatus(session.appID).allowsMonitoring else {
-            // Events of a time the app was Always are not handed to it once it no longer is.
-            logger.notice("\(queued.events.count) queued events of \(session.appID) discarded: it is \(effectiveStatus(session.appID).rawValue) now",
+        case .discard(let ids):
+            logger.notice("\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now",
                           metadata: metadata(session))
-            saveLater(.removeQueuedEvents(appID: session.appID, ids: events.map(\.id)))
-            return
+            saveLater(.removeQueuedEvents(appID: session.appID, ids: ids))
+        case .deliver(let deliveries, let dropped):
+            for delivery in deliveries {
+                let event = delivery.event
+                let member = event.kind == .didEnterRegion ? BeacondMember.didEnterRegion : BeacondMember.didExitRegion
+                signalClient(session, member, [BeaconDictionaries.dictionary(event.region),
+                                               eventInfo(at: event.timestamp, late: true, dropped: delivery.droppedBefore)])
+            }
+            if dropped > 0 {
+                let limit = configuration.queueLimit
+                logger.notice("\(dropped) queued events of \(session.appID) were dropped before delivery (more than queue_limit = \(limit), or older than queue_ttl)",
+                              metadata: metadata(session))
+            }
+            logger.info("delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))",
+                        metadata: metadata(session))
+            journal.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id))
+            scheduleFlush()
         }
-        var dropped = queued.dropped
-        for event in events {
-            let member = event.kind == .didEnterRegion ? BeacondMember.didEnterRegion : BeacondMember.didExitRegion
-            signalClient(session, member, [BeaconDictionaries.dictionary(event.region),
-                                           eventInfo(at: event.timestamp, late: true, dropped: dropped)])
-            dropped = 0
-        }
-        if queued.dropped > 0 {
-            let limit = configuration.queueLimit
-            logger.notice("\(queued.dropped) queued events of \(session.appID) were dropped before delivery (more than queue_limit = \(limit), or older than queue_ttl)",
-                          metadata: metadata(session))
-        }
-        logger.info("delivered \(events.count) queued region events to \(session.path) (\(session.appID))",
-                    metadata: metadata(session))
-        journal.queuedEventsSent(appID: session.appID, ids: events.map(\.id))
-        scheduleFlush()
     }
 }

@@ -80,8 +80,8 @@ public actor BeaconDaemon {
     var lastSeenSave: MainLoop.SourceID?
     /// Fires when the oldest queued event is older than `queue_ttl` (`scheduleQueueExpiry`).
     var queueExpiry: MainLoop.SourceID?
-    /// When beacond last asked the bus to start each app (D-Bus activation is rate limited per app).
-    var lastActivation: [String: Timestamp] = [:]
+    /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
+    var delivery = BackgroundDelivery()
 
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
     public nonisolated let failures: AsyncStream<String>
@@ -208,8 +208,7 @@ public actor BeaconDaemon {
         engineTimer = nil
         if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
         lastSeenSave = nil
-        if let queueExpiry { loop.cancelTimer(queueExpiry) }
-        queueExpiry = nil
+        stopQueueExpiry()
         stateWatch?.stop()
         stateWatch = nil
         markSeenRegionsChanged()
