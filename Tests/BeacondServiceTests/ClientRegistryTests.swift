@@ -52,6 +52,25 @@ struct ClientRegistryTests {
         #expect(registry.clients(on: ":1.5").isEmpty)
     }
 
+    @Test("the clients on a connection follow registration, detaching and removal, in number order")
+    func clientsOnAConnection() throws {
+        var registry = ClientRegistry()
+        let first = Self.add(&registry, sender: ":1.5", regions: [], detached: false)
+        let other = Self.add(&registry, sender: ":1.6", regions: [], detached: false)
+        let second = Self.add(&registry, sender: ":1.5", regions: [], detached: false)
+        let third = Self.add(&registry, app: "org.example.B", sender: ":1.5", regions: [], detached: false)
+        #expect(registry.clients(on: ":1.5").map(\.number) == [first, second, third])
+        #expect(registry.clients(on: ":1.6").map(\.number) == [other])
+        #expect(registry.clients(of: "org.example.A").map(\.number) == [first, other, second])
+        registry.detach(second)
+        registry.remove(first)
+        #expect(registry.clients(on: ":1.5").map(\.number) == [third])
+        registry.remove(third)
+        registry.remove(other)
+        #expect(registry.clients(on: ":1.5").isEmpty && registry.clients(on: ":1.6").isEmpty)
+        #expect(registry.all.map(\.number) == [second])
+    }
+
     @Test("a takeover moves every detached region, beyond any per-client limit, in order")
     func takesEverything() throws {
         var registry = ClientRegistry()

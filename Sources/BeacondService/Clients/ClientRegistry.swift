@@ -7,6 +7,9 @@ import BeacondAPI
 /// caller holds a copy of a session across another change to it.
 struct ClientRegistry: Sendable {
     private var sessions: [Int: ClientSession] = [:]
+    /// The clients on each connection: asked at every registration and every disconnect, so it must not cost a
+    /// pass over every session (with 1,000 sessions, sorting them all per call held the loop for seconds).
+    private var numbersBySender: [String: Set<Int>] = [:]
     /// The number the next client gets; never reused, also across restarts (`reserveNumbers`).
     private(set) var nextNumber = 1
 
@@ -15,13 +18,18 @@ struct ClientRegistry: Sendable {
     subscript(number: Int) -> ClientSession? { sessions[number] }
 
     /// Every client, by number.
-    var all: [ClientSession] { sessions.values.sorted { $0.number < $1.number } }
+    var all: [ClientSession] { sessions.keys.sorted().compactMap { sessions[$0] } }
     var isEmpty: Bool { sessions.isEmpty }
     /// The apps that have clients, sorted.
     var appIDs: [String] { Set(sessions.values.map(\.appID)).sorted() }
 
-    func clients(of appID: String) -> [ClientSession] { all.filter { $0.appID == appID } }
-    func clients(on sender: String) -> [ClientSession] { all.filter { $0.sender == sender } }
+    func clients(of appID: String) -> [ClientSession] {
+        sessions.values.filter { $0.appID == appID }.sorted { $0.number < $1.number }
+    }
+
+    func clients(on sender: String) -> [ClientSession] {
+        (numbersBySender[sender] ?? []).sorted().compactMap { sessions[$0] }
+    }
 
     /// The app's newest client with a connection, other than those of `sender`.
     func newestLiveClient(of appID: String, excluding sender: String) -> Int? {
@@ -37,6 +45,7 @@ struct ClientRegistry: Sendable {
         var session = ClientSession(number: number, appID: appID, sender: sender, userID: caller.userID, processID: processID)
         session.caller = caller
         sessions[number] = session
+        numbersBySender[sender, default: []].insert(number)
         return session
     }
 
@@ -56,12 +65,20 @@ struct ClientRegistry: Sendable {
 
     @discardableResult
     mutating func remove(_ number: Int) -> ClientSession? {
-        sessions.removeValue(forKey: number)
+        let removed = sessions.removeValue(forKey: number)
+        if let sender = removed?.sender { forget(number, on: sender) }
+        return removed
+    }
+
+    private mutating func forget(_ number: Int, on sender: String) {
+        numbersBySender[sender]?.remove(number)
+        if numbersBySender[sender]?.isEmpty == true { numbersBySender[sender] = nil }
     }
 
     /// Its connection closed and it keeps monitoring (Always): no sender, not in use. (Its ranging stops:
     /// the caller takes it out of the engine, then calls `removeRangedConstraint(nil, from:)`.)
     mutating func detach(_ number: Int) {
+        if let sender = sessions[number]?.sender { forget(number, on: sender) }
         sessions[number]?.sender = nil
         sessions[number]?.inUse = false
     }
