@@ -1,5 +1,6 @@
 public import BeaconKit
 public import DBus
+public import MainLoopKit
 import Foundation
 
 /// One Bluetooth adapter as bluetoothd describes it (`org.bluez.Adapter1`).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeacondService
 import DBus
+import MainLoopKit
 import Logging
 import ServiceLifecycle
 import UnixSignals

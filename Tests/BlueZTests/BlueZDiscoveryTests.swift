@@ -1,6 +1,7 @@
 import BeaconKit
 @testable import BlueZ
 import DBus
+import MainLoopKit
 import Foundation
 import TestKit
 import Testing

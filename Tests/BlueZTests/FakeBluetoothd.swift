@@ -1,4 +1,5 @@
 import DBus
+import MainLoopKit
 import Foundation
 import TestKit
 

@@ -1,6 +1,7 @@
 public import BeaconKit
 import BeacondAPI
 public import DBus
+public import MainLoopKit
 public import Logging
 import Foundation
 

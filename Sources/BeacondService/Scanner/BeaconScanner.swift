@@ -1,5 +1,5 @@
 public import BeaconKit
-public import DBus
+public import MainLoopKit
 
 /// What a scanner hands the engine: raw bytes as the controller produced them (decoded by BeaconKit), or a
 /// sighting bluetoothd already decoded (the BlueZ D-Bus scanner has no bytes).

@@ -1,6 +1,7 @@
 import BeaconKit
 import BlueZ
 public import DBus
+public import MainLoopKit
 
 /// `hci[:hciN]` and `bluez[:hciN]`: scanning through bluetoothd.
 ///

@@ -1,5 +1,5 @@
 import Captures
-public import DBus
+public import MainLoopKit
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import BeaconKit
 import Captures
-public import DBus
+public import MainLoopKit
 
 /// `replay:PATH`: a capture (btsnoop, pcap, pcapng, hex lines) played in real time through the daemon, as
 /// if its advertisements arrived now. Records are paced by the capture's own timestamps (files without

@@ -1,4 +1,4 @@
-public import DBus
+public import MainLoopKit
 #if canImport(Glibc)
 import Glibc
 #endif

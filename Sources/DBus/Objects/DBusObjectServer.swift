@@ -1,4 +1,5 @@
 import CDBus
+public import MainLoopKit
 
 /// Serves exported objects on a connection from a `MainLoop`: libdbus's watches and timeouts become loop
 /// descriptors and timers, incoming messages are dispatched between polls, and replies, errors and signals

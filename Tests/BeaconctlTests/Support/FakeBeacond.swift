@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import DBus
+import MainLoopKit
 import Foundation
 import TestKit
 
