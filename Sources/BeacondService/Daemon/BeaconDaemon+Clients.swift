@@ -320,7 +320,7 @@ extension BeaconDaemon {
     /// monitoring continues without it (docs/dbus-api.md); everything else of it stops.
     func connectionClosed(_ name: String) {
         watchers.remove(name)
-        flow.forget(name)
+        outbox.forget(name)
         for session in clients.clients(on: name) {
             let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
             guard keepsMonitoring else {

@@ -23,15 +23,14 @@ extension BeaconDaemon {
 
     /// True if the droppable signal may be sent; a drop is logged once per episode of the peer lagging.
     func admitDroppable(to peer: String, bytes: Int, what: String) -> Bool {
-        switch flow.admitDroppable(to: peer, bytes: bytes) {
+        switch outbox.admitDroppable(to: peer, bytes: bytes) {
         case .send:
             return true
-        case .drop(let first):
+        case .drop(let first, let unread, let needsFlush):
             // A peer whose last ping failed is pinged again only by a flush: make sure one comes, or a peer that
             // reads again after a long stop would never be found to have caught up.
-            if flow.peers[peer]?.pingMark == nil { scheduleFlush() }
+            if needsFlush { flushSoon() }
             if first {
-                let unread = flow.peers[peer]?.unread ?? 0
                 logger.warning("\(peer) is not reading its messages (\(unread / 1024) KiB unread): \(what) and other ranging signals to it are dropped until it catches up, so it cannot stall beacond for other clients")
             }
             return false
@@ -40,29 +39,27 @@ extension BeaconDaemon {
 
     func pingPeers() {
         guard let server else { return }
-        for (peer, mark) in flow.pingsToSend() {
+        for (peer, mark) in outbox.pingsToSend() {
             server.callAsync(destination: peer, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping",
                              timeout: Self.pingTimeout) { result in
                 self.assumeIsolated { daemon in
                     switch result {
                     case .success:
-                        let missed = daemon.flow.pingAnswered(by: peer, mark: mark)
+                        let missed = daemon.outbox.pingAnswered(by: peer, mark: mark)
                         if missed > 0 {
                             daemon.logger.notice("\(peer) reads its messages again; it missed \(missed) ranging signals")
                         }
                     case .failure(let error) where error.name == "org.freedesktop.DBus.Error.AccessDenied":
                         // The bus policy forbids the ping (an old org.beacond.conf): without it no peer can be
                         // judged, so none is throttled. Said once, with the fix.
-                        _ = daemon.flow.pingAnswered(by: peer, mark: mark)
-                        if !daemon.pingDeniedLogged {
-                            daemon.pingDeniedLogged = true
+                        if daemon.outbox.pingDenied(for: peer, mark: mark) {
                             daemon.logger.warning("the bus refuses beacond's Peer.Ping to its clients (\(error.message)), so a client that never reads could stall beacond. Fix: install the current /usr/share/dbus-1/system.d/org.beacond.conf (make install) and run systemctl reload dbus")
                         }
                     case .failure(let error) where Self.errorsNotFromThePeer.contains(error.name):
-                        daemon.flow.pingFailed(for: peer, mark: mark)
+                        daemon.outbox.pingFailed(for: peer, mark: mark)
                     case .failure:
                         // An error the peer itself sent (a library that does not implement Peer) proves it read.
-                        _ = daemon.flow.pingAnswered(by: peer, mark: mark)
+                        _ = daemon.outbox.pingAnswered(by: peer, mark: mark)
                     }
                 }
             }

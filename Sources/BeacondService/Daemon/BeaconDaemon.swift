@@ -69,11 +69,8 @@ public actor BeaconDaemon {
     /// While scanning is needed but the scanner could not start: the next attempt.
     var scannerRetry: MainLoop.SourceID?
 
-    var outbox: [OutgoingSignal] = []
-    var flushScheduled = false
-    /// What each peer has been sent and has read, so one that never reads cannot stall the bus for beacond.
-    var flow = SignalFlowControl()
-    var pingDeniedLogged = false
+    /// The signals waiting to go out and the flow control towards each peer (`SignalOutbox`).
+    var outbox = SignalOutbox()
 
     /// What must reach the state database and has not yet (`StateJournal`; committed by `BeaconDaemon+State`).
     var journal = StateJournal()
@@ -238,37 +235,27 @@ public actor BeaconDaemon {
 
     // MARK: Signals out
 
-    struct OutgoingSignal {
-        var path: String
-        var interface: String
-        var member: String
-        var arguments: [DBusValue]
-        var destination: String?
-    }
-
-    /// Queues a signal. Signals go out after the current method's reply, so a client learns its object path
-    /// before the first signal about it arrives, and in the order they were queued.
-    /// `counted`: the caller already counted it in `flow` (droppable signals); others count as a small message.
+    /// Queues a signal (`SignalOutbox`: after the current method's reply, in order). `counted`: admitted as
+    /// droppable, already counted.
     func queueSignal(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?,
                      counted: Bool = false) {
-        if let destination, !counted { flow.recordSent(to: destination, bytes: Self.smallSignalBytes) }
-        outbox.append(OutgoingSignal(path: path, interface: interface, member: member, arguments: arguments,
-                                     destination: destination))
-        scheduleFlush()
+        let signal = SignalOutbox.Signal(path: path, interface: interface, member: member, arguments: arguments,
+                                         destination: destination)
+        if outbox.queue(signal, counted: counted) { flushSoon() }
     }
 
     func scheduleFlush() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
+        if outbox.flushNeeded() { flushSoon() }
+    }
+
+    func flushSoon() {
         loop.execute { self.assumeIsolated { $0.flushOutbox() } }
     }
 
     /// Commits the state the signals report, then sends them, then commits what sending them settles.
     func flushOutbox() {
-        flushScheduled = false
         commitState()
-        let signals = outbox
-        outbox.removeAll()
+        let signals = outbox.takeForSending()
         defer {
             if journal.signalsSent() { commitState() }
         }
@@ -284,8 +271,7 @@ public actor BeaconDaemon {
         pingPeers()
     }
 
-    /// A generous size for a signal that is not measured (region events, property changes: a few hundred bytes).
-    static let smallSignalBytes = 512
+    static let smallSignalBytes = SignalOutbox.smallSignalBytes
 
     /// A signal on a client's object, to that client's connection only (location is private).
     func signalClient(_ session: ClientSession, _ member: String, _ arguments: [DBusValue]) {
