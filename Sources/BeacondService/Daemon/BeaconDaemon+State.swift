@@ -163,25 +163,21 @@ extension BeaconDaemon {
         // lost. Restored while blind, every region waits for a full exit_timeout of scanning instead.
         var none: [MonitoringEvent<EngineKey>] = []
         pipeline.monitor.suspendDetection(at: clock(), into: &none)
-        var byClient: [Int: [StoredRegion]] = [:]
-        for stored in loaded.regions { byClient[stored.client, default: []].append(stored) }
+        let plan = RegionRestore.plan(loaded.regions, status: { appID in
+            self.configuration.apps[appID] == nil ? nil : self.effectiveStatus(appID)
+        }, declaredWhere: "\(options.configDirectory)/apps.d")
+        for dropped in plan.dropped {
+            logger.notice("\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
+            saveLater(.removeClient(dropped.client))
+        }
         var restored = 0
-        for client in byClient.keys.sorted() {
-            guard let rows = byClient[client], let appID = rows.first?.appID else { continue }
-            let status = effectiveStatus(appID)
-            guard configuration.apps[appID] != nil, status.allowsMonitoring else {
-                let why = configuration.apps[appID] == nil ? "it is no longer declared in \(options.configDirectory)/apps.d"
-                    : "it is \(status.rawValue) now"
-                logger.notice("\(rows.count) saved regions of \(appID) not resumed: \(why)")
-                saveLater(.removeClient(client))
-                continue
-            }
-            clients.restore(number: client, appID: appID, regions: rows.map(\.monitored.region))
-            for row in rows {
-                pipeline.monitor.restore(row.monitored, for: .region(client: client, identifier: row.monitored.region.identifier),
+        for resumed in plan.resumed {
+            clients.restore(number: resumed.client, appID: resumed.appID, regions: resumed.regions.map(\.region))
+            for monitored in resumed.regions {
+                pipeline.monitor.restore(monitored, for: .region(client: resumed.client, identifier: monitored.region.identifier),
                                          at: clock())
             }
-            restored += rows.count
+            restored += resumed.regions.count
         }
         guard restored > 0 else { return }
         let apps = clients.appIDs.count
