@@ -53,8 +53,7 @@ struct ReplaySession {
         for detail in capture.malformedDetails {
             FileHandle.standardError.write(Data("beacond replay: \(capture.path): skipped \(detail)\n".utf8))
         }
-        var wallStart: ContinuousClock.Instant?
-        var captureStart: Timestamp?
+        var pacer = CapturePacer(longestWait: Self.longestRealtimeWait)
         for record in capture.records {
             let time: Timestamp
             if let stamp = record.timestamp {
@@ -64,18 +63,8 @@ struct ReplaySession {
                 time = syntheticClock
             }
             if realtime, record.timestamp != nil {
-                // Pace by the capture's own clock, measured from its first record.
-                let start = captureStart ?? time
-                captureStart = start
-                let origin = wallStart ?? ContinuousClock.now
-                wallStart = origin
-                // Waits follow the capture, but one silent stretch is capped so a corrupt timestamp
-                // (a year ahead) cannot stall the replay; later records shift by the difference.
-                var due = origin + (time - start)
-                if due - ContinuousClock.now > Self.longestRealtimeWait {
-                    wallStart = ContinuousClock.now + Self.longestRealtimeWait - (time - start)
-                    due = ContinuousClock.now + Self.longestRealtimeWait
-                }
+                // Paced by the capture's own clock (`CapturePacer`, as the daemon's replay: scanner).
+                let due = pacer.due(for: time, now: ContinuousClock.now)
                 if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
             }
             startPendingRegions(at: time)

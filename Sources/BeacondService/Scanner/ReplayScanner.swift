@@ -11,7 +11,7 @@ public final class ReplayScanner: BeaconScanner {
     private weak var loop: MainLoop?
     private var capture: Capture?
     private var nextRecord = 0
-    private var start: (wall: ContinuousClock.Instant, capture: Timestamp)?
+    private var pacer = CapturePacer(longestWait: ReplayScanner.longestWait)
     public var finished: ((Int) -> Void)?
     static let untimedSpacing: Duration = .milliseconds(100)
     /// One silent stretch in a capture never stalls the replay longer than this.
@@ -33,7 +33,7 @@ public final class ReplayScanner: BeaconScanner {
         }
         self.loop = loop
         nextRecord = 0
-        start = nil
+        pacer = CapturePacer(longestWait: Self.longestWait)
         scheduleNext(deliver: deliver)
         status(.scanning("playing \(path) in real time"))
     }
@@ -54,15 +54,7 @@ public final class ReplayScanner: BeaconScanner {
         let record = capture.records[nextRecord]
         let due: ContinuousClock.Instant
         if let stamp = record.timestamp {
-            let origin = start ?? (wall: ContinuousClock.now, capture: stamp)
-            start = origin
-            let offset = stamp - origin.capture
-            var candidate = origin.wall + (offset > .zero ? offset : .zero)
-            if candidate - ContinuousClock.now > Self.longestWait {
-                candidate = ContinuousClock.now + Self.longestWait
-                start = (wall: candidate - offset, capture: origin.capture)
-            }
-            due = candidate
+            due = pacer.due(for: stamp, now: ContinuousClock.now)
         } else {
             due = ContinuousClock.now + Self.untimedSpacing
         }
