@@ -15,7 +15,7 @@ public final class DBusObjectServer {
     /// signals (kept after `unexport`: a signal queued for an object that just went away is still checked).
     private var declaredSignals: [String: [String: String]] = [:]
     /// Messages the filter took from libdbus, handled after `dbus_connection_dispatch` returns so that no
-    /// handler runs inside a libdbus callback (handlers may make blocking calls, e.g. for credentials).
+    /// handler runs inside a libdbus callback (a handler may call back into libdbus, e.g. to send or to call).
     private var inbox: [DBusMessage] = []
     private var watches: [UInt: MainLoop.SourceID] = [:]
     private var timeouts: [UInt: MainLoop.SourceID] = [:]
