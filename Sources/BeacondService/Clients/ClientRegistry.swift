@@ -12,8 +12,19 @@ struct ClientRegistry: Sendable {
     private var numbersBySender: [String: Set<Int>] = [:]
     /// The number the next client gets; never reused, also across restarts (`reserveNumbers`).
     private(set) var nextNumber = 1
+    /// Connections that asked for `Admin1.Event` (`WatchEvents`), until `UnwatchEvents` or they leave the bus.
+    private var watchers: Set<String> = []
 
     init() {}
+
+    /// The connections watching `Admin1.Event`, in name order (the order events are admitted in).
+    var eventWatchers: [String] { watchers.sorted() }
+    var hasEventWatchers: Bool { !watchers.isEmpty }
+
+    mutating func watchEvents(_ sender: String) { watchers.insert(sender) }
+
+    /// `UnwatchEvents`, or the connection left the bus.
+    mutating func unwatchEvents(_ sender: String) { watchers.remove(sender) }
 
     subscript(number: Int) -> ClientSession? { sessions[number] }
 

@@ -11,7 +11,7 @@ extension BeaconDaemon {
         for session in clients.all {
             for region in session.orderedRegions {
                 guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { continue }
-                let saved = pipeline.monitor.monitoredRegion(for: .region(client: session.number, identifier: region.identifier))
+                let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
                 let extra: [String: DBusValue] = [
                     BeacondRegionStatusKey.appID: .string(session.appID),
                     BeacondRegionStatusKey.client: .objectPath(session.path),
@@ -152,28 +152,10 @@ extension BeaconDaemon {
 
     /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).
     func rebuildEngine() {
-        var events: [EngineEvent] = []
-        pipeline.advance(to: clock(), into: &events)
-        route(events)
-        let saved = pipeline.monitor.regions
-        let blind = pipeline.monitor.isDetectionSuspended
-        var fresh = Self.makePipeline(configuration)
-        if blind {
-            // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out. It
-            // goes blind before the regions are put back, so none is timed from its last sighting (an exit that
-            // would fire here has nobody to go to and would be lost).
-            var none: [MonitoringEvent<EngineKey>] = []
-            fresh.monitor.suspendDetection(at: clock(), into: &none)
-        }
-        for (key, region) in saved { fresh.monitor.restore(region, for: key, at: clock()) }
-        pipeline = fresh
-        var restarted: [EngineEvent] = []
-        for session in clients.all where session.rangingActive {
-            let number = session.number
-            for constraint in session.rangedConstraints {
-                pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &restarted)
-            }
-        }
+        let ranging = clients.all.filter(\.rangingActive).map { (client: $0.number, constraints: $0.rangedConstraints) }
+        let (due, restarted) = engine.reconfigure(Self.monitoringConfiguration(configuration), ranging: ranging, at: clock())
+        // What fell due under the old configuration goes out first.
+        route(due)
         let hysteresis = configuration.hysteresis.map {
             ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
         } ?? ""

@@ -93,7 +93,7 @@ extension BeaconDaemon {
     /// monitoringDidFailFor, made loud).
     func failMonitoring(_ number: Int, _ error: BeacondError) {
         guard let session = clients[number], !session.regions.isEmpty else { return }
-        var scratch: [MonitoringEvent<EngineKey>] = []
+        var events: [EngineEvent] = []
         for region in session.orderedRegions {
             signalClient(session, BeacondMember.monitoringDidFail,
                          [BeaconDictionaries.dictionary(region), .string(error.name.rawValue), .string(error.message)])
@@ -102,14 +102,14 @@ extension BeaconDaemon {
             data[BeacondEventKey.error] = .string(error.name.rawValue)
             data[BeacondEventKey.message] = .string(error.message)
             adminEvent(BeacondEventKind.monitoringDidFail, data)
-            _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: region.identifier), at: clock(), into: &scratch)
+            events += engine.stopMonitoring(client: number, identifier: region.identifier, at: clock())
             clients.removeRegion(region.identifier, from: number)
             saveLater(.removeRegion(client: number, identifier: region.identifier))
         }
         logger.notice("monitoring of \(session.path) stopped: \(error.message)", metadata: metadata(session))
         clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
         if !session.isConnected { removeSession(number) }
-        engineChanged(scratch.map { .monitoring($0) })
+        engineChanged(events)
     }
 
     func failRanging(_ number: Int, _ error: BeacondError) {
@@ -122,8 +122,8 @@ extension BeaconDaemon {
             data[BeacondEventKey.error] = .string(error.name.rawValue)
             data[BeacondEventKey.message] = .string(error.message)
             adminEvent(BeacondEventKind.rangingDidFail, data)
-            if session.rangingActive { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
         }
+        if session.rangingActive { engine.stopRanging(session.rangedConstraints, client: number) }
         clients.removeRangedConstraint(nil, from: number)
         clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
         engineChanged([])

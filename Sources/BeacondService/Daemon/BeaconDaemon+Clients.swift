@@ -79,19 +79,16 @@ extension BeaconDaemon {
     /// (`RegionReplaced`). `announce`: the client was registered before (not a takeover at registration), so it
     /// also hears `PropertiesChanged(MonitoredRegions)`.
     func adoptDetachedRegions(into number: Int, announce: Bool = false) {
-        let monitor = pipeline.monitor
+        let engine = self.engine
         guard let plan = clients.planTakeover(into: number, monitored: { client, identifier in
-            monitor.monitoredRegion(for: .region(client: client, identifier: identifier)) != nil
+            engine.monitoredRegion(client: client, identifier: identifier) != nil
         }) else { return }
-        var events: [EngineEvent] = []
-        pipeline.advance(to: clock(), into: &events)
+        let events = self.engine.advance(to: clock())
         // What fell due before the takeover belongs to the old (detached) sessions: routed now, while they
         // exist, it is queued for the app and handed to the new client with the rest of its queue.
         route(events)
         for move in plan.moves {
-            let oldKey = EngineKey.region(client: move.from, identifier: move.region.identifier)
-            guard let saved = pipeline.monitor.monitoredRegion(for: oldKey) else { continue }
-            pipeline.monitor.rekey(oldKey, to: .region(client: number, identifier: move.region.identifier))
+            guard let saved = self.engine.moveRegion(move.region.identifier, from: move.from, to: number) else { continue }
             clients.addRegion(move.region, to: number)
             saveLater(.saveRegion(StoredRegion(client: number, appID: move.appID, monitored: saved)))
         }
@@ -144,15 +141,14 @@ extension BeaconDaemon {
         } catch {
             throw BeacondError(error).dbusError
         }
-        let key = EngineKey.region(client: number, identifier: region.identifier)
         let limit = configuration.maxRegionsPerClient
         if session.regions[region.identifier] == nil, session.regions.count >= limit {
             throw BeacondError(.regionLimitExceeded, "this client already monitors \(session.regions.count) regions, the limit "
                 + "(max_regions_per_client = \(limit) in \(options.configDirectory)/beacond.toml). Fix: StopMonitoring a region "
                 + "you no longer need, monitor a wider region (UUID or UUID+major), or ask an administrator to raise the limit").dbusError
         }
-        var events: [EngineEvent] = []
-        if session.regions[region.identifier] == region, let current = pipeline.monitor.state(of: key) {
+        if session.regions[region.identifier] == region,
+           let current = engine.monitoredRegion(client: number, identifier: region.identifier)?.state {
             // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
             // keeps its state: a beacon that is still there must not enter again. The client hears the state.
             var data = clientEventData(session)
@@ -165,14 +161,9 @@ extension BeaconDaemon {
             }
             return []
         }
-        if session.regions[region.identifier] != nil {
-            // Same identifier again replaces the region (Core Location).
-            var scratch: [MonitoringEvent<EngineKey>] = []
-            _ = pipeline.monitor.stopMonitoring(key, at: clock(), into: &scratch)
-            events += scratch.map { .monitoring($0) }
-        }
+        // Same identifier again replaces the region (Core Location); the engine stops the old one first.
         clients.addRegion(region, to: number)
-        pipeline.startMonitoring(region, key: key, at: clock(), into: &events)
+        let events = engine.startMonitoring(region, client: number, at: clock())
         saveLater(.saveRegion(storedRegion(session, region)))
         logger.info("\(session.appID) monitors \(region)", metadata: metadata(session))
         clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
@@ -186,10 +177,9 @@ extension BeaconDaemon {
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
         clients.removeRegion(identifier, from: number)
         saveLater(.removeRegion(client: number, identifier: identifier))
-        var scratch: [MonitoringEvent<EngineKey>] = []
-        _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)
+        let events = engine.stopMonitoring(client: number, identifier: identifier, at: clock())
         clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
-        engineChanged(scratch.map { .monitoring($0) })
+        engineChanged(events)
         return []
     }
 
@@ -197,11 +187,7 @@ extension BeaconDaemon {
         let session = try session(number)
         guard case .string(let identifier) = argument else { return [] }
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
-        var events: [EngineEvent] = []
-        pipeline.advance(to: clock(), into: &events)
-        var scratch: [MonitoringEvent<EngineKey>] = []
-        pipeline.monitor.requestState(for: .region(client: number, identifier: identifier), at: clock(), into: &scratch)
-        engineChanged(events + scratch.map { .monitoring($0) })
+        engineChanged(engine.requestState(client: number, identifier: identifier, at: clock()))
         return []
     }
 
@@ -247,7 +233,7 @@ extension BeaconDaemon {
             throw BeacondError(.unknownRegion, "this client is not ranging \(constraint)"
                 + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")).dbusError
         }
-        if session.rangingActive { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
+        if session.rangingActive { engine.stopRanging([constraint], client: number) }
         clients.removeRangedConstraint(constraint, from: number)
         clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
         engineChanged([])
@@ -264,14 +250,10 @@ extension BeaconDaemon {
         if allowed {
             // Every constraint not yet in the engine: all of them when ranging resumes, the new one when a
             // client that already ranges adds another.
-            let running = Set(pipeline.ranger.rangedKeys)
-            for constraint in session.rangedConstraints
-            where !running.contains(.ranging(client: number, constraint: constraint)) {
-                pipeline.startRanging(constraint, key: .ranging(client: number, constraint: constraint), at: clock(), into: &events)
-            }
+            events = engine.startRanging(session.rangedConstraints, client: number, at: clock())
             clients.setRangingActive(true, for: number)
         } else if session.rangingActive {
-            for constraint in session.rangedConstraints { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
+            engine.stopRanging(session.rangedConstraints, client: number)
             clients.setRangingActive(false, for: number)
             if !session.rangedConstraints.isEmpty, session.isConnected {
                 logger.info("ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
@@ -305,21 +287,16 @@ extension BeaconDaemon {
     func removeSession(_ number: Int) {
         guard let session = clients.remove(number) else { return }
         if !session.regions.isEmpty { saveLater(.removeClient(number)) }
-        var scratch: [MonitoringEvent<EngineKey>] = []
-        for identifier in session.regionOrder {
-            _ = pipeline.monitor.stopMonitoring(.region(client: number, identifier: identifier), at: clock(), into: &scratch)
-        }
-        if session.rangingActive {
-            for constraint in session.rangedConstraints { pipeline.stopRanging(.ranging(client: number, constraint: constraint)) }
-        }
-        route(scratch.map { .monitoring($0) })
+        let events = engine.remove(client: number, regions: session.regionOrder,
+                                   ranging: session.rangingActive ? session.rangedConstraints : [], at: clock())
+        route(events)
         server?.unexport(path: session.path)
     }
 
     /// A connection left the bus: its clients are no longer in use. Ranging stops; an Always client's
     /// monitoring continues without it (docs/dbus-api.md); everything else of it stops.
     func connectionClosed(_ name: String) {
-        watchers.remove(name)
+        clients.unwatchEvents(name)
         outbox.forget(name)
         for session in clients.clients(on: name) {
             let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty

@@ -7,20 +7,10 @@ import Logging
 /// The engine side: scanner input in, monitoring and ranging events out to clients, one timer for the next
 /// deadline (no polling), and scanning only while someone monitors or ranges.
 extension BeaconDaemon {
-    typealias EngineEvent = BeaconPipeline<EngineKey>.Event
+    typealias EngineEvent = BeaconEngine.Event
 
     func ingest(_ input: ScannerInput) {
-        var events: [EngineEvent] = []
-        let now = clock()
-        switch input {
-        case .hciEvent(let bytes):
-            pipeline.ingest(hciEvent: bytes.span, at: now, into: &events)
-        case .linkLayerPDU(let bytes, let rssi):
-            pipeline.ingest(linkLayerPDU: bytes.span, rssi: rssi, at: now, into: &events)
-        case .iBeacon(let frame, let rssi, let address, let addressType):
-            pipeline.observe(IBeaconObservation(frame: frame, rssi: rssi, address: address, addressType: addressType,
-                                                timestamp: now), into: &events)
-        }
+        let events = engine.ingest(input, at: clock())
         engineChanged(events)
         scheduleLastSeenSave()
     }
@@ -35,14 +25,13 @@ extension BeaconDaemon {
     func armEngineTimer() {
         if let engineTimer { loop.cancelTimer(engineTimer) }
         engineTimer = nil
-        guard let deadline = pipeline.nextDeadline else { return }
+        guard let deadline = engine.nextDeadline else { return }
         let delay = deadline - clock()
         let wait: Duration = delay > .zero ? min(delay, .seconds(3600)) : .zero
         engineTimer = loop.schedule(at: .now + wait) {
             self.assumeIsolated { daemon in
                 daemon.engineTimer = nil
-                var events: [EngineEvent] = []
-                daemon.pipeline.advance(to: daemon.clock(), into: &events)
+                let events = daemon.engine.advance(to: daemon.clock())
                 daemon.engineChanged(events)
             }
         }
@@ -98,7 +87,7 @@ extension BeaconDaemon {
         let bytes = Self.signalBytes([constraint]) + result.beacons.count * perBeacon
         let what = "DidRangeBeacons of \(session.path) (\(session.appID))"
         let toClient = session.sender.map { admitDroppable(to: $0, bytes: bytes, what: what) } ?? false
-        let toWatchers = watchers.sorted().filter { admitDroppable(to: $0, bytes: bytes, what: "Admin1.Event(\(what))") }
+        let toWatchers = clients.eventWatchers.filter { admitDroppable(to: $0, bytes: bytes, what: "Admin1.Event(\(what))") }
         guard toClient || !toWatchers.isEmpty else { return }
         let beacons = BeaconDictionaries.array(result.beacons.map(BeaconDictionaries.dictionary))
         if toClient, let sender = session.sender {
@@ -118,7 +107,7 @@ extension BeaconDaemon {
 
     // MARK: Scanning
 
-    var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }
+    var needsScanning: Bool { engine.needsScanning }
 
     func updateScanning() {
         perform(scanControl.needChanged(needsScanning: needsScanning))
@@ -179,7 +168,7 @@ extension BeaconDaemon {
                 if let scannerRetry { loop.cancelTimer(scannerRetry) }
                 scannerRetry = nil
             case .resumeDetection:
-                pipeline.monitor.resumeDetection(at: clock())
+                engine.resumeDetection(at: clock())
                 armEngineTimer()
             case .suspendDetection:
                 suspendDetection()
@@ -225,9 +214,8 @@ extension BeaconDaemon {
 
     /// Regions become unknown rather than exiting while nothing can be seen.
     func suspendDetection() {
-        var scratch: [MonitoringEvent<EngineKey>] = []
-        pipeline.monitor.suspendDetection(at: clock(), into: &scratch)
-        route(scratch.map { .monitoring($0) })
+        let events = engine.suspendDetection(at: clock())
+        route(events)
         armEngineTimer()
     }
 }

@@ -76,11 +76,11 @@ extension BeaconDaemon {
                 daemon, call throws(DBusCallError) in try daemon.setLocationServicesEnabled(call)
             },
             adminMethod(BeacondMember.watchEvents) { daemon, call in
-                daemon.watchers.insert(call.sender)
+                daemon.clients.watchEvents(call.sender)
                 return []
             },
             adminMethod(BeacondMember.unwatchEvents) { daemon, call in
-                daemon.watchers.remove(call.sender)
+                daemon.clients.unwatchEvents(call.sender)
                 return []
             },
         ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])

@@ -32,8 +32,8 @@ extension BeaconDaemon {
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
     func commitState(_ durability: StateDurability = .processCrash) -> StateStoreError? {
-        let monitor = pipeline.monitor
-        guard let batch = journal.batch(currentState: { monitor.monitoredRegion(for: $0) }) else { return nil }
+        let engine = self.engine
+        guard let batch = journal.batch(currentState: { engine.monitoredRegion(for: $0) }) else { return nil }
         do {
             try ensureStateFile()
             try store.apply(batch, durability: durability)
@@ -121,15 +121,14 @@ extension BeaconDaemon {
     // MARK: Region rows
 
     func storedRegion(_ session: ClientSession, _ region: BeaconRegion) -> StoredRegion {
-        let key = EngineKey.region(client: session.number, identifier: region.identifier)
-        let monitored = pipeline.monitor.monitoredRegion(for: key)
+        let monitored = engine.monitoredRegion(client: session.number, identifier: region.identifier)
             ?? MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown)
         return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
     }
 
     /// While sightings arrive, one timer saves the regions' last-seen times; none runs while nothing is seen.
     func scheduleLastSeenSave() {
-        guard lastSeenSave == nil, pipeline.monitor.count > 0 else { return }
+        guard lastSeenSave == nil, engine.monitoredCount > 0 else { return }
         lastSeenSave = loop.schedule(at: .now + Self.lastSeenSaveInterval) {
             self.assumeIsolated { daemon in
                 daemon.lastSeenSave = nil
@@ -140,7 +139,7 @@ extension BeaconDaemon {
     }
 
     func markSeenRegionsChanged() {
-        for (key, monitored) in pipeline.monitor.regions where monitored.lastSeen != nil {
+        for (key, monitored) in engine.monitoredRegions where monitored.lastSeen != nil {
             journal.markRegionChanged(key)
         }
     }
@@ -161,8 +160,7 @@ extension BeaconDaemon {
         // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
         // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
         // lost. Restored while blind, every region waits for a full exit_timeout of scanning instead.
-        var none: [MonitoringEvent<EngineKey>] = []
-        pipeline.monitor.suspendDetection(at: clock(), into: &none)
+        _ = engine.suspendDetection(at: clock())
         let plan = RegionRestore.plan(loaded.regions, status: { appID in
             self.configuration.apps[appID] == nil ? nil : self.effectiveStatus(appID)
         }, declaredWhere: "\(options.configDirectory)/apps.d")
@@ -174,8 +172,7 @@ extension BeaconDaemon {
         for resumed in plan.resumed {
             clients.restore(number: resumed.client, appID: resumed.appID, regions: resumed.regions.map(\.region))
             for monitored in resumed.regions {
-                pipeline.monitor.restore(monitored, for: .region(client: resumed.client, identifier: monitored.region.identifier),
-                                         at: clock())
+                engine.restore(monitored, client: resumed.client, at: clock())
             }
             restored += resumed.regions.count
         }

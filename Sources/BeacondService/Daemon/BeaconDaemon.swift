@@ -56,12 +56,11 @@ public actor BeaconDaemon {
 
     var connection: DBusConnection?
     var server: DBusObjectServer?
-    /// The registered clients (`ClientRegistry`): sessions change only through it.
+    /// The registered clients and the connections watching `Admin1.Event` (`ClientRegistry`): they change only
+    /// through it.
     var clients = ClientRegistry()
-    /// Connections that called `Admin1.WatchEvents`.
-    var watchers: Set<String> = []
-
-    var pipeline: BeaconPipeline<EngineKey>
+    /// The pipeline every client's regions and ranging run in; changed only through its methods.
+    var engine: BeaconEngine
     var engineTimer: MainLoop.SourceID?
     /// When the scanner runs and what it is doing (`ScanControl`); the two below change only as it says.
     var scanControl = ScanControl()
@@ -108,7 +107,7 @@ public actor BeaconDaemon {
         } catch {
             throw DaemonStartError(message: "\(error)", isConfigurationError: false)
         }
-        pipeline = Self.makePipeline(configuration)
+        engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         (failures, failureContinuation) = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if let note = store.recoveryNote { logger.error("\(note)") }
@@ -132,10 +131,9 @@ public actor BeaconDaemon {
     static let startWall = microseconds(CLOCK_REALTIME)
     static let startBoot = microseconds(CLOCK_BOOTTIME)
 
-    static func makePipeline(_ configuration: DaemonConfiguration) -> BeaconPipeline<EngineKey> {
+    static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {
         // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
-        let monitoring = (try? configuration.monitoringConfiguration()) ?? .default
-        return BeaconPipeline(monitoring: monitoring, emitsObservations: false)
+        (try? configuration.monitoringConfiguration()) ?? .default
     }
 
     /// The policy in force: beacond.toml's, with the administrator's services switch.
@@ -298,8 +296,8 @@ public actor BeaconDaemon {
     /// `Admin1.Event` to every watcher that reads (flow control: events are for watching, and a stopped
     /// `beaconctl events` must not stall the daemon), or to the watchers `admitted` for a ranging event.
     func adminEvent(_ kind: String, _ data: [String: DBusValue], admitted: [String]? = nil) {
-        guard !watchers.isEmpty else { return }
-        let recipients = admitted ?? watchers.sorted().filter {
+        guard clients.hasEventWatchers else { return }
+        let recipients = admitted ?? clients.eventWatchers.filter {
             admitDroppable(to: $0, bytes: Self.smallSignalBytes, what: "Admin1.Event(\(kind))")
         }
         guard !recipients.isEmpty else { return }

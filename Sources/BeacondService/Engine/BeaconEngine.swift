@@ -1,0 +1,160 @@
+import BeaconKit
+
+/// The one `BeaconPipeline` that serves every client, and the only code that changes it. It speaks in clients,
+/// regions and constraints; the engine keys (`EngineKey`) that tie its entries to clients stay inside. Every
+/// change returns the events it caused, for the daemon to route; nothing here does I/O, and time is passed in.
+struct BeaconEngine {
+    typealias Event = BeaconPipeline<EngineKey>.Event
+
+    private var pipeline: BeaconPipeline<EngineKey>
+
+    init(_ monitoring: MonitoringConfiguration) {
+        pipeline = BeaconPipeline(monitoring: monitoring, emitsObservations: false)
+    }
+
+    // MARK: Sightings and time
+
+    /// One scanner input: a raw HCI event, a link-layer PDU, or a frame bluetoothd already decoded.
+    mutating func ingest(_ input: ScannerInput, at now: Timestamp) -> [Event] {
+        var events: [Event] = []
+        switch input {
+        case .hciEvent(let bytes):
+            pipeline.ingest(hciEvent: bytes.span, at: now, into: &events)
+        case .linkLayerPDU(let bytes, let rssi):
+            pipeline.ingest(linkLayerPDU: bytes.span, rssi: rssi, at: now, into: &events)
+        case .iBeacon(let frame, let rssi, let address, let addressType):
+            pipeline.observe(IBeaconObservation(frame: frame, rssi: rssi, address: address, addressType: addressType,
+                                                timestamp: now), into: &events)
+        }
+        return events
+    }
+
+    /// Everything due by `now`: exits whose timeout passed, ranging cycles.
+    mutating func advance(to now: Timestamp) -> [Event] {
+        var events: [Event] = []
+        pipeline.advance(to: now, into: &events)
+        return events
+    }
+
+    /// When `advance` next has something to do; nil while nothing is monitored or ranged.
+    var nextDeadline: Timestamp? { pipeline.nextDeadline }
+
+    /// Someone monitors or ranges, so the scanner should run.
+    var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }
+
+    /// Nothing can be seen (no scanner, adapter gone, restart): regions become unknown instead of exiting.
+    mutating func suspendDetection(at now: Timestamp) -> [Event] {
+        var events: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.suspendDetection(at: now, into: &events)
+        return events.map { .monitoring($0) }
+    }
+
+    /// The scanner sees again: each region gets a full exit timeout from now.
+    mutating func resumeDetection(at now: Timestamp) {
+        pipeline.monitor.resumeDetection(at: now)
+    }
+
+    // MARK: Monitoring
+
+    var monitoredCount: Int { pipeline.monitor.count }
+
+    func monitoredRegion(client: Int, identifier: String) -> MonitoredRegion? {
+        pipeline.monitor.monitoredRegion(for: .region(client: client, identifier: identifier))
+    }
+
+    func monitoredRegion(for key: EngineKey) -> MonitoredRegion? { pipeline.monitor.monitoredRegion(for: key) }
+
+    /// Every monitored region by its key, to save last-seen times.
+    var monitoredRegions: [EngineKey: MonitoredRegion] { pipeline.monitor.regions }
+
+    /// Starts monitoring `region` for the client; a region it monitors under the same identifier is replaced, as
+    /// in Core Location.
+    mutating func startMonitoring(_ region: BeaconRegion, client: Int, at now: Timestamp) -> [Event] {
+        let key = EngineKey.region(client: client, identifier: region.identifier)
+        var events: [Event] = []
+        if pipeline.monitor.monitoredRegion(for: key) != nil {
+            var replaced: [MonitoringEvent<EngineKey>] = []
+            _ = pipeline.monitor.stopMonitoring(key, at: now, into: &replaced)
+            events += replaced.map { .monitoring($0) }
+        }
+        pipeline.startMonitoring(region, key: key, at: now, into: &events)
+        return events
+    }
+
+    mutating func stopMonitoring(client: Int, identifier: String, at now: Timestamp) -> [Event] {
+        var events: [MonitoringEvent<EngineKey>] = []
+        _ = pipeline.monitor.stopMonitoring(.region(client: client, identifier: identifier), at: now, into: &events)
+        return events.map { .monitoring($0) }
+    }
+
+    /// `RequestState`: what fell due first, then the region's state as a `DidDetermineState`.
+    mutating func requestState(client: Int, identifier: String, at now: Timestamp) -> [Event] {
+        let due = advance(to: now)
+        var determined: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.requestState(for: .region(client: client, identifier: identifier), at: now, into: &determined)
+        return due + determined.map { .monitoring($0) }
+    }
+
+    /// A takeover: the region moves to another client exactly as it is (state, last sighting, pending exit).
+    /// Returns it, or nil if the old client did not monitor it.
+    mutating func moveRegion(_ identifier: String, from old: Int, to new: Int) -> MonitoredRegion? {
+        let oldKey = EngineKey.region(client: old, identifier: identifier)
+        guard let saved = pipeline.monitor.monitoredRegion(for: oldKey),
+              pipeline.monitor.rekey(oldKey, to: .region(client: new, identifier: identifier)) else { return nil }
+        return saved
+    }
+
+    /// A region saved before a restart or a rebuild, put back without events.
+    mutating func restore(_ monitored: MonitoredRegion, client: Int, at now: Timestamp) {
+        pipeline.monitor.restore(monitored, for: .region(client: client, identifier: monitored.region.identifier), at: now)
+    }
+
+    // MARK: Ranging
+
+    /// Starts each constraint the client does not range yet.
+    mutating func startRanging(_ constraints: [BeaconIdentityConstraint], client: Int, at now: Timestamp) -> [Event] {
+        let running = Set(pipeline.ranger.rangedKeys)
+        var events: [Event] = []
+        for constraint in constraints where !running.contains(.ranging(client: client, constraint: constraint)) {
+            pipeline.startRanging(constraint, key: .ranging(client: client, constraint: constraint), at: now, into: &events)
+        }
+        return events
+    }
+
+    mutating func stopRanging(_ constraints: [BeaconIdentityConstraint], client: Int) {
+        for constraint in constraints { pipeline.stopRanging(.ranging(client: client, constraint: constraint)) }
+    }
+
+    // MARK: Whole clients and reconfiguration
+
+    /// Takes out everything of a client: its regions (in the order given) and its ranging.
+    mutating func remove(client: Int, regions identifiers: [String], ranging constraints: [BeaconIdentityConstraint],
+                         at now: Timestamp) -> [Event] {
+        var events: [Event] = []
+        for identifier in identifiers { events += stopMonitoring(client: client, identifier: identifier, at: now) }
+        stopRanging(constraints, client: client)
+        return events
+    }
+
+    /// A new monitoring configuration (exit timeout, hysteresis): a fresh pipeline with every region in its
+    /// current state and still blind if it was, and the given ranging started again. Returns what fell due before
+    /// the change (for the old configuration's clients) and what the restarted ranging produced.
+    mutating func reconfigure(_ monitoring: MonitoringConfiguration, ranging: [(client: Int, constraints: [BeaconIdentityConstraint])],
+                              at now: Timestamp) -> (due: [Event], restarted: [Event]) {
+        let due = advance(to: now)
+        let saved = pipeline.monitor.regions
+        let blind = pipeline.monitor.isDetectionSuspended
+        var fresh = BeaconEngine(monitoring)
+        if blind {
+            // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out. It
+            // goes blind before the regions are put back, so none is timed from its last sighting (an exit that
+            // would fire here has nobody to go to and would be lost).
+            _ = fresh.suspendDetection(at: now)
+        }
+        for (key, region) in saved { fresh.pipeline.monitor.restore(region, for: key, at: now) }
+        self = fresh
+        var restarted: [Event] = []
+        for (client, constraints) in ranging { restarted += startRanging(constraints, client: client, at: now) }
+        return (due, restarted)
+    }
+}

@@ -1,0 +1,122 @@
+import BeaconKit
+@testable import BeacondService
+import Foundation
+import Testing
+
+/// The engine every client shares, without a bus: takeover, replacement, reconfiguration, removal.
+@Suite("beacon engine")
+struct BeaconEngineTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let start = Timestamp(microsecondsSinceEpoch: 1_800_000_000_000_000)
+    static let exitTimeout: Duration = .seconds(30)
+
+    static func at(_ seconds: Int) -> Timestamp { start + .seconds(seconds) }
+
+    static func region(_ identifier: String, minor: UInt16? = nil) throws -> BeaconRegion {
+        try BeaconRegion(identifier: identifier, constraint: BeaconIdentityConstraint(uuid: uuid, major: 1, minor: minor))
+    }
+
+    static func sighting(minor: UInt16 = 1) -> ScannerInput {
+        .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59), rssi: -60,
+                 address: BluetoothAddress(rawValue: 0xC0FFEE), addressType: 1)
+    }
+
+    static func engine() throws -> BeaconEngine { BeaconEngine(try MonitoringConfiguration(exitTimeout: exitTimeout)) }
+
+    /// (client, identifier, kind) of every monitoring event, in order.
+    static func monitoring(_ events: [BeaconEngine.Event]) -> [String] {
+        events.compactMap { event -> String? in
+            guard case .monitoring(let monitoring) = event, case .region(let client, let identifier) = monitoring.key else { return nil }
+            return "\(client) \(identifier) \(monitoring.kind)"
+        }
+    }
+
+    @Test("a sighting enters the region of the client that monitors it; the exit comes exit_timeout after the last")
+    func sightingsEnterAndExit() throws {
+        var engine = try Self.engine()
+        #expect(!engine.needsScanning)
+        _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(0))
+        #expect(engine.needsScanning)
+        #expect(Self.monitoring(engine.ingest(Self.sighting(), at: Self.at(1))) == ["1 lobby didDetermineState(inside)", "1 lobby didEnterRegion"])
+        #expect(engine.nextDeadline == Self.at(31))
+        #expect(Self.monitoring(engine.advance(to: Self.at(30))).isEmpty)
+        #expect(Self.monitoring(engine.advance(to: Self.at(31))) == ["1 lobby didDetermineState(outside)", "1 lobby didExitRegion"])
+    }
+
+    /// A takeover moves the region as it is: no event, the same state and last sighting, and the exit still due
+    /// from the old client's last sighting (not a fresh timer).
+    @Test func takeoverKeepsStateAndPendingExit() throws {
+        var engine = try Self.engine()
+        _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(0))
+        _ = engine.ingest(Self.sighting(), at: Self.at(1))
+        let moved = engine.moveRegion("lobby", from: 1, to: 2)
+        #expect(moved?.state == .inside)
+        #expect(moved?.lastSeen == Self.at(1))
+        #expect(engine.monitoredRegion(client: 1, identifier: "lobby") == nil)
+        #expect(engine.monitoredRegion(client: 2, identifier: "lobby")?.state == .inside)
+        #expect(engine.moveRegion("lobby", from: 1, to: 3) == nil)
+        #expect(Self.monitoring(engine.advance(to: Self.at(31))) == ["2 lobby didDetermineState(outside)", "2 lobby didExitRegion"])
+    }
+
+    /// StartMonitoring with an identifier the client already monitors replaces the region (Core Location): the
+    /// old one stops without an exit, the new one starts unknown.
+    @Test func sameIdentifierReplacesTheRegion() throws {
+        var engine = try Self.engine()
+        _ = engine.startMonitoring(try Self.region("desk", minor: 1), client: 1, at: Self.at(0))
+        _ = engine.ingest(Self.sighting(minor: 1), at: Self.at(1))
+        let events = engine.startMonitoring(try Self.region("desk", minor: 2), client: 1, at: Self.at(2))
+        #expect(!Self.monitoring(events).contains { $0.hasSuffix("didExitRegion") })
+        #expect(engine.monitoredCount == 1)
+        #expect(engine.monitoredRegion(client: 1, identifier: "desk")?.region.constraint.minor == 2)
+        #expect(engine.monitoredRegion(client: 1, identifier: "desk")?.state == .unknown)
+    }
+
+    /// RequestState reports what fell due first (the exit), then the state.
+    @Test func requestStateAfterWhatFellDue() throws {
+        var engine = try Self.engine()
+        _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(0))
+        _ = engine.ingest(Self.sighting(), at: Self.at(1))
+        #expect(Self.monitoring(engine.requestState(client: 1, identifier: "lobby", at: Self.at(40)))
+                == ["1 lobby didDetermineState(outside)", "1 lobby didExitRegion", "1 lobby didDetermineState(outside)"])
+    }
+
+    /// Ranging starts once per constraint however often it is asked, and stops; removing a client takes out its
+    /// regions and ranging, and scanning is no longer needed.
+    @Test func rangingAndRemoval() throws {
+        var engine = try Self.engine()
+        let constraint = try BeaconIdentityConstraint(uuid: Self.uuid)
+        _ = engine.startRanging([constraint], client: 1, at: Self.at(0))
+        _ = engine.startRanging([constraint], client: 1, at: Self.at(0))
+        _ = engine.ingest(Self.sighting(), at: Self.at(0))
+        let cycle = engine.advance(to: Self.at(1)).compactMap { event -> [RangingResult<EngineKey>]? in
+            if case .ranging(let results, _) = event { return results }
+            return nil
+        }.flatMap { $0 }
+        #expect(cycle.map(\.key) == [.ranging(client: 1, constraint: constraint)])
+        #expect(cycle.first?.beacons.count == 1)
+        _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(1))
+        let removed = engine.remove(client: 1, regions: ["lobby"], ranging: [constraint], at: Self.at(2))
+        #expect(!Self.monitoring(removed).contains { $0.hasSuffix("didExitRegion") })
+        #expect(engine.monitoredCount == 0)
+        #expect(!engine.needsScanning)
+    }
+
+    /// A new exit timeout keeps every region's state and, while blind, keeps it blind: a region last seen long ago
+    /// does not exit at the rebuild, but a full new exit timeout after detection resumes.
+    @Test func reconfigurationKeepsRegionsAndBlindness() throws {
+        var engine = try Self.engine()
+        _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(0))
+        _ = engine.ingest(Self.sighting(), at: Self.at(1))
+        _ = engine.suspendDetection(at: Self.at(2))
+        let constraint = try BeaconIdentityConstraint(uuid: Self.uuid)
+        let (due, _) = engine.reconfigure(try MonitoringConfiguration(exitTimeout: .seconds(10)),
+                                          ranging: [(client: 1, constraints: [constraint])], at: Self.at(100))
+        #expect(!Self.monitoring(due).contains { $0.hasSuffix("didExitRegion") })
+        #expect(engine.monitoredRegion(client: 1, identifier: "lobby")?.lastSeen == Self.at(1))
+        #expect(engine.needsScanning)
+        #expect(Self.monitoring(engine.advance(to: Self.at(200))).allSatisfy { !$0.hasSuffix("didExitRegion") })
+        engine.resumeDetection(at: Self.at(200))
+        #expect(Self.monitoring(engine.advance(to: Self.at(209))).allSatisfy { !$0.hasSuffix("didExitRegion") })
+        #expect(Self.monitoring(engine.advance(to: Self.at(210))).contains("1 lobby didExitRegion"))
+    }
+}
