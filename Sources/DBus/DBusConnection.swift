@@ -210,31 +210,6 @@ extension DBusConnection {
     static let busName = "org.freedesktop.DBus"
     static let busPath = "/org/freedesktop/DBus"
 
-    /// The credentials of the connection that owns `name` (a unique name such as `:1.7`), from the bus's
-    /// GetConnectionCredentials. Newer buses add `ProcessFD` (a unix fd, type `h`, which this wrapper does not
-    /// read) to that reply; then the same facts are asked as GetConnectionUnixUser and
-    /// GetConnectionUnixProcessID, so one unreadable entry never costs the whole answer.
-    public func credentials(of name: String) throws(DBusCallError) -> DBusPeerCredentials {
-        let reply: [DBusValue]
-        do {
-            reply = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                             member: DBusPeerCredentials.Question.all.member, arguments: [.string(name)])
-        } catch where error.name == DBusCallError.unreadableReplyName {
-            return try credentialsOneByOne(of: name)
-        }
-        return try DBusPeerCredentials(credentialsReply: reply)
-    }
-
-    func credentialsOneByOne(of name: String) throws(DBusCallError) -> DBusPeerCredentials {
-        let user = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                            member: DBusPeerCredentials.Question.userID.member, arguments: [.string(name)])
-        // A peer without a process ID (over TCP) is not an error, only less to check.
-        let process = try? call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                                member: DBusPeerCredentials.Question.processID.member, arguments: [.string(name)])
-        return DBusPeerCredentials(unixUserID: try DBusPeerCredentials.uint32(user, replyTo: .userID),
-                                   processID: process.flatMap { try? DBusPeerCredentials.uint32($0, replyTo: .processID) })
-    }
-
     /// Whether some connection owns `name`.
     public func nameHasOwner(_ name: String) throws(DBusCallError) -> Bool {
         let reply = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,

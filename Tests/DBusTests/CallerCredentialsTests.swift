@@ -1,4 +1,4 @@
-import DBus
+@testable import DBus
 import MainLoopKit
 import Foundation
 import TestKit
@@ -103,5 +103,28 @@ struct CallerCredentialsTests {
         let client = try DBusConnection(.address(served.bus.address))
         #expect(try client.call(destination: CheckedObject.name, path: CheckedObject.checkedPath,
                                 interface: CheckedObject.interface, member: "WhoAmI") == [.uint32(getuid()), .uint32(UInt32(getpid()))])
+    }
+
+    /// Where GetConnectionCredentials cannot be read (newer buses add a unix fd), the server asks the same facts
+    /// one by one; both ways give the same answer, and a peer that left is an error, not a hang.
+    @Test func askingOneByOneGivesTheSameAnswer() throws {
+        let served = try CheckedObject()
+        let client = try DBusConnection(.address(served.bus.address))
+        let name = client.uniqueName
+        let answers = Locked<[String: Result<DBusPeerCredentials, DBusCallError>]>([:])
+        served.loop.execute {
+            guard let server = served.server else { return }
+            server.askCredentials(of: name) { result in answers.withLock { $0["whole"] = result } }
+            server.askCredentialsOneByOne(of: name) { result in answers.withLock { $0["oneByOne"] = result } }
+            server.askCredentialsOneByOne(of: ":1.9999") { result in answers.withLock { $0["gone"] = result } }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while answers.withLock({ $0.count }) < 3, Date() < deadline { usleep(10_000) }
+        let got = answers.withLock { $0 }
+        let whole = try #require(try got["whole"]?.get())
+        #expect(try got["oneByOne"]?.get() == whole)
+        #expect(whole.unixUserID == getuid())
+        #expect(whole.processID == UInt32(getpid()))
+        #expect(throws: DBusCallError.self) { try got["gone"]?.get() }
     }
 }

@@ -18,7 +18,7 @@ extension BeaconDaemon {
             if case .refused(let refusal) = error {
                 logger.notice("\(request.methodName) from \(session.appID) refused: \(refusal.message)", metadata: metadata(session))
             }
-            throw dbusError(error, appID: session.appID)
+            throw dbusError(error, what: "the authorization of \(session.appID)")
         }
         let disposition: String
         switch outcome.disposition {
@@ -52,12 +52,12 @@ extension BeaconDaemon {
     }
 
     /// A refusal by the rules, or a decision that could not be saved (the caller's error, not a lost grant).
-    func dbusError(_ error: AuthorizationChangeError, appID: String, what: String? = nil) -> DBusCallError {
+    /// `what` names what was not saved: an app's authorization, or the location services switch.
+    func dbusError(_ error: AuthorizationChangeError, what: String) -> DBusCallError {
         switch error {
         case .refused(let refusal):
             return BeacondError(refusal).dbusError
         case .notSaved(let failure):
-            let what = what ?? "the authorization of \(appID)"
             logger.error("could not save \(what): \(failure)")
             return Self.notSaved(what, failure)
         }
@@ -168,7 +168,7 @@ extension BeaconDaemon {
         do {
             outcome = try authorization.setStatus(status, appID: appID, app: app.declaration, policy: policy, save: saver(for: appID))
         } catch {
-            throw dbusError(error, appID: appID)
+            throw dbusError(error, what: "the authorization of \(appID)")
         }
         let answered = outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""
         logger.notice("administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
@@ -183,7 +183,7 @@ extension BeaconDaemon {
         do {
             outcome = try authorization.reset(appID: appID, app: app.declaration, policy: policy, save: saver(for: appID))
         } catch {
-            throw dbusError(error, appID: appID)
+            throw dbusError(error, what: "the authorization of \(appID)")
         }
         logger.notice("administrator reset \(appID) to notDetermined", metadata: ["client.app": "\(appID)"])
         apply(outcome.sideEffects, to: appID)
@@ -204,7 +204,7 @@ extension BeaconDaemon {
             }
             guard changed else { return [] }
         } catch {
-            throw dbusError(error, appID: "", what: "the location services switch")
+            throw dbusError(error, what: "the location services switch")
         }
         applyPolicyChange(from: oldPolicy)
         return []

@@ -55,7 +55,7 @@ extension DBusObjectServer {
 
     /// GetConnectionCredentials; where its reply cannot be read (newer buses add `ProcessFD`, a unix fd), the
     /// same facts one by one, so one unreadable entry never costs the whole answer.
-    private func askCredentials(of sender: String, completion: @escaping (Result<DBusPeerCredentials, DBusCallError>) -> Void) {
+    func askCredentials(of sender: String, completion: @escaping (Result<DBusPeerCredentials, DBusCallError>) -> Void) {
         askBus(.all, about: sender) { [weak self] result in
             switch result {
             case .success(let reply):
@@ -68,8 +68,8 @@ extension DBusObjectServer {
         }
     }
 
-    private func askCredentialsOneByOne(of sender: String,
-                                        completion: @escaping (Result<DBusPeerCredentials, DBusCallError>) -> Void) {
+    func askCredentialsOneByOne(of sender: String,
+                                completion: @escaping (Result<DBusPeerCredentials, DBusCallError>) -> Void) {
         askBus(.userID, about: sender) { [weak self] user in
             let userID: UInt32
             do throws(DBusCallError) {
