@@ -211,6 +211,8 @@ public actor BeaconDaemon {
         commitState(.powerLoss)
         flushOutbox()
         connection?.flush()
+        // The last write is done: the state directory is free for the next beacond.
+        stateLock.release()
         if let server { for path in server.exportedPaths { server.unexport(path: path) } }
         server = nil
         connection = nil

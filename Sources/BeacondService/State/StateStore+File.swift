@@ -3,6 +3,7 @@ import GRDB
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The database file under a running daemon: deleted with its directory (`rm -rf /var/lib/beacond`), or
 /// replaced. SQLite goes on writing to the open, unlinked file, so every commit "succeeds" and a restart finds
@@ -55,7 +56,8 @@ struct FileIdentity: Hashable, Sendable {
 /// life (the kernel drops it when the process ends, `kill -9` included). Two daemons writing one database would
 /// each resume the other's regions and deliver queued events twice.
 public final class StateDirectoryLock: Sendable {
-    let descriptor: Int32
+    /// The lock file's descriptor while the lock is held; nil once released.
+    private let descriptor: Mutex<Int32?>
     public let path: String
 
     /// Takes the lock, or throws saying which process holds it and what to do.
@@ -80,11 +82,20 @@ public final class StateDirectoryLock: Sendable {
             throw StateStoreError(file: directory, message: "another beacond\(holder.isEmpty ? "" : " (pid \(holder))") uses this state directory",
                                   fix: "stop it first (systemctl stop beacond), or give this one its own --state-dir")
         }
-        descriptor = fd
+        descriptor = Mutex(fd)
         let pid = "\(getpid())\n"
         _ = ftruncate(fd, 0)
         _ = pid.withCString { write(fd, $0, strlen($0)) }
     }
 
-    deinit { close(descriptor) }
+    /// Gives the directory up before this object goes: a daemon that has shut down, in a process that goes on
+    /// (a test restarting beacond in-process), must not keep the next one out until it is deallocated.
+    public func release() {
+        descriptor.withLock { fd in
+            if let open = fd { close(open) }
+            fd = nil
+        }
+    }
+
+    deinit { release() }
 }

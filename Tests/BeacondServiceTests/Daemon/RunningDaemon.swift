@@ -1,0 +1,169 @@
+import BeaconKit
+import BeacondAPI
+@testable import BeacondService
+import DBus
+import Foundation
+import GRDB
+import Logging
+import MainLoopKit
+import TestKit
+
+/// A `BeaconDaemon` on its own main loop, serving a private bus, with a temporary configuration (exit timeout
+/// 1 s, the caller's own group as admin_group, one app that may ask for Always) and state directory, and the
+/// `fifo:` scanner. The daemon is the real one: only the radio is replaced by hex lines written to the fifo.
+final class RunningDaemon: @unchecked Sendable {
+    static let app = "org.example.Demo"
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    let bus: PrivateBus
+    let directory: URL
+    var configDirectory: String { directory.appendingPathComponent("config").path }
+    var stateDirectory: String { directory.appendingPathComponent("state").path }
+    var fifo: String { directory.appendingPathComponent("fifo").path }
+    private(set) var loop: MainLoop?
+    private(set) var daemon: BeaconDaemon?
+
+    /// A new bus and directories, nothing started.
+    init() throws {
+        bus = try PrivateBus()
+        directory = bus.directory.appendingPathComponent("daemon")
+        try FileManager.default.createDirectory(atPath: configDirectory + "/apps.d", withIntermediateDirectories: true)
+        let group = getgrgid(getgid()).map { String(cString: $0.pointee.gr_name) } ?? "root"
+        let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "root"
+        try "[monitoring]\nexit_timeout = 1\n[authorization]\nadmin_group = \"\(group)\"\n"
+            .write(toFile: configDirectory + "/beacond.toml", atomically: true, encoding: .utf8)
+        try """
+            app_id = "\(Self.app)"
+            users = ["\(user)"]
+            when_in_use_usage = "Shows the beacons near you while the demo is open."
+            always_usage = "Tells you when you enter the demo area, also in background."
+
+            """.write(toFile: configDirectory + "/apps.d/demo.toml", atomically: true, encoding: .utf8)
+    }
+
+    /// Starts beacond (again, after `stop`: the same state directory, as a restart).
+    func start() async throws {
+        let loop = try MainLoop()
+        let options = DaemonOptions(bus: .address(bus.address), configDirectory: configDirectory,
+                                    stateDirectory: stateDirectory, scanner: .fifo(path: fifo))
+        let daemon = try BeaconDaemon(options: options, loop: loop,
+                                      logger: Logger(label: "beacond-test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try loop.startThread()
+        self.loop = loop
+        self.daemon = daemon
+        try await daemon.start()
+    }
+
+    /// A graceful stop, as on SIGTERM.
+    func stop() async {
+        await daemon?.shutdown()
+        loop?.stopAndWait()
+        daemon = nil
+        loop = nil
+    }
+
+    /// One advertising report of beacon 1/`minor` at −60 dBm, written as the fifo scanner reads it. Waits for
+    /// the scanner to have made the fifo (it does when someone first monitors).
+    func advertise(minor: UInt16) throws {
+        guard eventually({ access(fifo, F_OK) == 0 }) else { throw TestFailure("beacond never made \(fifo)") }
+        let u = Self.uuid.uuid
+        let ad: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
+                           u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
+                           0x00, 0x01, UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
+        let event: [UInt8] = [0x04, 0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, UInt8(ad.count)]
+            + ad + [UInt8(bitPattern: -60)]
+        let line = event.map { String(format: "%02x", $0) }.joined(separator: " ") + "\n"
+        let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+        guard fd >= 0 else { throw TestFailure("cannot open \(fifo): errno \(errno)") }
+        defer { close(fd) }
+        let written = line.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, line.utf8.count) }
+        guard written == line.utf8.count else { throw TestFailure("wrote \(written) of \(line.utf8.count) bytes") }
+    }
+
+    /// What the state database says of a region now (read beside the running daemon, as another process would).
+    func savedState(client: Int, identifier: String) throws -> String? {
+        let queue = try DatabaseQueue(path: stateDirectory + "/" + StateStore.databaseFileName,
+                                      configuration: { var c = Configuration(); c.readonly = true; return c }())
+        return try queue.read { db in
+            try String.fetchOne(db, sql: "SELECT state FROM monitored_region WHERE client = ? AND identifier = ?",
+                                arguments: [client, identifier])
+        }
+    }
+
+    /// A region dictionary for beacon 1/`minor`.
+    static func region(_ identifier: String, minor: UInt16) throws -> DBusValue {
+        BeaconDictionaries.dictionary(try BeaconRegion(identifier: identifier,
+                                                       constraint: BeaconIdentityConstraint(uuid: uuid, major: 1, minor: minor)))
+    }
+}
+
+/// A client program: its own connection, registered as the demo app, reading the signals beacond sends it.
+final class TestClient {
+    let connection: DBusConnection
+    let path: String
+
+    init(_ daemon: RunningDaemon) throws {
+        connection = try DBusConnection(.address(daemon.bus.address))
+        path = try Self.string(connection.call(destination: BeacondBus.name, path: BeacondBus.managerPath,
+                                               interface: BeacondInterface.manager, member: BeacondMember.registerClient,
+                                               arguments: [.string(RunningDaemon.app)]))
+    }
+
+    static func string(_ reply: [DBusValue]) throws -> String {
+        switch reply.first {
+        case .string(let text)?, .objectPath(let text)?: return text
+        default: throw TestFailure("expected a string or path, got \(reply)")
+        }
+    }
+
+    @discardableResult
+    func call(_ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+        try connection.call(destination: BeacondBus.name, path: path, interface: BeacondInterface.locationManager,
+                            member: member, arguments: arguments)
+    }
+
+    func property(_ name: String) throws -> DBusValue? {
+        let reply = try connection.call(destination: BeacondBus.name, path: path, interface: "org.freedesktop.DBus.Properties",
+                                        member: "Get", arguments: [.string(BeacondInterface.locationManager), .string(name)])
+        if case .variant(let value)? = reply.first { return value }
+        return reply.first
+    }
+
+    /// The identifiers in `MonitoredRegions`.
+    func monitoredIdentifiers() throws -> [String] {
+        guard case .array(_, let regions)? = try property(BeacondMember.monitoredRegions) else { return [] }
+        return regions.compactMap { region -> String? in
+            guard case .dictionary(_, _, let entries) = region else { return nil }
+            for entry in entries where entry.key == .string(BeacondKey.identifier) {
+                if case .variant(.string(let identifier)) = entry.value { return identifier }
+                if case .string(let identifier) = entry.value { return identifier }
+            }
+            return nil
+        }
+    }
+
+    /// The next LocationManager1 signal named `member` for this client, or nil after `timeout`.
+    func next(_ member: String, timeout: Duration = .seconds(10)) throws -> DBusMessage? {
+        try connection.nextMessage(timeout: timeout) { message in
+            message.kind == .signal && message.path == path && message.member == member
+        }
+    }
+
+    /// Every LocationManager1 signal for this client that arrives within `timeout`, by member.
+    func drain(for timeout: Duration) throws -> [String] {
+        var members: [String] = []
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline,
+              let message = try connection.nextMessage(timeout: ContinuousClock.now.duration(to: deadline), where: {
+                  $0.kind == .signal && $0.path == self.path
+              }) {
+            members.append(message.member ?? "")
+        }
+        return members
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
