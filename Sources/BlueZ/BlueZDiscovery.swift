@@ -48,33 +48,31 @@ public final class BlueZDiscovery {
 
     let server: DBusObjectServer
     /// `hciN`, or nil for the first powered adapter.
-    public let adapterName: String?
+    public var adapterName: String? { machine.adapterName }
     public let reportsAdvertisements: Bool
-    public private(set) var state: State = .stopped { didSet { if state != oldValue { stateChanged?(state) } } }
-    public private(set) var adapters: [String: BlueZAdapter] = [:]
+    public var state: BlueZDiscovery.State { machine.state }
+    public var adapters: [String: BlueZAdapter] { machine.adapters }
     public var stateChanged: ((State) -> Void)?
     public var advertisement: ((BlueZAdvertisement) -> Void)?
 
-    private var wanted = false
+    /// What is wanted, in flight and chosen; this object only carries out what it returns.
+    private var machine: DiscoveryStateMachine
     private var subscribed: [Int] = []
     /// Per device path: the last manufacturer data (Apple's payload) and RSSI, because PropertiesChanged
     /// carries only what changed.
     private var devices: [String: (payload: [UInt8]?, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)] = [:]
-    private var refreshing = false
-    private var startingDiscovery = false
     private let loop: MainLoop
 
     public init(server: DBusObjectServer, loop: MainLoop, adapterName: String?, reportsAdvertisements: Bool) {
         self.server = server
         self.loop = loop
-        self.adapterName = adapterName
+        self.machine = DiscoveryStateMachine(adapterName: adapterName)
         self.reportsAdvertisements = reportsAdvertisements
     }
 
     /// Starts (or keeps) discovery; state changes follow asynchronously.
     public func start() throws(DBusCallError) {
-        guard !wanted else { return }
-        wanted = true
+        guard !machine.wanted else { return }
         if subscribed.isEmpty {
             let sender = "sender='\(Self.service)'"
             subscribed.append(try server.addSignalHandler(matchRule: "type='signal',\(sender),interface='\(Self.objectManager)'") {
@@ -90,10 +88,10 @@ public final class BlueZDiscovery {
                 guard message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
                       message.signature == "sss", let arguments = try? message.arguments(),
                       case .string(Self.service) = arguments[0], case .string(let newOwner) = arguments[2] else { return }
-                self?.bluetoothdChanged(running: !newOwner.isEmpty)
+                self?.apply { $0.bluetoothd(running: !newOwner.isEmpty) }
             })
         }
-        refresh()
+        apply { $0.start() }
     }
 
     deinit {
@@ -104,118 +102,73 @@ public final class BlueZDiscovery {
     public func stop() {
         for id in subscribed { server.removeSignalHandler(id) }
         subscribed = []
-        guard wanted else { return }
-        wanted = false
-        if case .discovering(let adapter) = state {
+        apply { $0.stop() }
+    }
+
+    // MARK: Carrying out the state machine's actions
+
+    /// Feeds one event to the state machine, reports a state change, and carries out what it returns.
+    private func apply(_ event: (inout DiscoveryStateMachine) -> [DiscoveryStateMachine.Action]) {
+        let before = machine.state
+        let actions = event(&machine)
+        if machine.state != before { stateChanged?(machine.state) }
+        for action in actions { perform(action) }
+    }
+
+    private func perform(_ action: DiscoveryStateMachine.Action) {
+        switch action {
+        case .getManagedObjects:
+            server.callAsync(destination: Self.service, path: "/", interface: Self.objectManager, member: "GetManagedObjects") {
+                [weak self] result in self?.managedObjects(result)
+            }
+        case .startDiscovery(let adapter):
+            let filter = DBusValue.vardict([
+                "Transport": .string("le"),
+                "DuplicateData": .boolean(true),
+                "RSSI": .int16(-127),
+            ])
             server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
-                             member: "StopDiscovery") { _ in }
-        }
-        devices.removeAll()
-        state = .stopped
-    }
-
-    // MARK: Finding the adapter
-
-    /// Reads bluetoothd's objects and starts discovery on the adapter if it can.
-    func refresh() {
-        guard wanted, !refreshing else { return }
-        refreshing = true
-        server.callAsync(destination: Self.service, path: "/", interface: Self.objectManager, member: "GetManagedObjects") {
-            [weak self] result in
-            guard let self else { return }
-            self.refreshing = false
-            guard self.wanted else { return }
-            switch result {
-            case .failure(let error):
-                if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-                    self.state = .waiting("bluetoothd is not running (org.bluez is not on the bus). Fix: systemctl start bluetooth")
-                } else {
-                    self.state = .waiting("bluetoothd did not answer GetManagedObjects: \(error.message)")
-                    self.retry()
-                }
-            case .success(let arguments):
-                self.adapters = [:]
-                for (path, interfaces) in Self.objects(arguments.first) {
-                    if let properties = interfaces[Self.adapterInterface] { self.updateAdapter(path, properties) }
-                    if let properties = interfaces[Self.deviceInterface] { self.updateDevice(path, properties, report: false) }
-                }
-                self.chooseAdapter()
-            }
-        }
-    }
-
-    private func retry() {
-        loop.schedule(at: .now + .seconds(1)) { [weak self] in self?.refresh() }
-    }
-
-    private func chooseAdapter() {
-        guard wanted else { return }
-        let candidates = adapters.values.sorted { $0.name < $1.name }
-        let adapter: BlueZAdapter? = if let adapterName { adapters["/org/bluez/\(adapterName)"] }
-            else { candidates.first(where: \.powered) ?? candidates.first }
-        guard let adapter else {
-            let which = adapterName.map { "adapter \($0)" } ?? "Bluetooth adapter"
-            let known = candidates.map(\.name).joined(separator: ", ")
-            state = .waiting("no \(which) in bluetoothd" + (known.isEmpty ? "" : " (it has \(known))")
-                + ". Plug one in, or check rfkill list and dmesg")
-            return
-        }
-        guard adapter.powered else {
-            state = .waiting("adapter \(adapter.name) is powered off. Fix: bluetoothctl power on (and rfkill unblock bluetooth if it is blocked)")
-            return
-        }
-        if case .discovering(let current) = state, current.path == adapter.path { return }
-        startDiscovery(on: adapter)
-    }
-
-    private func startDiscovery(on adapter: BlueZAdapter) {
-        guard !startingDiscovery else { return }
-        startingDiscovery = true
-        let filter = DBusValue.vardict([
-            "Transport": .string("le"),
-            "DuplicateData": .boolean(true),
-            "RSSI": .int16(-127),
-        ])
-        server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
-                         member: "SetDiscoveryFilter", arguments: [filter]) { [weak self] filterResult in
-            guard let self else { return }
-            self.server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
-                                  member: "StartDiscovery") { [weak self] result in
+                             member: "SetDiscoveryFilter", arguments: [filter]) { [weak self] filterResult in
                 guard let self else { return }
-                self.startingDiscovery = false
-                guard self.wanted else { return }
-                switch result {
-                case .success:
-                    self.state = .discovering(self.adapters[adapter.path] ?? adapter)
-                case .failure(let error) where error.name == "org.bluez.Error.InProgress":
-                    // bluetoothd answers InProgress both when our session already exists and when its start
-                    // failed because the controller is busy (e.g. discovery left running by a bluetoothd that was
-                    // killed): then it has dropped our session. Release whatever is ours and start afresh.
-                    self.state = .waiting("bluetoothd could not start discovery on \(adapter.name) (\(error.message)); retrying")
-                    self.server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
-                                          member: "StopDiscovery") { [weak self] _ in self?.retry() }
-                case .failure(let error):
-                    let filterNote = (try? filterResult.get()) == nil ? " (SetDiscoveryFilter failed too)" : ""
-                    self.state = .waiting("bluetoothd refused StartDiscovery on \(adapter.name): \(error.name): \(error.message)\(filterNote)")
-                    self.retry()
+                self.server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
+                                      member: "StartDiscovery") { [weak self] result in
+                    let started = result.map { _ in () }
+                    self?.apply { $0.discoveryStarted(on: adapter, started, filterFailed: (try? filterResult.get()) == nil) }
                 }
             }
+        case .stopDiscovery(let path, let retryAfterwards):
+            server.callAsync(destination: Self.service, path: path, interface: Self.adapterInterface, member: "StopDiscovery") {
+                [weak self] _ in if retryAfterwards { self?.apply { $0.refreshDue() } }
+            }
+        case .scheduleRetry:
+            loop.schedule(at: .now + .seconds(1)) { [weak self] in self?.apply { $0.refreshDue() } }
+        case .scheduleDiscoveringCheck(let path):
+            loop.schedule(at: .now + .seconds(2)) { [weak self] in self?.apply { $0.discoveringCheckDue(path: path) } }
+        case .forgetDevices(let adapterPath):
+            if let adapterPath { devices = devices.filter { !$0.key.hasPrefix(adapterPath + "/") } } else { devices.removeAll() }
+        }
+    }
+
+    private func managedObjects(_ result: Result<[DBusValue], DBusCallError>) {
+        switch result {
+        case .failure(let error):
+            apply { $0.managedObjectsFailed(error) }
+        case .success(let arguments):
+            var found: [String: [String: DBusValue]] = [:]
+            let objects = Self.objects(arguments.first)
+            for (path, interfaces) in objects {
+                if let properties = interfaces[Self.adapterInterface] { found[path] = properties }
+            }
+            if machine.wanted {
+                for (path, interfaces) in objects {
+                    if let properties = interfaces[Self.deviceInterface] { updateDevice(path, properties, report: false) }
+                }
+            }
+            apply { $0.managedObjects(adapters: found) }
         }
     }
 
     // MARK: bluetoothd's signals
-
-    private func bluetoothdChanged(running: Bool) {
-        guard wanted else { return }
-        if running {
-            // Adapters appear through InterfacesAdded as bluetoothd registers them; ask as well.
-            refresh()
-        } else {
-            adapters = [:]
-            devices.removeAll()
-            state = .waiting("bluetoothd stopped (org.bluez left the bus); scanning resumes when it is back. Fix: systemctl start bluetooth")
-        }
-    }
 
     private func objectManagerSignal(_ message: DBusMessage) {
         guard message.interface == Self.objectManager, let arguments = try? message.arguments(), arguments.count == 2,
@@ -224,8 +177,7 @@ public final class BlueZDiscovery {
         case "InterfacesAdded":
             for (interface, properties) in Self.interfaces(arguments[1]) {
                 if interface == Self.adapterInterface {
-                    updateAdapter(path, properties)
-                    if wanted, !isDiscovering { chooseAdapter() }
+                    apply { $0.adapterAdded(path, properties) }
                 } else if interface == Self.deviceInterface {
                     updateDevice(path, properties, report: true)
                 }
@@ -236,27 +188,11 @@ public final class BlueZDiscovery {
                 if case .string(let name) = value { return name }
                 return nil
             })
-            if removed.contains(Self.adapterInterface) {
-                adapters[path] = nil
-                if case .discovering(let adapter) = state, adapter.path == path {
-                    state = .waiting("adapter \(adapter.name) was removed; scanning resumes when it is back")
-                    devices = devices.filter { !$0.key.hasPrefix(path + "/") }
-                }
-                chooseAdapterIfWaiting()
-            }
+            if removed.contains(Self.adapterInterface) { apply { $0.adapterRemoved(path) } }
             if removed.contains(Self.deviceInterface) { devices[path] = nil }
         default:
             break
         }
-    }
-
-    private var isDiscovering: Bool {
-        if case .discovering = state { return true }
-        return false
-    }
-
-    private func chooseAdapterIfWaiting() {
-        if wanted, !isDiscovering { chooseAdapter() }
     }
 
     private func propertiesChanged(_ message: DBusMessage) {
@@ -264,42 +200,13 @@ public final class BlueZDiscovery {
               let arguments = try? message.arguments(), arguments.count >= 2,
               case .string(let interface) = arguments[0], let changed = arguments[1].vardictEntries else { return }
         if interface == Self.adapterInterface {
-            updateAdapter(path, changed)
-            guard let adapter = adapters[path] else { return }
-            if case .discovering(let current) = state, current.path == path {
-                if !adapter.powered {
-                    state = .waiting("adapter \(adapter.name) was powered off (or blocked by rfkill); scanning resumes when it is on")
-                } else if changed["Discovering"] == .boolean(false) {
-                    // bluetoothd stopped discovering under us (a controller reset, its own restart of the scan).
-                    // If it is not back on within 2 s, we are blind: say so and start a fresh session.
-                    loop.schedule(at: .now + .seconds(2)) { [weak self] in
-                        guard let self, self.wanted, case .discovering(let current) = self.state,
-                              current.path == path, self.adapters[path]?.discovering == false else { return }
-                        self.state = .waiting("discovery on \(current.name) stopped; restarting it")
-                        self.server.callAsync(destination: Self.service, path: path, interface: Self.adapterInterface,
-                                              member: "StopDiscovery") { [weak self] _ in self?.retry() }
-                    }
-                } else {
-                    state = .discovering(adapter)
-                }
-            } else if adapter.powered {
-                chooseAdapterIfWaiting()
-            }
+            apply { $0.adapterChanged(path, changed) }
         } else if interface == Self.deviceInterface {
             updateDevice(path, changed, report: true)
         }
     }
 
     // MARK: Objects
-
-    private func updateAdapter(_ path: String, _ properties: [String: DBusValue]) {
-        var adapter = adapters[path] ?? BlueZAdapter(path: path, name: String(path.split(separator: "/").last ?? ""),
-                                                     address: "", powered: false, discovering: false)
-        if case .string(let address)? = properties["Address"] { adapter.address = address }
-        if case .boolean(let powered)? = properties["Powered"] { adapter.powered = powered }
-        if case .boolean(let discovering)? = properties["Discovering"] { adapter.discovering = discovering }
-        adapters[path] = adapter
-    }
 
     /// Keeps the device's last Apple payload and RSSI; with `report`, a change that means "an advertisement
     /// was heard" (new ManufacturerData, or a new RSSI: both come only from advertisements) becomes a sighting.

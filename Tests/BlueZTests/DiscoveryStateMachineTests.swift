@@ -1,0 +1,142 @@
+@testable import BlueZ
+import DBus
+import Testing
+
+/// The discovery state machine alone: each event of bluetoothd's life and what beacond does about it.
+@Suite("BlueZ discovery state machine")
+struct DiscoveryStateMachineTests {
+    typealias Machine = DiscoveryStateMachine
+
+    static func adapter(_ name: String, powered: Bool = true, discovering: Bool = false) -> [String: DBusValue] {
+        ["Address": .string("00:11:22:33:44:5\(name.last ?? "0")"), "Powered": .boolean(powered),
+         "Discovering": .boolean(discovering)]
+    }
+
+    static func hci(_ name: String) -> BlueZAdapter {
+        BlueZAdapter(path: "/org/bluez/\(name)", name: name, address: "00:11:22:33:44:5\(name.last ?? "0")",
+                     powered: true, discovering: false)
+    }
+
+    static func waiting(_ machine: Machine) -> String? {
+        if case .waiting(let reason) = machine.state { return reason }
+        return nil
+    }
+
+    /// A machine discovering on hci0.
+    static func discovering() -> Machine {
+        var machine = Machine(adapterName: nil)
+        _ = machine.start()
+        _ = machine.managedObjects(adapters: ["/org/bluez/hci0": adapter("hci0")])
+        _ = machine.discoveryStarted(on: hci("hci0"), .success(()), filterFailed: false)
+        return machine
+    }
+
+    @Test("start asks once; the first powered adapter gets one discovery start, however often it is offered")
+    func startsOnce() {
+        var machine = Machine(adapterName: nil)
+        #expect(machine.start() == [.getManagedObjects])
+        #expect(machine.start().isEmpty)
+        #expect(machine.refreshDue().isEmpty, "GetManagedObjects is already out")
+        let objects = ["/org/bluez/hci1": Self.adapter("hci1", powered: false), "/org/bluez/hci0": Self.adapter("hci0")]
+        #expect(machine.managedObjects(adapters: objects) == [.startDiscovery(Self.hci("hci0"))])
+        #expect(machine.refreshDue() == [.getManagedObjects])
+        #expect(machine.managedObjects(adapters: objects).isEmpty, "StartDiscovery is already out")
+        #expect(machine.discoveryStarted(on: Self.hci("hci0"), .success(()), filterFailed: false).isEmpty)
+        #expect(machine.state == .discovering(Self.hci("hci0")))
+    }
+
+    @Test("InProgress releases our session and starts afresh; another refusal is retried with its reason")
+    func refusedStarts() {
+        var machine = Machine(adapterName: nil)
+        _ = machine.start()
+        _ = machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")])
+        let busy = DBusCallError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
+        #expect(machine.discoveryStarted(on: Self.hci("hci0"), .failure(busy), filterFailed: false)
+                == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: true)])
+        #expect(Self.waiting(machine)?.contains("retrying") == true)
+        #expect(machine.refreshDue() == [.getManagedObjects])
+        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]) == [.startDiscovery(Self.hci("hci0"))])
+        let refused = DBusCallError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
+        #expect(machine.discoveryStarted(on: Self.hci("hci0"), .failure(refused), filterFailed: true) == [.scheduleRetry])
+        #expect(Self.waiting(machine) == "bluetoothd refused StartDiscovery on hci0: org.bluez.Error.NotReady: Resource Not Ready "
+                + "(SetDiscoveryFilter failed too)")
+    }
+
+    @Test("without bluetoothd it waits for org.bluez to come back (no polling), then asks again")
+    func followsBluetoothd() {
+        var machine = Machine(adapterName: nil)
+        _ = machine.start()
+        let absent = DBusCallError(name: "org.freedesktop.DBus.Error.ServiceUnknown", message: "org.bluez")
+        #expect(machine.managedObjectsFailed(absent).isEmpty)
+        #expect(Self.waiting(machine)?.contains("systemctl start bluetooth") == true)
+        #expect(machine.bluetoothd(running: true) == [.getManagedObjects])
+        let slow = DBusCallError(name: "org.freedesktop.DBus.Error.NoReply", message: "timeout")
+        #expect(machine.managedObjectsFailed(slow) == [.scheduleRetry])
+
+        var running = Self.discovering()
+        #expect(running.bluetoothd(running: false) == [.forgetDevices(under: nil)])
+        #expect(Self.waiting(running)?.hasPrefix("bluetoothd stopped") == true)
+        #expect(running.adapters.isEmpty)
+    }
+
+    @Test("powered off (or rfkill) while discovering waits; powered on starts again")
+    func followsPower() {
+        var machine = Self.discovering()
+        #expect(machine.adapterChanged("/org/bluez/hci0", ["Powered": .boolean(false)]).isEmpty)
+        #expect(Self.waiting(machine)?.contains("powered off") == true)
+        #expect(machine.adapterChanged("/org/bluez/hci0", ["Powered": .boolean(true)]) == [.startDiscovery(Self.hci("hci0"))])
+    }
+
+    @Test("discovery stopped under us: restarted if bluetoothd has not resumed it within the check, left alone if it has")
+    func discoveryStoppedUnderUs() {
+        var machine = Self.discovering()
+        _ = machine.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(true)])
+        #expect(machine.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(false)])
+                == [.scheduleDiscoveringCheck(path: "/org/bluez/hci0")])
+        #expect(machine.isDiscovering, "not blind yet: bluetoothd may resume it")
+        #expect(machine.discoveringCheckDue(path: "/org/bluez/hci0") == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: true)])
+        #expect(Self.waiting(machine) == "discovery on hci0 stopped; restarting it")
+
+        var resumed = Self.discovering()
+        _ = resumed.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(false)])
+        _ = resumed.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(true)])
+        #expect(resumed.discoveringCheckDue(path: "/org/bluez/hci0").isEmpty)
+        #expect(resumed.isDiscovering)
+    }
+
+    @Test("the adapter removed: its devices are forgotten and another powered adapter is taken")
+    func adapterRemoved() {
+        var machine = Self.discovering()
+        #expect(machine.adapterAdded("/org/bluez/hci1", Self.adapter("hci1")).isEmpty, "already discovering on hci0")
+        #expect(machine.adapterRemoved("/org/bluez/hci0")
+                == [.forgetDevices(under: "/org/bluez/hci0"), .startDiscovery(Self.hci("hci1"))])
+        #expect(Self.waiting(machine)?.contains("hci0 was removed") == true)
+    }
+
+    @Test("a named adapter that is missing is said, with the ones there are")
+    func namedAdapterMissing() {
+        var machine = Machine(adapterName: "hci1")
+        _ = machine.start()
+        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]).isEmpty)
+        #expect(Self.waiting(machine) == "no adapter hci1 in bluetoothd (it has hci0). Plug one in, or check rfkill list and dmesg")
+        #expect(machine.adapterAdded("/org/bluez/hci1", Self.adapter("hci1")) == [.startDiscovery(Self.hci("hci1"))])
+    }
+
+    @Test("stop releases the session, also one that bluetoothd opens after it; other replies change nothing")
+    func stop() {
+        var machine = Self.discovering()
+        #expect(machine.stop() == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: false), .forgetDevices(under: nil)])
+        #expect(machine.state == .stopped)
+        #expect(machine.stop().isEmpty)
+
+        var starting = Machine(adapterName: nil)
+        _ = starting.start()
+        _ = starting.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")])
+        _ = starting.stop()
+        #expect(starting.discoveryStarted(on: Self.hci("hci0"), .success(()), filterFailed: false)
+                == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: false)])
+        #expect(starting.state == .stopped)
+        #expect(starting.bluetoothd(running: true).isEmpty)
+        #expect(starting.start() == [.getManagedObjects])
+    }
+}
