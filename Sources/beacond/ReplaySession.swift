@@ -68,15 +68,7 @@ struct ReplaySession {
                 if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
             }
             startPendingRegions(at: time)
-            let payload = capture.bytes.span.extracting(record.payload)
-            switch record.packet {
-            case .hciEvent:
-                pipeline.ingest(hciEvent: payload, at: time, into: &events)
-            case .linkLayerAdvertisement(let rssi):
-                pipeline.ingest(linkLayerPDU: payload, rssi: rssi, at: time, into: &events)
-            case .other:
-                break
-            }
+            pipeline.ingest(record.packet, payload: capture.bytes.span.extracting(record.payload), at: time, into: &events)
             flush(time: record.timestamp == nil ? nil : time)
             lastHadTime = record.timestamp != nil
         }

@@ -1,4 +1,5 @@
 import BeaconKit
+import Captures
 
 /// The one `BeaconPipeline` that serves every client, and the only code that changes it. It speaks in clients,
 /// regions and constraints; the engine keys (`EngineKey`) that tie its entries to clients stay inside. Every
@@ -18,10 +19,8 @@ struct BeaconEngine {
     mutating func ingest(_ input: ScannerInput, at now: Timestamp) -> [Event] {
         var events: [Event] = []
         switch input {
-        case .hciEvent(let bytes):
-            pipeline.ingest(hciEvent: bytes.span, at: now, into: &events)
-        case .linkLayerPDU(let bytes, let rssi):
-            pipeline.ingest(linkLayerPDU: bytes.span, rssi: rssi, at: now, into: &events)
+        case .packet(let packet, let bytes):
+            pipeline.ingest(packet, payload: bytes.span, at: now, into: &events)
         case .iBeacon(let frame, let rssi, let address, let addressType):
             pipeline.observe(IBeaconObservation(frame: frame, rssi: rssi, address: address, addressType: addressType,
                                                 timestamp: now), into: &events)

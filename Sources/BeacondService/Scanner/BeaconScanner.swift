@@ -1,13 +1,13 @@
 public import BeaconKit
+public import Captures
 public import MainLoopKit
 
 /// What a scanner hands the engine: raw bytes as the controller produced them (decoded by BeaconKit), or a
 /// sighting bluetoothd already decoded (the BlueZ D-Bus scanner has no bytes).
 public enum ScannerInput: Sendable {
-    /// An HCI event (no H4 type byte).
-    case hciEvent([UInt8])
-    /// An advertising-channel PDU captured over the air, with its RSSI if known.
-    case linkLayerPDU([UInt8], rssi: Int8?)
+    /// Bytes in a capture's terms: an HCI event (no H4 type byte), or an advertising-channel PDU captured over the
+    /// air with its RSSI if known (`BeaconPipeline.ingest(_:payload:at:into:)` decodes either).
+    case packet(CapturePacket, [UInt8])
     /// An iBeacon frame heard now.
     case iBeacon(IBeaconFrame, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)
 }

@@ -109,7 +109,7 @@ public final class BlueZScannerSource: BeaconScanner {
     private func readSocket() {
         guard let socket, let deliver else { return }
         do {
-            try socket.readEvents { deliver(.hciEvent($0)) }
+            try socket.readEvents { deliver(.packet(.hciEvent, $0)) }
         } catch {
             // The adapter went away under the socket; bluetoothd's signals say when it is back. If discovery
             // still runs (a transient error), try the socket again shortly.

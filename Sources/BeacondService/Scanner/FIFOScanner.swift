@@ -105,7 +105,7 @@ public final class FIFOScanner: BeaconScanner {
         }
         switch HexEventLine.parse(line) {
         case .skip: return
-        case .event(let event): deliver(.hciEvent(event))
+        case .event(let event): deliver(.packet(.hciEvent, event))
         case .malformed(let reason): reject(reason)
         }
     }

@@ -62,12 +62,7 @@ public final class ReplayScanner: BeaconScanner {
             guard let self, let capture = self.capture else { return }
             let record = capture.records[self.nextRecord]
             self.nextRecord += 1
-            let payload = Array(capture.bytes[record.payload])
-            switch record.packet {
-            case .hciEvent: deliver(.hciEvent(payload))
-            case .linkLayerAdvertisement(let rssi): deliver(.linkLayerPDU(payload, rssi: rssi))
-            case .other: break
-            }
+            if record.packet != .other { deliver(.packet(record.packet, Array(capture.bytes[record.payload]))) }
             self.scheduleNext(deliver: deliver)
         }
     }
