@@ -22,9 +22,13 @@ extension BeaconDaemon {
         updateScanning()
     }
 
-    func armEngineTimer() {
+    func stopEngineTimer() {
         if let engineTimer { loop.cancelTimer(engineTimer) }
         engineTimer = nil
+    }
+
+    func armEngineTimer() {
+        stopEngineTimer()
         guard let deadline = engine.nextDeadline else { return }
         let delay = deadline - clock()
         let wait: Duration = delay > .zero ? min(delay, .seconds(3600)) : .zero

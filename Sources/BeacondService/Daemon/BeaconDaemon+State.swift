@@ -82,6 +82,11 @@ extension BeaconDaemon {
         logger.notice("the state is saved again, in a new \(store.file)")
     }
 
+    func stopWatchingStateDirectory() {
+        stateWatch?.stop()
+        stateWatch = nil
+    }
+
     /// Checks the database file as soon as something in the state directory is deleted or moved.
     func watchStateDirectory() {
         stateWatch?.stop()
@@ -124,6 +129,11 @@ extension BeaconDaemon {
         let monitored = engine.monitoredRegion(client: session.number, identifier: region.identifier)
             ?? MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown)
         return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
+    }
+
+    func stopLastSeenSave() {
+        if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
+        lastSeenSave = nil
     }
 
     /// While sightings arrive, one timer saves the regions' last-seen times; none runs while nothing is seen.

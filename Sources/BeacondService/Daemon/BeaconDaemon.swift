@@ -200,13 +200,10 @@ public actor BeaconDaemon {
     /// Stops scanning and leaves the bus.
     public func shutdown() {
         perform(scanControl.shutdown())
-        if let engineTimer { loop.cancelTimer(engineTimer) }
-        engineTimer = nil
-        if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
-        lastSeenSave = nil
+        stopEngineTimer()
+        stopLastSeenSave()
         stopQueueExpiry()
-        stateWatch?.stop()
-        stateWatch = nil
+        stopWatchingStateDirectory()
         markSeenRegionsChanged()
         commitState(.powerLoss)
         flushOutbox()
