@@ -44,10 +44,14 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez",
                        providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
         // The one thread that polls descriptors and timers and runs the daemon's actor: the bus, scanners and
         // timers all use it, so it is no part of the D-Bus wrapper.
         .target(name: "MainLoopKit", swiftSettings: strict),
         .target(name: "DBus", dependencies: ["CDBus", "MainLoopKit"], swiftSettings: strict),
+        // The one Swift wrapper of libmosquitto: a broker connection driven by the MainLoop.
+        .target(name: "MQTT", dependencies: ["CMosquitto", "MainLoopKit"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["BeaconKit", "DBus", "MainLoopKit", "CBlueZ"], swiftSettings: strict),
         .target(name: "BeacondAPI", swiftSettings: strict),
         // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
@@ -79,6 +83,7 @@ let package = Package(
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MainLoopKit", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "MainLoopKit", "BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
                                                             "TestKit", .product(name: "GRDB", package: "GRDB.swift"),

@@ -3,16 +3,19 @@
 # Usage: scripts/install-deps.sh [run|test]
 set -euo pipefail
 
-packages=(pkg-config libdbus-1-dev libbluetooth-dev dbus libsqlite3-dev)
+packages=(pkg-config libdbus-1-dev libbluetooth-dev dbus libsqlite3-dev libmosquitto-dev)
 if [[ "${1:-run}" == test ]]; then
     # python3-venv for the benchmark's Python peers; dbus (dbus-daemon, busctl) and libglib2.0-bin
     # (gdbus) are the real D-Bus clients the daemon's integration tests use; python3-dbus and
     # python3-gi drive the D-Bus policy check and systemd gives systemd-analyze and
     # systemd-sysusers to Tests/System/packaging-test.sh. Tests/System/run.sh boots a Debian kernel
     # under QEMU (qemu-system-x86) from an initramfs of busybox-static and kernel modules (cpio,
-    # kmod), and runs BlueZ (bluez; btvirt and btmon come with bluez-test-tools) in it.
+    # kmod), and runs BlueZ (bluez; btvirt and btmon come with bluez-test-tools) in it. The MQTT
+    # tests start private Mosquitto brokers on loopback (mosquitto, with mosquitto_passwd), make
+    # their TLS certificates with openssl and read as an ESPresense consumer would with paho-mqtt.
     packages+=(dbus libglib2.0-bin python3 python3-venv python3-dbus python3-gi systemd
-        qemu-system-x86 busybox-static cpio kmod bluez bluez-test-tools)
+        qemu-system-x86 busybox-static cpio kmod bluez bluez-test-tools
+        mosquitto openssl python3-paho-mqtt)
 fi
 
 missing=()

@@ -1,0 +1,237 @@
+import Foundation
+import MainLoopKit
+import MQTT
+import TestKit
+import Testing
+
+/// An `MQTTClient` on its own running `MainLoop`, as the daemon holds one: every call goes through the loop
+/// thread; what the client reports is collected for the test to read.
+final class LoopClient: @unchecked Sendable {
+    let loop: MainLoop
+    private var client: MQTTClient?
+    let states = Locked<[MQTTConnectionState]>([])
+    let messages = Locked<[MQTTMessage]>([])
+    let refusedPublications = Locked<[String]>([])
+
+    init(_ options: MQTTOptions) throws {
+        loop = try MainLoop()
+        let client = try MQTTClient(options: options, loop: loop)
+        let (states, messages, refusedPublications) = (self.states, self.messages, self.refusedPublications)
+        client.onStateChange = { state in states.withLock { $0.append(state) } }
+        client.onMessage = { message in messages.withLock { $0.append(message) } }
+        client.onPublishRefused = { topic, reason in refusedPublications.withLock { $0.append("\(topic): \(reason)") } }
+        self.client = client
+        try loop.startThread()
+    }
+
+    deinit {
+        loop.stopAndWait()
+        client = nil
+    }
+
+    /// Runs `body` with the client on the loop thread and waits for it.
+    @discardableResult
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (MQTTClient) throws -> T) throws -> T {
+        let result = Locked<Result<T, any Error>?>(nil)
+        loop.execute { [self] in
+            // The client is touched only here, on the loop thread.
+            let outcome = Result { try body(self.client!) }
+            result.withLock { $0 = outcome }
+        }
+        #expect(eventually { result.withLock { $0 } != nil })
+        return try result.withLock { $0 }!.get()
+    }
+
+    var state: MQTTConnectionState { states.withLock { $0.last ?? .stopped } }
+    var isConnected: Bool { state == .connected }
+    func connectionCount() -> Int { states.withLock { $0.filter { $0 == .connected }.count } }
+    func texts(on topic: String) -> [String] {
+        messages.withLock { $0.filter { $0.topic == topic }.map { String(decoding: $0.payload, as: UTF8.self) } }
+    }
+
+    var waitingReason: String? {
+        if case .waitingToReconnect(let reason, _) = state { return reason }
+        return nil
+    }
+}
+
+func options(_ broker: PrivateBroker, id: String, _ change: (inout MQTTOptions) -> Void = { _ in }) -> MQTTOptions {
+    var options = MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: id,
+                              reconnectBackoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .milliseconds(400)))
+    change(&options)
+    return options
+}
+
+@Suite("MQTT client on a real Mosquitto broker", .serialized)
+struct MQTTClientTests {
+    @Test(arguments: [MQTTOptions.ProtocolVersion.v311, .v5])
+    func publishesAndReceivesThroughTheBroker(version: MQTTOptions.ProtocolVersion) throws {
+        let broker = try PrivateBroker()
+        let reader = try LoopClient(options(broker, id: "reader") { $0.protocolVersion = version })
+        let writer = try LoopClient(options(broker, id: "writer") { $0.protocolVersion = version })
+        try reader.onLoop { try $0.subscribe("espresense/devices/+/+") }
+        try reader.onLoop { $0.start() }
+        try writer.onLoop { $0.start() }
+        #expect(eventually { reader.isConnected && writer.isConnected })
+        // The subscription is in place once the broker has acknowledged it; a retained message proves it either way.
+        for index in 0..<20 {
+            try writer.onLoop { try $0.publish(MQTTMessage(topic: "espresense/devices/iBeacon:x-1-2/kitchen", text: "{\"n\":\(index)}")) }
+        }
+        try writer.onLoop { try $0.publish(MQTTMessage(topic: "espresense/rooms/kitchen/status", text: "online")) }
+        #expect(eventually { reader.texts(on: "espresense/devices/iBeacon:x-1-2/kitchen").count >= 10 })
+        let texts = reader.texts(on: "espresense/devices/iBeacon:x-1-2/kitchen")
+        // In order, none twice, none from a topic not subscribed to.
+        let numbers = texts.compactMap { Int($0.dropFirst(5).dropLast()) }
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count)
+        #expect(reader.texts(on: "espresense/rooms/kitchen/status").isEmpty)
+    }
+
+    @Test func aWrongPasswordIsRefusedWithTheBrokersReasonAndRetried() throws {
+        let broker = try PrivateBroker(users: [.init("node", password: "right")])
+        let wrong = try LoopClient(options(broker, id: "wrong") { $0.username = "node"; $0.password = "wrong" })
+        try wrong.onLoop { $0.start() }
+        #expect(eventually { wrong.waitingReason != nil })
+        let reason = wrong.waitingReason ?? ""
+        #expect(reason.contains("refused"), "\(reason)")
+        #expect(reason.lowercased().contains("not authori") || reason.lowercased().contains("bad user name or password"), "\(reason)")
+        // It keeps trying (capped backoff), and is never connected.
+        #expect(eventually { wrong.states.withLock { $0.filter { $0 == .connecting }.count } >= 3 })
+        #expect(wrong.connectionCount() == 0)
+        let right = try LoopClient(options(broker, id: "right") { $0.username = "node"; $0.password = "right" })
+        try right.onLoop { $0.start() }
+        #expect(eventually { right.isConnected })
+    }
+
+    @Test func theWillIsPublishedWhenTheConnectionIsLostButNotOnACleanStop() throws {
+        let broker = try PrivateBroker()
+        let watcher = try LoopClient(options(broker, id: "watcher"))
+        try watcher.onLoop { try $0.subscribe("espresense/rooms/+/status") }
+        try watcher.onLoop { $0.start() }
+        #expect(eventually { watcher.isConnected })
+        let will = MQTTMessage(topic: "espresense/rooms/hall/status", text: "offline", qos: 1, retain: true)
+        // A clean stop: DISCONNECT first, so no will.
+        let polite = try LoopClient(options(broker, id: "hall") { $0.will = will })
+        try polite.onLoop { $0.start() }
+        #expect(eventually { polite.isConnected })
+        try polite.onLoop { try $0.publish(MQTTMessage(topic: "espresense/rooms/hall/status", text: "online", qos: 1, retain: true)) }
+        #expect(eventually { watcher.texts(on: "espresense/rooms/hall/status") == ["online"] })
+        try polite.onLoop { $0.stop() }
+        #expect(polite.state == .stopped)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(watcher.texts(on: "espresense/rooms/hall/status") == ["online"])
+        // A lost connection (the broker kills it: a second client with the same id takes over): the will goes out.
+        let lost = try LoopClient(options(broker, id: "hall2") { $0.will = will })
+        try lost.onLoop { $0.start() }
+        #expect(eventually { lost.isConnected })
+        let usurper = try LoopClient(options(broker, id: "hall2"))
+        try usurper.onLoop { $0.start() }
+        #expect(eventually { watcher.texts(on: "espresense/rooms/hall/status").last == "offline" })
+        // The will was retained: a client subscribing later reads it.
+        let late = try LoopClient(options(broker, id: "late"))
+        try late.onLoop { try $0.subscribe("espresense/rooms/hall/status") }
+        try late.onLoop { $0.start() }
+        #expect(eventually { late.messages.withLock { $0.first?.retain == true } })
+        #expect(late.texts(on: "espresense/rooms/hall/status") == ["offline"])
+    }
+
+    @Test func itReconnectsAndSubscribesAgainAfterTheBrokerRestarts() throws {
+        let broker = try PrivateBroker()
+        let reader = try LoopClient(options(broker, id: "reader"))
+        try reader.onLoop { try $0.subscribe("beacond/test") }
+        try reader.onLoop { $0.start() }
+        #expect(eventually { reader.isConnected })
+        broker.kill()
+        #expect(eventually { reader.waitingReason != nil })
+        // Down: attempts fail and are spaced by the backoff, not a busy loop.
+        Thread.sleep(forTimeInterval: 1.0)
+        let attempts = reader.states.withLock { $0.filter { $0 == .connecting }.count }
+        #expect(attempts >= 2 && attempts <= 12, "attempts in 1 s with 100-400 ms backoff: \(attempts)")
+        try broker.start()
+        #expect(eventually { reader.connectionCount() == 2 })
+        let writer = try LoopClient(options(broker, id: "writer"))
+        try writer.onLoop { $0.start() }
+        #expect(eventually { writer.isConnected })
+        // The subscription was made again on the new connection (a clean session has none).
+        #expect(eventually(timeout: .seconds(5)) {
+            _ = try? writer.onLoop { try $0.publish(MQTTMessage(topic: "beacond/test", text: "after restart")) }
+            return !reader.texts(on: "beacond/test").isEmpty
+        })
+    }
+
+    @Test func tlsWithTheRightCAConnectsAndAnUnrelatedCAIsRefusedWithTheReason() throws {
+        let broker = try PrivateBroker(tls: true)
+        let port = try #require(broker.tlsPort)
+        let good = try LoopClient(options(broker, id: "tls") { $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile })
+        try good.onLoop { try $0.subscribe("beacond/tls") }
+        try good.onLoop { $0.start() }
+        #expect(eventually { good.isConnected })
+        try good.onLoop { try $0.publish(MQTTMessage(topic: "beacond/tls", text: "over TLS")) }
+        #expect(eventually { good.texts(on: "beacond/tls") == ["over TLS"] })
+
+        let other = try TestCertificates.unrelatedCA(directory: broker.directory)
+        let bad = try LoopClient(options(broker, id: "bad-ca") { $0.port = port; $0.useTLS = true; $0.caFile = other })
+        try bad.onLoop { $0.start() }
+        #expect(eventually { bad.waitingReason != nil })
+        let reason = bad.waitingReason ?? ""
+        #expect(reason.contains("certificate verify failed") || reason.contains("TLS"), "\(reason)")
+        #expect(bad.connectionCount() == 0)
+    }
+
+    @Test func aMissingCAFileIsAnErrorAtOnceNotARetryLoop() throws {
+        let loop = try MainLoop()
+        #expect {
+            _ = try MQTTClient(options: MQTTOptions(host: "127.0.0.1", port: 1, useTLS: true, caFile: "/nonexistent/ca.crt",
+                                                    clientID: "x"), loop: loop)
+        } throws: { error in
+            "\(error)".contains("/nonexistent/ca.crt") && "\(error)".contains("No such file")
+        }
+    }
+
+    @Test func anACLThatDeniesAPublishIsReportedOverMQTT5() throws {
+        let broker = try PrivateBroker(users: [.init("node", password: "pw")],
+                                       acl: "user node\ntopic readwrite espresense/devices/#\n")
+        let node = try LoopClient(options(broker, id: "node") {
+            $0.username = "node"; $0.password = "pw"; $0.protocolVersion = .v5
+        })
+        try node.onLoop { $0.start() }
+        #expect(eventually { node.isConnected })
+        try node.onLoop { try $0.publish(MQTTMessage(topic: "espresense/devices/a/b", text: "{}", qos: 1)) }
+        try node.onLoop { try $0.publish(MQTTMessage(topic: "espresense/rooms/b/status", text: "online", qos: 1, retain: true)) }
+        #expect(eventually { !node.refusedPublications.withLock { $0 }.isEmpty })
+        let refused = node.refusedPublications.withLock { $0 }
+        #expect(refused.count == 1 && refused[0].hasPrefix("espresense/rooms/b/status: "), "\(refused)")
+        #expect(broker.log.contains("Denied PUBLISH from node"))
+    }
+
+    @Test func connectionRefusedIsRetriedWithCappedBackoff() throws {
+        let port = try PrivateBroker.freePort()
+        let client = try LoopClient(MQTTOptions(host: "127.0.0.1", port: port, clientID: "nobody",
+                                                reconnectBackoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(200))))
+        try client.onLoop { $0.start() }
+        #expect(eventually { client.waitingReason != nil })
+        #expect(client.waitingReason?.contains("refused") == true, "\(client.waitingReason ?? "")")
+        try client.onLoop { $0.stop() }
+        #expect(client.state == .stopped)
+        let count = client.states.withLock { $0.count }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(client.states.withLock { $0.count } == count, "no attempt after stop")
+    }
+}
+
+@Suite("Reconnect backoff")
+struct ReconnectBackoffTests {
+    @Test func doublesFromTheInitialDelayUpToTheCapAndStartsAgainAfterAConnection() {
+        var backoff = ReconnectBackoff(initial: .seconds(1), maximum: .seconds(30))
+        let delays = (0..<8).map { _ in backoff.nextDelay() }
+        #expect(delays == [1, 2, 4, 8, 16, 30, 30, 30].map { Duration.seconds($0) })
+        backoff.reset()
+        #expect(backoff.nextDelay() == .seconds(1))
+    }
+
+    @Test func topicsAreCheckedAsTheBrokerDoes() {
+        #expect(MQTTClient.isValidPublishTopic("espresense/devices/iBeacon:x-1-2/kitchen"))
+        #expect(!MQTTClient.isValidPublishTopic("espresense/devices/+/kitchen"))
+        #expect(MQTTClient.topic("espresense/devices/a/kitchen", matches: "espresense/devices/+/+"))
+        #expect(!MQTTClient.topic("espresense/rooms/kitchen/status", matches: "espresense/devices/+/+"))
+    }
+}
