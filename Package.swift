@@ -54,10 +54,12 @@ let package = Package(
         .target(name: "MQTT", dependencies: ["CMosquitto", "MainLoopKit"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["BeaconKit", "DBus", "MainLoopKit", "CBlueZ"], swiftSettings: strict),
         .target(name: "BeacondAPI", swiftSettings: strict),
+        // Several receivers as one: ESPresense's MQTT conventions (topics, device ids, readings); pure, no I/O.
+        .target(name: "Fleet", dependencies: ["BeaconKit", "BeacondAPI"], swiftSettings: strict),
         // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
         .target(name: "TestKit", swiftSettings: strict),
         .target(name: "BeacondService",
-                dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ",
+                dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
                                .product(name: "TOMLKit", package: "TOMLKit"),
                                .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "Logging", package: "swift-log")],
@@ -83,6 +85,7 @@ let package = Package(
         .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MainLoopKit", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "BeaconKit"], swiftSettings: strict),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "MainLoopKit", "BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",

@@ -25,6 +25,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var activationInterval: Duration
     /// `[scanner] source`: where advertisements come from.
     public var scanner: ScannerSpec
+    /// `[mqtt]`: this node on an MQTT broker (off unless `broker` is set).
+    public var mqtt: MQTTSettings
     /// The declared apps, by app id.
     public var apps: [String: AppConfiguration]
     /// Unknown sections and keys: logged at start and on reload, never fatal.
@@ -35,7 +37,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
                 adminGroup: String = "beacond-admin", exitTimeout: Duration = .seconds(30),
                 hysteresis: RSSIHysteresis? = nil, maxRegionsPerClient: Int = 20, queueLimit: Int = 1000, queueTTL: Duration = .seconds(86_400),
-                activationInterval: Duration = .seconds(60), scanner: ScannerSpec = .auto,
+                activationInterval: Duration = .seconds(60), scanner: ScannerSpec = .auto, mqtt: MQTTSettings = .defaults,
                 apps: [String: AppConfiguration] = [:], warnings: [ConfigurationDiagnostic] = [],
                 configFile: String = AuthorizationPolicy.defaultConfigFile) {
         self.locationServicesEnabled = locationServicesEnabled
@@ -48,6 +50,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.queueTTL = queueTTL
         self.activationInterval = activationInterval
         self.scanner = scanner
+        self.mqtt = mqtt
         self.apps = apps
         self.warnings = warnings
         self.configFile = configFile

@@ -1,6 +1,6 @@
 import BeaconKit
 
-/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[background]` and `[scanner]`; an absent key keeps
+/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[background]`, `[scanner]` and `[mqtt]`; an absent key keeps
 /// its default. Unknown sections and keys are warnings.
 enum DaemonSettingsParser {
     /// Valid values of `max_regions_per_client`: at least one (zero would make monitoring impossible), at most
@@ -29,7 +29,9 @@ enum DaemonSettingsParser {
             configuration.scanner = try ScannerSpec(parsing: source, source: document.file,
                                                     line: scanner.line(of: "source"))
         }
-        for section in [authorization, monitoring, background, scanner] {
+        var mqtt = try root.tableOrEmpty("mqtt")
+        configuration.mqtt = try MQTTSettingsParser.read(&mqtt)
+        for section in [authorization, monitoring, background, scanner, mqtt] {
             configuration.warnings += section.unknownKeyWarnings()
             for key in section.knownKeys { sectionOfKey[key] = section.path.joined(separator: ".") }
         }
