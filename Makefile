@@ -23,7 +23,7 @@ DBUS_POLICYDIR ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/dbus-1/system.d,$(SYS
 DBUS_SERVICESDIR ?= $(DATADIR)/dbus-1/system-services
 CONFDIR = $(SYSCONFDIR)/beacond
 # Shipped documentation, installed under DOCDIR with the same relative paths so links work.
-DOC_FILES = README.md $(wildcard docs/*.md docs/*.png) systemd/README.md config/README.md
+DOC_FILES = README.md $(wildcard docs/*.md docs/*.png) systemd/README.md systemd/mqtt.conf config/README.md
 
 all: build
 
@@ -49,7 +49,8 @@ run: build
 # then the daemon's integration tests on a private bus (beacond and beaconctl are built by
 # `swift build --build-tests`, which builds every product), then the system test on the real
 # Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh). promises_test.py tries what the docs promise as
-# a hostile client or careless administrator would (docs/reliability.md, "Promises the docs make"). The soak test keeps the daemon under
+# a hostile client or careless administrator would (docs/reliability.md, "Promises the docs make"). mqtt_test.py runs
+# the daemon as a receiver on private Mosquitto brokers (docs/fleet.md). The soak test keeps the daemon under
 # steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md).
 test: test-deps
 	$(SWIFT) build --build-tests
@@ -60,6 +61,7 @@ test: test-deps
 	/usr/bin/python3 Tests/Integration/durability_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/promises_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/api_test.py .build/debug/beacond .build/debug/beaconctl
+	/usr/bin/python3 Tests/Integration/mqtt_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/soak_test.py .build/debug/beacond --minutes 3
 	Tests/System/run.sh .build/debug/beacond .build/debug/beaconctl
 

@@ -79,6 +79,14 @@ public enum BeacondStatusKey {
     public static let locationServicesConfigured = "LocationServicesConfigured" // b: location_services in beacond.toml
     public static let locationServicesSwitch = "LocationServicesSwitch" // b: the administrator's switch (beaconctl services)
     public static let startedAt = "StartedAt"                   // t: µs since the Unix epoch
+    public static let mqttBroker = "MQTTBroker"                 // s: "" when [mqtt] is off, else mqtt[s]://host:port
+    public static let mqttState = "MQTTState"                   // s: "off", "connecting", "connected" or "waiting"
+    public static let mqttDetail = "MQTTDetail"                 // s: why it is waiting (the broker's or the system's words)
+    public static let mqttRoom = "MQTTRoom"                     // s: this receiver's room as topics carry it
+    public static let mqttReadingsPublished = "MQTTReadingsPublished" // t: readings published since start
+    public static let mqttReadingsNotSent = "MQTTReadingsNotSent" // t: readings due while not connected (not kept)
+    public static let mqttRefused = "MQTTRefused"               // s: "" or the last publication the broker refused:
+                                                                //    "topic: reason" (MQTT 5; e.g. an ACL)
 }
 
 /// Keys of `ListClients() → aa{sv}` entries.

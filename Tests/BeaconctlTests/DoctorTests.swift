@@ -155,3 +155,49 @@ struct DoctorTests {
         #expect(failed.first?.fix?.contains("message above") == true)
     }
 }
+
+@Suite("beaconctl doctor: the MQTT broker")
+struct MQTTDoctorTests {
+    static func status(state: String, detail: String = "", refused: String = "") -> VarDict {
+        var status = Samples.status()
+        for (key, value) in [(BeacondStatusKey.mqttBroker, "mqtt://192.0.2.10:1883"), (BeacondStatusKey.mqttState, state),
+                             (BeacondStatusKey.mqttDetail, detail), (BeacondStatusKey.mqttRoom, "hall"),
+                             (BeacondStatusKey.mqttRefused, refused)] {
+            status = Samples.with(status, key, .string(value))
+        }
+        return status
+    }
+
+    static func broker(_ status: VarDict) -> DoctorCheck? {
+        Doctor.checks(status: status, app: nil).first { $0.title.hasPrefix("MQTT") }
+    }
+
+    @Test func offMeansNoCheckAndConnectedPasses() {
+        #expect(Self.broker(Samples.status()) == nil)
+        let check = Self.broker(Self.status(state: "connected"))
+        #expect(check?.passed == true && check?.lines == ["✓ MQTT broker connected: mqtt://192.0.2.10:1883 as room hall"])
+    }
+
+    @Test(arguments: [
+        ("the broker refused the connection: Not authorized", "username and password_file"),
+        ("the connection was lost: TLS error: OpenSSL Error[0]: error:0A000086:SSL routines::certificate verify failed", "ca_file"),
+        ("cannot connect to 192.0.2.10:1883: Connection refused", "start the broker"),
+        ("cannot connect to 192.0.2.10:1883: Address family not supported by protocol", "mqtt.conf"),
+        ("cannot connect to 192.0.2.10:1883: Operation not permitted", "IPAddressAllow"),
+        ("something new", "journalctl -u beacond"),
+    ])
+    func eachFailureGetsItsFix(detail: String, fix: String) {
+        let check = Self.broker(Self.status(state: "waiting", detail: detail))
+        #expect(check?.passed == false && check?.title == "MQTT broker connected")
+        #expect(check?.fix?.contains(fix) == true, "\(check?.fix ?? "")")
+        #expect(check?.lines.first?.contains(detail) == true)
+    }
+
+    @Test func aRefusedPublicationNamesTheACLAndAFailedStartTheFile() {
+        let refused = Self.broker(Self.status(state: "connected", refused: "espresense/rooms/hall/status: Not authorized"))
+        #expect(refused?.title == "MQTT publications accepted" && refused?.passed == false)
+        #expect(refused?.fix?.contains("ACL") == true)
+        let failed = Self.broker(Self.status(state: "failed", detail: "ca_file /x: No such file or directory"))
+        #expect(failed?.passed == false && failed?.fix?.contains("[mqtt] in /etc/beacond/beacond.toml") == true)
+    }
+}

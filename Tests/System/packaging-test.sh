@@ -235,6 +235,26 @@ exposure_low() {
 }
 check "systemd-analyze security: exposure at most 2.0" exposure_low
 
+# With the [mqtt] drop-in (systemd/mqtt.conf, installed as documentation): the unit and the drop-in in one file,
+# as systemd merges them; it must still verify cleanly and stay at most 2.0.
+mqtt_dropin_keeps_sandbox() {
+    local dropin=$dest/usr/share/doc/beacond/systemd/mqtt.conf
+    [[ -f $dropin ]] || { detail="make install did not install $dropin"; return 1; }
+    mkdir -p "$work/verify-mqtt"
+    cat "$work/verify/beacond.service" "$dropin" >"$work/verify-mqtt/beacond.service"
+    grep -q '^RestrictAddressFamilies=AF_INET AF_INET6$' "$work/verify-mqtt/beacond.service" ||
+        { detail="the drop-in allows no IP"; return 1; }
+    local status=0 output
+    output=$(systemd-analyze verify "$work/verify-mqtt/beacond.service" 2>&1) || status=$?
+    [[ $status -eq 0 && -z "$output" ]] || { detail="verify: status $status: $output"; return 1; }
+    output=$(systemd-analyze security --offline=yes "$work/verify-mqtt/beacond.service" 2>&1) || { detail=$output; return 1; }
+    local score
+    score=$(sed -n 's/.*Overall exposure level for beacond.service: \([0-9.]*\).*/\1/p' <<<"$output")
+    echo "     exposure level with the MQTT drop-in $score"
+    [[ -n "$score" ]] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' || { detail="exposure $score > 2.0"; return 1; }
+}
+check "systemd/mqtt.conf: the unit with the MQTT drop-in verifies and stays at most 2.0" mqtt_dropin_keeps_sandbox
+
 sysusers_creates_accounts() {
     local output
     output=$(systemd-sysusers --root="$dest" 2>&1) || { detail=$output; return 1; }

@@ -18,6 +18,7 @@ public enum Doctor {
         var checks = [locationServices(status), stateDatabase(status), scanner(status)]
         if let rejected = configurationOnDisk(status) { checks.append(rejected) }
         if let adapters = adapters(status) { checks.append(adapters) }
+        if let broker = mqttBroker(status) { checks.append(broker) }
         if let app { checks += appChecks(status: status, app: app) }
         return checks
     }
@@ -64,6 +65,53 @@ public enum Doctor {
         return DoctorCheck("state saved", passed: false, error,
                            fix: "do what the message above says (the fix is in its last parentheses); beacond saves what "
                                + "it kept in memory at its next change. Details: journalctl -u beacond -e")
+    }
+
+    /// With `[mqtt]` on: connected, and no publication refused. The fix follows the broker's or the system's words.
+    static func mqttBroker(_ status: VarDict) -> DoctorCheck? {
+        typealias K = BeacondStatusKey
+        guard let broker = status.string(K.mqttBroker), !broker.isEmpty else { return nil }
+        let title = "MQTT broker connected"
+        let file = "\(configDirectory(status))/beacond.toml"
+        let detail = status.string(K.mqttDetail) ?? ""
+        switch status.string(K.mqttState) ?? "?" {
+        case "connected":
+            if let refused = status.string(K.mqttRefused), !refused.isEmpty {
+                return DoctorCheck("MQTT publications accepted", passed: false, "\(broker) refused \(refused)",
+                                   fix: "let this node's user publish to espresense/# in the broker's ACL (Mosquitto: "
+                                       + "acl_file with 'topic readwrite espresense/#' under its user), then restart beacond")
+            }
+            let room = status.string(K.mqttRoom) ?? "?"
+            return DoctorCheck(title, passed: true, "\(broker) as room \(room)")
+        case "failed":
+            return DoctorCheck(title, passed: false, "not started: \(detail)",
+                               fix: "correct [mqtt] in \(file), then: sudo systemctl reload beacond")
+        default:
+            return DoctorCheck(title, passed: false, "\(broker): \(detail.isEmpty ? "connecting" : detail)",
+                               fix: mqttFix(detail, broker: broker, file: file))
+        }
+    }
+
+    static func mqttFix(_ detail: String, broker: String, file: String) -> String {
+        let text = detail.lowercased()
+        if text.contains("not authori") || text.contains("bad user name or password") {
+            return "the broker refused this node's credentials: check username and password_file in [mqtt] of \(file) "
+                + "against the broker's password file, then: sudo systemctl reload beacond"
+        }
+        if text.contains("certificate verify failed") || text.contains("tls") || text.contains("ssl") {
+            return "the broker's certificate is not trusted: set ca_file in [mqtt] of \(file) to the CA that signed it "
+                + "(and the broker's name in broker must match the certificate), then: sudo systemctl reload beacond"
+        }
+        if text.contains("address family not supported") || text.contains("operation not permitted") {
+            return "the service's sandbox allows no IP to the broker: install the drop-in of systemd/README.md, \"MQTT\" "
+                + "(/usr/share/doc/beacond/systemd/mqtt.conf in /etc/systemd/system/beacond.service.d/) with the broker's "
+                + "address in IPAddressAllow=, then: sudo systemctl daemon-reload && sudo systemctl restart beacond"
+        }
+        if text.contains("refused") || text.contains("no route") || text.contains("unreachable") || text.contains("lookup") {
+            return "nothing accepts connections at \(broker): start the broker (systemctl start mosquitto) or correct "
+                + "broker in [mqtt] of \(file); beacond retries by itself"
+        }
+        return "see journalctl -u beacond -e for the broker's answers; beacond retries by itself"
     }
 
     static func scanner(_ status: VarDict) -> DoctorCheck {

@@ -35,6 +35,7 @@ public enum StatusText {
             } ?? []),
             ("state", status.string(K.stateDirectory) ?? "?", stateError.map { ["NOT SAVING: \($0)"] } ?? []),
             ("queued events", queued(status.dictionaries(K.apps)), []),
+            mqtt(status),
         ]
         let width = facts.map(\.0.count).max() ?? 0
         let continuation = String(repeating: " ", count: width + 2)
@@ -51,6 +52,33 @@ public enum StatusText {
         lines.append(warnings.isEmpty ? "configuration warnings: none" : "configuration warnings: \(warnings.count)")
         lines += warnings.map { "  " + $0 }
         return lines
+    }
+
+    /// The broker connection (`[mqtt]`), and what went wrong with it, each on a line of its own.
+    static func mqtt(_ status: VarDict) -> (String, String, [String]) {
+        typealias K = BeacondStatusKey
+        guard let broker = status.string(K.mqttBroker), !broker.isEmpty else { return ("mqtt", "off", []) }
+        let detail = status.string(K.mqttDetail).flatMap { $0.isEmpty ? nil : $0 }
+        var more: [String] = []
+        let value: String
+        switch status.string(K.mqttState) ?? "?" {
+        case "connected":
+            value = "connected to \(broker) as room \(status.string(K.mqttRoom) ?? "?"), "
+                + "\(status.integer(K.mqttReadingsPublished) ?? 0) readings published"
+        case "failed":
+            value = "FAILED to start (\(broker))"
+            more += detail.map { [$0] } ?? []
+        case "waiting":
+            value = "NOT CONNECTED to \(broker), retrying"
+            more += detail.map { [$0] } ?? []
+        case let state:
+            value = "\(state) to \(broker)"
+        }
+        if let notSent = status.integer(K.mqttReadingsNotSent), notSent > 0 {
+            more.append("\(notSent) readings not sent while disconnected")
+        }
+        if let refused = status.string(K.mqttRefused), !refused.isEmpty { more.append("REFUSED by the broker: \(refused)") }
+        return ("mqtt", value, more)
     }
 
     /// Region events waiting for absent apps, per app (`none` when no app has any).

@@ -45,7 +45,7 @@ extension BeaconDaemon {
                 BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
             ])
         }
-        return .vardict([
+        var status: [String: DBusValue] = [
             BeacondStatusKey.version: .string(BeacondVersion.current),
             BeacondStatusKey.locationServicesEnabled: .boolean(policy.locationServicesEnabled),
             BeacondStatusKey.scanning: .boolean(scanControl.phase.isScanning),
@@ -69,7 +69,9 @@ extension BeaconDaemon {
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
             BeacondStatusKey.locationServicesSwitch: .boolean(authorization.servicesSwitch),
             BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
-        ])
+        ]
+        status.merge(mqttStatus) { _, mqtt in mqtt }
+        return .vardict(status)
     }
 
     func clientList() -> [DBusValue] {
@@ -144,6 +146,7 @@ extension BeaconDaemon {
         if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis { rebuildEngine() }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
+        mqttSettingsChanged(from: old.mqtt)
         applyPolicyChange(from: oldPolicy)
         logger.notice("configuration reloaded from \(options.configDirectory)")
         adminEvent(BeacondEventKind.configurationReloaded,

@@ -46,7 +46,7 @@ extension BeaconDaemon {
             switch event {
             case .monitoring(let monitoring): deliver(monitoring)
             case .ranging(let results, _): for result in results { deliver(result) }
-            case .observation: break
+            case .observation(let observation): publishReading(observation)
             }
         }
     }
@@ -111,7 +111,8 @@ extension BeaconDaemon {
 
     // MARK: Scanning
 
-    var needsScanning: Bool { engine.needsScanning }
+    /// Someone monitors or ranges, or this node publishes readings to an MQTT broker.
+    var needsScanning: Bool { engine.needsScanning || (mqttNode != nil && configuration.mqtt.publishes) }
 
     func updateScanning() {
         perform(scanControl.needChanged(needsScanning: needsScanning))

@@ -80,6 +80,11 @@ public actor BeaconDaemon {
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
     var delivery = BackgroundDelivery()
 
+    /// This daemon as a receiver on the MQTT broker of `[mqtt]` (nil while it is off); `BeaconDaemon+MQTT` only.
+    var mqttNode: MQTTNode?
+    /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
+    var mqttProblem: String?
+
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
     public nonisolated let failures: AsyncStream<String>
     let failureContinuation: AsyncStream<String>.Continuation
@@ -188,6 +193,7 @@ public actor BeaconDaemon {
         }
         // Resumed regions need the scanner; anything their restore left to save is saved now.
         watchStateDirectory()
+        startMQTT()
         engineChanged([])
         commitState()
         dropExpiredQueuedEvents()
@@ -199,6 +205,7 @@ public actor BeaconDaemon {
 
     /// Stops scanning and leaves the bus.
     public func shutdown() {
+        stopMQTT()
         perform(scanControl.shutdown())
         stopEngineTimer()
         stopLastSeenSave()

@@ -35,6 +35,12 @@ struct BeaconEngine {
         return events
     }
 
+    /// Whether every sighting is also returned as an `.observation` event (for an MQTT node that publishes them).
+    var emitsObservations: Bool {
+        get { pipeline.emitsObservations }
+        set { pipeline.emitsObservations = newValue }
+    }
+
     /// When `advance` next has something to do; nil while nothing is monitored or ranged.
     var nextDeadline: Timestamp? { pipeline.nextDeadline }
 

@@ -1,0 +1,143 @@
+import BeaconKit
+import BeacondAPI
+import DBus
+import Fleet
+import Logging
+import MainLoopKit
+import MQTT
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// This daemon as one receiver on an MQTT broker, in ESPresense's format: its room's status (`online`, retained;
+/// `offline` as its last will and when it stops), and a reading per published beacon. It owns the broker
+/// connection (`MQTTClient`), which reconnects by itself; a reading due while not connected is counted, not kept
+/// (the next one replaces it). Used on the loop thread, by the daemon only.
+final class MQTTNode {
+    let settings: MQTTSettings
+    /// The room as topics carry it (ESPresense's slug of `room`, or of the host name).
+    let room: String
+    private let client: MQTTClient
+    private var publisher: ReadingPublisher
+    private let logger: Logger
+    private(set) var readingsPublished: UInt64 = 0
+    private(set) var readingsNotSent: UInt64 = 0
+    private(set) var lastRefusal: String?
+    /// The reason last logged, so a broker that stays down is logged once, not at every retry.
+    private var loggedReason: String?
+
+    init(settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger) throws(MQTTError) {
+        self.settings = settings
+        let name = settings.room.isEmpty ? Self.hostName() : settings.room
+        room = ESPresense.roomSlug(name).isEmpty ? "beacond" : ESPresense.roomSlug(name)
+        self.logger = logger
+        let constraints: [BeaconIdentityConstraint]?
+        switch settings.publish {
+        case .all: constraints = nil
+        case .only(let list): constraints = list
+        }
+        publisher = ReadingPublisher(constraints: constraints, interval: settings.publishInterval, rssiOffset: settings.rssiOffset)
+        let status = ESPresense.statusTopic(room: room)
+        // One connection per node: the broker drops an older connection with the same id.
+        let options = MQTTOptions(host: broker.host, port: broker.port, useTLS: broker.useTLS,
+                                  caFile: settings.caFile.isEmpty ? nil : settings.caFile,
+                                  certificateFile: settings.clientCertificate.isEmpty ? nil : settings.clientCertificate,
+                                  keyFile: settings.clientKey.isEmpty ? nil : settings.clientKey,
+                                  username: settings.username.isEmpty ? nil : settings.username, password: settings.password,
+                                  clientID: "beacond-\(ESPresense.roomSlug(Self.hostName()))-\(room)",
+                                  protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311,
+                                  will: MQTTMessage(topic: status, text: ESPresense.offline, qos: 1, retain: true))
+        client = try MQTTClient(options: options, loop: loop)
+        client.onStateChange = { [unowned self] state in self.stateChanged(state) }
+        client.onPublishRefused = { [unowned self] topic, reason in
+            let refusal = "\(topic): \(reason)"
+            if refusal != self.lastRefusal {
+                self.logger.error("the MQTT broker refused a publication to \(topic): \(reason); check its ACL for this node's user")
+            }
+            self.lastRefusal = refusal
+        }
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "beacond" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    var statusTopic: String { ESPresense.statusTopic(room: room) }
+
+    func start() {
+        logger.info("MQTT: connecting to \(settings.broker.map { "\($0)" } ?? "?") as room \(room)")
+        client.start()
+    }
+
+    /// Says `offline` (a clean DISCONNECT sends no will) and disconnects.
+    func stop() {
+        if case .connected = client.state {
+            _ = try? client.publish(MQTTMessage(topic: statusTopic, text: ESPresense.offline, qos: 1, retain: true))
+        }
+        client.stop()
+    }
+
+    private func stateChanged(_ state: MQTTConnectionState) {
+        switch state {
+        case .connected:
+            loggedReason = nil
+            logger.notice("MQTT: connected to \(settings.broker.map { "\($0)" } ?? "?"); room \(room) online")
+            do {
+                try client.publish(MQTTMessage(topic: statusTopic, text: ESPresense.online, qos: 1, retain: true))
+            } catch {
+                logger.error("MQTT: cannot publish \(statusTopic): \(error)")
+            }
+        case .waitingToReconnect(let reason, let delay):
+            guard reason != loggedReason else { return }
+            loggedReason = reason
+            logger.warning("MQTT: \(reason); retrying in \(delay.components.seconds) s and then with growing delays (beaconctl doctor explains)")
+        case .connecting, .stopped:
+            break
+        }
+    }
+
+    /// A sighting of this receiver: published if its beacon is chosen and its interval has passed.
+    func observe(_ observation: IBeaconObservation) {
+        guard let reading = publisher.observe(observation) else { return }
+        guard case .connected = client.state else {
+            readingsNotSent += 1
+            return
+        }
+        do {
+            try client.publish(MQTTMessage(topic: ESPresense.deviceTopic(deviceID: reading.id, room: room), text: reading.json))
+            readingsPublished += 1
+        } catch {
+            readingsNotSent += 1
+        }
+    }
+
+    /// `GetStatus`'s MQTT keys.
+    var statusEntries: [String: DBusValue] {
+        let (state, detail): (String, String)
+        switch client.state {
+        case .stopped: (state, detail) = ("stopped", "")
+        case .connecting: (state, detail) = ("connecting", "")
+        case .connected: (state, detail) = ("connected", "")
+        case .waitingToReconnect(let reason, _): (state, detail) = ("waiting", reason)
+        }
+        return [
+            BeacondStatusKey.mqttBroker: .string(settings.broker.map { "\($0)" } ?? ""),
+            BeacondStatusKey.mqttState: .string(state),
+            BeacondStatusKey.mqttDetail: .string(detail),
+            BeacondStatusKey.mqttRoom: .string(room),
+            BeacondStatusKey.mqttReadingsPublished: .uint64(readingsPublished),
+            BeacondStatusKey.mqttReadingsNotSent: .uint64(readingsNotSent),
+            BeacondStatusKey.mqttRefused: .string(lastRefusal ?? ""),
+        ]
+    }
+
+    /// `GetStatus`'s MQTT keys while `[mqtt]` is off.
+    static let offStatusEntries: [String: DBusValue] = [
+        BeacondStatusKey.mqttBroker: .string(""), BeacondStatusKey.mqttState: .string("off"),
+        BeacondStatusKey.mqttDetail: .string(""), BeacondStatusKey.mqttRoom: .string(""),
+        BeacondStatusKey.mqttReadingsPublished: .uint64(0), BeacondStatusKey.mqttReadingsNotSent: .uint64(0),
+        BeacondStatusKey.mqttRefused: .string(""),
+    ]
+}

@@ -1,0 +1,412 @@
+#!/usr/bin/python3
+"""beacond as a receiver on a real Mosquitto broker: the real daemon on a private bus, fed through its fifo
+scanner, with `[mqtt]` pointing at a broker this suite starts on loopback (Debian's mosquitto, its own config,
+password file, ACL and TLS listener), read by paho-mqtt as ESPresense-companion or Home Assistant would.
+
+    mqtt_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
+
+Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when anything failed. Needs root (as daemon_test.py).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import paho.mqtt.client as paho
+
+from daemon_test import main
+from harness import DEMO_UUID, OTHER_UUID, TestFailure, check, pump_for, pump_until, run_tool
+
+ROOM = "Living Room"
+SLUG = "living_room"
+DEVICE_ID = "iBeacon:%s-1-2" % DEMO_UUID.lower()
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Broker:
+    """A private mosquitto on 127.0.0.1 (anonymous, or with users and an ACL, and a TLS listener on request)."""
+
+    def __init__(self, users=None, acl=None, tls=False):
+        self.directory = tempfile.mkdtemp(prefix="beacond-broker-")
+        self.port = free_port()
+        self.tls_port = None
+        self.ca_file = None
+        lines = ["per_listener_settings false", "persistence false", "user root", "log_type all",
+                 "log_dest file %s/mosquitto.log" % self.directory, "listener %d 127.0.0.1" % self.port]
+        if users:
+            passwords = os.path.join(self.directory, "passwords")
+            for index, (name, password) in enumerate(users.items()):
+                subprocess.run(["mosquitto_passwd"] + (["-c"] if index == 0 else []) + ["-b", passwords, name, password],
+                               check=True, capture_output=True)
+            lines += ["allow_anonymous false", "password_file " + passwords]
+        else:
+            lines.append("allow_anonymous true")
+        if acl:
+            path = os.path.join(self.directory, "acl")
+            with open(path, "w") as file:
+                file.write(acl)
+            lines.append("acl_file " + path)
+        if tls:
+            self.ca_file = self.make_certificates()
+            self.tls_port = free_port()
+            lines += ["listener %d 127.0.0.1" % self.tls_port, "cafile " + self.ca_file,
+                      "certfile %s/server.crt" % self.directory, "keyfile %s/server.key" % self.directory]
+        self.config = os.path.join(self.directory, "mosquitto.conf")
+        with open(self.config, "w") as file:
+            file.write("\n".join(lines) + "\n")
+        self.process = None
+        self.start()
+
+    def make_certificates(self):
+        d = self.directory
+        run = lambda *arguments: subprocess.run(["openssl"] + list(arguments), check=True, capture_output=True)
+        run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=beacond test CA",
+            "-keyout", d + "/ca.key", "-out", d + "/ca.crt")
+        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", d + "/server.key",
+            "-out", d + "/server.csr")
+        with open(d + "/san.ext", "w") as file:
+            file.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+        run("x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.crt", "-CAkey", d + "/ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", d + "/san.ext", "-out", d + "/server.crt")
+        return d + "/ca.crt"
+
+    def start(self):
+        self.process = subprocess.Popen(["mosquitto", "-c", self.config], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise TestFailure("mosquitto did not start: %s" % self.log()[-800:])
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def log(self):
+        try:
+            with open(os.path.join(self.directory, "mosquitto.log")) as file:
+                return file.read()
+        except OSError:
+            return ""
+
+    def close(self):
+        self.kill()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Listener:
+    """A paho-mqtt client subscribed to everything under espresense/ (what companion and mqtt_room read)."""
+
+    count = 0
+
+    def __init__(self, broker, user=None, password=None):
+        self.messages = []  # (topic, text, retain, monotonic time)
+        self.lock = threading.Lock()
+        Listener.count += 1
+        # Each its own id: the broker drops an older connection with the same one.
+        self.client = paho.Client(client_id="listener-%d-%d" % (os.getpid(), Listener.count), protocol=paho.MQTTv311)
+        if user:
+            self.client.username_pw_set(user, password)
+        self.client.on_message = self.received
+        self.client.on_connect = lambda client, data, flags, rc: client.subscribe("espresense/#", qos=1)
+        self.client.connect("127.0.0.1", broker.port, keepalive=30)
+        self.client.loop_start()
+
+    def received(self, client, data, message):
+        with self.lock:
+            self.messages.append((message.topic, message.payload.decode("utf-8", "replace"), message.retain,
+                                  time.monotonic()))
+
+    def on(self, topic, since=0.0):
+        with self.lock:
+            return [(text, retain) for (t, text, retain, at) in self.messages if t == topic and at >= since]
+
+    def readings(self, topic, since=0.0):
+        return [json.loads(text) for (text, _) in self.on(topic, since)]
+
+    def wait(self, condition, timeout=10, what="a message"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            pump_for(0.05)
+        with self.lock:
+            seen = [(t, x) for (t, x, _, _) in self.messages][-10:]
+        raise TestFailure("no %s within %d s; last seen: %r" % (what, timeout, seen))
+
+    def close(self):
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def mqtt_settings(broker, room=ROOM, publish='["%s:1"]' % DEMO_UUID, extra=""):
+    return ('[monitoring]\nexit_timeout = 2\n\n[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "%s"\npublish = %s\n%s'
+            % (broker.port, room, publish, extra))
+
+
+def status_topic(room=SLUG):
+    return "espresense/rooms/%s/status" % room
+
+
+def device_topic(device=DEVICE_ID, room=SLUG):
+    return "espresense/devices/%s/%s" % (device, room)
+
+
+def slugify_upper(text):
+    """Home Assistant's mqtt_room match rule (python-slugify with separator _, then upper case)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_").upper()
+
+
+def setup(suite, broker, settings=None, **options):
+    world = suite.world(settings=settings or mqtt_settings(broker, **options))
+    world.start_daemon()
+    return world
+
+
+def beaconctl(suite, world, *arguments):
+    return run_tool([suite.beaconctl] + list(arguments) + ["--bus", world.address])
+
+
+# MARK: 1. readings in ESPresense's format
+
+def test_readings_in_espresense_format(suite):
+    """No client at all: [mqtt] publish alone makes beacond scan. The room is online (retained); the chosen beacon's
+    first sighting is published at once, then one reading a second while it advertises at 5 Hz; a beacon not
+    chosen is never published. Each reading is what ESPresense sends and what mqtt_room accepts."""
+    broker = Broker()
+    listener = Listener(broker)
+    try:
+        world = setup(suite, broker)
+        listener.wait(lambda: listener.on(status_topic()) == [("online", False)] or
+                      ("online", True) in listener.on(status_topic()), what="room status online")
+        feeder = world.feeder()
+        feeder.wait_for_fifo()
+        began = time.monotonic()
+        feeder.start(interval=0.2, beacon_uuid=DEMO_UUID, major=1, minor=2, rssi=-65, tx_power=-59)
+        other = world.feeder()
+        other.start(interval=0.2, beacon_uuid=OTHER_UUID, major=1, minor=2)
+        listener.wait(lambda: listener.on(device_topic()), what="a reading")
+        first_delay = listener.messages[[t for (t, _, _, _) in listener.messages].index(device_topic())][3] - began
+        check(first_delay < 1.0, "the first reading came %.2f s after the first sighting" % first_delay)
+        pump_for(3.2)
+        feeder.stop()
+        other.stop()
+        readings = listener.readings(device_topic())
+        check(3 <= len(readings) <= 5, "%d readings in ~3.2 s at 5 Hz with publish_interval = 1" % len(readings))
+        check(not [t for (t, _, _, _) in listener.messages if OTHER_UUID.lower() in t.lower()], "a beacon not chosen was published")
+        reading = readings[-1]
+        check(reading["id"] == DEVICE_ID, "id %r" % reading.get("id"))
+        check(reading["mac"] == "c0ffee000001" and reading["rssi@1m"] == -59 and reading["rxAdj"] == 0, "reading %r" % reading)
+        check(isinstance(reading["distance"], float) and 0 < reading["distance"] < 10, "distance %r" % reading.get("distance"))
+        check(-66 <= reading["rssi"] <= -64 and reading["int"] > 0, "reading %r" % reading)
+        raw = listener.on(device_topic())[-1][0]
+        check(re.search(r'"distance":\d+\.\d\d[,}]', raw) and re.search(r'"rssi":-\d+\.\d\d[,}]', raw), "two decimals: %s" % raw)
+        check(list(reading.keys()) == ["mac", "id", "rssi@1m", "rssi", "rxAdj", "distance", "int"], "keys %r" % list(reading))
+        # Home Assistant's mqtt_room: state_topic espresense/devices/<id>, subscribes <state_topic>/+, requires id
+        # and distance, matches ids slugified and upper-cased.
+        check(slugify_upper(reading["id"]) == slugify_upper(DEVICE_ID.upper()), "mqtt_room would not match the id")
+        status = world.admin.status()
+        check(status["MQTTState"] == "connected" and status["MQTTRoom"] == SLUG, "status %r" % {k: v for k, v in status.items() if k.startswith("MQTT")})
+        check(int(status["MQTTReadingsPublished"]) == len(readings), "published %s, heard %d" % (status["MQTTReadingsPublished"], len(readings)))
+        text = beaconctl(suite, world, "status").stdout
+        check(re.search(r"mqtt +connected to mqtt://127\.0\.0\.1:%d as room living_room, \d+ readings published" % broker.port, text),
+              "beaconctl status:\n%s" % text)
+    finally:
+        listener.close()
+        broker.close()
+
+
+# MARK: 2. offline, by will and by goodbye
+
+def test_offline_by_will_and_by_goodbye(suite):
+    """kill -9: the broker publishes the node's will, `offline`, retained. Restarted: `online` again. SIGTERM:
+    beacond says `offline` itself (a clean disconnect sends no will)."""
+    broker = Broker()
+    listener = Listener(broker)
+    try:
+        world = setup(suite, broker)
+        listener.wait(lambda: listener.on(status_topic())[-1:] == [("online", False)], what="online")
+        mark = time.monotonic()
+        world.daemon.kill()
+        listener.wait(lambda: [text for (text, _) in listener.on(status_topic(), mark)] == ["offline"],
+                      timeout=10, what="the will, offline")
+        # Retained: a consumer that starts now learns the room is offline.
+        late = Listener(broker)
+        late.wait(lambda: late.on(status_topic()) == [("offline", True)], what="retained offline")
+        late.close()
+        mark = time.monotonic()
+        world.start_daemon()
+        listener.wait(lambda: [text for (text, _) in listener.on(status_topic(), mark)] == ["online"], what="online again")
+        mark = time.monotonic()
+        world.daemon.terminate()
+        listener.wait(lambda: [text for (text, _) in listener.on(status_topic(), mark)] == ["offline"], what="offline on SIGTERM")
+        check("connected to" in world.daemon.stderr(), "the connection was not logged")
+    finally:
+        listener.close()
+        broker.close()
+
+
+# MARK: 3. broker down and back
+
+def test_broker_restart(suite):
+    """The broker is killed: status says waiting, with why, and beacond keeps scanning and serving; readings due
+    meanwhile are counted as not sent. The broker returns on the same port: beacond reconnects by itself, says
+    online and publishes again."""
+    broker = Broker()
+    try:
+        world = setup(suite, broker)
+        pump_until(lambda: world.admin.status()["MQTTState"] == "connected", 10)
+        feeder = world.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(interval=0.2)
+        broker.kill()
+        check(pump_until(lambda: world.admin.status()["MQTTState"] == "waiting", 10), "status never said waiting")
+        # First the lost connection, then each attempt refused by the empty port.
+        check(pump_until(lambda: "Connection refused" in world.admin.status()["MQTTDetail"], 10),
+              "detail %r" % world.admin.status()["MQTTDetail"])
+        check(pump_until(lambda: int(world.admin.status()["MQTTReadingsNotSent"]) > 0, 5), "no reading counted as not sent")
+        text = beaconctl(suite, world, "status").stdout
+        check("NOT CONNECTED to mqtt://127.0.0.1:%d" % broker.port in text, "beaconctl status:\n%s" % text)
+        doctor = beaconctl(suite, world, "doctor")
+        check(doctor.returncode != 0 and "MQTT broker connected" in doctor.stdout and "start the broker" in doctor.stdout,
+              "doctor:\n%s" % doctor.stdout)
+        world.alive()
+        broker.start()
+        listener = Listener(broker)
+        try:
+            # Backoff is at most 30 s; with the broker gone for a few seconds it is a few seconds.
+            listener.wait(lambda: listener.on(device_topic()), timeout=40, what="a reading after the broker returned")
+            # Retained if beacond reconnected before this listener subscribed, live if after.
+            listener.wait(lambda: "online" in [text for (text, _) in listener.on(status_topic())], what="online after reconnecting")
+        finally:
+            listener.close()
+        feeder.stop()
+    finally:
+        broker.close()
+
+
+# MARK: 4. refused credentials and ACLs
+
+def test_refusals_say_the_fix(suite):
+    """A wrong password: status says the broker refused, doctor names username and password_file. An ACL that lets
+    the node publish readings but not its status: the refusal (MQTT 5) is in status and doctor names the ACL."""
+    broker = Broker(users={"node": "right"},
+                    acl="user node\ntopic readwrite espresense/devices/#\n")
+    try:
+        world = suite.world(settings=mqtt_settings(broker, extra='username = "node"\npassword_file = "%s"\n' % "PLACEHOLDER"))
+        password_file = os.path.join(world.directory, "mqtt-password")
+        with open(password_file, "w") as file:
+            file.write("wrong\n")
+        world.write_settings(mqtt_settings(broker, extra='username = "node"\npassword_file = "%s"\n' % password_file))
+        world.start_daemon()
+        check(pump_until(lambda: world.admin.status()["MQTTState"] == "waiting", 10), "a wrong password was not refused")
+        detail = world.admin.status()["MQTTDetail"]
+        check("refused" in detail and "not authori" in detail.lower(), "detail %r" % detail)
+        doctor = beaconctl(suite, world, "doctor").stdout
+        check("username and password_file" in doctor, "doctor:\n%s" % doctor)
+        # The right password, by reload (the file is read again).
+        with open(password_file, "w") as file:
+            file.write("right\n")
+        world.write_settings(mqtt_settings(broker, extra='username = "node"\npassword_file = "%s"\n#changed\n' % password_file))
+        os.kill(world.daemon.pid, signal.SIGHUP)
+        check(pump_until(lambda: world.admin.status()["MQTTState"] == "connected", 10), "not connected after the reload")
+        check(pump_until(lambda: world.admin.status()["MQTTRefused"] != "", 10), "the refused status publication is not shown")
+        status = world.admin.status()
+        check(status["MQTTRefused"].startswith(status_topic() + ": "), "refused %r" % status["MQTTRefused"])
+        doctor = beaconctl(suite, world, "doctor").stdout
+        check("MQTT publications accepted" in doctor and "ACL" in doctor, "doctor:\n%s" % doctor)
+        check("REFUSED by the broker: " + status_topic() in beaconctl(suite, world, "status").stdout, "status line")
+    finally:
+        broker.close()
+
+
+# MARK: 5. configuration
+
+def test_bad_mqtt_configuration(suite):
+    """A wrong [mqtt] value stops the start with exit 78 and file:line; on SIGHUP the old settings stay and the node
+    stays connected; a good reload that renames the room says offline for the old room and online for the new."""
+    broker = Broker()
+    listener = Listener(broker)
+    try:
+        world = suite.world(settings=mqtt_settings(broker, extra='publish_interval = 0\n'))
+        daemon = world.launch()
+        check(daemon.wait_exit(10) == 78, "exit status %r" % daemon.process.poll())
+        check(re.search(r"beacond\.toml:8: publish_interval = 0(\.0)? is out of range", daemon.stderr()), daemon.stderr()[-600:])
+        world.write_settings(mqtt_settings(broker))
+        world.start_daemon()
+        listener.wait(lambda: listener.on(status_topic())[-1:] == [("online", False)], what="online")
+        world.write_settings(mqtt_settings(broker).replace("mqtt://127.0.0.1:%d" % broker.port, "tcp://nowhere"))
+        os.kill(world.daemon.pid, signal.SIGHUP)
+        check(pump_until(lambda: world.admin.status()["ConfigurationError"] != "", 10), "the broken reload was not rejected")
+        error = world.admin.status()["ConfigurationError"]
+        check(re.search(r"beacond\.toml:5: broker = \"tcp://nowhere\" does not start with mqtt://", error), error)
+        check(world.admin.status()["MQTTState"] == "connected", "the node did not stay connected")
+        mark = time.monotonic()
+        world.write_settings(mqtt_settings(broker, room="Hall"))
+        os.kill(world.daemon.pid, signal.SIGHUP)
+        listener.wait(lambda: [t for (t, _) in listener.on(status_topic(), mark)] == ["offline"], what="old room offline")
+        listener.wait(lambda: [t for (t, _) in listener.on(status_topic("hall"), mark)] == ["online"], what="new room online")
+        check(world.admin.status()["MQTTRoom"] == "hall", "room %r" % world.admin.status()["MQTTRoom"])
+    finally:
+        listener.close()
+        broker.close()
+
+
+# MARK: 6. TLS
+
+def test_tls(suite):
+    """mqtts:// with the CA the test made: readings arrive through the TLS listener. The wrong CA: not connected,
+    and status and doctor say the certificate is not trusted."""
+    broker = Broker(tls=True)
+    listener = Listener(broker)
+    try:
+        tls = 'broker = "mqtts://127.0.0.1:%d"\nca_file = "%s"\n'
+        settings = mqtt_settings(broker).replace('broker = "mqtt://127.0.0.1:%d"\n' % broker.port, tls % (broker.tls_port, broker.ca_file))
+        world = setup(suite, broker, settings=settings)
+        feeder = world.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(interval=0.2)
+        listener.wait(lambda: listener.on(device_topic()), what="a reading over TLS")
+        feeder.stop()
+        other_ca = os.path.join(world.directory, "other-ca.crt")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=other",
+                        "-keyout", other_ca + ".key", "-out", other_ca], check=True, capture_output=True)
+        world.write_settings(settings.replace(broker.ca_file, other_ca))
+        os.kill(world.daemon.pid, signal.SIGHUP)
+        check(pump_until(lambda: world.admin.status()["MQTTState"] == "waiting", 10), "an untrusted broker was accepted")
+        detail = world.admin.status()["MQTTDetail"]
+        check("certificate verify failed" in detail, "detail %r" % detail)
+        check("ca_file" in beaconctl(suite, world, "doctor").stdout, "doctor does not name ca_file")
+    finally:
+        listener.close()
+        broker.close()
+
+
+TESTS = [
+    ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
+    ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
+    ("3 the broker restarts: waiting with why, then reconnected and publishing", test_broker_restart),
+    ("4 a refused password and an ACL that drops a publish say the fix", test_refusals_say_the_fix),
+    ("5 a bad [mqtt] value: exit 78 at start, old settings kept on reload", test_bad_mqtt_configuration),
+    ("6 mqtts:// with the right CA, and a wrong CA explained", test_tls),
+]
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, TESTS))
