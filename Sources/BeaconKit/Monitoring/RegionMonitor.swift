@@ -116,6 +116,16 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
         deliver(changes, into: &events)
     }
 
+    /// Counts a sighting of `identity` by `receiver` at `now` (a remote receiver's reading), as `observe` does; who
+    /// heard it is kept per region for `receiverWentOffline`.
+    public mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, at now: Timestamp,
+                                 into events: inout [MonitoringEvent<Key>]) {
+        var changes: [RegionMonitorCore.Event] = []
+        core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
+        core.observe(identity, rssi: rssi, receiver: receiver, into: &changes)
+        deliver(changes, into: &events)
+    }
+
     /// Fires every transition due by `now`, each stamped with the time it became due.
     public mutating func advance(to now: Timestamp, into events: inout [MonitoringEvent<Key>]) {
         var changes: [RegionMonitorCore.Event] = []
@@ -161,6 +171,33 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     public mutating func resumeDetection(at now: Timestamp) {
         core.resume(at: now.microsecondsSinceEpoch)
     }
+
+    // MARK: Receivers
+
+    /// A remote receiver went offline (its last will, or the broker connection lost): every region inside (or
+    /// waiting for its exit) that only offline receivers heard in the last `exitTimeout` becomes unknown with
+    /// `didDetermineState(unknown)` and waits for them, with no exit deadline. Regions this node's own scanner
+    /// or an online receiver heard lately are not touched. Repeated calls do nothing.
+    public mutating func receiverWentOffline(_ receiver: ReceiverID, at now: Timestamp,
+                                             into events: inout [MonitoringEvent<Key>]) {
+        var changes: [RegionMonitorCore.Event] = []
+        core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
+        core.receiverWentOffline(receiver, into: &changes)
+        deliver(changes, into: &events)
+    }
+
+    /// The receiver is back: each region that waited only for receivers now online gets `exitTimeout` from `now`
+    /// to be seen (seen: inside, no second entry; not seen: outside with an exit, as after any blind period).
+    public mutating func receiverCameOnline(_ receiver: ReceiverID, at now: Timestamp,
+                                            into events: inout [MonitoringEvent<Key>]) {
+        var changes: [RegionMonitorCore.Event] = []
+        core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
+        core.receiverCameOnline(receiver)
+        deliver(changes, into: &events)
+    }
+
+    /// Remote receivers now offline.
+    public var offlineReceivers: Set<ReceiverID> { core.offlineReceivers }
 
     // MARK: Queries
 

@@ -16,6 +16,17 @@ struct RegionMonitorCore: Sendable {
         var deadline: Int64?
         /// Where `deadline` sits in `deadlines`; `nil` with a deadline means it waits in `restoredDeadlines`.
         var listSlot: Int?
+        /// Unknown because every receiver that heard it lately went offline: no deadline until one returns.
+        var blind = false
+    }
+
+    /// Who heard a region lately: this node's own scanner, and remote receivers (allocated only once one does),
+    /// µs. Beside the records, so a local sighting writes one integer.
+    struct Hearing: Sendable {
+        var local: Int64 = .min
+        var remote: [ReceiverID: Int64]?
+        /// While blind: the receivers it waits for (every one that heard it in the last `exitTimeout`).
+        var waitingFor: Set<ReceiverID> = []
     }
 
     /// An event for the region in `slot`, with the region as it was when the event happened.
@@ -59,6 +70,10 @@ struct RegionMonitorCore: Sendable {
     private(set) var regions: [BeaconRegion?] = []
     /// Each slot's thresholds, beside its record.
     private var thresholds: [Thresholds] = []
+    /// Who heard each slot's region lately, beside its record.
+    private var hearings: [Hearing] = []
+    /// Remote receivers known to be offline now.
+    private(set) var offlineReceivers: Set<ReceiverID> = []
     private var freeSlots: [Int] = []
     private var index = RegionIndex<Int>()
     private var deadlines = DeadlineList()
@@ -132,6 +147,7 @@ struct RegionMonitorCore: Sendable {
         let lastSeen = saved.lastSeen?.microsecondsSinceEpoch
         regions[slot] = saved.region
         thresholds[slot] = Thresholds(saved.region.hysteresis ?? hysteresis)
+        hearings[slot] = Hearing()
         records[slot] = Record(
             state: state,
             lastSeen: saved.state == .inside ? lastSeen ?? time : lastSeen,
@@ -164,8 +180,8 @@ struct RegionMonitorCore: Sendable {
         dropOutdatedRestoredDeadlines()
     }
 
-    /// Counts one sighting (after the caller moved the clock to it) at the clock's time.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, into events: inout [Event]) {
+    /// Counts one sighting by `receiver` (after the caller moved the clock to it) at the clock's time.
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local, into events: inout [Event]) {
         defer { dropOutdatedRestoredDeadlines() }
         guard !isSuspended else { return }
         let index = self.index
@@ -173,6 +189,12 @@ struct RegionMonitorCore: Sendable {
         index.forEachMatch(of: identity) { slot in
             let weight = Self.weight(of: rssi, thresholds[slot])
             guard weight != .ignored else { return }
+            if receiver == .local {
+                hearings[slot].local = clock
+            } else {
+                if hearings[slot].remote == nil { hearings[slot].remote = [:] }
+                hearings[slot].remote?[receiver] = clock
+            }
             switch records[slot]?.state {
             case .inside?:
                 records[slot]?.lastSeen = clock
@@ -202,12 +224,52 @@ struct RegionMonitorCore: Sendable {
         }
     }
 
-    /// Gives every region, all unknown, `exitTimeout` from `time` to be seen.
+    /// Gives every region, all unknown, `exitTimeout` from `time` to be seen (but a region blind for an offline
+    /// receiver, which waits for it).
     mutating func resume(at time: Int64) {
         guard isSuspended else { return }
         isSuspended = false
         clock = max(clock, time)
-        for slot in slotsInStartOrder() { setDeadline(slot) }
+        for slot in slotsInStartOrder() where records[slot]?.blind != true { setDeadline(slot) }
+    }
+
+    // MARK: Receivers
+
+    /// `receiver` went offline (after the caller moved the clock): every inside region that only it (and other
+    /// offline receivers) heard in the last `exitTimeout` becomes unknown, waiting for them, with no deadline:
+    /// a receiver that cannot be heard from must not make a beacon absent.
+    mutating func receiverWentOffline(_ receiver: ReceiverID, into events: inout [Event]) {
+        guard receiver != .local, offlineReceivers.insert(receiver).inserted else { return }
+        let since = clock.subtractingReportingOverflow(exitTimeout).partialValue
+        for slot in slotsInStartOrder() {
+            // Inside, or unknown since it was inside (blind, or its exit pending): what an exit could come from.
+            guard let record = records[slot], let region = regions[slot], !record.blind,
+                  record.lastDetermined == .inside, record.state != .outside else { continue }
+            let hearing = hearings[slot]
+            let recent = (hearing.remote ?? [:]).filter { $0.value >= since }.map(\.key)
+            guard recent.contains(receiver), hearing.local < since,
+                  recent.allSatisfy({ offlineReceivers.contains($0) }) else { continue }
+            clearDeadline(slot)
+            records[slot]?.blind = true
+            hearings[slot].waitingFor = Set(recent)
+            if record.state != .unknown {
+                records[slot]?.state = .unknown
+                events.append(Event(kind: .didDetermineState(.unknown), slot: slot, region: region, time: clock))
+            }
+        }
+    }
+
+    /// `receiver` is back: a region blind only for receivers now online gets `exitTimeout` from now to be seen, as
+    /// after any blind period (seen: inside again without a second entry; not seen: outside, with an exit).
+    mutating func receiverCameOnline(_ receiver: ReceiverID) {
+        guard offlineReceivers.remove(receiver) != nil else { return }
+        for slot in slotsInStartOrder() where records[slot]?.blind == true {
+            hearings[slot].waitingFor.remove(receiver)
+            guard hearings[slot].waitingFor.isEmpty else { continue }
+            records[slot]?.blind = false
+            hearings[slot].waitingFor = []
+            if !isSuspended { setDeadline(slot) }
+        }
     }
 
     // MARK: Internals
@@ -217,6 +279,7 @@ struct RegionMonitorCore: Sendable {
         records.append(nil)
         regions.append(nil)
         thresholds.append(.countAll)
+        hearings.append(Hearing())
         return records.count - 1
     }
 
@@ -264,6 +327,8 @@ struct RegionMonitorCore: Sendable {
     private mutating func determineInside(_ slot: Int, into events: inout [Event]) {
         guard let record = records[slot], let region = regions[slot] else { return }
         records[slot]?.state = .inside
+        records[slot]?.blind = false
+        if record.blind { hearings[slot].waitingFor = [] }
         records[slot]?.lastDetermined = .inside
         records[slot]?.lastSeen = clock
         setDeadline(slot)
