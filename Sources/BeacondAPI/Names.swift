@@ -87,6 +87,17 @@ public enum BeacondStatusKey {
     public static let mqttReadingsNotSent = "MQTTReadingsNotSent" // t: readings due while not connected (not kept)
     public static let mqttRefused = "MQTTRefused"               // s: "" or the last publication the broker refused:
                                                                 //    "topic: reason" (MQTT 5; e.g. an ACL)
+    public static let mqttReceivers = "MQTTReceivers"           // aa{sv}: BeacondReceiverKey, the other receivers heard of
+    public static let mqttReadingsDropped = "MQTTReadingsDropped" // t: messages of other receivers that were unusable
+    public static let mqttLastDropped = "MQTTLastDropped"       // s: "" or why the last one was (topic: reason)
+}
+
+/// Keys of the entries of `GetStatus()["MQTTReceivers"]`: the other receivers on the broker.
+public enum BeacondReceiverKey {
+    public static let room = "Room"                             // s: as its topics carry it
+    public static let online = "Online"                         // b: its status is online (or it published since)
+    public static let lastReading = "LastReading"               // t: µs since the epoch, 0 = none yet
+    public static let readings = "Readings"                     // t: readings taken from it
 }
 
 /// Keys of `ListClients() → aa{sv}` entries.

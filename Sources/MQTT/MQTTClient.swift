@@ -48,6 +48,10 @@ public final class MQTTClient {
     /// Message ids of QoS > 0 publications in flight, to name them in a refusal.
     private var pendingPublications: [Int32: String] = [:]
 
+    /// Unsubscriptions sent by `stop`, not yet acknowledged.
+    private var pendingUnsubscriptions: Set<Int32> = []
+    /// Set while `stop` winds the connection down: messages still arriving are not handed to the owner.
+    private var stopping = false
     private var wanted = false
     private var backoff: ReconnectBackoff
     private var socket: (fd: Int32, source: MainLoop.SourceID, events: MainLoop.Events)?
@@ -143,6 +147,9 @@ public final class MQTTClient {
         mosquitto_publish_v5_callback_set(handle) { _, userData, mid, reason, _ in
             MQTTClient.client(userData)?.published(mid, reason: reason)
         }
+        mosquitto_unsubscribe_callback_set(handle) { _, userData, mid in
+            MQTTClient.client(userData)?.pendingUnsubscriptions.remove(mid)
+        }
         mosquitto_log_callback_set(handle) { _, userData, level, text in
             guard level & MOSQ_LOG_ERR != 0, let text, let client = MQTTClient.client(userData) else { return }
             client.lastLibraryError = String(cString: text)
@@ -182,7 +189,7 @@ public final class MQTTClient {
     }
 
     private func received(_ message: mosquitto_message) {
-        guard let topic = message.topic else { return }
+        guard !stopping, let topic = message.topic else { return }
         let count = Int(max(0, message.payloadlen))
         let payload: [UInt8]
         if let bytes = message.payload, count > 0 {
@@ -238,14 +245,28 @@ public final class MQTTClient {
 
     /// Ends the connection with a DISCONNECT (so the broker does not publish the will) and stops reconnecting.
     /// What was published before is written first, waiting at most `flushWithin` for the socket.
+    ///
+    /// The subscriptions are ended first, and what the broker still sends is read: closing a TCP socket with
+    /// unread data makes the kernel reset the connection, and a broker that sees the reset before it has read the
+    /// DISCONNECT publishes the will after all (seen: a node subscribed to its own status said `offline` twice).
     public func stop(flushWithin: Duration = .seconds(1)) {
         guard wanted else { return }
         wanted = false
         if let retryTimer { loop.cancelTimer(retryTimer) }
         retryTimer = nil
         if case .connected = state {
+            let deadline = ContinuousClock.now + flushWithin
+            stopping = true
+            for subscription in subscriptions {
+                var mid: Int32 = 0
+                if mosquitto_unsubscribe(handle, &mid, subscription.pattern) == Int32(MOSQ_ERR_SUCCESS.rawValue) {
+                    pendingUnsubscriptions.insert(mid)
+                }
+            }
+            settle(until: deadline)
             _ = mosquitto_disconnect(handle)
-            flush(within: flushWithin)
+            flush(within: max(.milliseconds(100), ContinuousClock.now.duration(to: deadline)))
+            stopping = false
         }
         if socket != nil {
             // Not connected yet, or the DISCONNECT could not be written in time: drop the connection.
@@ -255,6 +276,22 @@ public final class MQTTClient {
         if let keepAliveTimer { loop.cancelTimer(keepAliveTimer) }
         keepAliveTimer = nil
         state = .stopped
+    }
+
+    /// Reads and writes until the broker has acknowledged the unsubscriptions and QoS > 0 publications and nothing
+    /// is left to write, blocking up to `deadline` (shutdown only).
+    private func settle(until deadline: ContinuousClock.Instant) {
+        while let socket, ContinuousClock.now < deadline,
+              !pendingUnsubscriptions.isEmpty || !pendingPublications.isEmpty || mosquitto_want_write(handle) {
+            let writing = mosquitto_want_write(handle)
+            var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0)
+            let left = ContinuousClock.now.duration(to: deadline)
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            guard poll(&descriptor, 1, max(1, milliseconds)) > 0 else { break }
+            if descriptor.revents & Int16(POLLOUT) != 0 { noticeClosedSocket(mosquitto_loop_write(handle, 1)) }
+            if descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
+        }
+        pendingUnsubscriptions.removeAll()
     }
 
     /// Writes what libmosquitto has queued, blocking up to `within` (shutdown only: the loop is about to end).

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 
+import dbus
 import paho.mqtt.client as paho
 
 from daemon_test import main
@@ -399,6 +400,130 @@ def test_tls(suite):
         broker.close()
 
 
+# MARK: 7. several receivers, one monitor
+
+class ESPresenseNode:
+    """A stand-in for an ESPresense ESP32 node, written with paho-mqtt from ESPresense's format: its room's status
+    (retained, with `offline` as its will) and readings of one beacon every `interval` seconds while running."""
+
+    def __init__(self, broker, room):
+        self.room = room
+        self.client = paho.Client(client_id="espresense-%s-%d" % (room, os.getpid()), protocol=paho.MQTTv311)
+        self.client.will_set(status_topic(room), "offline", qos=0, retain=True)
+        self.client.connect("127.0.0.1", broker.port, keepalive=30)
+        self.client.loop_start()
+        self.client.publish(status_topic(room), "online", qos=0, retain=True)
+        self.running = False
+        self.thread = None
+
+    def publish(self, payload):
+        self.client.publish(device_topic(room=self.room), payload)
+
+    def start(self, interval=0.3):
+        reading = {"mac": "c0ffee000002", "id": DEVICE_ID, "rssi@1m": -59, "rssi": -71.25, "rxAdj": 0,
+                   "rssiVar": 1.2, "distance": 2.4, "var": 0.05, "int": 300}
+        self.running = True
+
+        def run():
+            while self.running:
+                self.publish(json.dumps(reading))
+                time.sleep(interval)
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.running = False
+        if self.thread:
+            self.thread.join()
+
+    def close(self):
+        self.stop()
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def lobby_client(world):
+    client = world.authorized_client("org.example.Demo", "authorizedAlways")
+    client.start_monitoring("lobby", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2))
+    return client
+
+
+def test_fleet_monitor(suite):
+    """Node A (kitchen) hears the beacon; node B (hall) hears nothing itself and has the client. B's client enters
+    from A's readings; the beacon moves to an ESPresense node (garage, written with paho-mqtt) and then nobody:
+    no exit while any receiver hears it, exactly one exit exit_timeout after the last. A kill -9 of A while it
+    alone hears the beacon: B's region becomes unknown, and no exit comes however long A stays away; A back and
+    hearing it: inside again without a second entry. Garbage on every subscribed topic is counted and dropped."""
+    broker = Broker()
+    garage = None
+    try:
+        a = setup(suite, broker, room="kitchen", publish='["%s"]' % DEMO_UUID)
+        b = setup(suite, broker, room="hall", publish="[]")
+        client = lobby_client(b)
+        check(pump_until(lambda: any(r["Room"] == "kitchen" and r["Online"] for r in b.admin.status()["MQTTReceivers"]), 10),
+              "B never learnt that kitchen is online: %r" % b.admin.status()["MQTTReceivers"])
+        feeder = a.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(interval=0.2)
+        client.wait("DidEnterRegion", timeout=5)
+        # The beacon walks to the garage: A stops hearing it, the ESPresense node starts.
+        garage = ESPresenseNode(broker, "garage")
+        garage.start()
+        pump_for(0.5)
+        feeder.stop()
+        client.collector.expect_none(6, member="DidExitRegion", what="an exit while the garage hears the beacon")
+        check(any(r["Room"] == "garage" and int(r["Readings"]) > 10 for r in b.admin.status()["MQTTReceivers"]),
+              "B took no readings from the ESPresense node: %r" % b.admin.status()["MQTTReceivers"])
+        mark = client.collector.mark()
+        garage.stop()
+        client.wait("DidExitRegion", timeout=5)
+        client.collector.expect_none(3, member="DidExitRegion", what="a second exit")
+        check(not client.collector.since(mark, member="DidEnterRegion"), "an entry while walking")
+        # Blind, never false: A alone hears it, then dies without a goodbye.
+        feeder.start(interval=0.2)
+        client.wait("DidEnterRegion", timeout=5)
+        a.daemon.kill()
+        feeder.stop()
+        client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "unknown", timeout=10,
+                    what="DidDetermineState(unknown) when kitchen went offline")
+        mark = client.collector.mark()
+        pump_for(6)   # three exit timeouts
+        check(not client.collector.since(mark, member="DidExitRegion"), "a false exit while kitchen was offline")
+        status = b.admin.status()
+        check([r["Online"] for r in status["MQTTReceivers"] if r["Room"] == "kitchen"] == [False], "kitchen %r" % status["MQTTReceivers"])
+        lobby = [r for r in status["Regions"] if r["Identifier"] == "lobby"]
+        check(lobby and lobby[0]["State"] == "unknown", "lobby %r" % lobby)
+        text = beaconctl(suite, b, "status").stdout
+        check(re.search(r"kitchen +OFFLINE", text) and re.search(r"garage +online", text), "beaconctl status:\n%s" % text)
+        a.start_daemon()
+        feeder.start(interval=0.2)
+        client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "inside", timeout=10, what="inside again")
+        check(not client.collector.since(mark, member="DidEnterRegion"), "a second entry after kitchen came back")
+        feeder.stop()
+        # Garbage on every subscribed topic: counted, dropped, nothing false, both alive.
+        junk = paho.Client(client_id="junk-%d" % os.getpid())
+        junk.connect("127.0.0.1", broker.port)
+        junk.loop_start()
+        for payload in [b"not json", b"[]", b'{"id": 5, "distance": 1}', b'{"id":"%s"}' % DEVICE_ID.encode(),
+                        b"x" * 1_000_000, b'{"id":"%s","distance":"far"}' % DEVICE_ID.encode()]:
+            junk.publish(device_topic(room="attic"), payload).wait_for_publish()
+        junk.publish(status_topic("attic"), "maybe").wait_for_publish()
+        for index in range(2000):
+            junk.publish("espresense/devices/iBeacon:%s-7-%d/attic" % (OTHER_UUID.lower(), index),
+                         json.dumps({"id": "iBeacon:%s-7-%d" % (OTHER_UUID.lower(), index), "distance": 3}))
+        junk.loop_stop()
+        junk.disconnect()
+        check(pump_until(lambda: int(b.admin.status()["MQTTReadingsDropped"]) >= 7, 10),
+              "dropped %s" % b.admin.status()["MQTTReadingsDropped"])
+        check("not JSON" in b.daemon.stderr() or "dropped" in b.daemon.stderr(), "the drop was not logged")
+        b.alive()
+        a.alive()
+    finally:
+        if garage:
+            garage.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
@@ -406,6 +531,8 @@ TESTS = [
     ("4 a refused password and an ACL that drops a publish say the fix", test_refusals_say_the_fix),
     ("5 a bad [mqtt] value: exit 78 at start, old settings kept on reload", test_bad_mqtt_configuration),
     ("6 mqtts:// with the right CA, and a wrong CA explained", test_tls),
+    ("7 several receivers as one monitor: no exit while walking, unknown (never absent) when a receiver dies",
+     test_fleet_monitor),
 ]
 
 if __name__ == "__main__":

@@ -47,6 +47,9 @@ public enum StatusText {
         lines += section("clients", clients(status.dictionaries(K.clients)))
         lines += section("regions", regions(status.dictionaries(K.regions), now: now))
         lines += section("pending requests", pendingRequests(status.dictionaries(K.pendingRequests)))
+        if let broker = status.string(K.mqttBroker), !broker.isEmpty {
+            lines += section("other receivers", receivers(status.dictionaries(K.mqttReceivers), now: now))
+        }
         let warnings = status.strings(K.warnings)
         lines.append("")
         lines.append(warnings.isEmpty ? "configuration warnings: none" : "configuration warnings: \(warnings.count)")
@@ -78,6 +81,9 @@ public enum StatusText {
             more.append("\(notSent) readings not sent while disconnected")
         }
         if let refused = status.string(K.mqttRefused), !refused.isEmpty { more.append("REFUSED by the broker: \(refused)") }
+        if let dropped = status.integer(K.mqttReadingsDropped), dropped > 0 {
+            more.append("\(dropped) messages of other receivers dropped, the last: \(status.string(K.mqttLastDropped) ?? "?")")
+        }
         return ("mqtt", value, more)
     }
 
@@ -94,6 +100,17 @@ public enum StatusText {
     static func section(_ title: String, _ table: TextTable) -> [String] {
         ["", "\(title): \(table.rows.isEmpty ? "none" : String(table.rows.count))"]
             + (table.rows.isEmpty ? [] : table.lines(indent: "  "))
+    }
+
+    /// The other receivers on the broker: room, online or not, last reading, readings taken.
+    public static func receivers(_ receivers: [VarDict], now: Timestamp) -> TextTable {
+        typealias K = BeacondReceiverKey
+        return TextTable(columns: [.init("ROOM"), .init("STATE"), .init("LAST READING"), .init("READINGS", alignRight: true)],
+                         rows: receivers.map { receiver in
+            [receiver.string(K.room) ?? "?", receiver.bool(K.online).map { $0 ? "online" : "OFFLINE" } ?? "?",
+             receiver.integer(K.lastReading).map { $0 > 0 ? TimeText.relative($0, now: now) : "never" } ?? "?",
+             receiver.integer(K.readings).map(String.init) ?? "?"]
+        })
     }
 
     public static func clients(_ clients: [VarDict]) -> TextTable {

@@ -100,6 +100,8 @@ public struct MQTTSettings: Hashable, Sendable {
     public var clientKey: String
     public var protocolVersion: ProtocolVersion
     public var publish: Publication
+    /// `subscribe`: other receivers' readings and statuses count for this node's regions.
+    public var subscribe: Bool
     /// `publish_interval`: at most one reading per beacon per this interval (the first at once).
     public var publishInterval: Duration
     /// `rssi_offset`: dB added to this receiver's RSSI before distances are computed and published.
@@ -107,7 +109,7 @@ public struct MQTTSettings: Hashable, Sendable {
 
     public init(broker: Broker? = nil, room: String = "", username: String = "", passwordFile: String = "",
                 password: String? = nil, caFile: String = "", clientCertificate: String = "", clientKey: String = "",
-                protocolVersion: ProtocolVersion = .v5, publish: Publication = .only([]),
+                protocolVersion: ProtocolVersion = .v5, publish: Publication = .only([]), subscribe: Bool = true,
                 publishInterval: Duration = .seconds(1), rssiOffset: Double = 0) {
         self.broker = broker
         self.room = room
@@ -119,6 +121,7 @@ public struct MQTTSettings: Hashable, Sendable {
         self.clientKey = clientKey
         self.protocolVersion = protocolVersion
         self.publish = publish
+        self.subscribe = subscribe
         self.publishInterval = publishInterval
         self.rssiOffset = rssiOffset
     }

@@ -70,6 +70,7 @@ enum MQTTSettingsParser {
         if let entries = try section.stringArray("publish", example: "[\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1\"]") {
             settings.publish = try publication(entries, section: section)
         }
+        if let subscribe = try section.bool("subscribe") { settings.subscribe = subscribe }
         if let seconds = try section.number("publish_interval", example: "1") {
             guard publishIntervalRange.contains(seconds) else {
                 throw section.error("publish_interval", "publish_interval = \(seconds) is out of range",

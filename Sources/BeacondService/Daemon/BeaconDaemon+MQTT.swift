@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import DBus
+import Fleet
 import MQTT
 
 /// The daemon's side of `[mqtt]`: the node is made, replaced and stopped only here.
@@ -12,6 +13,9 @@ extension BeaconDaemon {
         guard let broker = configuration.mqtt.broker else { return }
         do throws(MQTTError) {
             let node = try MQTTNode(settings: configuration.mqtt, broker: broker, loop: loop, logger: logger)
+            node.onFleetInput = { [unowned self] input in
+                self.assumeIsolated { $0.fleetInput(input) }
+            }
             mqttNode = node
             node.start()
         } catch {
@@ -33,6 +37,23 @@ extension BeaconDaemon {
         stopMQTT()
         startMQTT()
         updateScanning()
+    }
+
+    /// Another receiver's reading or status, for the engine: its sightings count for monitoring, and its going
+    /// offline makes what only it heard unknown.
+    func fleetInput(_ input: ReceiverDirectory.Input) {
+        let now = clock()
+        switch input {
+        case .sighting(let identity, let rssi, let receiver):
+            engineChanged(engine.observe(identity, rssi: rssi, by: receiver, at: now))
+            scheduleLastSeenSave()
+        case .receiverOffline(let receiver):
+            engineChanged(engine.receiverWentOffline(receiver, at: now))
+        case .receiverOnline(let receiver):
+            engineChanged(engine.receiverCameOnline(receiver, at: now))
+        case .ignored, .dropped:
+            break
+        }
     }
 
     /// This receiver's sighting, for the broker.

@@ -28,6 +28,32 @@ struct BeaconEngine {
         return events
     }
 
+    // MARK: Remote receivers
+
+    /// Another receiver's reading of `identity` (MQTT): it counts for monitoring as a sighting of that receiver.
+    /// Ranging stays this node's own: its dictionaries describe what this adapter hears.
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, at now: Timestamp) -> [Event] {
+        var events: [Event] = []
+        pipeline.advance(to: now, into: &events)
+        var monitoring: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.observe(identity, rssi: rssi, by: receiver, at: now, into: &monitoring)
+        return events + monitoring.map { .monitoring($0) }
+    }
+
+    /// A remote receiver went offline: the regions only it heard lately become unknown, never outside.
+    mutating func receiverWentOffline(_ receiver: ReceiverID, at now: Timestamp) -> [Event] {
+        var monitoring: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.receiverWentOffline(receiver, at: now, into: &monitoring)
+        return monitoring.map { .monitoring($0) }
+    }
+
+    /// A remote receiver is back: what waited for it gets a full exit timeout.
+    mutating func receiverCameOnline(_ receiver: ReceiverID, at now: Timestamp) -> [Event] {
+        var monitoring: [MonitoringEvent<EngineKey>] = []
+        pipeline.monitor.receiverCameOnline(receiver, at: now, into: &monitoring)
+        return monitoring.map { .monitoring($0) }
+    }
+
     /// Everything due by `now`: exits whose timeout passed, ranging cycles.
     mutating func advance(to now: Timestamp) -> [Event] {
         var events: [Event] = []

@@ -25,12 +25,19 @@ final class MQTTNode {
     private(set) var lastRefusal: String?
     /// The reason last logged, so a broker that stays down is logged once, not at every retry.
     private var loggedReason: String?
+    /// The other receivers (with `subscribe`), and what their messages mean for the monitor.
+    private(set) var directory: ReceiverDirectory
+    /// Called with what another receiver's message means for the monitor (set by the daemon).
+    var onFleetInput: ((ReceiverDirectory.Input) -> Void)?
+    /// Unusable messages are logged at most once a minute, with how many came since.
+    private var dropLog = (last: ContinuousClock.Instant?.none, since: UInt64(0))
 
     init(settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger) throws(MQTTError) {
         self.settings = settings
         let name = settings.room.isEmpty ? Self.hostName() : settings.room
         room = ESPresense.roomSlug(name).isEmpty ? "beacond" : ESPresense.roomSlug(name)
         self.logger = logger
+        directory = ReceiverDirectory(ownRoom: room)
         let constraints: [BeaconIdentityConstraint]?
         switch settings.publish {
         case .all: constraints = nil
@@ -49,6 +56,12 @@ final class MQTTNode {
                                   will: MQTTMessage(topic: status, text: ESPresense.offline, qos: 1, retain: true))
         client = try MQTTClient(options: options, loop: loop)
         client.onStateChange = { [unowned self] state in self.stateChanged(state) }
+        if settings.subscribe {
+            // Retained statuses arrive at every (re)connection, so the directory learns who is online again.
+            try client.subscribe(ESPresense.statusSubscription, qos: 1)
+            try client.subscribe(ESPresense.deviceSubscription, qos: 0)
+            client.onMessage = { [unowned self] message in self.received(message) }
+        }
         client.onPublishRefused = { [unowned self] topic, reason in
             let refusal = "\(topic): \(reason)"
             if refusal != self.lastRefusal {
@@ -79,7 +92,34 @@ final class MQTTNode {
         client.stop()
     }
 
+    private func received(_ message: MQTTMessage) {
+        for input in directory.receive(topic: message.topic, payload: message.payload, at: BeaconDaemon.wallClock()) {
+            switch input {
+            case .dropped(let reason):
+                let now = ContinuousClock.now
+                dropLog.since += 1
+                if dropLog.last.map({ now - $0 >= .seconds(60) }) ?? true {
+                    logger.warning("MQTT: a message of another receiver was dropped (\(dropLog.since) since the last report): \(reason)")
+                    dropLog = (now, 0)
+                }
+            case .ignored:
+                break
+            case .receiverOnline(let id), .receiverOffline(let id):
+                if let receiver = directory.receivers.first(where: { $0.id == id }) {
+                    logger.notice("MQTT: receiver \(receiver.room) is \(receiver.online ? "online" : "offline")")
+                }
+                onFleetInput?(input)
+            case .sighting:
+                onFleetInput?(input)
+            }
+        }
+    }
+
     private func stateChanged(_ state: MQTTConnectionState) {
+        if state != .connected {
+            // Not connected, this node hears no other receiver: what only they heard becomes unknown.
+            for id in directory.brokerLost() { onFleetInput?(.receiverOffline(id)) }
+        }
         switch state {
         case .connected:
             loggedReason = nil
@@ -130,6 +170,16 @@ final class MQTTNode {
             BeacondStatusKey.mqttReadingsPublished: .uint64(readingsPublished),
             BeacondStatusKey.mqttReadingsNotSent: .uint64(readingsNotSent),
             BeacondStatusKey.mqttRefused: .string(lastRefusal ?? ""),
+            BeacondStatusKey.mqttReceivers: .array(elementSignature: "a{sv}", directory.receivers.map { receiver in
+                .vardict([
+                    BeacondReceiverKey.room: .string(receiver.room),
+                    BeacondReceiverKey.online: .boolean(receiver.online),
+                    BeacondReceiverKey.lastReading: .uint64(UInt64(clamping: receiver.lastReading?.microsecondsSinceEpoch ?? 0)),
+                    BeacondReceiverKey.readings: .uint64(receiver.readings),
+                ])
+            }),
+            BeacondStatusKey.mqttReadingsDropped: .uint64(directory.readingsDropped),
+            BeacondStatusKey.mqttLastDropped: .string(directory.lastDropped ?? ""),
         ]
     }
 
@@ -139,5 +189,7 @@ final class MQTTNode {
         BeacondStatusKey.mqttDetail: .string(""), BeacondStatusKey.mqttRoom: .string(""),
         BeacondStatusKey.mqttReadingsPublished: .uint64(0), BeacondStatusKey.mqttReadingsNotSent: .uint64(0),
         BeacondStatusKey.mqttRefused: .string(""),
+        BeacondStatusKey.mqttReceivers: .array(elementSignature: "a{sv}", []),
+        BeacondStatusKey.mqttReadingsDropped: .uint64(0), BeacondStatusKey.mqttLastDropped: .string(""),
     ]
 }

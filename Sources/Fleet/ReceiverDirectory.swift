@@ -1,0 +1,128 @@
+public import BeaconKit
+
+/// The other receivers on the broker, as this node learns them from `espresense/rooms/+/status` and
+/// `espresense/devices/+/+`: each room gets a `ReceiverID`, its state (online or offline) and counters, and each
+/// message becomes what the monitor needs. Pure: the daemon feeds it messages and carries out what it returns.
+///
+/// Bounded whatever arrives: at most `capacity` receivers (readings from more rooms are dropped and counted), and
+/// payloads over `maximumPayload` bytes are dropped unread. Device ids are not stored here at all.
+public struct ReceiverDirectory: Sendable {
+    /// What one message means for the monitor.
+    public enum Input: Hashable, Sendable {
+        /// A reading of an iBeacon by a remote receiver.
+        case sighting(BeaconIdentity, rssi: Int8?, by: ReceiverID)
+        case receiverOnline(ReceiverID)
+        case receiverOffline(ReceiverID)
+        /// Nothing for the monitor: this node's own publication, another kind of device, a topic not read.
+        case ignored
+        /// A message that could not be used, with why (counted and shown in status).
+        case dropped(String)
+    }
+
+    public struct Receiver: Hashable, Sendable {
+        public var room: String
+        public var id: ReceiverID
+        public var online: Bool
+        public var lastReading: Timestamp?
+        public var readings: UInt64
+    }
+
+    public let ownRoom: String
+    public let capacity: Int
+    public let maximumPayload: Int
+    private var byRoom: [String: Int] = [:]
+    public private(set) var receivers: [Receiver] = []
+    public private(set) var readingsDropped: UInt64 = 0
+    public private(set) var lastDropped: String?
+
+    public init(ownRoom: String, capacity: Int = 1000, maximumPayload: Int = 4096) {
+        self.ownRoom = ownRoom
+        self.capacity = capacity
+        self.maximumPayload = maximumPayload
+    }
+
+    public func receiver(_ room: String) -> Receiver? { byRoom[room].map { receivers[$0] } }
+
+    /// One message of a subscription: what it means for the monitor, in order.
+    public mutating func receive(topic: String, payload: [UInt8], at now: Timestamp) -> [Input] {
+        switch interpret(topic: topic, payload: payload, at: now) {
+        case .single(let input): return [input]
+        case .several(let inputs): return inputs
+        }
+    }
+
+    private enum Interpretation {
+        case single(Input)
+        case several([Input])
+    }
+
+    private mutating func interpret(topic: String, payload: [UInt8], at now: Timestamp) -> Interpretation {
+        switch ESPresense.topic(topic) {
+        case .other:
+            return .single(.ignored)
+        case .roomStatus(let room):
+            guard room != ownRoom else { return .single(.ignored) }
+            let text = String(decoding: payload, as: UTF8.self)
+            // An empty retained status is how a node is removed (companion's convention): it cannot be heard.
+            let online = text == ESPresense.online
+            guard online || text == ESPresense.offline || text.isEmpty else {
+                return .single(drop("\(topic): status \"\(text.prefix(32))\" is neither online nor offline"))
+            }
+            guard let index = index(of: room, creating: online) else {
+                return .single(online ? drop("\(topic): more than \(capacity) receivers") : .ignored)
+            }
+            guard receivers[index].online != online else { return .single(.ignored) }
+            receivers[index].online = online
+            return .single(online ? .receiverOnline(receivers[index].id) : .receiverOffline(receivers[index].id))
+        case .device(let id, let room):
+            guard room != ownRoom else { return .single(.ignored) }
+            guard payload.count <= maximumPayload else { return .single(drop("\(topic): \(payload.count) bytes, more than \(maximumPayload)")) }
+            let reading: ESPresenseReading
+            do {
+                reading = try ESPresenseReading(json: payload)
+            } catch {
+                return .single(drop("\(topic): \(error)"))
+            }
+            // The topic names the device, as ESPresense-companion reads it; a payload that says otherwise is suspect.
+            guard reading.id.lowercased() == id.lowercased() else { return .single(drop("\(topic): the payload's id is \(reading.id)")) }
+            guard let identity = ESPresense.identity(fromDeviceID: id) else { return .single(.ignored) }
+            guard let index = index(of: room, creating: true) else { return .single(drop("\(topic): more than \(capacity) receivers")) }
+            receivers[index].readings += 1
+            receivers[index].lastReading = now
+            // Clamped before conversion: a hostile 1e300 must not trap.
+            let rssi = reading.rssi.map { Int8(max(-128, min(127, $0.rounded()))) }
+            // A reading is proof the receiver is up, whatever its status said last (a node may publish before it).
+            let sighting = Input.sighting(identity, rssi: rssi, by: receivers[index].id)
+            guard receivers[index].online else {
+                receivers[index].online = true
+                return .several([.receiverOnline(receivers[index].id), sighting])
+            }
+            return .single(sighting)
+        }
+    }
+
+    /// The broker connection was lost: this node hears no receiver now. Returns the ones that were online.
+    public mutating func brokerLost() -> [ReceiverID] {
+        var lost: [ReceiverID] = []
+        for index in receivers.indices where receivers[index].online {
+            receivers[index].online = false
+            lost.append(receivers[index].id)
+        }
+        return lost
+    }
+
+    private mutating func index(of room: String, creating: Bool) -> Int? {
+        if let index = byRoom[room] { return index }
+        guard creating, receivers.count < capacity else { return nil }
+        receivers.append(Receiver(room: room, id: ReceiverID(rawValue: UInt32(receivers.count + 1)), online: false,
+                                  lastReading: nil, readings: 0))
+        byRoom[room] = receivers.count - 1
+        return receivers.count - 1
+    }
+
+    private mutating func drop(_ reason: String) -> Input {
+        readingsDropped += 1
+        lastDropped = reason
+        return .dropped(reason)
+    }
+}

@@ -1,0 +1,80 @@
+import BeaconKit
+import Fleet
+import Foundation
+import Testing
+
+@Suite("receiver directory")
+struct ReceiverDirectoryTests {
+    let now = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
+    let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 2)
+    var deviceID: String { ESPresense.deviceID(identity) }
+
+    func reading(_ id: String? = nil, rssi: Double = -70.4) -> [UInt8] {
+        Array(ESPresenseReading(id: id ?? deviceID, rssiAtOneMetre: -59, rssi: rssi, distance: 2).json.utf8)
+    }
+
+    @Test func statusAndReadingsBecomeWhatTheMonitorNeeds() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now)
+            == [.receiverOnline(ReceiverID(rawValue: 1))])
+        #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now) == [.ignored])
+        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
+            == [.sighting(identity, rssi: -70, by: ReceiverID(rawValue: 1))])
+        #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8), at: now)
+            == [.receiverOffline(ReceiverID(rawValue: 1))])
+        // A reading from a receiver marked offline: it is back, then its sighting.
+        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
+            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, by: ReceiverID(rawValue: 1))])
+        let kitchen = directory.receiver("kitchen")
+        #expect(kitchen?.online == true && kitchen?.readings == 2 && kitchen?.lastReading == now)
+    }
+
+    @Test func ownPublicationsOtherDevicesAndOtherTopicsAreIgnored() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/hall", payload: reading(), at: now) == [.ignored])
+        #expect(directory.receive(topic: "espresense/rooms/hall/status", payload: Array("offline".utf8), at: now) == [.ignored])
+        #expect(directory.receive(topic: "espresense/devices/mac:c1d2e3f4a5b6/kitchen", payload: reading("mac:c1d2e3f4a5b6"), at: now) == [.ignored])
+        #expect(directory.receive(topic: "espresense/rooms/kitchen/telemetry", payload: Array("{}".utf8), at: now) == [.ignored])
+        #expect(directory.receivers.isEmpty && directory.readingsDropped == 0)
+        // An empty retained status (a node removed) for a room never seen adds nothing.
+        #expect(directory.receive(topic: "espresense/rooms/gone/status", payload: [], at: now) == [.ignored])
+    }
+
+    @Test func badMessagesAreCountedAndSayWhy() {
+        var directory = ReceiverDirectory(ownRoom: "hall", maximumPayload: 1000)
+        let topic = "espresense/devices/\(deviceID)/kitchen"
+        let cases: [([UInt8], String, String)] = [
+            (Array("not json".utf8), topic, "not JSON"),
+            (Array(#"{"id":"\#(deviceID)"}"#.utf8), topic, "no \"distance\""),
+            ([UInt8](repeating: 0x20, count: 1_000_000), topic, "1000000 bytes"),
+            (reading("iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-9-9"), topic, "the payload's id"),
+            (Array("maybe".utf8), "espresense/rooms/kitchen/status", "neither online nor offline"),
+        ]
+        for (payload, topic, reason) in cases {
+            guard case .dropped(let text)? = directory.receive(topic: topic, payload: payload, at: now).first else {
+                Issue.record("\(reason): not dropped")
+                continue
+            }
+            #expect(text.contains(reason), "\(text)")
+        }
+        #expect(directory.readingsDropped == 5 && directory.receivers.isEmpty)
+    }
+
+    @Test func hostileNumbersDoNotTrap() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        let inputs = directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(rssi: 1e300), at: now)
+        #expect(inputs.last == .sighting(identity, rssi: 127, by: ReceiverID(rawValue: 1)))
+    }
+
+    @Test func receiversAreBoundedAndTheBrokerLossTakesThemAllOffline() {
+        var directory = ReceiverDirectory(ownRoom: "hall", capacity: 3)
+        for room in 0..<10 {
+            _ = directory.receive(topic: "espresense/devices/\(deviceID)/room\(room)", payload: reading(), at: now)
+        }
+        #expect(directory.receivers.count == 3 && directory.readingsDropped == 7)
+        #expect(directory.lastDropped?.contains("more than 3 receivers") == true)
+        #expect(directory.brokerLost() == (1...3).map { ReceiverID(rawValue: $0) })
+        #expect(directory.brokerLost().isEmpty)
+        #expect(directory.receivers.allSatisfy { !$0.online })
+    }
+}
