@@ -21,7 +21,7 @@ let fuzzTarget = strict + [.unsafeFlags(["-parse-as-library"])]
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 let rootPackage = root.lastPathComponent.lowercased()
 
-let targets = ["hci", "ad", "linklayer", "capture", "btsnoop", "pcap", "pcapng", "hexlines"]
+let targets = ["hci", "ad", "linklayer", "capture", "btsnoop", "pcap", "pcapng", "hexlines", "espresense"]
 
 let package = Package(
     name: "beacond-fuzz",
@@ -35,7 +35,8 @@ let package = Package(
         .target(name: "FuzzSupport",
                 dependencies: ["CLibFuzzer",
                                .product(name: "BeaconKit", package: rootPackage),
-                               .product(name: "Captures", package: rootPackage)],
+                               .product(name: "Captures", package: rootPackage),
+                               .product(name: "Fleet", package: rootPackage)],
                 swiftSettings: strict),
     ] + targets.map {
         .executableTarget(name: "fuzz-\($0)", dependencies: ["FuzzSupport"], path: "Sources/fuzz-\($0)",

@@ -128,7 +128,16 @@ def spread(items, count):
 
 def main():
     corpus, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-    seeds = {name: set() for name in ("hci", "ad", "linklayer", "btsnoop", "pcap", "pcapng", "hexlines", "capture")}
+    seeds = {name: set() for name in ("hci", "ad", "linklayer", "btsnoop", "pcap", "pcapng", "hexlines", "capture",
+                                      "espresense")}
+    # ESPresense readings as v4 and v3 firmware write them, and the JSON shapes a parser must get right.
+    beacon = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
+    seeds["espresense"].update(text.encode() for text in [
+        '{"mac":"c1d2e3f4a5b6","id":"%s","rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"rssiVar":1.20,'
+        '"distance":1.41,"var":0.05,"int":1020}' % beacon,
+        '{"id":"%s","idType":180,"rssi@1m":-59,"rssi":-70,"raw":2.51,"distance":2.2,"speed":0.01,"interval":1000}' % beacon,
+        '{"id":"a\\"b\\u00e9\\ud83d\\ude00","distance":1e2,"x":[{"y":null},true,false,"}"]}',
+        beacon, "IBEACON:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-65535-0", "[1,2]", "42", ""])
 
     events, ads, pdus = [], [], []
     for data, description in vectors(corpus):

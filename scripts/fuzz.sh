@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(hci ad linklayer capture btsnoop pcap pcapng hexlines)
+all_targets=(hci ad linklayer capture btsnoop pcap pcapng hexlines espresense)
 seconds=20
 work=.build-fuzz-run
 targets=()

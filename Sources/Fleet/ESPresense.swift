@@ -24,14 +24,55 @@ public enum ESPresense {
     /// The beacon an `iBeacon:` device id names (any case, as `mqtt_room` compares them), or nil for another kind
     /// of id (`mac`, `name:`, `altBeacon:`, …) or a malformed one.
     public static func identity(fromDeviceID id: String) -> BeaconIdentity? {
-        let prefix = "ibeacon:"
-        guard id.count > prefix.count, id.prefix(prefix.count).lowercased() == prefix else { return nil }
-        let rest = id.dropFirst(prefix.count)
-        // The UUID holds four dashes itself: major and minor are the last two parts.
-        let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 7, let major = UInt16(parts[5]), let minor = UInt16(parts[6]),
-              let uuid = UUID(uuidString: parts[0..<5].joined(separator: "-")) else { return nil }
-        return BeaconIdentity(uuid: uuid, major: major, minor: minor)
+        // Read from the UTF-8 bytes: every remote reading names its device, so this is on the consuming hot path
+        // (UUID(uuidString:) and splitting cost more than the rest of a reading together).
+        let bytes = Array(id.utf8)
+        let prefix = Array("ibeacon:".utf8)
+        guard bytes.count >= prefix.count + 36 + 4,
+              prefix.indices.allSatisfy({ bytes[$0] == prefix[$0] || (bytes[$0] >= 0x41 && bytes[$0] <= 0x5A && bytes[$0] | 0x20 == prefix[$0]) })
+        else { return nil }
+        var uuid = [UInt8](repeating: 0, count: 16)
+        var position = prefix.count
+        for byteIndex in 0..<16 {
+            if [4, 6, 8, 10].contains(byteIndex) {
+                guard bytes[position] == UInt8(ascii: "-") else { return nil }
+                position += 1
+            }
+            guard let high = hexDigit(bytes[position]), let low = hexDigit(bytes[position + 1]) else { return nil }
+            uuid[byteIndex] = high << 4 | low
+            position += 2
+        }
+        func decimal() -> UInt16? {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "-") else { return nil }
+            position += 1
+            var value: UInt32 = 0
+            let start = position
+            while position < bytes.count, let digit = decimalDigit(bytes[position]), position - start < 5 {
+                value = value * 10 + UInt32(digit)
+                position += 1
+            }
+            // As ESPresense writes them (%u): no leading zero, so one beacon has one id.
+            guard position > start, value <= UInt32(UInt16.max), bytes[start] != UInt8(ascii: "0") || position == start + 1
+            else { return nil }
+            return UInt16(value)
+        }
+        guard let major = decimal(), let minor = decimal(), position == bytes.count else { return nil }
+        let identifier = UUID(uuid: (uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7],
+                                     uuid[8], uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15]))
+        return BeaconIdentity(uuid: identifier, major: major, minor: minor)
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    private static func decimalDigit(_ byte: UInt8) -> UInt8? {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) ? byte - UInt8(ascii: "0") : nil
     }
 
     /// A room name as ESPresense puts it in topics: lowercased, each run of characters other than `a-z`, `0-9`
@@ -66,13 +107,26 @@ public enum ESPresense {
     }
 
     public static func topic(_ topic: String) -> Topic {
-        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == channel, !parts[2].isEmpty, !parts[3].isEmpty else { return .other }
-        switch parts[1] {
-        case "devices": return .device(id: String(parts[2]), room: String(parts[3]))
-        case "rooms" where parts[3] == "status": return .roomStatus(room: String(parts[2]))
-        default: return .other
+        // By the UTF-8 bytes (every message of a subscription passes here): four levels, the first `espresense`.
+        let bytes = Array(topic.utf8)
+        var slashes: [Int] = []
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "/") {
+            slashes.append(index)
+            if slashes.count > 3 { return .other }
         }
+        guard slashes.count == 3 else { return .other }
+        func level(_ number: Int) -> ArraySlice<UInt8> {
+            let start = number == 0 ? 0 : slashes[number - 1] + 1
+            return bytes[start..<(number == 3 ? bytes.count : slashes[number])]
+        }
+        guard level(0).elementsEqual(channel.utf8), !level(2).isEmpty, !level(3).isEmpty else { return .other }
+        if level(1).elementsEqual("devices".utf8) {
+            return .device(id: String(decoding: level(2), as: UTF8.self), room: String(decoding: level(3), as: UTF8.self))
+        }
+        if level(1).elementsEqual("rooms".utf8), level(3).elementsEqual("status".utf8) {
+            return .roomStatus(room: String(decoding: level(2), as: UTF8.self))
+        }
+        return .other
     }
 }
 
@@ -151,53 +205,51 @@ public struct ESPresenseReading: Hashable, Sendable {
     /// Reads another node's reading. `id` and `distance` are required (as `mqtt_room` requires them); the rest is
     /// optional, and a value of the wrong type is an error rather than a guess.
     public init(json bytes: [UInt8]) throws(Invalid) {
-        let wire: Wire
+        let parsed: ReadingJSON
         do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(bytes))
-        } catch let error as Invalid {
-            throw error
-        } catch DecodingError.typeMismatch(_, let context) {
-            guard let key = context.codingPath.last?.stringValue else { throw .notAnObject }
-            throw .wrongType(key)
+            parsed = try ReadingJSON(bytes, keys: Self.keyBytes)
         } catch {
-            throw .notJSON
+            throw error == .notAnObject ? .notAnObject : .notJSON
         }
-        guard let id = wire.id else { throw .missing("id") }
-        guard !id.isEmpty else { throw .wrongType("id") }
-        guard let distance = wire.distance else { throw .missing("distance") }
-        func integer(_ value: Double?, _ key: String) throws(Invalid) -> Int? {
-            guard let value else { return nil }
+        let values = parsed.values
+        func value(_ key: String) -> ReadingJSON.Value? {
+            Self.keys.firstIndex(of: key).flatMap { values[$0] }
+        }
+        func string(_ key: String) throws(Invalid) -> String? {
+            switch value(key) {
+            case nil, .null?: return nil
+            case .string(let text)?: return text
+            default: throw .wrongType(key)
+            }
+        }
+        func number(_ key: String) throws(Invalid) -> Double? {
+            switch value(key) {
+            case nil, .null?: return nil
+            case .number(let value)? where value.isFinite: return value
+            default: throw .wrongType(key)
+            }
+        }
+        func integer(_ key: String) throws(Invalid) -> Int? {
+            guard let value = try number(key) else { return nil }
             guard abs(value) < 1e9 else { throw .wrongType(key) }
             return Int(value.rounded())
         }
+        guard let id = try string("id") else { throw .missing("id") }
+        guard !id.isEmpty else { throw .wrongType("id") }
+        guard let distance = try number("distance") else { throw .missing("distance") }
         self.id = id
-        mac = wire.mac
-        name = wire.name
-        rssiAtOneMetre = try integer(wire.rssiAtOneMetre, "rssi@1m")
-        rssi = wire.rssi
-        receiverAdjustment = try integer(wire.receiverAdjustment, "rxAdj")
         self.distance = distance
-        interval = try integer(wire.interval, "int")
+        mac = try string("mac")
+        name = try string("name")
+        rssiAtOneMetre = try integer("rssi@1m")
+        rssi = try number("rssi")
+        receiverAdjustment = try integer("rxAdj")
+        interval = try integer("int")
     }
 
-    /// The keys beacond reads; JSONDecoder refuses a boolean or a string where a number belongs.
-    private struct Wire: Decodable {
-        var id: String?
-        var mac: String?
-        var name: String?
-        var rssiAtOneMetre: Double?
-        var rssi: Double?
-        var receiverAdjustment: Double?
-        var distance: Double?
-        var interval: Double?
-
-        enum CodingKeys: String, CodingKey {
-            case id, mac, name, rssi, distance
-            case rssiAtOneMetre = "rssi@1m"
-            case receiverAdjustment = "rxAdj"
-            case interval = "int"
-        }
-    }
+    /// The keys beacond reads; the rest of a reading is skipped (validated as JSON, not kept).
+    static let keys = ["id", "mac", "name", "rssi@1m", "rssi", "rxAdj", "distance", "int"]
+    static let keyBytes = keys.map { Array($0.utf8) }
 
     static func twoDecimals(_ value: Double) -> String {
         let hundredths = (value * 100).rounded()
