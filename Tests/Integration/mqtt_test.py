@@ -39,7 +39,7 @@ def free_port():
 class Broker:
     """A private mosquitto on 127.0.0.1 (anonymous, or with users and an ACL, and a TLS listener on request)."""
 
-    def __init__(self, users=None, acl=None, tls=False):
+    def __init__(self, users=None, acl=None, tls=False, extra=()):
         self.directory = tempfile.mkdtemp(prefix="beacond-broker-")
         self.port = free_port()
         self.tls_port = None
@@ -64,6 +64,7 @@ class Broker:
             self.tls_port = free_port()
             lines += ["listener %d 127.0.0.1" % self.tls_port, "cafile " + self.ca_file,
                       "certfile %s/server.crt" % self.directory, "keyfile %s/server.key" % self.directory]
+        lines += list(extra)
         self.config = os.path.join(self.directory, "mosquitto.conf")
         with open(self.config, "w") as file:
             file.write("\n".join(lines) + "\n")
@@ -524,6 +525,40 @@ def test_fleet_monitor(suite):
         broker.close()
 
 
+# MARK: 8. two sites, one bridge
+
+def test_bridged_brokers(suite):
+    """Two brokers joined by Mosquitto's own bridge (broker 2 bridges espresense/# both ways to broker 1), one node
+    on each: node B (broker 2) enters from node A's readings (broker 1); A killed with kill -9: its last will crosses
+    the bridge and B's region becomes unknown, with no exit."""
+    site1 = Broker()
+    site2 = Broker(extra=["connection site1", "address 127.0.0.1:%d" % site1.port, "topic espresense/# both 0",
+                          "cleansession true", "restart_timeout 1",
+                          "remote_clientid bridge-site2", "local_clientid bridge-site2-local"])
+    try:
+        check(pump_until(lambda: "Received SUBACK from bridge-site2-local" in site2.log(), 10),
+              "the bridge did not connect: %s" % site2.log()[-600:])
+        a = setup(suite, site1, room="kitchen", publish='["%s"]' % DEMO_UUID)
+        b = setup(suite, site2, room="hall", publish="[]")
+        client = lobby_client(b)
+        check(pump_until(lambda: any(r["Room"] == "kitchen" and r["Online"] for r in b.admin.status()["MQTTReceivers"]), 10),
+              "B (site 2) never learnt that kitchen (site 1) is online: %r" % b.admin.status()["MQTTReceivers"])
+        feeder = a.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(interval=0.2)
+        client.wait("DidEnterRegion", timeout=5)
+        mark = client.collector.mark()
+        a.daemon.kill()
+        feeder.stop()
+        client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "unknown", timeout=10,
+                    what="DidDetermineState(unknown) when kitchen's will crossed the bridge")
+        pump_for(5)
+        check(not client.collector.since(mark, member="DidExitRegion"), "a false exit across the bridge")
+    finally:
+        site2.close()
+        site1.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
@@ -533,6 +568,7 @@ TESTS = [
     ("6 mqtts:// with the right CA, and a wrong CA explained", test_tls),
     ("7 several receivers as one monitor: no exit while walking, unknown (never absent) when a receiver dies",
      test_fleet_monitor),
+    ("8 two brokers joined by a Mosquitto bridge: entry and last will cross it", test_bridged_brokers),
 ]
 
 if __name__ == "__main__":
