@@ -44,6 +44,10 @@ public enum BeacondKey {
     public static let absentRSSI = "AbsentRSSI"
     public static let rssi = "RSSI"
     public static let accuracy = "Accuracy"
+    public static let room = "Room"                             // s: with [mqtt]: the room of the receiver nearest the
+                                                                //    beacon now ("" when none has a distance)
+    public static let receivers = "Receivers"                   // a{sd}: with [mqtt]: room -> metres, every receiver
+                                                                //    that heard it in the last 2 s, this one included
     public static let proximity = "Proximity"
     public static let txPower = "TxPower"
     public static let timestamp = "Timestamp"

@@ -416,13 +416,14 @@ class ESPresenseNode:
         self.client.publish(status_topic(room), "online", qos=0, retain=True)
         self.running = False
         self.thread = None
+        self.reading = {"mac": "c0ffee000002", "id": DEVICE_ID, "rssi@1m": -59, "rssi": -71.25, "rxAdj": 0,
+                        "rssiVar": 1.2, "distance": 2.4, "var": 0.05, "int": 300}
 
     def publish(self, payload):
         self.client.publish(device_topic(room=self.room), payload)
 
     def start(self, interval=0.3):
-        reading = {"mac": "c0ffee000002", "id": DEVICE_ID, "rssi@1m": -59, "rssi": -71.25, "rxAdj": 0,
-                   "rssiVar": 1.2, "distance": 2.4, "var": 0.05, "int": 300}
+        reading = self.reading
         self.running = True
 
         def run():
@@ -559,6 +560,60 @@ def test_bridged_brokers(suite):
         site1.close()
 
 
+# MARK: 9. the room in ranging
+
+def test_room_in_ranging(suite):
+    """A client of node A (kitchen) ranges the beacon that A hears close by; an ESPresense node (garage) reports it
+    farther: each DidRangeBeacons beacon carries Receivers (kitchen and garage, in metres) and Room kitchen. When the
+    garage reports it nearer than A's own estimate, Room becomes garage."""
+    broker = Broker()
+    garage = None
+    try:
+        a = setup(suite, broker, room="kitchen", publish="[]")
+        client = a.authorized_client("org.example.Demo", "authorizedWhenInUse")
+        client.start_ranging(DEMO_UUID)
+        feeder = a.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(interval=0.2, rssi=-56, tx_power=-59)
+        garage = ESPresenseNode(broker, "garage")
+        garage.start()
+
+        def beacons_with(room):
+            def match(signal):
+                beacons = [mqtt_plain(b) for b in signal.args[0]]
+                return beacons and beacons[0].get("Room") == room and len(beacons[0].get("Receivers", {})) == 2
+            return match
+        signal = client.wait("DidRangeBeacons", where=beacons_with("kitchen"), timeout=10)
+        beacon = mqtt_plain(signal.args[0][0])
+        receivers = beacon["Receivers"]
+        check(receivers["garage"] == 2.4 and 0 < receivers["kitchen"] < 2.4 and receivers["kitchen"] == beacon["Accuracy"],
+              "Receivers %r, Accuracy %r" % (receivers, beacon["Accuracy"]))
+        garage.stop()
+        garage.reading["distance"] = 0.05
+        garage.start()
+        client.wait("DidRangeBeacons", where=beacons_with("garage"), timeout=10)
+        feeder.stop()
+    finally:
+        if garage:
+            garage.close()
+        broker.close()
+
+
+def mqtt_plain(value):
+    """A D-Bus value as plain Python (dictionaries with str keys, floats, strs)."""
+    if isinstance(value, dict):
+        return {str(k): mqtt_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mqtt_plain(v) for v in value]
+    if isinstance(value, (dbus.Double,)):
+        return float(value)
+    if isinstance(value, (dbus.String, dbus.ObjectPath)):
+        return str(value)
+    if isinstance(value, (dbus.Int16, dbus.Int32, dbus.Int64, dbus.UInt16, dbus.UInt32, dbus.UInt64, dbus.Byte)):
+        return int(value)
+    return value
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
@@ -569,6 +624,7 @@ TESTS = [
     ("7 several receivers as one monitor: no exit while walking, unknown (never absent) when a receiver dies",
      test_fleet_monitor),
     ("8 two brokers joined by a Mosquitto bridge: entry and last will cross it", test_bridged_brokers),
+    ("9 Room and Receivers in DidRangeBeacons: the nearest receiver's room", test_room_in_ranging),
 ]
 
 if __name__ == "__main__":

@@ -50,9 +50,19 @@ public struct RangingTable: Sendable {
          cycle.app, cycle.client]
     }
 
-    /// The whole table (for a terminal that is redrawn every cycle).
+    /// The whole table (for a terminal that is redrawn every cycle). With `[mqtt]` on, the beacons carry a `Room`
+    /// (the receiver nearest them), shown in a ROOM column after PROXIMITY.
     public func lines(now: Timestamp, utcOffset: Int64) -> [String] {
-        let table = TextTable(columns: Self.columns, rows: cycles.flatMap { cycle in cycle.beacons.map { Self.row($0, cycle) } })
+        let rooms = cycles.contains { $0.beacons.contains { $0.string(BeacondKey.room) != nil } }
+        var columns = Self.columns
+        if rooms { columns.insert(.init("ROOM"), at: 6) }
+        let table = TextTable(columns: columns, rows: cycles.flatMap { cycle in
+            cycle.beacons.map { beacon in
+                var row = Self.row(beacon, cycle)
+                if rooms { row.insert(beacon.string(BeacondKey.room).flatMap { $0.isEmpty ? nil : $0 } ?? "-", at: 6) }
+                return row
+            }
+        })
         var lines = ["beacons at \(TimeText.clock(now, utcOffset: utcOffset)) — \(cycles.count) ranging "
             + (cycles.count == 1 ? "request" : "requests")]
         lines += table.rows.isEmpty ? ["(no beacons in range)"] : table.lines()

@@ -87,13 +87,13 @@ extension BeaconDaemon {
         // Admission comes first, so a result nobody gets is never built (10,000 beacons take ~100 ms).
         // Every beacon dictionary has the same keys and nearly the same size: one built weighs them all.
         let constraint = BeaconDictionaries.dictionary(result.constraint)
-        let perBeacon = result.beacons.first.map { BeaconDictionaries.dictionary($0).marshalledSizeEstimate } ?? 0
+        let perBeacon = result.beacons.first.map { rangedBeaconDictionary($0).marshalledSizeEstimate } ?? 0
         let bytes = Self.signalBytes([constraint]) + result.beacons.count * perBeacon
         let what = "DidRangeBeacons of \(session.path) (\(session.appID))"
         let toClient = session.sender.map { admitDroppable(to: $0, bytes: bytes, what: what) } ?? false
         let toWatchers = clients.eventWatchers.filter { admitDroppable(to: $0, bytes: bytes, what: "Admin1.Event(\(what))") }
         guard toClient || !toWatchers.isEmpty else { return }
-        let beacons = BeaconDictionaries.array(result.beacons.map(BeaconDictionaries.dictionary))
+        let beacons = BeaconDictionaries.array(result.beacons.map(rangedBeaconDictionary))
         if toClient, let sender = session.sender {
             queueSignal(path: session.path, interface: BeacondInterface.locationManager,
                         member: BeacondMember.didRangeBeacons, [beacons, constraint], to: sender, counted: true)

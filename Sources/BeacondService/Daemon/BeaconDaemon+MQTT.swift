@@ -44,7 +44,8 @@ extension BeaconDaemon {
     func fleetInput(_ input: ReceiverDirectory.Input) {
         let now = clock()
         switch input {
-        case .sighting(let identity, let rssi, let receiver):
+        case .sighting(let identity, let rssi, let distance, let receiver):
+            mqttNode?.recordDistance(identity, distance: distance, by: receiver, at: now)
             engineChanged(engine.observe(identity, rssi: rssi, by: receiver, at: now))
             scheduleLastSeenSave()
         case .receiverOffline(let receiver):
@@ -54,6 +55,21 @@ extension BeaconDaemon {
         case .ignored, .dropped:
             break
         }
+    }
+
+    /// A ranged beacon's dictionary, with `Room` and `Receivers` while `[mqtt]` is on (this node's own distance
+    /// under its room, and every other receiver's from the last two seconds).
+    func rangedBeaconDictionary(_ beacon: RangedBeacon) -> DBusValue {
+        let plain = BeaconDictionaries.dictionary(beacon)
+        guard let mqttNode, case .dictionary(let key, let value, var entries) = plain else { return plain }
+        var distances = mqttNode.remoteDistances(of: beacon.identity, at: clock())
+        if beacon.accuracy.isFinite, beacon.accuracy >= 0 { distances[mqttNode.room] = beacon.accuracy }
+        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.room),
+                                           value: .variant(.string(ReceiverDistances.nearestRoom(distances) ?? ""))))
+        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receivers), value: .variant(.dictionary(
+            keySignature: "s", valueSignature: "d",
+            distances.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
+        return .dictionary(keySignature: key, valueSignature: value, entries)
     }
 
     /// This receiver's sighting, for the broker.

@@ -27,6 +27,8 @@ final class MQTTNode {
     private var loggedReason: String?
     /// The other receivers (with `subscribe`), and what their messages mean for the monitor.
     private(set) var directory: ReceiverDirectory
+    /// What the other receivers reported lately, for `Room` and `Receivers` in ranging.
+    private var distances = ReceiverDistances()
     /// Called with what another receiver's message means for the monitor (set by the daemon).
     var onFleetInput: ((ReceiverDirectory.Input) -> Void)?
     /// Unusable messages are logged at most once a minute, with how many came since.
@@ -136,6 +138,20 @@ final class MQTTNode {
         case .connecting, .stopped:
             break
         }
+    }
+
+    func recordDistance(_ identity: BeaconIdentity, distance: Double, by receiver: ReceiverID, at now: Timestamp) {
+        distances.record(identity, distance: distance, by: receiver, at: now)
+    }
+
+    /// Other receivers' distances to `identity` from the last two seconds, by room.
+    func remoteDistances(of identity: BeaconIdentity, at now: Timestamp) -> [String: Double] {
+        var byRoom: [String: Double] = [:]
+        for (receiver, distance) in distances.distances(of: identity, at: now) {
+            guard let room = directory.receivers.first(where: { $0.id == receiver })?.room else { continue }
+            byRoom[room] = distance
+        }
+        return byRoom
     }
 
     /// A sighting of this receiver: published if its beacon is chosen and its interval has passed.
