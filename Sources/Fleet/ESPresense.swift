@@ -251,6 +251,9 @@ public struct ESPresenseReading: Hashable, Sendable {
     static let keys = ["id", "mac", "name", "rssi@1m", "rssi", "rxAdj", "distance", "int"]
     static let keyBytes = keys.map { Array($0.utf8) }
 
+    /// `distance` alone, as ESPresense writes numbers (two decimals): the state of a distance sensor.
+    public var distanceText: String { distance.map(Self.twoDecimals) ?? "" }
+
     static func twoDecimals(_ value: Double) -> String {
         let hundredths = (value * 100).rounded()
         guard abs(hundredths) < 1e15 else { return value < 0 ? "-1e13" : "1e13" }

@@ -25,6 +25,14 @@ public struct ReceiverDirectory: Sendable {
         public var online: Bool
         public var lastReading: Timestamp?
         public var readings: UInt64
+
+        public init(room: String, id: ReceiverID, online: Bool, lastReading: Timestamp?, readings: UInt64) {
+            self.room = room
+            self.id = id
+            self.online = online
+            self.lastReading = lastReading
+            self.readings = readings
+        }
     }
 
     public let ownRoom: String
@@ -35,11 +43,20 @@ public struct ReceiverDirectory: Sendable {
     public private(set) var readingsDropped: UInt64 = 0
     public private(set) var lastDropped: String?
 
-    public init(ownRoom: String, capacity: Int = 1000, maximumPayload: Int = 4096) {
+    /// `known`: the receivers a previous directory had (a reload that changed `[mqtt]`), with the state the monitor
+    /// has for them, so each room keeps its `ReceiverID` and a change of state is still noticed.
+    public init(ownRoom: String, capacity: Int = 1000, maximumPayload: Int = 4096, known: [Receiver] = []) {
         self.ownRoom = ownRoom
         self.capacity = capacity
         self.maximumPayload = maximumPayload
+        for receiver in known where receiver.room != ownRoom && byRoom[receiver.room] == nil {
+            byRoom[receiver.room] = receivers.count
+            receivers.append(receiver)
+        }
+        nextID = (known.map(\.id.rawValue).max() ?? 0) + 1
     }
+
+    private var nextID: UInt32 = 1
 
     public func receiver(_ room: String) -> Receiver? { byRoom[room].map { receivers[$0] } }
 
@@ -62,6 +79,7 @@ public struct ReceiverDirectory: Sendable {
             return .single(.ignored)
         case .roomStatus(let room):
             guard room != ownRoom else { return .single(.ignored) }
+            guard Self.isRoom(room) else { return .single(drop("a room named \(room.utf8.count) bytes long or not in ESPresense's form")) }
             let text = String(decoding: payload, as: UTF8.self)
             // An empty retained status is how a node is removed (companion's convention): it cannot be heard.
             let online = text == ESPresense.online
@@ -76,6 +94,7 @@ public struct ReceiverDirectory: Sendable {
             return .single(online ? .receiverOnline(receivers[index].id) : .receiverOffline(receivers[index].id))
         case .device(let id, let room):
             guard room != ownRoom else { return .single(.ignored) }
+            guard Self.isRoom(room) else { return .single(drop("a room named \(room.utf8.count) bytes long or not in ESPresense's form")) }
             guard payload.count <= maximumPayload else { return .single(drop("\(topic): \(payload.count) bytes, more than \(maximumPayload)")) }
             let reading: ESPresenseReading
             do {
@@ -101,6 +120,14 @@ public struct ReceiverDirectory: Sendable {
         }
     }
 
+    /// A room as ESPresense writes it (its slug: `a-z`, `0-9`, `_`), at most 64 bytes: anything else is no
+    /// receiver's, and a long name must not be kept a thousand times or sent in status.
+    static func isRoom(_ room: String) -> Bool {
+        room.utf8.count <= 64 && !room.isEmpty && room.utf8.allSatisfy {
+            ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D
+        }
+    }
+
     /// The broker connection was lost: this node hears no receiver now. Returns the ones that were online.
     public mutating func brokerLost() -> [ReceiverID] {
         var lost: [ReceiverID] = []
@@ -114,8 +141,8 @@ public struct ReceiverDirectory: Sendable {
     private mutating func index(of room: String, creating: Bool) -> Int? {
         if let index = byRoom[room] { return index }
         guard creating, receivers.count < capacity else { return nil }
-        receivers.append(Receiver(room: room, id: ReceiverID(rawValue: UInt32(receivers.count + 1)), online: false,
-                                  lastReading: nil, readings: 0))
+        receivers.append(Receiver(room: room, id: ReceiverID(rawValue: nextID), online: false, lastReading: nil, readings: 0))
+        nextID += 1
         byRoom[room] = receivers.count - 1
         return receivers.count - 1
     }

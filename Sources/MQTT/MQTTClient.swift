@@ -43,6 +43,9 @@ public final class MQTTClient {
     /// that denies the topic): the topic and the broker's reason. MQTT 3.1.1 brokers drop such messages silently.
     public var onPublishRefused: ((String, String) -> Void)?
 
+    /// Messages dropped unread because they were longer than `options.maximumPayload`.
+    public private(set) var oversizedMessages: UInt64 = 0
+
     /// Patterns to subscribe to on every accepted connection, in the order they were asked for.
     private var subscriptions: [(pattern: String, qos: Int32)] = []
     /// Message ids of QoS > 0 publications in flight, to name them in a refusal.
@@ -191,6 +194,11 @@ public final class MQTTClient {
     private func received(_ message: mosquitto_message) {
         guard !stopping, let topic = message.topic else { return }
         let count = Int(max(0, message.payloadlen))
+        // Counted and dropped before anything is copied: a broker may pass on messages of up to 256 MB.
+        guard count <= options.maximumPayload else {
+            oversizedMessages += 1
+            return
+        }
         let payload: [UInt8]
         if let bytes = message.payload, count > 0 {
             payload = Array(UnsafeRawBufferPointer(start: bytes, count: count))
@@ -309,6 +317,11 @@ public final class MQTTClient {
     // MARK: The socket on the loop
 
     private func updateSocketInterest() {
+        // Stopped: whatever libmosquitto still holds is not watched (no callback may come after `stop`).
+        guard wanted || stopping else {
+            removeSocket()
+            return
+        }
         let fd = mosquitto_socket(handle)
         guard fd >= 0 else {
             removeSocket()

@@ -27,11 +27,13 @@ public struct MQTTOptions: Sendable, Hashable {
     public var will: MQTTMessage?
     /// Reconnect delays: from `initial`, doubling after each failed attempt, never above `maximum`.
     public var reconnectBackoff: ReconnectBackoff
+    /// Longer messages of a subscription are dropped (counted) without being copied.
+    public var maximumPayload: Int
 
     public init(host: String, port: Int, useTLS: Bool = false, caFile: String? = nil, certificateFile: String? = nil,
                 keyFile: String? = nil, username: String? = nil, password: String? = nil, clientID: String,
                 protocolVersion: ProtocolVersion = .v311, keepAlive: Int = 30, will: MQTTMessage? = nil,
-                reconnectBackoff: ReconnectBackoff = ReconnectBackoff()) {
+                reconnectBackoff: ReconnectBackoff = ReconnectBackoff(), maximumPayload: Int = 65_536) {
         self.host = host
         self.port = port
         self.useTLS = useTLS
@@ -45,6 +47,7 @@ public struct MQTTOptions: Sendable, Hashable {
         self.keepAlive = keepAlive
         self.will = will
         self.reconnectBackoff = reconnectBackoff
+        self.maximumPayload = maximumPayload
     }
 }
 

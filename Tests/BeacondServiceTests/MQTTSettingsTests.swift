@@ -35,6 +35,8 @@ struct MQTTSettingsTests {
             subscribe = false
             publish_interval = 2.5
             rssi_offset = -6
+            homeassistant = true
+            discovery_prefix = "ha/discovery"
             """, files: ["password": "s3cret\nsecond line ignored\n", "ca.crt": "x", "node.crt": "x", "node.key": "x"])
         let settings = try result.get().mqtt
         #expect(settings.broker == MQTTSettings.Broker(useTLS: true, host: "::1", port: 8884))
@@ -43,6 +45,7 @@ struct MQTTSettingsTests {
         #expect(settings.passwordFile == directory.path + "/password" && settings.password == "s3cret")
         #expect(settings.caFile == directory.path + "/ca.crt" && settings.clientKey == directory.path + "/node.key")
         #expect(!settings.subscribe && MQTTSettings.defaults.subscribe)
+        #expect(settings.homeAssistant && settings.discoveryPrefix == "ha/discovery" && !MQTTSettings.defaults.homeAssistant)
         #expect(settings.protocolVersion == .v311 && settings.publishInterval == .milliseconds(2500) && settings.rssiOffset == -6)
         let one = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 9)
         let other = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 2, minor: 9)
@@ -71,6 +74,7 @@ struct MQTTSettingsTests {
         ("publish = \"*\"", "must be an array of strings"),
         ("publish_interval = 0", "publish_interval = 0.0 is out of range"),
         ("rssi_offset = 99", "rssi_offset = 99.0 is out of range"),
+        ("discovery_prefix = \"home/#\"", "is not a topic prefix"),
     ])
     func badValuesNameTheFileLineAndFix(line: String, message: String) throws {
         // The key under test is on line 4 whatever it is.

@@ -46,7 +46,8 @@ struct ShippedConfigurationTests {
         #expect(keys == ["location_services", "prompt", "admin_group", "exit_timeout", "max_regions_per_client",
                          "queue_limit", "queue_ttl", "activation_interval",
                          "source", "broker", "room", "username", "password_file", "ca_file", "client_certificate",
-                         "client_key", "protocol", "publish", "subscribe", "publish_interval", "rssi_offset"])
+                         "client_key", "protocol", "publish", "subscribe", "publish_interval", "rssi_offset",
+                         "homeassistant", "discovery_prefix"])
         let directory = try ConfigurationDirectory()
         try directory.write(uncommented.joined(separator: "\n"), to: "beacond.toml")
         var expected = DaemonConfiguration.defaults

@@ -127,7 +127,8 @@ class Listener:
         if user:
             self.client.username_pw_set(user, password)
         self.client.on_message = self.received
-        self.client.on_connect = lambda client, data, flags, rc: client.subscribe("espresense/#", qos=1)
+        self.client.on_connect = lambda client, data, flags, rc: (client.subscribe("espresense/#", qos=1),
+                                                                   client.subscribe("hastate/#", qos=1))
         self.client.connect("127.0.0.1", broker.port, keepalive=30)
         self.client.loop_start()
 
@@ -614,6 +615,97 @@ def mqtt_plain(value):
     return value
 
 
+# MARK: 10. a real Home Assistant
+
+HA_VENV = os.path.join(os.environ.get("BEACOND_HA_CACHE", "/var/cache/beacond-ha"), "venv")
+OBJECT = "beacond_kitchen_ibeacon_%s_1_2" % DEMO_UUID.lower().replace("-", "_")
+
+
+def start_home_assistant(broker, directory):
+    """Home Assistant 2024.1.6 (scripts/install-ha.sh) with its MQTT integration set up on `broker` (a config
+    entry written before start, as its UI would) and mqtt_statestream, which publishes every entity's state on
+    hastate/<domain>/<object_id>/state: the test reads what Home Assistant made of the discovery from there."""
+    hass = os.path.join(HA_VENV, "bin", "hass")
+    check(os.access(hass, os.X_OK), "no Home Assistant at %s: run scripts/install-ha.sh (make test does)" % hass)
+    config = os.path.join(directory, "ha")
+    os.makedirs(os.path.join(config, ".storage"))
+    with open(os.path.join(config, "configuration.yaml"), "w") as file:
+        file.write("homeassistant:\n  name: beacond test\n  unit_system: metric\n  time_zone: UTC\n"
+                   "  latitude: 0\n  longitude: 0\n  elevation: 0\n"
+                   "http:\n  server_host: 127.0.0.1\n  server_port: %d\n"
+                   "logger:\n  default: warning\n"
+                   "mqtt_statestream:\n  base_topic: hastate\n  publish_attributes: true\n" % free_port())
+    entry = {"entry_id": "0a1b2c3d4e5f60718293a4b5c6d7e8f9", "version": 1, "minor_version": 1, "domain": "mqtt",
+             "title": "127.0.0.1", "data": {"broker": "127.0.0.1", "port": broker.port, "discovery": True},
+             "options": {}, "pref_disable_new_entities": False, "pref_disable_polling": False, "source": "user",
+             "unique_id": None, "disabled_by": None}
+    with open(os.path.join(config, ".storage", "core.config_entries"), "w") as file:
+        json.dump({"version": 1, "minor_version": 1, "key": "core.config_entries", "data": {"entries": [entry]}}, file)
+    log = open(os.path.join(directory, "hass.log"), "w")
+    process = subprocess.Popen([hass, "-c", config, "--skip-pip"], stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    return process, os.path.join(directory, "hass.log")
+
+
+def test_home_assistant(suite):
+    """A real Home Assistant on the same broker as a node with homeassistant = true: it creates the receiver's
+    connectivity sensor (on), and from the beacon's first reading its device tracker (home) and distance sensor
+    (metres); the beacon falls silent: not_home after exit_timeout; the node killed: connectivity off."""
+    broker = Broker()
+    listener = Listener(broker)
+    hass = None
+    try:
+        world = setup(suite, broker, room="kitchen", publish='["%s"]' % DEMO_UUID, extra="homeassistant = true\n")
+        hass, log = start_home_assistant(broker, world.directory)
+
+        def state(domain, object_id):
+            found = listener.on("hastate/%s/%s/state" % (domain, object_id))
+            return found[-1][0] if found else None
+
+        def wait_state(domain, object_id, wanted, timeout=120):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if state(domain, object_id) == wanted:
+                    return
+                check(hass.poll() is None, "Home Assistant exited: %s" % open(log).read()[-2000:])
+                pump_for(0.2)
+            with listener.lock:
+                seen = sorted({t for (t, _, _, _) in listener.messages if t.startswith("hastate/") and t.endswith("/state")})
+            with open(log) as file:
+                raise TestFailure("Home Assistant's %s.%s is %r, not %r, after %d s; states it published: %s; its log:\n%s"
+                                  % (domain, object_id, state(domain, object_id), wanted, timeout, seen,
+                                     file.read()[-2500:]))
+        wait_state("binary_sensor", "beacond_kitchen_connectivity", "on")
+        feeder = world.feeder()
+        feeder.wait_for_fifo()
+        feeder.start(interval=0.2)
+        wait_state("device_tracker", OBJECT, "home", timeout=30)
+        distance_deadline = time.monotonic() + 30
+        while time.monotonic() < distance_deadline and not re.fullmatch(r"\d+\.\d+", state("sensor", OBJECT + "_distance") or ""):
+            pump_for(0.2)
+        check(re.fullmatch(r"\d+\.\d+", state("sensor", OBJECT + "_distance") or ""),
+              "the distance sensor is %r" % state("sensor", OBJECT + "_distance"))
+        unit = listener.on("hastate/sensor/%s_distance/unit_of_measurement" % OBJECT)
+        check(unit and json.loads(unit[-1][0]) == "m", "unit %r" % unit)
+        feeder.stop()
+        wait_state("device_tracker", OBJECT, "not_home", timeout=30)
+        world.daemon.kill()
+        wait_state("binary_sensor", "beacond_kitchen_connectivity", "off", timeout=30)
+        with open(log) as file:
+            errors = [line for line in file if "ERROR" in line and ("mqtt" in line.lower() or "beacond" in line)]
+        check(not errors, "Home Assistant logged errors about the discovery: %s" % errors[:3])
+    finally:
+        if hass is not None and hass.poll() is None:
+            os.killpg(hass.pid, signal.SIGTERM)
+            try:
+                hass.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(hass.pid, signal.SIGKILL)
+                hass.wait()
+        listener.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
@@ -625,6 +717,7 @@ TESTS = [
      test_fleet_monitor),
     ("8 two brokers joined by a Mosquitto bridge: entry and last will cross it", test_bridged_brokers),
     ("9 Room and Receivers in DidRangeBeacons: the nearest receiver's room", test_room_in_ranging),
+    ("10 a real Home Assistant takes the discovery: connectivity, device tracker, distance", test_home_assistant),
 ]
 
 if __name__ == "__main__":

@@ -10,3 +10,18 @@ public struct ReceiverID: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { self == .local ? "local" : "receiver \(rawValue)" }
 }
+
+/// Who heard a monitored region lately, and the receivers it waits for while blind: what a rebuilt monitor needs to
+/// keep a region blind for a receiver that is still offline (`RegionMonitor.receiverRecord(for:)`). Times in µs.
+public struct ReceiverRecord: Hashable, Sendable {
+    public var local: Int64?
+    public var remote: [ReceiverID: Int64]
+    /// Non-nil while the region is blind.
+    public var waitingFor: Set<ReceiverID>?
+
+    public init(local: Int64?, remote: [ReceiverID: Int64], waitingFor: Set<ReceiverID>?) {
+        self.local = local
+        self.remote = remote
+        self.waitingFor = waitingFor
+    }
+}

@@ -199,6 +199,16 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     /// Remote receivers now offline.
     public var offlineReceivers: Set<ReceiverID> { core.offlineReceivers }
 
+    /// Who heard `key`'s region lately and what it waits for, to carry into a rebuilt monitor.
+    public func receiverRecord(for key: Key) -> ReceiverRecord? { slots[key].flatMap(core.receiverRecord) }
+
+    /// After `restore(_:for:at:)` in a rebuilt monitor: the region's hearings and, if it was blind, its wait for the
+    /// receivers in `offline` (which this monitor then counts as offline).
+    public mutating func restoreReceivers(_ record: ReceiverRecord, for key: Key, offline: Set<ReceiverID>) {
+        guard let slot = slots[key] else { return }
+        core.applyReceiverRecord(record, to: slot, offline: offline)
+    }
+
     // MARK: Queries
 
     public var count: Int { slots.count }

@@ -129,7 +129,9 @@ struct RegionMonitorCore: Sendable {
             }
             dropOutdatedRestoredDeadlines()
             slots.sort { $0.ordinal < $1.ordinal }
-            for (_, slot) in slots { determineOutside(slot, at: due, into: &events) }
+            for (_, slot) in slots where !blindInsteadOfExit(slot, at: due, into: &events) {
+                determineOutside(slot, at: due, into: &events)
+            }
         }
         clock = target
         return target
@@ -168,6 +170,32 @@ struct RegionMonitorCore: Sendable {
             setDeadline(slot)
         }
         return slot
+    }
+
+    /// Who heard the region in `slot` lately and whether it waits for offline receivers (to carry it into a rebuilt
+    /// monitor).
+    func receiverRecord(_ slot: Int) -> ReceiverRecord? {
+        guard let record = records[slot] else { return nil }
+        let hearing = hearings[slot]
+        return ReceiverRecord(local: hearing.local == .min ? nil : hearing.local, remote: hearing.remote ?? [:],
+                              waitingFor: record.blind ? hearing.waitingFor : nil)
+    }
+
+    /// Puts back what `receiverRecord` said, after `install`: a region that waited still waits, with no deadline.
+    mutating func applyReceiverRecord(_ saved: ReceiverRecord, to slot: Int, offline: Set<ReceiverID>) {
+        offlineReceivers.formUnion(offline)
+        hearings[slot].local = saved.local ?? .min
+        hearings[slot].remote = saved.remote.isEmpty ? nil : saved.remote
+        guard let waiting = saved.waitingFor, records[slot] != nil else { return }
+        clearDeadline(slot)
+        records[slot]?.state = .unknown
+        records[slot]?.blind = true
+        hearings[slot].waitingFor = waiting.intersection(offlineReceivers)
+        if hearings[slot].waitingFor.isEmpty {
+            records[slot]?.blind = false
+            if !isSuspended { setDeadline(slot) }
+        }
+        dropOutdatedRestoredDeadlines()
     }
 
     /// Forgets the region in `slot`; the slot may be reused.
@@ -243,10 +271,15 @@ struct RegionMonitorCore: Sendable {
         let since = clock.subtractingReportingOverflow(exitTimeout).partialValue
         for slot in slotsInStartOrder() {
             // Inside, or unknown since it was inside (blind, or its exit pending): what an exit could come from.
-            guard let record = records[slot], let region = regions[slot], !record.blind,
+            guard let record = records[slot], let region = regions[slot],
                   record.lastDetermined == .inside, record.state != .outside else { continue }
             let hearing = hearings[slot]
             let recent = (hearing.remote ?? [:]).filter { $0.value >= since }.map(\.key)
+            if record.blind {
+                // Already waiting: it now waits for this receiver too, if it heard the region lately.
+                if recent.contains(receiver) { hearings[slot].waitingFor.insert(receiver) }
+                continue
+            }
             guard recent.contains(receiver), hearing.local < since,
                   recent.allSatisfy({ offlineReceivers.contains($0) }) else { continue }
             clearDeadline(slot)
@@ -257,6 +290,25 @@ struct RegionMonitorCore: Sendable {
                 events.append(Event(kind: .didDetermineState(.unknown), slot: slot, region: region, time: clock))
             }
         }
+    }
+
+    /// At an exit deadline: a region that a receiver now offline heard within `exitTimeout` before its last
+    /// sighting may still be beside that receiver, which cannot say so. It becomes unknown and waits for those
+    /// receivers instead of exiting (a beacon that moved from this node's adapter to a receiver that then went
+    /// offline, or whose receiver's going offline was not known when it was last heard).
+    private mutating func blindInsteadOfExit(_ slot: Int, at time: Int64, into events: inout [Event]) -> Bool {
+        guard !offlineReceivers.isEmpty, let record = records[slot], let region = regions[slot],
+              record.lastDetermined == .inside, let remote = hearings[slot].remote else { return false }
+        let since = (record.lastSeen ?? time).subtractingReportingOverflow(exitTimeout).partialValue
+        let waiting = Set(remote.filter { $0.value >= since && offlineReceivers.contains($0.key) }.keys)
+        guard !waiting.isEmpty else { return false }
+        records[slot]?.blind = true
+        hearings[slot].waitingFor = waiting
+        if record.state != .unknown {
+            records[slot]?.state = .unknown
+            events.append(Event(kind: .didDetermineState(.unknown), slot: slot, region: region, time: time))
+        }
+        return true
     }
 
     /// `receiver` is back: a region blind only for receivers now online gets `exitTimeout` from now to be seen, as

@@ -106,11 +106,16 @@ public struct MQTTSettings: Hashable, Sendable {
     public var publishInterval: Duration
     /// `rssi_offset`: dB added to this receiver's RSSI before distances are computed and published.
     public var rssiOffset: Double
+    /// `homeassistant`: publish Home Assistant MQTT discovery for this receiver and its published beacons.
+    public var homeAssistant: Bool
+    /// `discovery_prefix`: Home Assistant's discovery prefix.
+    public var discoveryPrefix: String
 
     public init(broker: Broker? = nil, room: String = "", username: String = "", passwordFile: String = "",
                 password: String? = nil, caFile: String = "", clientCertificate: String = "", clientKey: String = "",
                 protocolVersion: ProtocolVersion = .v5, publish: Publication = .only([]), subscribe: Bool = true,
-                publishInterval: Duration = .seconds(1), rssiOffset: Double = 0) {
+                publishInterval: Duration = .seconds(1), rssiOffset: Double = 0, homeAssistant: Bool = false,
+                discoveryPrefix: String = "homeassistant") {
         self.broker = broker
         self.room = room
         self.username = username
@@ -124,6 +129,8 @@ public struct MQTTSettings: Hashable, Sendable {
         self.subscribe = subscribe
         self.publishInterval = publishInterval
         self.rssiOffset = rssiOffset
+        self.homeAssistant = homeAssistant
+        self.discoveryPrefix = discoveryPrefix
     }
 
     public static let defaults = MQTTSettings()

@@ -86,6 +86,16 @@ enum MQTTSettingsParser {
             }
             settings.rssiOffset = offset
         }
+        if let enabled = try section.bool("homeassistant") { settings.homeAssistant = enabled }
+        if let prefix = try section.string("discovery_prefix", example: "homeassistant") {
+            guard !prefix.isEmpty, !prefix.contains(where: { "+#".contains($0) || $0.isNewline }),
+                  !prefix.hasPrefix("/"), !prefix.hasSuffix("/") else {
+                throw section.error("discovery_prefix", "discovery_prefix = \"\(prefix)\" is not a topic prefix",
+                                    fix: "write Home Assistant's discovery prefix, e.g. discovery_prefix = \"homeassistant\" "
+                                        + "(no + or #, no / at either end)")
+            }
+            settings.discoveryPrefix = prefix
+        }
         return settings
     }
 

@@ -174,6 +174,7 @@ extension BeaconDaemon {
                 scannerRetry = nil
             case .resumeDetection:
                 engine.resumeDetection(at: clock())
+                mqttNode?.localDetection(suspended: false)
                 armEngineTimer()
             case .suspendDetection:
                 suspendDetection()
@@ -219,6 +220,7 @@ extension BeaconDaemon {
 
     /// Regions become unknown rather than exiting while nothing can be seen.
     func suspendDetection() {
+        mqttNode?.localDetection(suspended: true)
         let events = engine.suspendDetection(at: clock())
         route(events)
         armEngineTimer()

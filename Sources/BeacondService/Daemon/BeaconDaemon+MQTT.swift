@@ -8,11 +8,30 @@ import MQTT
 extension BeaconDaemon {
     /// Connects to the broker when `[mqtt] broker` is set (at start, and on a reload that changed `[mqtt]`).
     /// A setting libmosquitto refuses (unreadable TLS files) is logged and leaves MQTT off until the next reload.
-    func startMQTT() {
+    func startMQTT(knownReceivers: [ReceiverDirectory.Receiver] = []) {
         engine.emitsObservations = configuration.mqtt.publishes
+        guard configuration.mqtt.broker != nil, configuration.mqtt.subscribe else {
+            // No other receiver is read: nothing may wait for one.
+            forgetOfflineReceivers()
+            startNode(known: [])
+            return
+        }
+        // The receivers' numbers and states carry over a reload, so a receiver still offline stays so.
+        let offline = engine.offlineReceivers
+        let known: [ReceiverDirectory.Receiver] = knownReceivers.map { receiver in
+            var receiver = receiver
+            receiver.online = !offline.contains(receiver.id)
+            return receiver
+        }
+        startNode(known: known)
+    }
+
+    private func startNode(known: [ReceiverDirectory.Receiver]) {
         guard let broker = configuration.mqtt.broker else { return }
         do throws(MQTTError) {
-            let node = try MQTTNode(settings: configuration.mqtt, broker: broker, loop: loop, logger: logger)
+            let node = try MQTTNode(settings: configuration.mqtt, broker: broker, loop: loop, logger: logger,
+                                    monitoring: Self.monitoringConfiguration(configuration), clock: clock,
+                                    knownReceivers: known)
             node.onFleetInput = { [unowned self] input in
                 self.assumeIsolated { $0.fleetInput(input) }
             }
@@ -34,9 +53,18 @@ extension BeaconDaemon {
 
     func mqttSettingsChanged(from old: MQTTSettings) {
         guard configuration.mqtt != old else { return }
+        let known = mqttNode?.directory.receivers ?? []
         stopMQTT()
-        startMQTT()
+        startMQTT(knownReceivers: known)
         updateScanning()
+    }
+
+    /// No other receiver is read any more (`[mqtt]` off, or `subscribe = false`): regions waiting for one get a
+    /// full exit timeout from now, as after any blind period, instead of waiting for ever.
+    func forgetOfflineReceivers() {
+        for receiver in engine.offlineReceivers {
+            engineChanged(engine.receiverCameOnline(receiver, at: clock()))
+        }
     }
 
     /// Another receiver's reading or status, for the engine: its sightings count for monitoring, and its going

@@ -47,6 +47,9 @@ struct BeaconEngine {
         return monitoring.map { .monitoring($0) }
     }
 
+    /// Remote receivers the monitor counts as offline.
+    var offlineReceivers: Set<ReceiverID> { pipeline.monitor.offlineReceivers }
+
     /// A remote receiver is back: what waited for it gets a full exit timeout.
     mutating func receiverCameOnline(_ receiver: ReceiverID, at now: Timestamp) -> [Event] {
         var monitoring: [MonitoringEvent<EngineKey>] = []
@@ -175,14 +178,22 @@ struct BeaconEngine {
         let due = advance(to: now)
         let saved = pipeline.monitor.regions
         let blind = pipeline.monitor.isDetectionSuspended
+        let offline = pipeline.monitor.offlineReceivers
         var fresh = BeaconEngine(monitoring)
+        fresh.emitsObservations = emitsObservations
         if blind {
             // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out. It
             // goes blind before the regions are put back, so none is timed from its last sighting (an exit that
             // would fire here has nobody to go to and would be lost).
             _ = fresh.suspendDetection(at: now)
         }
-        for (key, region) in saved { fresh.pipeline.monitor.restore(region, for: key, at: now) }
+        for (key, region) in saved {
+            fresh.pipeline.monitor.restore(region, for: key, at: now)
+            // Who heard it, and a wait for an offline receiver, survive the rebuild.
+            if let record = pipeline.monitor.receiverRecord(for: key) {
+                fresh.pipeline.monitor.restoreReceivers(record, for: key, offline: offline)
+            }
+        }
         self = fresh
         var restarted: [Event] = []
         for (client, constraints) in ranging { restarted += startRanging(constraints, client: client, at: now) }

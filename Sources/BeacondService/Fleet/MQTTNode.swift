@@ -31,15 +31,33 @@ final class MQTTNode {
     private var distances = ReceiverDistances()
     /// Called with what another receiver's message means for the monitor (set by the daemon).
     var onFleetInput: ((ReceiverDirectory.Input) -> Void)?
+    /// Home Assistant discovery (`homeassistant = true`): the payloads, and the presence of each published beacon
+    /// as the fleet sees it (a region per beacon, fed by this node's and the other receivers' sightings), whose
+    /// state is the device tracker's.
+    private let discovery: HomeAssistantDiscovery?
+    private var presence: RegionMonitor<BeaconIdentity>
+    private var presenceTimer: MainLoop.SourceID?
+    private let loop: MainLoop
+    private let clock: @Sendable () -> Timestamp
+    /// Beacons given entities, at most `maximumDiscovered`.
+    private var discovered: [BeaconIdentity] = []
+    static let maximumDiscovered = 1000
     /// Unusable messages are logged at most once a minute, with how many came since.
     private var dropLog = (last: ContinuousClock.Instant?.none, since: UInt64(0))
 
-    init(settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger) throws(MQTTError) {
+    init(settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger,
+         monitoring: MonitoringConfiguration, clock: @escaping @Sendable () -> Timestamp,
+         knownReceivers: [ReceiverDirectory.Receiver] = []) throws(MQTTError) {
         self.settings = settings
+        self.loop = loop
+        self.clock = clock
+        presence = RegionMonitor(configuration: monitoring)
         let name = settings.room.isEmpty ? Self.hostName() : settings.room
         room = ESPresense.roomSlug(name).isEmpty ? "beacond" : ESPresense.roomSlug(name)
         self.logger = logger
-        directory = ReceiverDirectory(ownRoom: room)
+        directory = ReceiverDirectory(ownRoom: room, known: knownReceivers)
+        discovery = settings.homeAssistant
+            ? HomeAssistantDiscovery(prefix: settings.discoveryPrefix, room: room, version: BeacondVersion.current) : nil
         let constraints: [BeaconIdentityConstraint]?
         switch settings.publish {
         case .all: constraints = nil
@@ -55,6 +73,9 @@ final class MQTTNode {
                                   username: settings.username.isEmpty ? nil : settings.username, password: settings.password,
                                   clientID: "beacond-\(ESPresense.roomSlug(Self.hostName()))-\(room)",
                                   protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311,
+                                  // The broker publishes the will 1.5 keep-alives after the node went silent: 15 s,
+                                  // within the default exit_timeout of 30 s, so other nodes hear of it first.
+                                  keepAlive: 10,
                                   will: MQTTMessage(topic: status, text: ESPresense.offline, qos: 1, retain: true))
         client = try MQTTClient(options: options, loop: loop)
         client.onStateChange = { [unowned self] state in self.stateChanged(state) }
@@ -86,8 +107,12 @@ final class MQTTNode {
         client.start()
     }
 
-    /// Says `offline` (a clean DISCONNECT sends no will) and disconnects.
+    /// Says `offline` (a clean DISCONNECT sends no will) and disconnects. What the other receivers' state was stays
+    /// with the daemon's monitor (nothing is reported on the way out).
     func stop() {
+        onFleetInput = nil
+        if let presenceTimer { loop.cancelTimer(presenceTimer) }
+        presenceTimer = nil
         if case .connected = client.state {
             _ = try? client.publish(MQTTMessage(topic: statusTopic, text: ESPresense.offline, qos: 1, retain: true))
         }
@@ -95,7 +120,9 @@ final class MQTTNode {
     }
 
     private func received(_ message: MQTTMessage) {
-        for input in directory.receive(topic: message.topic, payload: message.payload, at: BeaconDaemon.wallClock()) {
+        let now = clock()
+        for input in directory.receive(topic: message.topic, payload: message.payload, at: now) {
+            presenceInput(input, at: now)
             switch input {
             case .dropped(let reason):
                 let now = ContinuousClock.now
@@ -118,9 +145,12 @@ final class MQTTNode {
     }
 
     private func stateChanged(_ state: MQTTConnectionState) {
-        if state != .connected {
+        if case .waitingToReconnect = state {
             // Not connected, this node hears no other receiver: what only they heard becomes unknown.
-            for id in directory.brokerLost() { onFleetInput?(.receiverOffline(id)) }
+            for id in directory.brokerLost() {
+                presenceInput(.receiverOffline(id), at: clock())
+                onFleetInput?(.receiverOffline(id))
+            }
         }
         switch state {
         case .connected:
@@ -128,8 +158,14 @@ final class MQTTNode {
             logger.notice("MQTT: connected to \(settings.broker.map { "\($0)" } ?? "?"); room \(room) online")
             do {
                 try client.publish(MQTTMessage(topic: statusTopic, text: ESPresense.online, qos: 1, retain: true))
+                if let discovery {
+                    // Retained, so Home Assistant finds them whenever it (re)starts.
+                    let receiver = discovery.receiverConfig
+                    try client.publish(MQTTMessage(topic: receiver.topic, text: receiver.payload, qos: 1, retain: true))
+                    for identity in discovered { try announce(identity, discovery) }
+                }
             } catch {
-                logger.error("MQTT: cannot publish \(statusTopic): \(error)")
+                logger.error("MQTT: cannot publish after connecting: \(error)")
             }
         case .waitingToReconnect(let reason, let delay):
             guard reason != loggedReason else { return }
@@ -156,7 +192,14 @@ final class MQTTNode {
 
     /// A sighting of this receiver: published if its beacon is chosen and its interval has passed.
     func observe(_ observation: IBeaconObservation) {
-        guard let reading = publisher.observe(observation) else { return }
+        let reading = publisher.observe(observation)
+        if let discovery {
+            if reading != nil { discover(observation.frame.identity, discovery) }
+            var events: [MonitoringEvent<BeaconIdentity>] = []
+            presence.observe(observation, into: &events)
+            presenceChanged(events)
+        }
+        guard let reading else { return }
         guard case .connected = client.state else {
             readingsNotSent += 1
             return
@@ -164,8 +207,93 @@ final class MQTTNode {
         do {
             try client.publish(MQTTMessage(topic: ESPresense.deviceTopic(deviceID: reading.id, room: room), text: reading.json))
             readingsPublished += 1
+            if let discovery, let distance = reading.distance {
+                let identity = observation.frame.identity
+                let nearest = ([distance] + remoteDistances(of: identity, at: observation.timestamp).values).min() ?? distance
+                try client.publish(MQTTMessage(topic: discovery.distanceTopic(identity),
+                                               text: ESPresenseReading(id: "", distance: nearest).distanceText))
+            }
         } catch {
             readingsNotSent += 1
+        }
+    }
+
+    // MARK: Home Assistant
+
+    /// A published beacon's first reading: its presence region and its entities.
+    private func discover(_ identity: BeaconIdentity, _ discovery: HomeAssistantDiscovery) {
+        guard !discovered.contains(identity) else { return }
+        guard discovered.count < Self.maximumDiscovered else { return }
+        discovered.append(identity)
+        var events: [MonitoringEvent<BeaconIdentity>] = []
+        presence.startMonitoring(BeaconRegion(identifier: ESPresense.deviceID(identity), constraint: BeaconIdentityConstraint(identity)),
+                                 for: identity, at: clock(), into: &events)
+        presenceChanged(events)
+        if case .connected = client.state {
+            do { try announce(identity, discovery) } catch { logger.error("MQTT: cannot publish discovery: \(error)") }
+        }
+    }
+
+    private func announce(_ identity: BeaconIdentity, _ discovery: HomeAssistantDiscovery) throws(MQTTError) {
+        for config in discovery.beaconConfigs(identity) {
+            try client.publish(MQTTMessage(topic: config.topic, text: config.payload, qos: 1, retain: true))
+        }
+        let state = presence.state(of: identity) ?? .unknown
+        try client.publish(MQTTMessage(topic: discovery.presenceTopic(identity), text: HomeAssistantDiscovery.presence(state),
+                                       qos: 1, retain: true))
+    }
+
+    /// What another receiver's message means for the presence of the published beacons.
+    private func presenceInput(_ input: ReceiverDirectory.Input, at now: Timestamp) {
+        guard discovery != nil else { return }
+        var events: [MonitoringEvent<BeaconIdentity>] = []
+        switch input {
+        case .sighting(let identity, let rssi, _, let receiver):
+            presence.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
+        case .receiverOffline(let receiver):
+            presence.receiverWentOffline(receiver, at: now, into: &events)
+        case .receiverOnline(let receiver):
+            presence.receiverCameOnline(receiver, at: now, into: &events)
+        case .ignored, .dropped:
+            return
+        }
+        presenceChanged(events)
+    }
+
+    /// This node's own scanner cannot see (or sees again): presence follows the daemon's regions.
+    func localDetection(suspended: Bool) {
+        guard discovery != nil else { return }
+        var events: [MonitoringEvent<BeaconIdentity>] = []
+        if suspended {
+            presence.suspendDetection(at: clock(), into: &events)
+        } else {
+            presence.resumeDetection(at: clock())
+        }
+        presenceChanged(events)
+    }
+
+    private func presenceChanged(_ events: [MonitoringEvent<BeaconIdentity>]) {
+        if let discovery, case .connected = client.state {
+            for event in events {
+                guard case .didDetermineState(let state) = event.kind else { continue }
+                _ = try? client.publish(MQTTMessage(topic: discovery.presenceTopic(event.key),
+                                                    text: HomeAssistantDiscovery.presence(state), qos: 1, retain: true))
+            }
+        }
+        armPresenceTimer()
+    }
+
+    private func armPresenceTimer() {
+        if let presenceTimer { loop.cancelTimer(presenceTimer) }
+        presenceTimer = nil
+        guard let deadline = presence.nextDeadline else { return }
+        let delay = deadline - clock()
+        presenceTimer = loop.schedule(at: .now + (delay > .zero ? min(delay, .seconds(3600)) : .zero)) { [weak self] in
+            guard let self else { return }
+            self.presenceTimer = nil
+            var events: [MonitoringEvent<BeaconIdentity>] = []
+            self.presence.advance(to: self.clock(), into: &events)
+            self.presenceChanged(events)
         }
     }
 
@@ -194,7 +322,7 @@ final class MQTTNode {
                     BeacondReceiverKey.readings: .uint64(receiver.readings),
                 ])
             }),
-            BeacondStatusKey.mqttReadingsDropped: .uint64(directory.readingsDropped),
+            BeacondStatusKey.mqttReadingsDropped: .uint64(directory.readingsDropped + client.oversizedMessages),
             BeacondStatusKey.mqttLastDropped: .string(directory.lastDropped ?? ""),
         ]
     }

@@ -56,15 +56,17 @@ struct RegionMonitorReceiverTests {
                              "61.0 didDetermineState(inside) a"])
     }
 
-    @Test("heard by another online receiver, or by this node, lately: an offline receiver changes nothing")
+    @Test("heard by another online receiver, or by this node, lately: an offline receiver changes nothing at once")
     func anotherReceiverKeepsItInside() throws {
         var h = try harness()
         h.see(beacon, by: kitchen, at: 1)
         h.see(beacon, by: hall, at: 2)
         h.receiverOffline(kitchen, at: 5)
         #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnterRegion a"])
-        h.advance(to: 32)                         // hall heard it last at 2
-        #expect(h.take() == ["32.0 didDetermineState(outside) a", "32.0 didExitRegion a"])
+        // At its exit deadline (hall heard it last at 2), kitchen, which heard it at 1 and is offline, may still be
+        // beside it (its will may come long after it died): it waits for kitchen instead of exiting.
+        h.advance(to: 32)
+        #expect(h.take() == ["32.0 didDetermineState(unknown) a"])
 
         var local = try harness()
         local.see(beacon, by: kitchen, at: 1)
@@ -133,6 +135,52 @@ struct RegionMonitorReceiverTests {
         h.advance(to: 1_000)
         #expect(h.take().suffix(1) == ["5.0 didDetermineState(unknown) a"])
         #expect(h.monitor.offlineReceivers == [kitchen])
+    }
+
+    @Test("heard here, then only by a receiver that went offline: at the exit deadline it waits instead of exiting")
+    func blindAtTheDeadline() throws {
+        var h = try harness()
+        h.see(beacon, at: 4)                                   // this node's adapter
+        for second in stride(from: 5.0, through: 20, by: 5) { h.see(beacon, by: kitchen, at: second) }
+        h.receiverOffline(kitchen, at: 25)                     // this node heard it at 4, within 30 s: not blind yet
+        #expect(h.take() == ["4.0 didDetermineState(inside) a", "4.0 didEnterRegion a"])
+        h.advance(to: 1_000)
+        #expect(h.take() == ["50.0 didDetermineState(unknown) a"])
+        h.receiverOnline(kitchen, at: 1_000)
+        h.advance(to: 1_030)
+        #expect(h.take() == ["1030.0 didDetermineState(outside) a", "1030.0 didExitRegion a"])
+    }
+
+    @Test("a blind region also waits for a receiver that heard it meanwhile and went offline too")
+    func blindWaitsForLaterReceivers() throws {
+        let hysteresis = try RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -90)
+        var h = MonitorTestHarness(try MonitoringConfiguration(exitTimeout: .seconds(30), hysteresis: hysteresis))
+        h.start(try Kit.region("a"), at: 0)
+        h.see(beacon, by: kitchen, at: 1, rssi: -60)
+        h.receiverOffline(kitchen, at: 2)                      // blind, waiting for kitchen
+        h.see(beacon, by: hall, at: 3, rssi: -80)              // weak: counts as heard, not as an entry
+        h.receiverOffline(hall, at: 4)
+        h.receiverOnline(kitchen, at: 10)
+        #expect(h.nextDeadline == nil)                         // hall, which heard it at 3, is still offline
+        h.receiverOnline(hall, at: 20)
+        #expect(h.nextDeadline == 50)
+    }
+
+    @Test("a rebuilt monitor keeps who heard each region and what it waits for")
+    func receiverRecordsCarryOver() throws {
+        var h = try harness()
+        h.see(beacon, by: kitchen, at: 1)
+        h.receiverOffline(kitchen, at: 5)
+        var rebuilt = MonitorTestHarness(try MonitoringConfiguration(exitTimeout: .seconds(60)))
+        let saved = try #require(h.monitor.monitoredRegion(for: "a"))
+        rebuilt.monitor.restore(saved, for: "a", at: Kit.at(6))
+        rebuilt.monitor.restoreReceivers(try #require(h.monitor.receiverRecord(for: "a")), for: "a",
+                                         offline: h.monitor.offlineReceivers)
+        #expect(rebuilt.nextDeadline == nil)
+        rebuilt.advance(to: 1_000)
+        #expect(rebuilt.take().isEmpty)
+        rebuilt.receiverOnline(kitchen, at: 1_000)
+        #expect(rebuilt.nextDeadline == 1_060)
     }
 
     @Test("offline and online twice, and the local receiver, change nothing more")

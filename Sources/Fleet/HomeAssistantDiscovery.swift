@@ -1,0 +1,104 @@
+public import BeaconKit
+import BeacondAPI
+
+/// Home Assistant's MQTT discovery for a beacond receiver and the beacons it publishes: what to publish (retained)
+/// so Home Assistant creates the entities by itself. Topics are `<prefix>/<component>/beacond/<object_id>/config`
+/// (Home Assistant accepts only `[a-zA-Z0-9_-]` in node and object ids, so ids are written in that alphabet), and
+/// every entity's availability is the receiver's ESPresense status topic. Pure: payloads are built, not sent.
+public struct HomeAssistantDiscovery: Sendable {
+    public let prefix: String
+    /// The receiver's room slug (ESPresense's).
+    public let room: String
+    public let version: String
+
+    public init(prefix: String, room: String, version: String) {
+        self.prefix = prefix
+        self.room = room
+        self.version = version
+    }
+
+    /// Where a beacon's presence (`home`, `not_home`, or `None` for unknown) is published by this receiver.
+    public func presenceTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/presence" }
+
+    /// Where the nearest distance of a beacon (metres, two decimals) is published by this receiver.
+    public func distanceTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/distance" }
+
+    /// `ibeacon_<uuid>_<major>_<minor>`, lowercase with `_` for the UUID's dashes: the beacon in the alphabet Home
+    /// Assistant keeps in entity ids unchanged (it would turn `-` into `_` itself).
+    public static func objectID(_ identity: BeaconIdentity) -> String {
+        "ibeacon_\(identity.uuid.uuidString.lowercased().replacingOccurrences(of: "-", with: "_"))_\(identity.major)_\(identity.minor)"
+    }
+
+    /// The receiver's connectivity binary_sensor: on while its status is `online`.
+    public var receiverConfig: (topic: String, payload: String) {
+        let object = "beacond_\(room)_connectivity"
+        return ("\(prefix)/binary_sensor/beacond/\(object)/config", Self.json([
+            ("name", .text("Connectivity")), ("object_id", .text(object)), ("unique_id", .text(object)),
+            ("state_topic", .text(ESPresense.statusTopic(room: room))), ("payload_on", .text(ESPresense.online)),
+            ("payload_off", .text(ESPresense.offline)), ("device_class", .text("connectivity")),
+            ("device", receiverDevice),
+        ]))
+    }
+
+    /// A beacon's device_tracker (`home`/`not_home` from the fleet's monitoring) and its distance sensor.
+    public func beaconConfigs(_ identity: BeaconIdentity) -> [(topic: String, payload: String)] {
+        let object = "beacond_\(room)_\(Self.objectID(identity))"
+        let device = Value.object([
+            ("identifiers", .list([.text("beacond_\(Self.objectID(identity))")])),
+            ("name", .text("iBeacon \(identity.uuid.uuidString) \(identity.major):\(identity.minor)")),
+            ("manufacturer", .text("beacond")), ("model", .text("iBeacon")),
+            ("via_device", .text("beacond_\(room)")),
+        ])
+        let availability: [(String, Value)] = [
+            ("availability_topic", .text(ESPresense.statusTopic(room: room))),
+            ("payload_available", .text(ESPresense.online)), ("payload_not_available", .text(ESPresense.offline)),
+        ]
+        return [
+            ("\(prefix)/device_tracker/beacond/\(object)/config", Self.json([
+                ("name", .text("Presence (\(room))")), ("object_id", .text(object)), ("unique_id", .text(object)),
+                ("state_topic", .text(presenceTopic(identity))), ("payload_home", .text("home")),
+                ("payload_not_home", .text("not_home")), ("payload_reset", .text("None")),
+                ("source_type", .text("bluetooth_le")), ("device", device),
+            ] + availability)),
+            ("\(prefix)/sensor/beacond/\(object)_distance/config", Self.json([
+                ("name", .text("Distance (\(room))")), ("object_id", .text("\(object)_distance")),
+                ("unique_id", .text("\(object)_distance")), ("state_topic", .text(distanceTopic(identity))),
+                ("unit_of_measurement", .text("m")), ("device_class", .text("distance")),
+                ("state_class", .text("measurement")), ("device", device),
+            ] + availability)),
+        ]
+    }
+
+    /// The payload of a presence state: what Home Assistant's device_tracker takes.
+    public static func presence(_ state: RegionState) -> String {
+        switch state {
+        case .inside: return "home"
+        case .outside: return "not_home"
+        case .unknown: return "None"
+        }
+    }
+
+    private var receiverDevice: Value {
+        .object([
+            ("identifiers", .list([.text("beacond_\(room)")])), ("name", .text("beacond \(room)")),
+            ("manufacturer", .text("beacond")), ("model", .text("beacond receiver")), ("sw_version", .text(version)),
+        ])
+    }
+
+    enum Value {
+        case text(String)
+        case list([Value])
+        case object([(String, Value)])
+    }
+
+    static func json(_ members: [(String, Value)]) -> String { render(.object(members)) }
+
+    private static func render(_ value: Value) -> String {
+        switch value {
+        case .text(let text): return JSONString.quoted(text)
+        case .list(let items): return "[" + items.map(render).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.map { JSONString.quoted($0.0) + ":" + render($0.1) }.joined(separator: ",") + "}"
+        }
+    }
+}

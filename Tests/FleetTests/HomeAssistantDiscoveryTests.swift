@@ -1,0 +1,50 @@
+import BeaconKit
+import Fleet
+import Foundation
+import Testing
+
+@Suite("Home Assistant discovery")
+struct HomeAssistantDiscoveryTests {
+    let discovery = HomeAssistantDiscovery(prefix: "homeassistant", room: "kitchen", version: "0.3.0")
+    let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 2)
+
+    /// Home Assistant's own rule for discovery topics (mqtt/discovery.py, TOPIC_MATCHER in 2024.1).
+    let topicRule = try! Regex(#"^homeassistant/(\w+)/(?:([a-zA-Z0-9_-]+)/)?([a-zA-Z0-9_-]+)/config$"#)
+
+    func object(_ payload: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])
+    }
+
+    @Test func theReceiverIsAConnectivitySensorOnItsStatusTopic() throws {
+        let (topic, payload) = discovery.receiverConfig
+        #expect(topic == "homeassistant/binary_sensor/beacond/beacond_kitchen_connectivity/config")
+        #expect(topic.wholeMatch(of: topicRule) != nil)
+        let config = try object(payload)
+        #expect(config["state_topic"] as? String == "espresense/rooms/kitchen/status")
+        #expect(config["payload_on"] as? String == "online" && config["payload_off"] as? String == "offline")
+        #expect(config["device_class"] as? String == "connectivity" && config["unique_id"] as? String == "beacond_kitchen_connectivity")
+        let device = try #require(config["device"] as? [String: Any])
+        // Home Assistant refuses a device block with a key it does not know: only these.
+        #expect(Set(device.keys).isSubset(of: ["identifiers", "connections", "manufacturer", "model", "name", "hw_version",
+                                               "sw_version", "via_device", "suggested_area", "configuration_url"]))
+        #expect(device["identifiers"] as? [String] == ["beacond_kitchen"])
+    }
+
+    @Test func aBeaconIsADeviceTrackerAndADistanceSensorAvailableWithItsReceiver() throws {
+        let configs = discovery.beaconConfigs(identity)
+        #expect(configs.map(\.topic) == [
+            "homeassistant/device_tracker/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2/config",
+            "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_distance/config",
+        ])
+        #expect(configs.allSatisfy { $0.topic.wholeMatch(of: topicRule) != nil })
+        let tracker = try object(configs[0].payload)
+        #expect(tracker["state_topic"] as? String == discovery.presenceTopic(identity))
+        #expect(tracker["source_type"] as? String == "bluetooth_le" && tracker["payload_reset"] as? String == "None")
+        #expect(tracker["availability_topic"] as? String == "espresense/rooms/kitchen/status")
+        let sensor = try object(configs[1].payload)
+        #expect(sensor["unit_of_measurement"] as? String == "m" && sensor["device_class"] as? String == "distance")
+        #expect(sensor["state_topic"] as? String == discovery.distanceTopic(identity))
+        #expect(HomeAssistantDiscovery.presence(.inside) == "home" && HomeAssistantDiscovery.presence(.outside) == "not_home")
+        #expect(HomeAssistantDiscovery.presence(.unknown) == "None")
+    }
+}
