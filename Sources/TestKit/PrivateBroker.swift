@@ -19,12 +19,16 @@ public final class PrivateBroker: @unchecked Sendable {
     /// localhost.
     public let tlsPort: Int?
     public let caFile: String?
+    /// The CA and server certificate of the TLS listener, to sign client certificates with.
+    public let certificates: TestCertificates?
     public private(set) var pid: pid_t = 0
     private let configFile: URL
 
     /// `users`: a password file (anonymous clients refused); `acl`: Mosquitto ACL lines (`user NAME`, `topic
     /// write X`, ...). `port`: reuse a port (a restarted broker at the same address).
-    public init(users: [User] = [], acl: String? = nil, tls: Bool = false, port: Int? = nil) throws {
+    /// `requireClientCertificate`: the TLS listener accepts only clients with a certificate signed by `caFile`.
+    public init(users: [User] = [], acl: String? = nil, tls: Bool = false, requireClientCertificate: Bool = false,
+                port: Int? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.port = try port ?? Self.freePort()
@@ -53,14 +57,17 @@ public final class PrivateBroker: @unchecked Sendable {
         }
         if tls {
             let certificates = try TestCertificates(directory: directory)
+            self.certificates = certificates
             let tlsPort = try Self.freePort()
             self.tlsPort = tlsPort
             caFile = certificates.caFile
             lines += ["listener \(tlsPort) 127.0.0.1", "cafile \(certificates.caFile)",
                       "certfile \(certificates.serverCertificate)", "keyfile \(certificates.serverKey)"]
+            if requireClientCertificate { lines += ["require_certificate true"] }
         } else {
             tlsPort = nil
             caFile = nil
+            certificates = nil
         }
         configFile = directory.appendingPathComponent("mosquitto.conf")
         try (lines.joined(separator: "\n") + "\n").write(to: configFile, atomically: true, encoding: .utf8)
@@ -186,6 +193,16 @@ public struct TestCertificates: Sendable {
         try PrivateBroker.run("/usr/bin/openssl", ["x509", "-req", "-in", "\(path)/server.csr", "-CA", caFile, "-CAkey", caKey,
                                                    "-CAcreateserial", "-days", "2", "-extfile", "\(path)/san.ext",
                                                    "-out", serverCertificate])
+    }
+
+    /// A client certificate and key signed by this CA: (certificate, key).
+    public func clientCertificate(directory: URL, name: String) throws -> (String, String) {
+        let base = directory.appendingPathComponent(name).path
+        try PrivateBroker.run("/usr/bin/openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=\(name)",
+                                                   "-keyout", base + ".key", "-out", base + ".csr"])
+        try PrivateBroker.run("/usr/bin/openssl", ["x509", "-req", "-in", base + ".csr", "-CA", caFile, "-CAkey", caKey,
+                                                   "-CAcreateserial", "-days", "2", "-out", base + ".crt"])
+        return (base + ".crt", base + ".key")
     }
 
     /// A second, unrelated CA: a client that trusts only it must refuse the broker.

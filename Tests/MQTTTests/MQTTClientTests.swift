@@ -177,6 +177,22 @@ struct MQTTClientTests {
         #expect(bad.connectionCount() == 0)
     }
 
+    @Test func aBrokerThatRequiresAClientCertificateTakesOneSignedByItsCA() throws {
+        let broker = try PrivateBroker(tls: true, requireClientCertificate: true)
+        let port = try #require(broker.tlsPort)
+        let certificates = try #require(broker.certificates)
+        let (certificate, key) = try certificates.clientCertificate(directory: broker.directory, name: "node")
+        let with = try LoopClient(options(broker, id: "with-cert") {
+            $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile; $0.certificateFile = certificate; $0.keyFile = key
+        })
+        try with.onLoop { $0.start() }
+        #expect(eventually { with.isConnected })
+        let without = try LoopClient(options(broker, id: "without-cert") { $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile })
+        try without.onLoop { $0.start() }
+        #expect(eventually { without.waitingReason != nil })
+        #expect(without.connectionCount() == 0)
+    }
+
     @Test func aMissingCAFileIsAnErrorAtOnceNotARetryLoop() throws {
         let loop = try MainLoop()
         #expect {
