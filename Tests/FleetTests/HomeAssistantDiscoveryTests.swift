@@ -9,7 +9,7 @@ struct HomeAssistantDiscoveryTests {
     let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 2)
 
     /// Home Assistant's own rule for discovery topics (mqtt/discovery.py, TOPIC_MATCHER in 2024.1).
-    let topicRule = try! Regex(#"^homeassistant/(\w+)/(?:([a-zA-Z0-9_-]+)/)?([a-zA-Z0-9_-]+)/config$"#)
+    let topicRule = #/^homeassistant/(\w+)/(?:([a-zA-Z0-9_-]+)/)?([a-zA-Z0-9_-]+)/config$/#
 
     func object(_ payload: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])

@@ -451,6 +451,21 @@ def lobby_client(world):
     return client
 
 
+def kitchen_and_hall(suite, broker_a, broker_b=None):
+    """Node A (kitchen) publishes the beacon it hears; node B (hall) hears nothing itself and has an Always client
+    monitoring it. Returns (a, b, client, feeder) once B's client has entered from A's readings."""
+    a = setup(suite, broker_a, room="kitchen", publish='["%s"]' % DEMO_UUID)
+    b = setup(suite, broker_b or broker_a, room="hall", publish="[]")
+    client = lobby_client(b)
+    check(pump_until(lambda: any(r["Room"] == "kitchen" and r["Online"] for r in b.admin.status()["MQTTReceivers"]), 10),
+          "B never learnt that kitchen is online: %r" % b.admin.status()["MQTTReceivers"])
+    feeder = a.feeder()
+    feeder.wait_for_fifo()
+    feeder.start(interval=0.2)
+    client.wait("DidEnterRegion", timeout=10)
+    return a, b, client, feeder
+
+
 def test_fleet_monitor(suite):
     """Node A (kitchen) hears the beacon; node B (hall) hears nothing itself and has the client. B's client enters
     from A's readings; the beacon moves to an ESPresense node (garage, written with paho-mqtt) and then nobody:
@@ -460,15 +475,7 @@ def test_fleet_monitor(suite):
     broker = Broker()
     garage = None
     try:
-        a = setup(suite, broker, room="kitchen", publish='["%s"]' % DEMO_UUID)
-        b = setup(suite, broker, room="hall", publish="[]")
-        client = lobby_client(b)
-        check(pump_until(lambda: any(r["Room"] == "kitchen" and r["Online"] for r in b.admin.status()["MQTTReceivers"]), 10),
-              "B never learnt that kitchen is online: %r" % b.admin.status()["MQTTReceivers"])
-        feeder = a.feeder()
-        feeder.wait_for_fifo()
-        feeder.start(interval=0.2)
-        client.wait("DidEnterRegion", timeout=5)
+        a, b, client, feeder = kitchen_and_hall(suite, broker)
         # The beacon walks to the garage: A stops hearing it, the ESPresense node starts.
         garage = ESPresenseNode(broker, "garage")
         garage.start()
@@ -540,15 +547,7 @@ def test_bridged_brokers(suite):
     try:
         check(pump_until(lambda: "Received SUBACK from bridge-site2-local" in site2.log(), 10),
               "the bridge did not connect: %s" % site2.log()[-600:])
-        a = setup(suite, site1, room="kitchen", publish='["%s"]' % DEMO_UUID)
-        b = setup(suite, site2, room="hall", publish="[]")
-        client = lobby_client(b)
-        check(pump_until(lambda: any(r["Room"] == "kitchen" and r["Online"] for r in b.admin.status()["MQTTReceivers"]), 10),
-              "B (site 2) never learnt that kitchen (site 1) is online: %r" % b.admin.status()["MQTTReceivers"])
-        feeder = a.feeder()
-        feeder.wait_for_fifo()
-        feeder.start(interval=0.2)
-        client.wait("DidEnterRegion", timeout=5)
+        a, b, client, feeder = kitchen_and_hall(suite, site1, site2)
         mark = client.collector.mark()
         a.daemon.kill()
         feeder.stop()
@@ -720,13 +719,7 @@ def test_broker_down_is_blind_and_floods_are_bounded(suite):
     from one room: B keeps serving and its memory grows by less than 32 MB."""
     broker = Broker()
     try:
-        a = setup(suite, broker, room="kitchen", publish='["%s"]' % DEMO_UUID)
-        b = setup(suite, broker, room="hall", publish="[]")
-        client = lobby_client(b)
-        feeder = a.feeder()
-        feeder.wait_for_fifo()
-        feeder.start(interval=0.2)
-        client.wait("DidEnterRegion", timeout=10)
+        a, b, client, feeder = kitchen_and_hall(suite, broker)
         mark = client.collector.mark()
         broker.kill()
         client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "unknown", timeout=10,

@@ -141,11 +141,14 @@ struct MQTTClientTests {
         try reader.onLoop { $0.start() }
         #expect(eventually { reader.isConnected })
         broker.kill()
-        #expect(eventually { reader.waitingReason != nil })
-        // Down: attempts fail and are spaced by the backoff, not a busy loop.
-        Thread.sleep(forTimeInterval: 1.0)
-        let attempts = reader.states.withLock { $0.filter { $0 == .connecting }.count }
-        #expect(attempts >= 2 && attempts <= 12, "attempts in 1 s with 100-400 ms backoff: \(attempts)")
+        // Down: each failed attempt waits longer (100, 200, then 400 ms, the cap), never a busy loop.
+        func delays() -> [Duration] {
+            reader.states.withLock { states in
+                states.compactMap { if case .waitingToReconnect(_, let delay) = $0 { return delay } else { return nil } }
+            }
+        }
+        #expect(eventually { delays().count >= 4 })
+        #expect(Array(delays().prefix(4)) == [100, 200, 400, 400].map { Duration.milliseconds($0) })
         try broker.start()
         #expect(eventually { reader.connectionCount() == 2 })
         let writer = try LoopClient(options(broker, id: "writer"))
