@@ -117,7 +117,7 @@ def test_takeover_identifier_collision(suite):
 
 def test_detached_events_go_to_live_client(suite):
     """Clients A and B of one Always app are connected; A monitors `lobby` and disconnects. Expect B to take the
-    region over at once (PropertiesChanged with MonitoredRegions, the region in B's MonitoredRegions) and to get
+    region over at once (PropertiesChanged invalidating MonitoredRegions, the region in B's MonitoredRegions) and to get
     the entry live (not Late) when the beacon comes; nothing is queued while the app has a live client."""
     world = suite.world()
     world.start_daemon()
@@ -129,7 +129,7 @@ def test_detached_events_go_to_live_client(suite):
     a.wait("DidStartMonitoring")
     a.close()
     check(pump_until(lambda: identifiers(b) == ["lobby"], 5), "B did not take over lobby: %r" % identifiers(b))
-    check(pump_until(lambda: b.collector.since(0, "PropertiesChanged", where=lambda s: "MonitoredRegions" in s.args[1]),
+    check(pump_until(lambda: b.collector.since(0, "PropertiesChanged", where=lambda s: "MonitoredRegions" in s.args[2]),
                      5), "B was not told its MonitoredRegions changed")
     feeder = world.feeder()
     feeder.wait_for_fifo()

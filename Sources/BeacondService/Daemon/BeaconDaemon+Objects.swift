@@ -40,9 +40,9 @@ extension BeaconDaemon {
         }
     }
 
-    nonisolated func property(_ name: String, _ signature: String,
+    nonisolated func property(_ name: String, _ signature: String, changeSignal: DBusProperty.ChangeSignal = .value,
                               _ read: @escaping @Sendable (isolated BeaconDaemon, String) -> DBusValue) -> DBusProperty {
-        DBusProperty(name, signature) { sender in
+        DBusProperty(name, signature, changeSignal: changeSignal) { sender in
             self.assumeIsolated { daemon in read(daemon, sender) }
         }
     }
@@ -129,7 +129,7 @@ extension BeaconDaemon {
             },
         ], properties: [BeacondMember.appID, BeacondMember.authorizationStatus, BeacondMember.inUse,
                         BeacondMember.monitoredRegions, BeacondMember.rangedConstraints].map { name in
-            property(name, Self.clientPropertySignature(name)) { daemon, _ in
+            property(name, Self.clientPropertySignature(name), changeSignal: Self.clientPropertyChangeSignal(name)) { daemon, _ in
                 daemon.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
             }
         }, signals: [
@@ -155,6 +155,17 @@ extension BeaconDaemon {
         case BeacondMember.inUse: return "b"
         case BeacondMember.monitoredRegions, BeacondMember.rangedConstraints: return "aa{sv}"
         default: return "s"
+        }
+    }
+
+    /// The region and constraint lists grow with use (up to max_regions_per_client): sending the whole list at
+    /// every StartMonitoring made a client adding 1,000 regions receive ~75 MB, and one that does not dispatch
+    /// signals while it waits for replies (dbus-python's blocking calls) stopped reading at libdbus's limit and
+    /// never got its reply. They are announced by name; the value is one Get away.
+    nonisolated static func clientPropertyChangeSignal(_ name: String) -> DBusProperty.ChangeSignal {
+        switch name {
+        case BeacondMember.monitoredRegions, BeacondMember.rangedConstraints: return .invalidates
+        default: return .value
         }
     }
 

@@ -288,9 +288,15 @@ public actor BeaconDaemon {
     func clientPropertiesChanged(_ number: Int, _ names: [String]) {
         guard let session = clients[number], let sender = session.sender else { return }
         var changed: [String: DBusValue] = [:]
-        for name in names { changed[name] = clientProperty(name, session) }
+        var invalidated: [DBusValue] = []
+        for name in names {
+            switch Self.clientPropertyChangeSignal(name) {
+            case .value: changed[name] = clientProperty(name, session)
+            case .invalidates: invalidated.append(.string(name))
+            }
+        }
         queueSignal(path: session.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    [.string(BeacondInterface.locationManager), .vardict(changed), .array(elementSignature: "s", [])],
+                    [.string(BeacondInterface.locationManager), .vardict(changed), .array(elementSignature: "s", invalidated)],
                     to: sender)
     }
 

@@ -49,13 +49,25 @@ public struct DBusMethod {
 
 /// A read-only property; `read` gets the caller's unique name (values may be private to their owner).
 public struct DBusProperty {
+    /// How `PropertiesChanged` reports a change (the `org.freedesktop.DBus.Property.EmitsChangedSignal` annotation).
+    public enum ChangeSignal: Sendable, Hashable {
+        /// With the new value.
+        case value
+        /// By name only (in the invalidated list): for values that grow with use, which a signal per change would
+        /// otherwise resend whole (quadratic traffic); clients read the property when they need it.
+        case invalidates
+    }
+
     public var name: String
     public var signature: String
+    public var changeSignal: ChangeSignal
     public var read: (_ sender: String) throws(DBusCallError) -> DBusValue
 
-    public init(_ name: String, _ signature: String, read: @escaping (_ sender: String) throws(DBusCallError) -> DBusValue) {
+    public init(_ name: String, _ signature: String, changeSignal: ChangeSignal = .value,
+                read: @escaping (_ sender: String) throws(DBusCallError) -> DBusValue) {
         self.name = name
         self.signature = signature
+        self.changeSignal = changeSignal
         self.read = read
     }
 }

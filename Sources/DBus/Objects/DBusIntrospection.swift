@@ -47,7 +47,14 @@ enum DBusIntrospection {
             xml += "</method>\n"
         }
         for property in interface.properties {
-            xml += "    <property name=\"\(escape(property.name))\" type=\"\(escape(property.signature))\" access=\"read\"/>\n"
+            let opening = "    <property name=\"\(escape(property.name))\" type=\"\(escape(property.signature))\" access=\"read\""
+            switch property.changeSignal {
+            case .value:
+                xml += opening + "/>\n"
+            case .invalidates:
+                xml += opening + ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"invalidates\"/>\n"
+                    + "    </property>\n"
+            }
         }
         for signal in interface.signals {
             xml += "    <signal name=\"\(escape(signal.name))\">"
