@@ -13,6 +13,10 @@ public struct ReceiverDirectory: Sendable {
         case sighting(BeaconIdentity, rssi: Int8?, distance: Double, by: ReceiverID)
         case receiverOnline(ReceiverID)
         case receiverOffline(ReceiverID)
+        /// A broker bridge (Mosquitto's `$SYS/broker/connection/<name>/state`) went down or came back. Down is
+        /// followed by `receiverOffline` for every receiver that was online: readings of receivers beyond the
+        /// bridge stop without their will crossing it, and which receivers are beyond it cannot be told from MQTT.
+        case bridgeChanged(name: String, connected: Bool)
         /// Nothing for the monitor: this node's own publication, another kind of device, a topic not read.
         case ignored
         /// A message that could not be used, with why (counted and shown in status).
@@ -74,6 +78,9 @@ public struct ReceiverDirectory: Sendable {
     }
 
     private mutating func interpret(topic: String, payload: [UInt8], at now: Timestamp) -> Interpretation {
+        if let bridge = BrokerBridge.name(fromStateTopic: topic) {
+            return bridgeState(bridge, topic: topic, payload: payload)
+        }
         switch ESPresense.topic(topic) {
         case .other:
             return .single(.ignored)
@@ -122,9 +129,32 @@ public struct ReceiverDirectory: Sendable {
 
     /// A room as ESPresense writes it (its slug: `a-z`, `0-9`, `_`), at most 64 bytes: anything else is no
     /// receiver's, and a long name must not be kept a thousand times or sent in status.
-    static func isRoom(_ room: String) -> Bool {
+    public static func isRoom(_ room: String) -> Bool {
         room.utf8.count <= 64 && !room.isEmpty && room.utf8.allSatisfy {
             ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D
+        }
+    }
+
+    /// The bridges whose last state was down (at most `capacity` names are kept, like receivers).
+    public private(set) var bridgesDown: Set<String> = []
+
+    /// `0`: every receiver that was online becomes offline (each returns with its next reading or status: those on
+    /// this side of the bridge within their publish interval, those beyond it when the bridge is back and their
+    /// retained statuses cross again). Blind, never absent: a beacon only they heard becomes unknown, not exited.
+    private mutating func bridgeState(_ name: String, topic: String, payload: [UInt8]) -> Interpretation {
+        let text = String(decoding: payload.prefix(8), as: UTF8.self)
+        switch text {
+        case BrokerBridge.connected:
+            guard bridgesDown.remove(name) != nil else { return .single(.ignored) }
+            return .single(.bridgeChanged(name: name, connected: true))
+        case BrokerBridge.disconnected:
+            guard bridgesDown.contains(name) || bridgesDown.count < capacity else {
+                return .single(drop("\(topic): more than \(capacity) bridges down"))
+            }
+            bridgesDown.insert(name)
+            return .several([.bridgeChanged(name: name, connected: false)] + brokerLost().map(Input.receiverOffline))
+        default:
+            return .single(drop("\(topic): bridge state \"\(text)\" is neither 1 nor 0"))
         }
     }
 

@@ -413,6 +413,13 @@ public final class MQTTClient {
         if case .connected = state { sendSubscribe(pattern, qos: Int32(qos)) }
     }
 
+    /// Sends an existing subscription's SUBSCRIBE again while connected: the broker replaces it and sends its
+    /// retained messages again (MQTT 3.1.1 §3.8.4; MQTT 5 with the default retain handling).
+    public func resendSubscription(_ pattern: String) {
+        guard case .connected = state, let subscription = subscriptions.first(where: { $0.pattern == pattern }) else { return }
+        sendSubscribe(subscription.pattern, qos: subscription.qos)
+    }
+
     private func sendSubscribe(_ pattern: String, qos: Int32) {
         // Mosquitto's acl_file allows every subscription and filters what it delivers, so a SUBACK says little.
         _ = mosquitto_subscribe(handle, nil, pattern, qos)

@@ -78,7 +78,7 @@ struct FleetBenchmark: ParsableCommand {
                         monitor.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
                     case .receiverOnline(let receiver):
                         monitor.receiverCameOnline(receiver, at: now, into: &events)
-                    case .receiverOffline, .ignored, .dropped:
+                    case .receiverOffline, .ignored, .dropped, .bridgeChanged:
                         break
                     }
                 }

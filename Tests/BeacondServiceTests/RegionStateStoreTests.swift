@@ -66,6 +66,54 @@ struct RegionStateStoreTests {
             .events.first?.region == door)
     }
 
+    @Test("who heard a region (by room, and the rooms a blind region waits for) round-trips; NULL stays none; a hand edit is a problem, not a failure")
+    func hearingsRoundTrip() throws {
+        let store = try StateStore.inMemory()
+        let hearing = StoredHearing(local: 5, remote: ["kitchen": 10, "garage": 7], waitingFor: ["kitchen"])
+        var moved = try Self.stored(4, "moved", state: .inside, seen: 10)
+        moved.heardBy = StoredHearing(local: nil, remote: ["attic": 3], waitingFor: nil)
+        try store.apply([.saveRegion(try Self.stored(4, "lobby", state: .unknown, seen: 10)), .saveRegion(moved),
+                         .saveRegion(try Self.stored(4, "plain"))])
+        try store.apply([.updateRegionState(client: 4, identifier: "lobby", try Self.stored(4, "lobby", state: .unknown, seen: 10).monitored,
+                                            heardBy: hearing)])
+        var loaded = try store.loadRegions()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.regions.map(\.heardBy) == [hearing, moved.heardBy, nil])
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE monitored_region SET heard_by = '{\"remote\": 5}' WHERE identifier = 'lobby'")
+        }
+        loaded = try store.loadRegions()
+        #expect(loaded.regions.count == 3 && loaded.regions[0].heardBy == nil)
+        #expect(loaded.problems == ["region lobby of client 4 has a heard_by beacond cannot read; it resumes without it"])
+    }
+
+    @Test("hearings by room: each room keeps one number across regions; rooms not in ESPresense's form are left out")
+    func hearingsByRoom() {
+        var numbering: [String: ReceiverID] = [:]
+        let first = BeaconDaemon.receiverRecord(StoredHearing(local: 1, remote: ["kitchen": 10, "Bad Room": 9], waitingFor: ["kitchen"]),
+                                                numbering: &numbering)
+        let second = BeaconDaemon.receiverRecord(StoredHearing(local: nil, remote: ["garage": 4, "kitchen": 8], waitingFor: nil),
+                                                 numbering: &numbering)
+        #expect(numbering == ["kitchen": ReceiverID(rawValue: 1), "garage": ReceiverID(rawValue: 2)])
+        #expect(first == ReceiverRecord(local: 1, remote: [ReceiverID(rawValue: 1): 10], waitingFor: [ReceiverID(rawValue: 1)]))
+        #expect(second == ReceiverRecord(local: nil, remote: [ReceiverID(rawValue: 1): 8, ReceiverID(rawValue: 2): 4], waitingFor: nil))
+        let rooms = [ReceiverID(rawValue: 1): "kitchen", ReceiverID(rawValue: 2): "garage"]
+        #expect(BeaconDaemon.storedHearing(first, rooms: rooms, exitTimeout: .seconds(30))
+            == StoredHearing(local: 1, remote: ["kitchen": 10], waitingFor: ["kitchen"]))
+        // Only this node's scanner heard it: nothing to save.
+        #expect(BeaconDaemon.storedHearing(ReceiverRecord(local: 3, remote: [:], waitingFor: nil), rooms: rooms,
+                                           exitTimeout: .seconds(30)) == nil)
+        // More than exit_timeout before the latest hearing: left out, unless a blind region waits for it.
+        let old = ReceiverRecord(local: 100_000_000, remote: [ReceiverID(rawValue: 1): 10_000_000, ReceiverID(rawValue: 2): 80_000_000],
+                                 waitingFor: nil)
+        #expect(BeaconDaemon.storedHearing(old, rooms: rooms, exitTimeout: .seconds(30))
+            == StoredHearing(local: 100_000_000, remote: ["garage": 80_000_000], waitingFor: nil))
+        var blind = old
+        blind.waitingFor = [ReceiverID(rawValue: 1)]
+        #expect(BeaconDaemon.storedHearing(blind, rooms: rooms, exitTimeout: .seconds(30))
+            == StoredHearing(local: 100_000_000, remote: ["kitchen": 10_000_000, "garage": 80_000_000], waitingFor: ["kitchen"]))
+    }
+
     @Test("removing a region or a client removes only that; an update of a removed region does nothing")
     func removal() throws {
         let store = try StateStore.inMemory()

@@ -77,6 +77,47 @@ struct ReceiverDirectoryTests {
         #expect(directory.brokerLost().isEmpty)
         #expect(directory.receivers.allSatisfy { !$0.online })
     }
+
+    @Test func aDroppedBridgeTakesEveryReceiverOfflineUntilHeardAgain() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        let bridge = "$SYS/broker/connection/bridge-site2/state"
+        #expect(directory.receive(topic: bridge, payload: Array("1".utf8), at: now) == [.ignored])
+        _ = directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now)
+        _ = directory.receive(topic: "espresense/rooms/garage/status", payload: Array("online".utf8), at: now)
+        _ = directory.receive(topic: "espresense/rooms/attic/status", payload: Array("offline".utf8), at: now)
+        // Down: both online receivers (which side of the bridge each is on cannot be known), not the offline one.
+        #expect(directory.receive(topic: bridge, payload: Array("0".utf8), at: now)
+            == [.bridgeChanged(name: "bridge-site2", connected: false),
+                .receiverOffline(ReceiverID(rawValue: 1)), .receiverOffline(ReceiverID(rawValue: 2))])
+        #expect(directory.bridgesDown == ["bridge-site2"])
+        // Repeated (a retained 0 at resubscription): nothing new goes offline.
+        #expect(directory.receive(topic: bridge, payload: Array("0".utf8), at: now)
+            == [.bridgeChanged(name: "bridge-site2", connected: false)])
+        // A receiver on this side is heard again with its next reading.
+        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
+            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1))])
+        #expect(directory.receive(topic: bridge, payload: Array("1".utf8), at: now) == [.bridgeChanged(name: "bridge-site2", connected: true)])
+        #expect(directory.bridgesDown.isEmpty)
+        // Beyond the bridge: its retained status crosses again.
+        #expect(directory.receive(topic: "espresense/rooms/garage/status", payload: Array("online".utf8), at: now)
+            == [.receiverOnline(ReceiverID(rawValue: 2))])
+        // Not a bridge state: dropped with why; other $SYS topics are not a receiver's.
+        #expect(directory.receive(topic: bridge, payload: Array("up".utf8), at: now) == [.dropped("\(bridge): bridge state \"up\" is neither 1 nor 0")])
+        #expect(directory.receive(topic: "$SYS/broker/connection//state", payload: Array("0".utf8), at: now) == [.ignored])
+        #expect(directory.receive(topic: "$SYS/broker/uptime", payload: Array("5 seconds".utf8), at: now) == [.ignored])
+        #expect(directory.receivers.filter(\.online).count == 2)
+    }
+
+    @Test func bridgesDownAreBounded() {
+        var directory = ReceiverDirectory(ownRoom: "hall", capacity: 3)
+        for number in 0..<3 {
+            #expect(directory.receive(topic: "$SYS/broker/connection/b\(number)/state", payload: Array("0".utf8), at: now)
+                == [.bridgeChanged(name: "b\(number)", connected: false)])
+        }
+        #expect(directory.receive(topic: "$SYS/broker/connection/b9/state", payload: Array("0".utf8), at: now)
+            == [.dropped("$SYS/broker/connection/b9/state: more than 3 bridges down")])
+        #expect(directory.bridgesDown.count == 3)
+    }
 }
 
 @Suite("receiver distances")

@@ -39,12 +39,13 @@ def free_port():
 class Broker:
     """A private mosquitto on 127.0.0.1 (anonymous, or with users and an ACL, and a TLS listener on request)."""
 
-    def __init__(self, users=None, acl=None, tls=False, extra=()):
+    def __init__(self, users=None, acl=None, tls=False, extra=(), quiet=False):
         self.directory = tempfile.mkdtemp(prefix="beacond-broker-")
         self.port = free_port()
         self.tls_port = None
         self.ca_file = None
-        lines = ["per_listener_settings false", "persistence false", "user root", "log_type all",
+        lines = ["per_listener_settings false", "persistence false", "user root",
+                 "log_type " + ("error\nlog_type warning" if quiet else "all"),
                  "log_dest file %s/mosquitto.log" % self.directory, "listener %d 127.0.0.1" % self.port]
         if users:
             passwords = os.path.join(self.directory, "passwords")
@@ -534,6 +535,49 @@ def test_fleet_monitor(suite):
         broker.close()
 
 
+def test_restart_while_receiver_offline(suite):
+    """B's region is unknown because kitchen (A), the only receiver that heard the beacon, died; then B is killed
+    with kill -9 (and, in a second round, stopped with SIGTERM) and started again. Who heard the region is saved
+    with it, so the restarted B waits for kitchen too: no exit however long A stays away, and when A returns
+    hearing the beacon the region is inside with no queued exit or second entry for the app's next client.
+
+    (Failed before the hearings were saved: the restarted B exited the region exit_timeout after it started; and
+    before the rooms outlived the stopped MQTT node, the SIGTERM round did.)"""
+    for stop in ("kill -9", "SIGTERM"):
+        broker = Broker()
+        try:
+            a, b, client, feeder = kitchen_and_hall(suite, broker)
+            a.daemon.kill()
+            feeder.stop()
+            client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "unknown", timeout=10,
+                        what="DidDetermineState(unknown) when kitchen went offline")
+            if stop == "kill -9":
+                b.daemon.kill()  # a crash: the blind state and who it waits for were saved when it went blind
+            else:
+                check(b.daemon.terminate() == 0, "B did not stop cleanly")
+            b.start_daemon()
+            lobby = lambda: [r["State"] for r in b.admin.status()["Regions"] if r["Identifier"] == "lobby"]
+            check(pump_until(lambda: b.admin.status()["MQTTState"] == "connected", 10), "the restarted B did not connect")
+            kitchen = [r for r in b.admin.status()["MQTTReceivers"] if r["Room"] == "kitchen"]
+            check(kitchen and not kitchen[0]["Online"],
+                  "after %s the restarted B does not know kitchen as offline: %r" % (stop, kitchen))
+            pump_for(6)  # three exit timeouts after B started
+            check(lobby() == ["unknown"], "lobby after B's %s while kitchen was away: %r" % (stop, lobby()))
+            a.start_daemon()
+            feeder.start(interval=0.2)
+            check(pump_until(lambda: lobby() == ["inside"], 10), "lobby not inside once kitchen was back: %r" % lobby())
+            successor = b.client("org.example.Demo")
+            successor.wait_status("authorizedAlways")
+            pump_for(1)
+            check(not successor.collector.since(0, member="DidExitRegion"), "an exit was queued while kitchen was away")
+            check(not successor.collector.since(0, member="DidEnterRegion"), "a second entry after kitchen came back")
+            feeder.stop()
+            a.alive()
+            b.alive()
+        finally:
+            broker.close()
+
+
 # MARK: 8. two sites, one bridge
 
 def test_bridged_brokers(suite):
@@ -556,6 +600,54 @@ def test_bridged_brokers(suite):
         pump_for(5)
         check(not client.collector.since(mark, member="DidExitRegion"), "a false exit across the bridge")
     finally:
+        site2.close()
+        site1.close()
+
+
+def test_bridge_drop(suite):
+    """The same two sites; the bridge drops (broker 1 killed) while A still hears the beacon: no will crosses a dead
+    bridge, so B learns it from broker 2's `$SYS/broker/connection/bridge-site2/state` = 0. B's region becomes
+    unknown, and no exit comes however long the bridge stays down; when broker 1 returns, A's readings cross again
+    and the region is inside without a second entry. An idle ESPresense node on site 2 (status online, no readings)
+    goes offline for B with the drop and is online again once the bridge is back (its retained status read again).
+
+    (Failed before beacond read bridge states: B exited the region exit_timeout after the bridge dropped; and
+    before the statuses were read again, the idle node stayed offline for good.)"""
+    site1 = Broker()
+    site2 = Broker(extra=["connection site1", "address 127.0.0.1:%d" % site1.port, "topic espresense/# both 0",
+                          "cleansession true", "restart_timeout 1",
+                          "remote_clientid bridge-site2", "local_clientid bridge-site2-local"])
+    porch = None
+    try:
+        check(pump_until(lambda: "Received SUBACK from bridge-site2-local" in site2.log(), 10),
+              "the bridge did not connect: %s" % site2.log()[-600:])
+        a, b, client, feeder = kitchen_and_hall(suite, site1, site2)
+        porch = ESPresenseNode(site2, "porch")
+        online = lambda room: [r["Online"] for r in b.admin.status()["MQTTReceivers"] if r["Room"] == room] == [True]
+        check(pump_until(lambda: online("porch"), 10), "B never saw porch online")
+        mark = client.collector.mark()
+        site1.kill()
+        check(pump_until(lambda: a.admin.status()["MQTTState"] != "connected", 5), "A still connected to a killed broker")
+        client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "unknown", timeout=10,
+                    what="DidDetermineState(unknown) when the bridge dropped")
+        check("bridge bridge-site2 is down" in b.daemon.stderr(), "B did not log the bridge's drop")
+        pump_for(5)  # more than twice exit_timeout
+        check(not client.collector.since(mark, member="DidExitRegion"), "a false exit when the bridge dropped")
+        kitchen = [r for r in b.admin.status()["MQTTReceivers"] if r["Room"] == "kitchen"]
+        check(kitchen and not kitchen[0]["Online"], "B still counts kitchen online: %r" % kitchen)
+        check(not online("porch"), "the bridge's drop left porch online (every receiver goes offline)")
+        site1.start()
+        client.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "inside", timeout=20,
+                    what="DidDetermineState(inside) once the bridge and A were back")
+        check(not client.collector.since(mark, member="DidEnterRegion"), "a second entry after the bridge came back")
+        check(not client.collector.since(mark, member="DidExitRegion"), "an exit after the bridge came back")
+        check(pump_until(lambda: online("porch"), 10), "porch (idle, on this side) still offline after the bridge came back")
+        feeder.stop()
+        a.alive()
+        b.alive()
+    finally:
+        if porch:
+            porch.close()
         site2.close()
         site1.close()
 
@@ -774,7 +866,9 @@ TESTS = [
     ("6 mqtts:// with the right CA, and a wrong CA explained", test_tls),
     ("7 several receivers as one monitor: no exit while walking, unknown (never absent) when a receiver dies",
      test_fleet_monitor),
+    ("7b B restarts while the only receiver that heard its beacon is offline: still no exit", test_restart_while_receiver_offline),
     ("8 two brokers joined by a Mosquitto bridge: entry and last will cross it", test_bridged_brokers),
+    ("8b the bridge drops: unknown, no exit; inside again when it returns", test_bridge_drop),
     ("9 Room and Receivers in DidRangeBeacons: the nearest receiver's room", test_room_in_ranging),
     ("10 a real Home Assistant takes the discovery: connectivity, device tracker, distance", test_home_assistant),
     ("11 the broker down: blind, not absent; 1,000,000 distinct ids cost bounded memory",

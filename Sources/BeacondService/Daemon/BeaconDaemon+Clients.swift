@@ -90,7 +90,10 @@ extension BeaconDaemon {
         for move in plan.moves {
             guard let saved = self.engine.moveRegion(move.region.identifier, from: move.from, to: number) else { continue }
             clients.addRegion(move.region, to: number)
-            saveLater(.saveRegion(StoredRegion(client: number, appID: move.appID, monitored: saved)))
+            let heardBy = Self.storedHearing(engine.receiverRecord(for: .region(client: number, identifier: move.region.identifier)),
+                                             rooms: receiverRooms(),
+                                             exitTimeout: Self.monitoringConfiguration(configuration).exitTimeout)
+            saveLater(.saveRegion(StoredRegion(client: number, appID: move.appID, monitored: saved, heardBy: heardBy)))
         }
         guard let session = clients[number] else { return }
         for old in plan.detached {

@@ -16,14 +16,25 @@ extension BeaconDaemon {
             startNode(known: [])
             return
         }
-        // The receivers' numbers and states carry over a reload, so a receiver still offline stays so.
+        // The receivers' numbers and states carry over a reload, so a receiver still offline stays so. Rooms
+        // numbered before (restored regions' receivers, an earlier node's) keep their numbers, offline until heard.
         let offline = engine.offlineReceivers
-        let known: [ReceiverDirectory.Receiver] = knownReceivers.map { receiver in
+        var known: [ReceiverDirectory.Receiver] = knownReceivers.map { receiver in
             var receiver = receiver
             receiver.online = !offline.contains(receiver.id)
             return receiver
         }
+        let carried = Set(known.map(\.id))
+        for (id, room) in numberedRooms.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !carried.contains(id) {
+            known.append(ReceiverDirectory.Receiver(room: room, id: id, online: false, lastReading: nil, readings: 0))
+        }
         startNode(known: known)
+        // A receiver the directory does not hold (this node's own room now, or no node) can never be heard from:
+        // nothing may wait for it.
+        let held = Set(mqttNode?.directory.receivers.map(\.id) ?? [])
+        for receiver in engine.offlineReceivers where !held.contains(receiver) {
+            engineChanged(engine.receiverCameOnline(receiver, at: clock()))
+        }
     }
 
     private func startNode(known: [ReceiverDirectory.Receiver]) {
@@ -45,6 +56,7 @@ extension BeaconDaemon {
 
     /// Says `offline` and disconnects (shutdown, or before a reload's new settings take over).
     func stopMQTT() {
+        for receiver in mqttNode?.directory.receivers ?? [] { numberedRooms[receiver.id] = receiver.room }
         mqttNode?.stop()
         mqttNode = nil
         mqttProblem = nil
@@ -80,7 +92,7 @@ extension BeaconDaemon {
             engineChanged(engine.receiverWentOffline(receiver, at: now))
         case .receiverOnline(let receiver):
             engineChanged(engine.receiverCameOnline(receiver, at: now))
-        case .ignored, .dropped:
+        case .ignored, .dropped, .bridgeChanged:
             break
         }
     }

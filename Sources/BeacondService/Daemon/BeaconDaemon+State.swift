@@ -1,4 +1,5 @@
 import BeaconKit
+import Fleet
 import BeacondAPI
 import DBus
 import Foundation
@@ -33,7 +34,12 @@ extension BeaconDaemon {
     @discardableResult
     func commitState(_ durability: StateDurability = .processCrash) -> StateStoreError? {
         let engine = self.engine
-        guard let batch = journal.batch(currentState: { engine.monitoredRegion(for: $0) }) else { return nil }
+        let rooms = receiverRooms()
+        let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
+        guard let batch = journal.batch(currentState: { engine.monitoredRegion(for: $0) },
+                                        heardBy: { Self.storedHearing(engine.receiverRecord(for: $0), rooms: rooms,
+                                                                      exitTimeout: exitTimeout) })
+        else { return nil }
         do {
             try ensureStateFile()
             try store.apply(batch, durability: durability)
@@ -154,6 +160,48 @@ extension BeaconDaemon {
         }
     }
 
+    /// Each remote receiver's room (also while no node runs, and after shutdown), to save hearings by room.
+    func receiverRooms() -> [ReceiverID: String] {
+        var rooms = numberedRooms
+        for receiver in mqttNode?.directory.receivers ?? [] { rooms[receiver.id] = receiver.room }
+        return rooms
+    }
+
+    /// A region's hearings by room, for its row (nil when only this node's scanner heard it, or nobody). Hearings
+    /// more than `exitTimeout` older than the latest can decide nothing (the monitor looks back that far from a
+    /// region's last sighting) and are left out, so a row stays small however many receivers ever heard it; the
+    /// rooms a blind region waits for are always kept.
+    static func storedHearing(_ record: ReceiverRecord?, rooms: [ReceiverID: String], exitTimeout: Duration) -> StoredHearing? {
+        guard let record else { return nil }
+        let latest = max(record.local ?? .min, record.remote.values.max() ?? .min)
+        let window = Int64(clamping: exitTimeout.components.seconds) &* 1_000_000
+            &+ Int64(clamping: exitTimeout.components.attoseconds / 1_000_000_000_000)
+        let since = latest.subtractingReportingOverflow(window).partialValue
+        var remote: [String: Int64] = [:]
+        for (id, time) in record.remote where time >= since || record.waitingFor?.contains(id) == true {
+            if let room = rooms[id] { remote[room] = time }
+        }
+        let waiting = record.waitingFor.map { $0.compactMap { rooms[$0] }.sorted() }
+        guard !remote.isEmpty || waiting?.isEmpty == false else { return nil }
+        return StoredHearing(local: record.local, remote: remote, waitingFor: waiting)
+    }
+
+    /// A saved hearing for the monitor: each room gets the number it already has, else the next free one. Rooms
+    /// not in ESPresense's form (a hand edit) are left out.
+    static func receiverRecord(_ hearing: StoredHearing, numbering: inout [String: ReceiverID]) -> ReceiverRecord {
+        func id(_ room: String) -> ReceiverID? {
+            guard ReceiverDirectory.isRoom(room) else { return nil }
+            if let known = numbering[room] { return known }
+            let next = ReceiverID(rawValue: UInt32(numbering.count + 1))
+            numbering[room] = next
+            return next
+        }
+        var remote: [ReceiverID: Int64] = [:]
+        for (room, time) in hearing.remote.sorted(by: { $0.key < $1.key }) { if let id = id(room) { remote[id] = time } }
+        let waiting = hearing.waitingFor.map { Set($0.compactMap(id)) }
+        return ReceiverRecord(local: hearing.local, remote: remote, waitingFor: waiting)
+    }
+
     // MARK: Restart
 
     /// Puts back the regions saved before the restart, each under its client (kept detached until the app
@@ -179,13 +227,23 @@ extension BeaconDaemon {
             saveLater(.removeClient(dropped.client))
         }
         var restored = 0
+        let heard = Dictionary(loaded.regions.map { (EngineKey.region(client: $0.client, identifier: $0.monitored.region.identifier), $0) },
+                               uniquingKeysWith: { _, last in last })
+        var receivers: [String: ReceiverID] = [:]
         for resumed in plan.resumed {
             clients.restore(number: resumed.client, appID: resumed.appID, regions: resumed.regions.map(\.region))
             for monitored in resumed.regions {
                 engine.restore(monitored, client: resumed.client, at: clock())
+                let key = EngineKey.region(client: resumed.client, identifier: monitored.region.identifier)
+                guard let hearing = heard[key]?.heardBy else { continue }
+                let record = Self.receiverRecord(hearing, numbering: &receivers)
+                engine.restoreReceivers(record, client: resumed.client, identifier: monitored.region.identifier,
+                                        offline: Set(receivers.values))
             }
             restored += resumed.regions.count
         }
+        // Offline until their status or a reading says otherwise (or `[mqtt]` turns out to be off).
+        for (room, id) in receivers { numberedRooms[id] = room }
         guard restored > 0 else { return }
         let apps = clients.appIDs.count
         logger.info("resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout")

@@ -1,5 +1,6 @@
 public import BeaconKit
 import BeacondAPI
+import Fleet
 public import DBus
 public import MainLoopKit
 public import Logging
@@ -82,6 +83,9 @@ public actor BeaconDaemon {
 
     /// This daemon as a receiver on the MQTT broker of `[mqtt]` (nil while it is off); `BeaconDaemon+MQTT` only.
     var mqttNode: MQTTNode?
+    /// Every room numbered in this process (at restore, and by each `[mqtt]` node's directory): a number the engine
+    /// may still hold is never given to another room, and hearings are saved by room while no node runs.
+    var numberedRooms: [ReceiverID: String] = [:]
     /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
     var mqttProblem: String?
 

@@ -143,6 +143,14 @@ struct BeaconEngine {
         pipeline.monitor.restore(monitored, for: .region(client: client, identifier: monitored.region.identifier), at: now)
     }
 
+    /// Who heard a region lately, saved before a restart (after `restore`): receivers in `offline` are offline
+    /// until they are heard from, so a region only they heard waits for them instead of exiting.
+    mutating func restoreReceivers(_ record: ReceiverRecord, client: Int, identifier: String, offline: Set<ReceiverID>) {
+        pipeline.monitor.restoreReceivers(record, for: .region(client: client, identifier: identifier), offline: offline)
+    }
+
+    func receiverRecord(for key: EngineKey) -> ReceiverRecord? { pipeline.monitor.receiverRecord(for: key) }
+
     // MARK: Ranging
 
     /// Starts each constraint the client does not range yet.

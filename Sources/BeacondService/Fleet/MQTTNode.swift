@@ -80,6 +80,10 @@ final class MQTTNode {
         client = try MQTTClient(options: options, loop: loop)
         client.onStateChange = { [unowned self] state in self.stateChanged(state) }
         if settings.subscribe {
+            // A dropped bridge sends no receiver's will (docs/fleet.md, "Bridging sites"). A broker whose ACL
+            // hides $SYS refuses this one subscription; the rest works. First: a retained `0` (a bridge down, or
+            // one long removed) then comes before the retained statuses, which say who is online after it.
+            try client.subscribe(BrokerBridge.stateSubscription, qos: 1)
             // Retained statuses arrive at every (re)connection, so the directory learns who is online again.
             try client.subscribe(ESPresense.statusSubscription, qos: 1)
             try client.subscribe(ESPresense.deviceSubscription, qos: 0)
@@ -121,7 +125,10 @@ final class MQTTNode {
 
     private func received(_ message: MQTTMessage) {
         let now = clock()
-        for input in directory.receive(topic: message.topic, payload: message.payload, at: now) {
+        let inputs = directory.receive(topic: message.topic, payload: message.payload, at: now)
+        // A bridge's drop takes every receiver offline at once: one line for it, not one per receiver.
+        var quiet = false
+        for input in inputs {
             presenceInput(input, at: now)
             switch input {
             case .dropped(let reason):
@@ -133,8 +140,22 @@ final class MQTTNode {
                 }
             case .ignored:
                 break
+            case .bridgeChanged(let name, let connected):
+                quiet = true
+                if connected {
+                    // The retained statuses again: receivers on this side that published nothing since the drop
+                    // (idle, or their beacon gone) are online again; those beyond it crossed the bridge anew.
+                    client.resendSubscription(ESPresense.statusSubscription)
+                    logger.notice("MQTT: bridge \(name) is connected again; the receivers' retained statuses are read again")
+                } else {
+                    let count = inputs.count - 1
+                    logger.warning("""
+                        MQTT: bridge \(name) is down (its broker says so on $SYS): the \(count) other receivers that were \
+                        online are offline until each is heard again, and beacons only they heard are unknown, not gone
+                        """)
+                }
             case .receiverOnline(let id), .receiverOffline(let id):
-                if let receiver = directory.receivers.first(where: { $0.id == id }) {
+                if !quiet, let receiver = directory.receivers.first(where: { $0.id == id }) {
                     logger.notice("MQTT: receiver \(receiver.room) is \(receiver.online ? "online" : "offline")")
                 }
                 onFleetInput?(input)
@@ -254,7 +275,7 @@ final class MQTTNode {
             presence.receiverWentOffline(receiver, at: now, into: &events)
         case .receiverOnline(let receiver):
             presence.receiverCameOnline(receiver, at: now, into: &events)
-        case .ignored, .dropped:
+        case .ignored, .dropped, .bridgeChanged:
             return
         }
         presenceChanged(events)

@@ -71,11 +71,12 @@ struct StateJournal {
 
     /// The next transaction: the structural changes, then each marked region's values as `currentState` gives
     /// them now (a region gone from the engine is skipped). nil when there is nothing to write.
-    mutating func batch(currentState: (EngineKey) -> MonitoredRegion?) -> [StateChange]? {
+    mutating func batch(currentState: (EngineKey) -> MonitoredRegion?,
+                        heardBy: (EngineKey) -> StoredHearing? = { _ in nil }) -> [StateChange]? {
         var updates: [StateChange] = []
         for key in changedRegions {
             guard case .region(let client, let identifier) = key, let monitored = currentState(key) else { continue }
-            updates.append(.updateRegionState(client: client, identifier: identifier, monitored))
+            updates.append(.updateRegionState(client: client, identifier: identifier, monitored, heardBy: heardBy(key)))
         }
         guard !changes.isEmpty || !updates.isEmpty else {
             changedRegions.removeAll()

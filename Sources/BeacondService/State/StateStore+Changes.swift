@@ -9,7 +9,7 @@ public enum StateChange: Sendable, Hashable {
     case saveRegion(StoredRegion)
     /// A region's state, last determination and last sighting (the region row must exist; a missing one is
     /// left missing: the region was removed in the same batch).
-    case updateRegionState(client: Int, identifier: String, MonitoredRegion)
+    case updateRegionState(client: Int, identifier: String, MonitoredRegion, heardBy: StoredHearing? = nil)
     case removeRegion(client: Int, identifier: String)
     /// Every region of a client.
     case removeClient(Int)
@@ -64,26 +64,27 @@ extension StateStore {
             let region = stored.monitored.region
             try db.execute(sql: """
                 INSERT INTO monitored_region (client, app_id, identifier, uuid, major, minor,
-                    notify_on_entry, notify_on_exit, state, last_determined_state, last_seen_us, enter_rssi, absent_rssi)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    notify_on_entry, notify_on_exit, state, last_determined_state, last_seen_us, enter_rssi, absent_rssi,
+                    heard_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (client, identifier) DO UPDATE SET
                     app_id = excluded.app_id, uuid = excluded.uuid,
                     major = excluded.major, minor = excluded.minor, notify_on_entry = excluded.notify_on_entry,
                     notify_on_exit = excluded.notify_on_exit, state = excluded.state,
                     last_determined_state = excluded.last_determined_state, last_seen_us = excluded.last_seen_us,
-                    enter_rssi = excluded.enter_rssi, absent_rssi = excluded.absent_rssi
+                    enter_rssi = excluded.enter_rssi, absent_rssi = excluded.absent_rssi, heard_by = excluded.heard_by
                 """, arguments: [stored.client, stored.appID, region.identifier,
                                  region.constraint.uuid.uuidString, region.constraint.major.map { Int($0) },
                                  region.constraint.minor.map { Int($0) }, region.notifyOnEntry, region.notifyOnExit,
                                  stored.monitored.state.rawValue, stored.monitored.lastDeterminedState.rawValue,
                                  stored.monitored.lastSeen?.microsecondsSinceEpoch,
-                                 region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow])
-        case .updateRegionState(let client, let identifier, let monitored):
+                                 region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow, stored.heardBy?.json])
+        case .updateRegionState(let client, let identifier, let monitored, let heardBy):
             try db.execute(sql: """
-                UPDATE monitored_region SET state = ?, last_determined_state = ?, last_seen_us = ?
+                UPDATE monitored_region SET state = ?, last_determined_state = ?, last_seen_us = ?, heard_by = ?
                 WHERE client = ? AND identifier = ?
                 """, arguments: [monitored.state.rawValue, monitored.lastDeterminedState.rawValue,
-                                 monitored.lastSeen?.microsecondsSinceEpoch, client, identifier])
+                                 monitored.lastSeen?.microsecondsSinceEpoch, heardBy?.json, client, identifier])
         case .removeRegion(let client, let identifier):
             try db.execute(sql: "DELETE FROM monitored_region WHERE client = ? AND identifier = ?",
                            arguments: [client, identifier])

@@ -9,11 +9,14 @@ public struct StoredRegion: Hashable, Sendable {
     public var client: Int
     public var appID: String
     public var monitored: MonitoredRegion
+    /// Who heard it lately (with `[mqtt]`); nil when only this node's scanner did, or nobody.
+    public var heardBy: StoredHearing?
 
-    public init(client: Int, appID: String, monitored: MonitoredRegion) {
+    public init(client: Int, appID: String, monitored: MonitoredRegion, heardBy: StoredHearing? = nil) {
         self.client = client
         self.appID = appID
         self.monitored = monitored
+        self.heardBy = heardBy
     }
 }
 
@@ -41,11 +44,17 @@ extension StateStore {
                 continue
             }
             let seen: Int64? = row["last_seen_us"]
+            let heardText: String? = row["heard_by"]
+            let heardBy = heardText.flatMap(StoredHearing.init(json:))
+            if heardText != nil, heardBy == nil {
+                problems.append("region \(identifier) of client \(client) has a heard_by beacond cannot read; it resumes without it")
+            }
             regions.append(StoredRegion(
                 client: client, appID: row["app_id"],
                 monitored: MonitoredRegion(region: region, state: state,
                                            lastSeen: seen.map(Timestamp.init(microsecondsSinceEpoch:)),
-                                           lastDeterminedState: last)))
+                                           lastDeterminedState: last),
+                heardBy: heardBy))
         }
         return (regions, problems)
     }

@@ -85,6 +85,12 @@ enum StateStoreSchema {
                     + "CHECK (absent_rssi IS NULL OR (absent_rssi BETWEEN -127 AND 20 AND enter_rssi >= absent_rssi))")
             }
         }
+        migrator.registerMigration("v5: receivers that heard a region") { db in
+            // StoredHearing as JSON: which receivers (by room) heard the region lately and, while it is blind, which
+            // it waits for. NULL: none but this node's scanner, or written before this column.
+            try db.execute(sql: "ALTER TABLE monitored_region ADD COLUMN heard_by TEXT "
+                + "CHECK (heard_by IS NULL OR json_valid(heard_by))")
+        }
         return migrator
     }
 }
