@@ -12,8 +12,8 @@ enum BTSnoopReader {
     /// Microseconds from 0000-01-01 (btsnoop's epoch, proleptic Gregorian) to 1970-01-01.
     static let unixEpochOffset: Int64 = 0x00DC_DDB3_0F2F_8000
 
-    static func read(_ file: [UInt8]) throws(CaptureError.Reason) -> ParsedCapture {
-        let bytes = file.span
+    /// The file header (the first `fileHeaderLength` bytes): the format and the framer of the records after it.
+    static func header(_ bytes: Span<UInt8>) throws(CaptureError.Reason) -> (CaptureFormat, FixedHeaderRecords) {
         let order = ByteOrder.bigEndian
         guard bytes.count >= fileHeaderLength else {
             throw .truncatedHeader(header: "btsnoop file", needed: fileHeaderLength, available: bytes.count)
@@ -25,14 +25,13 @@ enum BTSnoopReader {
             throw .unsupportedLinkType(kind: "btsnoop datalink", found: [datalink],
                                        supported: PacketEncoding.supportedBTSnoopDatalinks)
         }
-        let builder = FixedHeaderRecords.read(bytes, from: fileHeaderLength, headerLength: recordHeaderLength,
-                                              encoding: encoding) { bytes, offset in
+        let records = FixedHeaderRecords(headerLength: recordHeaderLength, encoding: encoding) { bytes, offset in
             let ticks = Int64(bitPattern: order.uint64(bytes, at: offset + 16))
             return RecordHeader(includedLength: Int(order.uint32(bytes, at: offset + 4)),
                                 originalLength: Int(order.uint32(bytes, at: offset)),
                                 flags: order.uint32(bytes, at: offset + 8),
                                 timestamp: Timestamp(microsecondsSinceEpoch: ticks &- unixEpochOffset))
         }
-        return ParsedCapture(format: .btsnoop(datalink: datalink), bytes: file, builder: builder)
+        return (.btsnoop(datalink: datalink), records)
     }
 }

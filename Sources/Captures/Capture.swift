@@ -40,25 +40,16 @@ public struct Capture: Sendable {
     /// pcapng) or, failing that, by the first data line being hex. `path` only names the source
     /// in errors and diagnostics.
     public static func parse(_ bytes: [UInt8], path: String) throws(CaptureError) -> Capture {
+        var framer = CaptureFramer(totalSize: bytes.count)
         do throws(CaptureError.Reason) {
-            let parsed = try read(bytes)
-            return Capture(path: path, format: parsed.format, bytes: parsed.bytes, records: parsed.builder.records,
-                           malformedRecords: parsed.builder.malformed, malformedDetails: parsed.builder.details)
+            _ = try framer.frame(bytes.span, atEnd: true)
         } catch {
             throw CaptureError(path: path, reason: error)
         }
-    }
-
-    static func read(_ bytes: [UInt8]) throws(CaptureError.Reason) -> ParsedCapture {
-        guard !bytes.isEmpty else { throw .empty }
-        let span = bytes.span
-        if span.hasBytes(BTSnoopReader.magic) { return try BTSnoopReader.read(bytes) }
-        if let (order, nanoseconds) = PcapReader.recognize(span) {
-            return try PcapReader.read(bytes, order: order, nanoseconds: nanoseconds)
-        }
-        if span.hasBytes(PcapngReader.sectionHeaderMagic) { return try PcapngReader.read(bytes) }
-        if let parsed = try HexLinesReader.read(bytes) { return parsed }
-        throw .notACapture(firstBytes: Array(bytes.prefix(CaptureError.Reason.shownByteCount)))
+        // `frame` throws or tells the format: it has all the bytes.
+        return Capture(path: path, format: framer.format ?? .hexLines, bytes: framer.recordsIndexDecoded ? framer.decoded : bytes,
+                       records: framer.records, malformedRecords: framer.malformedRecords,
+                       malformedDetails: framer.malformedDetails)
     }
 
     /// Decodes every record with BeaconKit's decoders, calling `body` with each advertising report

@@ -9,41 +9,65 @@ struct RecordHeader {
     var timestamp: Timestamp?
 }
 
-/// Walks the records of a format where each packet follows a fixed-size header that gives its
-/// included (stored) and original (on-the-wire) length: btsnoop and classic pcap.
-enum FixedHeaderRecords {
-    /// Reads from `offset` to the end. A record whose included length runs past the end is the
-    /// file's truncated tail: counted malformed, and reading stops. A record that stores more than
-    /// its original length contradicts itself: counted malformed, and reading goes on, since the
-    /// included length alone frames the next record.
-    static func read(_ bytes: Span<UInt8>, from offset: Int, headerLength: Int, encoding: PacketEncoding,
-                     header readHeader: (Span<UInt8>, Int) -> RecordHeader) -> RecordBuilder {
-        var builder = RecordBuilder()
+/// Frames the records of a format where each packet follows a fixed-size header that gives its included
+/// (stored) and original (on-the-wire) length: btsnoop and classic pcap. Keeps the record count across calls, so
+/// the bytes may arrive in pieces.
+struct FixedHeaderRecords {
+    let headerLength: Int
+    let encoding: PacketEncoding
+    let readHeader: (Span<UInt8>, Int) -> RecordHeader
+    private var number = 0
+
+    init(headerLength: Int, encoding: PacketEncoding, header readHeader: @escaping (Span<UInt8>, Int) -> RecordHeader) {
+        self.headerLength = headerLength
+        self.encoding = encoding
+        self.readHeader = readHeader
+    }
+
+    /// Frames the complete records of `bytes` from `offset`; at the end (`atEnd`) the rest too. A record whose
+    /// included length runs past the end is the file's truncated tail: counted malformed, and reading stops
+    /// (`finished`). A record that stores more than its original length contradicts itself: counted malformed,
+    /// and reading goes on, since the included length alone frames the next record. `bytesLeft(start)`: how many
+    /// bytes the whole input still has from `start` of `bytes`, when that is known before the end (a regular file).
+    /// Returns where framing stopped: the start of the first record not complete yet.
+    mutating func frame(_ bytes: Span<UInt8>, from offset: Int, atEnd: Bool, bytesLeft: (Int) -> Int?,
+                        into builder: inout RecordBuilder) -> (next: Int, finished: Bool) {
         var offset = offset
-        var number = 0
         while offset < bytes.count {
-            number += 1
-            let label = "record \(number)"
             guard bytes.count - offset >= headerLength else {
-                builder.reject(label, "file ends inside the record header (\(bytes.count - offset) of \(headerLength) bytes)")
-                break
+                guard atEnd else { return (offset, false) }
+                number += 1
+                builder.reject("record \(number)", "file ends inside the record header (\(bytes.count - offset) of \(headerLength) bytes)")
+                return (bytes.count, true)
             }
             let header = readHeader(bytes, offset)
             let start = offset + headerLength
-            guard header.includedLength <= bytes.count - start else {
-                builder.reject(label, "included length \(header.includedLength) runs past the end of the file "
-                               + "(\(bytes.count - start) bytes left)")
-                break
+            if header.includedLength > bytes.count - start {
+                let left = atEnd ? bytes.count - start : bytesLeft(start)
+                if let left, header.includedLength > left {
+                    number += 1
+                    builder.reject("record \(number)", "included length \(header.includedLength) runs past the end of the file "
+                                   + "(\(left) bytes left)")
+                    return (bytes.count, true)
+                }
+                guard header.includedLength <= CaptureFramer.largestRecord else {
+                    number += 1
+                    builder.reject("record \(number)", "included length \(header.includedLength) is more than the largest "
+                                   + "record beacond reads (\(CaptureFramer.largestRecord) bytes)")
+                    return (bytes.count, true)
+                }
+                return (offset, false)
             }
+            number += 1
             offset = start + header.includedLength
             guard header.includedLength <= header.originalLength else {
-                builder.reject(label, "included length \(header.includedLength) exceeds original length \(header.originalLength)")
+                builder.reject("record \(number)", "included length \(header.includedLength) exceeds original length \(header.originalLength)")
                 continue
             }
             let classified = encoding.classify(bytes, start..<offset, flags: header.flags,
                                                complete: header.includedLength == header.originalLength)
-            builder.append(number: number, timestamp: header.timestamp, classified, label: label)
+            builder.append(number: number, timestamp: header.timestamp, classified, label: "record \(number)")
         }
-        return builder
+        return (offset, false)
     }
 }

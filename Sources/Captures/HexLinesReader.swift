@@ -9,46 +9,72 @@ enum HexLinesReader {
     static let space = UInt8(ascii: " ")
     static let comment = UInt8(ascii: "#")
 
-    /// Nil when the first line that is neither blank nor a comment is not hex: then the file is
-    /// not hex lines at all (a text document, a binary file), rather than hex lines with errors.
-    /// Hex text in which no line is an H4 event is no capture either: that error says so.
-    static func read(_ file: [UInt8]) throws(CaptureError.Reason) -> ParsedCapture? {
-        let text = file.span
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(text.count / 2)
-        var builder = RecordBuilder()
+    /// Frames lines as they arrive: complete lines only, the last one at the end. The line count, whether a data
+    /// line was seen and how many events were framed carry across calls.
+    struct Framer {
+        var lineNumber = 0
         var sawData = false
         var firstLine: [UInt8] = []
-        var lineNumber = 0
-        var lineStart = 0
-        while lineStart < text.count {
-            lineNumber += 1
-            var lineEnd = lineStart
-            while lineEnd < text.count, text[lineEnd] != newline { lineEnd += 1 }
-            let field = hexField(text, lineStart..<lineEnd)
-            lineStart = lineEnd + 1
-            guard let field else { continue }
-            let label = "line \(lineNumber)"
-            let mark = decoded.count
-            guard decodeHex(text, field, into: &decoded) else {
-                guard sawData else { return nil }
-                decoded.removeSubrange(mark...)
-                builder.reject(label, "not hex")
-                continue
+        var events = 0
+        /// Inside a line over `CaptureFramer.largestRecord` bytes, already counted malformed: skipped to its end.
+        var skippingLine = false
+
+        /// Appends the events of the complete lines of `text` to `decoded` (their records index it). Returns how
+        /// many bytes were framed, or nil when the first line that is neither blank nor a comment is not hex:
+        /// then the input is not hex lines at all (a text document, a binary file), rather than hex lines with
+        /// errors.
+        mutating func frame(_ text: Span<UInt8>, atEnd: Bool, decoded: inout [UInt8],
+                            into builder: inout RecordBuilder) -> Int? {
+            var lineStart = 0
+            while lineStart < text.count {
+                var lineEnd = lineStart
+                while lineEnd < text.count, text[lineEnd] != newline { lineEnd += 1 }
+                if skippingLine {
+                    guard lineEnd < text.count else { return text.count }
+                    skippingLine = false
+                    lineStart = lineEnd + 1
+                    continue
+                }
+                guard lineEnd < text.count || atEnd else {
+                    guard lineEnd - lineStart > CaptureFramer.largestRecord else { return lineStart }
+                    lineNumber += 1
+                    builder.reject("line \(lineNumber)", "longer than the longest line beacond reads (\(CaptureFramer.largestRecord) bytes)")
+                    skippingLine = true
+                    return text.count
+                }
+                lineNumber += 1
+                let field = hexField(text, lineStart..<lineEnd)
+                lineStart = lineEnd + 1
+                guard let field else { continue }
+                let label = "line \(lineNumber)"
+                let mark = decoded.count
+                guard decodeHex(text, field, into: &decoded) else {
+                    guard sawData else { return nil }
+                    decoded.removeSubrange(mark...)
+                    builder.reject(label, "not hex")
+                    continue
+                }
+                if !sawData { firstLine = Array(decoded[mark...].prefix(CaptureError.Reason.shownByteCount)) }
+                sawData = true
+                guard decoded[mark] == PacketEncoding.h4EventType else {
+                    builder.reject(label, "not an H4 event (first byte \(CaptureError.Reason.hex([decoded[mark]])), expected 04)")
+                    decoded.removeSubrange(mark...)
+                    continue
+                }
+                events += 1
+                builder.records.append(CaptureRecord(number: lineNumber, timestamp: nil, packet: .hciEvent,
+                                                     payload: (mark + 1)..<decoded.count))
             }
-            if !sawData { firstLine = Array(decoded[mark...].prefix(CaptureError.Reason.shownByteCount)) }
-            sawData = true
-            guard decoded[mark] == PacketEncoding.h4EventType else {
-                builder.reject(label, "not an H4 event (first byte \(CaptureError.Reason.hex([decoded[mark]])), expected 04)")
-                decoded.removeSubrange(mark...)
-                continue
-            }
-            builder.records.append(CaptureRecord(number: lineNumber, timestamp: nil, packet: .hciEvent,
-                                                 payload: (mark + 1)..<decoded.count))
+            return text.count
         }
-        guard sawData else { return nil }
-        guard !builder.records.isEmpty else { throw .noHCIEventLines(firstLineBytes: firstLine) }
-        return ParsedCapture(format: .hexLines, bytes: decoded, builder: builder)
+
+        /// At the end: nil when no line held data (not a capture); hex in which no line is an H4 event is no
+        /// capture either (that error says so).
+        func finish() throws(CaptureError.Reason) -> Bool {
+            guard sawData else { return false }
+            guard events > 0 else { throw .noHCIEventLines(firstLineBytes: firstLine) }
+            return true
+        }
     }
 
     /// The hex part of a line (before any TAB, without surrounding spaces or a trailing CR), or

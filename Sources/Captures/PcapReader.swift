@@ -25,8 +25,9 @@ enum PcapReader {
         return nil
     }
 
-    static func read(_ file: [UInt8], order: ByteOrder, nanoseconds: Bool) throws(CaptureError.Reason) -> ParsedCapture {
-        let bytes = file.span
+    /// The file header (the first `fileHeaderLength` bytes): the format and the framer of the records after it.
+    static func header(_ bytes: Span<UInt8>, order: ByteOrder, nanoseconds: Bool) throws(CaptureError.Reason)
+        -> (CaptureFormat, FixedHeaderRecords) {
         guard bytes.count >= fileHeaderLength else {
             throw .truncatedHeader(header: "pcap file", needed: fileHeaderLength, available: bytes.count)
         }
@@ -38,8 +39,7 @@ enum PcapReader {
         guard let encoding = PacketEncoding(linkType: linkType) else {
             throw .unsupportedLinkType(kind: "pcap link type", found: [linkType], supported: PacketEncoding.supportedLinkTypes)
         }
-        let builder = FixedHeaderRecords.read(bytes, from: fileHeaderLength, headerLength: recordHeaderLength,
-                                              encoding: encoding) { bytes, offset in
+        let records = FixedHeaderRecords(headerLength: recordHeaderLength, encoding: encoding) { bytes, offset in
             let seconds = Int64(order.uint32(bytes, at: offset))
             let fraction = Int64(order.uint32(bytes, at: offset + 4))
             return RecordHeader(includedLength: Int(order.uint32(bytes, at: offset + 8)),
@@ -48,6 +48,6 @@ enum PcapReader {
                                 timestamp: Timestamp(microsecondsSinceEpoch:
                                     seconds * 1_000_000 + (nanoseconds ? fraction / 1000 : fraction)))
         }
-        return ParsedCapture(format: .pcap(linkType: linkType), bytes: file, builder: builder)
+        return (.pcap(linkType: linkType), records)
     }
 }

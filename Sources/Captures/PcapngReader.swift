@@ -22,69 +22,94 @@ enum PcapngReader {
         var interfaces: [PcapngInterface] = []
     }
 
-    static func read(_ file: [UInt8]) throws(CaptureError.Reason) -> ParsedCapture {
-        let bytes = file.span
-        guard bytes.count >= minimumSectionHeaderLength else {
-            throw .truncatedHeader(header: "pcapng file", needed: minimumSectionHeaderLength, available: bytes.count)
-        }
-        // The first section header must be sound, or nothing after it can be framed.
-        var section = try sectionHeader(bytes, at: 0)
-        var builder = RecordBuilder()
+    /// Frames pcapng blocks as they arrive: the section, its interfaces and the packet count carry across calls.
+    struct Framer {
+        var section: Section
+        /// Every interface link type seen, to refuse a file none of whose interfaces is Bluetooth.
         var linkTypes: [UInt32] = []
         var packetNumber = 0
-        var offset = 0
-        while offset < bytes.count {
-            let remaining = bytes.count - offset
-            let label = "block at byte \(offset)"
-            guard remaining >= minimumBlockLength else {
-                builder.reject(label, "file ends inside the block header (\(remaining) bytes left)")
-                break
+
+        /// The first section header must be sound, or nothing after it can be framed (an error, not a malformed block).
+        init(firstSection bytes: Span<UInt8>) throws(CaptureError.Reason) {
+            guard bytes.count >= minimumSectionHeaderLength else {
+                throw .truncatedHeader(header: "pcapng file", needed: minimumSectionHeaderLength, available: bytes.count)
             }
-            if bytes.hasBytes(sectionHeaderMagic, at: offset) {
-                do throws(CaptureError.Reason) {
-                    section = try sectionHeader(bytes, at: offset)
-                } catch {
-                    builder.reject(label, "\(error)")
-                    break
+            section = try sectionHeader(bytes, at: 0)
+        }
+
+        /// Frames the complete blocks of `bytes` from `offset` (`base`: the file offset of `bytes`, for labels);
+        /// at the end (`atEnd`) the rest too. As `FixedHeaderRecords.frame`.
+        mutating func frame(_ bytes: Span<UInt8>, from offset: Int, base: Int, atEnd: Bool, bytesLeft: (Int) -> Int?,
+                            into builder: inout RecordBuilder) -> (next: Int, finished: Bool) {
+            var offset = offset
+            while offset < bytes.count {
+                let remaining = bytes.count - offset
+                let label = "block at byte \(base + offset)"
+                guard remaining >= minimumBlockLength else {
+                    guard atEnd else { return (offset, false) }
+                    builder.reject(label, "file ends inside the block header (\(remaining) bytes left)")
+                    return (bytes.count, true)
                 }
-            }
-            let type = section.order.uint32(bytes, at: offset)
-            let length = Int(section.order.uint32(bytes, at: offset + 4))
-            guard length >= minimumBlockLength, length % 4 == 0 else {
-                builder.reject(label, "invalid block length \(length)")
-                break
-            }
-            guard length <= remaining else {
-                builder.reject(label, "block length \(length) runs past the end of the file (\(remaining) bytes left)")
-                break
-            }
-            guard Int(section.order.uint32(bytes, at: offset + length - 4)) == length else {
-                builder.reject(label, "trailing block length disagrees with the leading \(length)")
-                break
-            }
-            let body = (offset + 8)..<(offset + length - 4)
-            offset += length
-            switch type {
-            case interfaceDescriptionType:
-                guard let interface = PcapngInterface(bytes, body: body, order: section.order) else {
-                    builder.reject(label, "interface description block too short")
-                    section.interfaces.append(.undescribed)
+                if bytes.hasBytes(sectionHeaderMagic, at: offset) {
+                    guard remaining >= minimumSectionHeaderLength || atEnd else { return (offset, false) }
+                    do throws(CaptureError.Reason) {
+                        section = try sectionHeader(bytes, at: offset)
+                    } catch {
+                        builder.reject(label, "\(error)")
+                        return (bytes.count, true)
+                    }
+                }
+                let type = section.order.uint32(bytes, at: offset)
+                let length = Int(section.order.uint32(bytes, at: offset + 4))
+                guard length >= minimumBlockLength, length % 4 == 0 else {
+                    builder.reject(label, "invalid block length \(length)")
+                    return (bytes.count, true)
+                }
+                if length > remaining {
+                    let left = atEnd ? remaining : bytesLeft(offset)
+                    if let left, length > left {
+                        builder.reject(label, "block length \(length) runs past the end of the file (\(left) bytes left)")
+                        return (bytes.count, true)
+                    }
+                    guard length <= CaptureFramer.largestRecord else {
+                        builder.reject(label, "block length \(length) is more than the largest block beacond reads "
+                                       + "(\(CaptureFramer.largestRecord) bytes)")
+                        return (bytes.count, true)
+                    }
+                    return (offset, false)
+                }
+                guard Int(section.order.uint32(bytes, at: offset + length - 4)) == length else {
+                    builder.reject(label, "trailing block length disagrees with the leading \(length)")
+                    return (bytes.count, true)
+                }
+                let body = (offset + 8)..<(offset + length - 4)
+                offset += length
+                switch type {
+                case interfaceDescriptionType:
+                    guard let interface = PcapngInterface(bytes, body: body, order: section.order) else {
+                        builder.reject(label, "interface description block too short")
+                        section.interfaces.append(.undescribed)
+                        continue
+                    }
+                    section.interfaces.append(interface)
+                    if !linkTypes.contains(interface.linkType) { linkTypes.append(interface.linkType) }
+                case enhancedPacketType, obsoletePacketType, simplePacketType:
+                    packetNumber += 1
+                    let packet = PcapngPacket(bytes, type: type, body: body, section: section)
+                    appendPacket(packet, bytes, number: packetNumber, section: section, to: &builder)
+                default:
                     continue
                 }
-                section.interfaces.append(interface)
-                if !linkTypes.contains(interface.linkType) { linkTypes.append(interface.linkType) }
-            case enhancedPacketType, obsoletePacketType, simplePacketType:
-                packetNumber += 1
-                let packet = PcapngPacket(bytes, type: type, body: body, section: section)
-                appendPacket(packet, bytes, number: packetNumber, section: section, to: &builder)
-            default:
-                continue
+            }
+            return (offset, false)
+        }
+
+        /// At the end: a file that described interfaces, none of them Bluetooth, is not a capture beacond reads.
+        func finish() throws(CaptureError.Reason) {
+            if !linkTypes.isEmpty, !linkTypes.contains(where: { PacketEncoding(linkType: $0) != nil }) {
+                throw .unsupportedLinkType(kind: "pcapng link type", found: linkTypes, supported: PacketEncoding.supportedLinkTypes)
             }
         }
-        if !linkTypes.isEmpty, !linkTypes.contains(where: { PacketEncoding(linkType: $0) != nil }) {
-            throw .unsupportedLinkType(kind: "pcapng link type", found: linkTypes, supported: PacketEncoding.supportedLinkTypes)
-        }
-        return ParsedCapture(format: .pcapng, bytes: file, builder: builder)
     }
 
     /// Reads the byte order and version of the section header at `offset`.

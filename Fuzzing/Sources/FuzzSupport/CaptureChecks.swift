@@ -14,8 +14,10 @@ public enum CaptureChecks {
         } catch {
             require(error.path == path && !error.description.isEmpty, "error without path or text: \(error)")
             if file.isEmpty { require(error.reason == .empty, "empty input gave \(error.reason)") }
+            checkStreaming(file, whole: .failure(error.reason))
             return
         }
+        checkStreaming(file, whole: .success(capture))
         require(!file.isEmpty, "an empty file parsed as a capture")
         require(!capture.format.description.isEmpty, "a format without a name")
         checkFormat(capture, file)
@@ -23,6 +25,44 @@ public enum CaptureChecks {
         checkDeterministic(capture, file)
         checkDecoding(capture)
         checkRoundTrip(capture)
+    }
+
+    /// The same bytes arriving in pieces (as `CaptureStream` reads a file, a pipe or standard input) frame the same
+    /// records with the same bytes, the same malformed count and details, or the same error. The piece size comes
+    /// from the input, so the fuzzer varies it too.
+    static func checkStreaming(_ file: [UInt8], whole: Result<Capture, CaptureError.Reason>) {
+        let size = 1 + (file.first.map(Int.init) ?? 0) % 61
+        var framer = CaptureFramer(totalSize: file.count)
+        var pending: [UInt8] = []
+        var records: [[UInt8]] = []
+        var next = 0
+        var failure: CaptureError.Reason?
+        do {
+            while true {
+                let piece = file[next..<min(file.count, next + size)]
+                next += piece.count
+                pending += piece
+                let atEnd = next >= file.count
+                let used = try framer.frame(pending.span, atEnd: atEnd)
+                let source = framer.recordsIndexDecoded ? framer.decoded : pending
+                records += framer.records.map { Array(source[$0.payload]) }
+                require(used <= pending.count, "framed \(used) of \(pending.count) bytes")
+                pending.removeFirst(used)
+                if atEnd { break }
+            }
+        } catch {
+            failure = error
+        }
+        switch whole {
+        case .failure(let reason):
+            require(failure == reason, "in pieces of \(size): \(String(describing: failure)), whole: \(reason)")
+        case .success(let capture):
+            require(failure == nil, "in pieces of \(size) it failed: \(String(describing: failure))")
+            require(records == capture.records.map { Array(capture.bytes[$0.payload]) },
+                    "in pieces of \(size): \(records.count) records, whole: \(capture.records.count)")
+            require(framer.malformedRecords == capture.malformedRecords && framer.malformedDetails == capture.malformedDetails,
+                    "in pieces of \(size): malformed \(framer.malformedDetails), whole: \(capture.malformedDetails)")
+        }
     }
 
     /// The format agrees with the magic number the file starts with.

@@ -1,0 +1,63 @@
+@testable import BeacondService
+import BeaconKit
+import Captures
+import Foundation
+import MainLoopKit
+import Testing
+
+/// `replay:PATH` reads its capture a block at a time as it plays: every record, in order, across blocks.
+@Suite("replay scanner")
+struct ReplayScannerTests {
+    /// A btsnoop (datalink 1002) capture of `count` LE Advertising Report events, 1 µs apart: 69 bytes a record.
+    static func capture(records count: Int) -> [UInt8] {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        var bytes = Array("btsnoop\0".utf8) + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
+        for index in 0..<count {
+            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0xE2, count: 16)
+                + [0x00, 0x01, UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF), 0xC5]
+            let report: [UInt8] = [0x02, 0x01, 0x00, 0x00, UInt8(index & 0xFF), 0x11, 0x22, 0x33, 0x44, 0x55, UInt8(data.count)]
+                + data + [0xC0]
+            let packet: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
+            bytes += bigEndian(UInt32(packet.count)) + bigEndian(UInt32(packet.count)) + bigEndian(UInt32(1)) + bigEndian(UInt32(0))
+            bytes += bigEndian(UInt64(0x00DC_DDB3_0F2F_8000 + 1_700_000_000_000_000 + index))
+            bytes += packet
+        }
+        return bytes
+    }
+
+    @Test("a capture of several blocks plays every record in order, then says how many")
+    func playsEveryRecordAcrossBlocks() throws {
+        let bytes = Self.capture(records: 40_000)  // 2.8 MB: three blocks of CaptureStream
+        #expect(bytes.count > 2 * CaptureStream.blockSize)
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-scanner-\(UUID()).btsnoop")
+        try Data(bytes).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let loop = try MainLoop()
+        let scanner = ReplayScanner(path: url.path)
+        var delivered: [[UInt8]] = []
+        var played = -1
+        scanner.finished = { count in
+            played = count
+            loop.stop()
+        }
+        _ = loop.schedule(at: .now + .seconds(60)) { loop.stop() }
+        try scanner.start(loop: loop, deliver: { input in
+            if case .packet(_, let payload) = input { delivered.append(payload) }
+        }, status: { _ in })
+        loop.run()
+        let whole = try Capture.load(path: url.path)
+        #expect(played == 40_000 && whole.records.count == 40_000)
+        #expect(delivered == whole.records.map { Array(whole.bytes[$0.payload]) })
+    }
+
+    @Test("a file that is not a capture is refused at start, with the fix")
+    func notACaptureIsRefusedAtStart() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-scanner-\(UUID()).txt")
+        try Data("hello\n".utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let loop = try MainLoop()
+        #expect(throws: ScannerError.self) {
+            try ReplayScanner(path: url.path).start(loop: loop, deliver: { _ in }, status: { _ in })
+        }
+    }
+}
