@@ -95,7 +95,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
                     swiftSettings: strict),
-        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "beacond"],
+        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
                     exclude: ["Golden"], swiftSettings: strict),
     ]
 )

@@ -8,7 +8,8 @@ struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode iBeacons from capture files and run ranging and monitoring on them.",
         discussion: """
-            Reads each PATH; its format is told from its content:
+            Reads each PATH (- for standard input) as it arrives, in blocks, in constant memory whatever its \
+            size; its format is told from its content:
               btsnoop       datalink 1001 (HCI), 1002 (H4, Android's HCI snoop
                             log) or 2001 (Linux monitor: btmon -w)
               pcap, pcapng  link type 201 (BLUETOOTH_HCI_H4_WITH_PHDR) or 256
@@ -35,6 +36,12 @@ struct Replay: AsyncParsableCommand {
             Region and ranging events are objects with an "event" key; --stats adds a final {"stats": {...}} \
             object.
 
+            From a pipe or FIFO each record is printed as soon as it is read, so a live capture can be watched:
+              btmon -w /dev/stdout | beacond replay --json -
+              tail -c +1 -f capture.btsnoop | beacond replay -
+            PATHs are read in order; one that turns out not to be a capture ends the replay there, after what \
+            was read before it is printed.
+
             Exit status: 0 success, 64 usage error, 66 a PATH could not be read or is not a capture.
 
             Example:
@@ -50,7 +57,9 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "One JSON object per line instead of a table.")
     var json = false
 
-    @Flag(help: "Print counts (records, HCI events, reports, iBeacons, malformed) and decode throughput.")
+    @Flag(help: ArgumentHelp("Print counts (records, HCI events, reports, iBeacons, malformed) and throughput.",
+                             discussion: "Without --json only the statistics are printed (and the events of --monitor and "
+                                + "--range); with --json they follow the observations as a final object."))
     var stats = false
 
     @Option(help: "realtime: wait between records as the capture did; max: as fast as possible.")
@@ -82,13 +91,16 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "After the last record, run the engine's clock on until every pending exit has happened.")
     var drain = false
 
-    @Argument(help: ArgumentHelp("Capture files.", valueName: "PATH"))
+    @Argument(help: ArgumentHelp("Capture files, FIFOs, or - for standard input.", valueName: "PATH"))
     var paths: [String]
 
     /// The longest `--line-interval`: a day per line is already far beyond any real capture.
     static let longestLineInterval = 86_400.0
 
     func validate() throws {
+        guard paths.filter({ $0 == "-" }).count <= 1 else {
+            throw ValidationError("standard input (-) can be read once; give - at most once")
+        }
         // Durations are built here, so out-of-range values are usage errors (64), not traps.
         do {
             _ = try MonitoringConfiguration(exitTimeout: try Self.duration(exitTimeout, name: "--exit-timeout"))
@@ -135,9 +147,10 @@ struct Replay: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let captures: [Capture]
+        // Every input is opened first, so a missing file stops replay before any output.
+        let streams: [CaptureStream]
         do {
-            captures = try paths.map { path throws(CaptureError) in try Capture.load(path: path) }
+            streams = try paths.map { path throws(CaptureError) in try CaptureStream(path: path) }
         } catch {
             FileHandle.standardError.write(Data("beacond replay: \(error)\n".utf8))
             throw ExitCode(66)
@@ -149,13 +162,20 @@ struct Replay: AsyncParsableCommand {
             exitTimeout: try Self.duration(exitTimeout, name: "--exit-timeout"),
             hysteresis: try hysteresis(),
             lineInterval: try Self.duration(lineInterval, name: "--line-interval"),
-            measuresThroughput: stats)
-        for capture in captures {
-            try await session.play(capture, realtime: speed == .realtime)
+            printsObservations: json || !stats)
+        for stream in streams {
+            do {
+                try session.play(stream, realtime: speed == .realtime)
+            } catch {
+                // What was read before is printed; the input that is not a capture (or broke) ends the replay.
+                if session.playedAny { session.out.flush() }
+                FileHandle.standardError.write(Data("beacond replay: \(error)\n".utf8))
+                throw ExitCode(66)
+            }
         }
         session.finish(drain: drain)
         if stats {
-            session.printStatistics(captures: captures)
+            session.printStatistics(files: streams.count)
         }
     }
 }

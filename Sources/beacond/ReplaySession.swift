@@ -17,9 +17,14 @@ struct ReplaySession {
     var lastHadTime = false
     var recordCount = 0
     var malformedRecords = 0
-    var decodeSeconds = 0.0
-    var decodedEvents = 0
-    var out = OutputBuffer()
+    /// Whether any record was played (an input that turns out not to be a capture prints nothing when it is first).
+    var playedAny = false
+    /// From the first record to the statistics: the whole replay, reading and printing included.
+    let started = ContinuousClock.now
+    var out = ReplayOutput()
+    /// Whether observations are printed (not with `--stats` alone: then only the statistics, and the region and
+    /// ranging events asked for).
+    let printsObservations: Bool
     /// Regions start being monitored at the first record's time, so their timers run on capture time.
     var pendingRegions: [BeaconRegion]
     var pendingRanging: [BeaconIdentityConstraint] = []
@@ -28,51 +33,54 @@ struct ReplaySession {
     /// The longest single wait in realtime replay.
     static let longestRealtimeWait: Duration = .seconds(60)
 
-    /// Whether to time a separate decode-only pass per file (`--stats`).
-    let measuresThroughput: Bool
-
     init(output: Output, monitored: [BeaconIdentityConstraint], ranged: [BeaconIdentityConstraint],
          exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, lineInterval: Duration,
-         measuresThroughput: Bool) throws {
+         printsObservations: Bool = true) throws {
         self.output = output
-        self.measuresThroughput = measuresThroughput
+        self.printsObservations = printsObservations
         self.lineInterval = lineInterval
         self.pendingRegions = []
         pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis))
-        if output == .table { printTableHeader() }
+        if output == .table, printsObservations || !monitored.isEmpty || !ranged.isEmpty { printTableHeader() }
         pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
             BeaconRegion(identifier: $0.description, constraint: $0)
         }
         pendingRanging = Set(ranged).sorted(by: { $0.description < $1.description })
     }
 
-    mutating func play(_ capture: Capture, realtime: Bool) async throws {
-        self.realtime = realtime
-        recordCount += capture.records.count
-        malformedRecords += capture.malformedRecords
-        for detail in capture.malformedDetails {
-            FileHandle.standardError.write(Data("beacond replay: \(capture.path): skipped \(detail)\n".utf8))
-        }
+    /// Plays a capture as it is read (`CaptureStream`: constant memory, and live from a pipe). Realtime replay
+    /// sleeps between records; so does the process, which is all replay does.
+    mutating func play(_ stream: CaptureStream, realtime: Bool) throws(CaptureError) {
+        self.realtime = realtime || stream.isLive
         var pacer = CapturePacer(longestWait: Self.longestRealtimeWait)
-        for record in capture.records {
-            let time: Timestamp
-            if let stamp = record.timestamp {
-                time = stamp
-            } else {
-                syntheticClock = syntheticClock + lineInterval
-                time = syntheticClock
+        try stream.forEachBatch { bytes, records in
+            playedAny = true
+            for record in records {
+                let time: Timestamp
+                if let stamp = record.timestamp {
+                    time = stamp
+                } else {
+                    syntheticClock = syntheticClock + lineInterval
+                    time = syntheticClock
+                }
+                if realtime, record.timestamp != nil {
+                    // Paced by the capture's own clock (`CapturePacer`, as the daemon's replay: scanner).
+                    let wait = ContinuousClock.now.duration(to: pacer.due(for: time, now: ContinuousClock.now))
+                    if wait > .zero { Thread.sleep(forTimeInterval: wait.secondsValue) }
+                }
+                startPendingRegions(at: time)
+                pipeline.ingest(record.packet, payload: bytes.extracting(record.payload), at: time, into: &events)
+                flush(time: record.timestamp == nil ? nil : time)
+                lastHadTime = record.timestamp != nil
             }
-            if realtime, record.timestamp != nil {
-                // Paced by the capture's own clock (`CapturePacer`, as the daemon's replay: scanner).
-                let due = pacer.due(for: time, now: ContinuousClock.now)
-                if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
-            }
-            startPendingRegions(at: time)
-            pipeline.ingest(record.packet, payload: capture.bytes.span.extracting(record.payload), at: time, into: &events)
-            flush(time: record.timestamp == nil ? nil : time)
-            lastHadTime = record.timestamp != nil
+            // A live input (a pipe from btmon) is watched as it happens: each block's lines go out now.
+            if stream.isLive { out.flush() }
         }
-        if measuresThroughput { measureDecodeThroughput(capture) }
+        recordCount += stream.recordCount
+        malformedRecords += stream.malformedRecords
+        for detail in stream.malformedDetails {
+            FileHandle.standardError.write(Data("beacond replay: \(stream.displayName): skipped \(detail)\n".utf8))
+        }
     }
 
     /// Monitoring and ranging start at the first record, so their timers run on capture time.
@@ -114,26 +122,16 @@ struct ReplaySession {
         out.flush()
     }
 
-    /// Decode throughput is measured on a separate pass with no printing, so it is the decoder's
-    /// speed and not the terminal's.
-    mutating func measureDecodeThroughput(_ capture: Capture) {
-        var counters = DecodeCounters()
-        let start = ContinuousClock.now
-        capture.forEachAdvertisingReport(counters: &counters) { _, _ in }
-        let elapsed = ContinuousClock.now - start
-        decodeSeconds += elapsed.secondsValue
-        decodedEvents += counters.events
-    }
-
-    mutating func printStatistics(captures: [Capture]) {
+    mutating func printStatistics(files: Int) {
         let counters = pipeline.counters
-        let rate = decodeSeconds > 0 ? Double(decodedEvents) / decodeSeconds : 0
+        let seconds = started.duration(to: .now).secondsValue
+        let rate = seconds > 0 ? Double(counters.reports) / seconds : 0
         let malformed = malformedRecords + counters.malformed
         switch output {
         case .table:
             out.line("")
             out.line("statistics")
-            out.line("  files                \(captures.count)")
+            out.line("  files                \(files)")
             out.line("  records              \(recordCount)")
             out.line("  packets decoded      \(counters.events) (HCI events and over-the-air PDUs)")
             out.line("  advertising events   \(counters.advertisingEvents)")
@@ -143,12 +141,13 @@ struct ReplaySession {
             for (reason, count) in counters.malformedByReason.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 out.line("    \(reason.rawValue): \(count)")
             }
-            out.line("  decode throughput    \(formatRate(rate)) events/s (\(decodedEvents) events in \(String(format: "%.3f", decodeSeconds * 1000)) ms, no output)")
+            out.line("  throughput           \(formatRate(rate)) reports/s (\(counters.reports) advertising reports in "
+                + "\(String(format: "%.3f", seconds)) s, the whole replay: reading, decoding, engine and output)")
         case .json:
-            out.line("{\"stats\": {\"files\": \(captures.count), \"records\": \(recordCount), \"events\": \(counters.events), "
+            out.line("{\"stats\": {\"files\": \(files), \"records\": \(recordCount), \"events\": \(counters.events), "
                 + "\"advertisingEvents\": \(counters.advertisingEvents), \"reports\": \(counters.reports), "
                 + "\"iBeacons\": \(counters.iBeacons), \"malformed\": \(malformed), \"malformedRecords\": \(malformedRecords), "
-                + "\"decodeEventsPerSecond\": \(Int(rate))}}")
+                + "\"seconds\": \(String(format: "%.6f", seconds)), \"reportsPerSecond\": \(Int(rate))}}")
         }
         out.flush()
     }
@@ -162,7 +161,11 @@ struct ReplaySession {
         for event in events {
             switch event {
             case .observation(let observation):
-                print(observation, hasTime: hasTime)
+                guard printsObservations else { continue }
+                switch output {
+                case .json: out.observationJSON(observation, hasTime: hasTime)
+                case .table: out.observationTable(observation, hasTime: hasTime)
+                }
             case .monitoring(let event):
                 print(event, hasTime: hasTime)
             case .ranging(let results, let at):
@@ -176,23 +179,6 @@ struct ReplaySession {
 
     mutating func printTableHeader() {
         out.line("TIME (UTC)                   EVENT    ADDRESS            UUID                                  MAJOR  MINOR   TX  RSSI")
-    }
-
-    mutating func print(_ observation: IBeaconObservation, hasTime: Bool) {
-        let identity = observation.identity
-        let time = hasTime ? observation.timestamp.iso8601 : nil
-        switch output {
-        case .json:
-            let rssi = observation.rssi.map { String($0) } ?? "null"
-            out.line("{\"time\": \(time.map { "\"\($0)\"" } ?? "null"), \"address\": \"\(observation.address)\", "
-                + "\"uuid\": \"\(identity.uuid.uuidString)\", \"major\": \(identity.major), \"minor\": \(identity.minor), "
-                + "\"txPower\": \(observation.frame.measuredPower), \"rssi\": \(rssi)}")
-        case .table:
-            let rssi = observation.rssi.map { String($0) } ?? "n/a"
-            out.line(pad(time ?? "-", 28) + " iBeacon  " + pad(observation.address.description, 18) + " "
-                + identity.uuid.uuidString + " " + padLeft(String(identity.major), 5) + " " + padLeft(String(identity.minor), 6)
-                + " " + padLeft(String(observation.frame.measuredPower), 4) + " " + padLeft(rssi, 5))
-        }
     }
 
     mutating func print(_ event: MonitoringEvent<String>, hasTime: Bool) {
@@ -261,23 +247,3 @@ private func formatRate(_ rate: Double) -> String {
 
 /// A JSON string literal (region identifiers come from the command line and may hold anything).
 func jsonString(_ text: String) -> String { JSONString.quoted(text) }
-
-/// Buffers stdout: replay can print hundreds of thousands of lines.
-struct OutputBuffer {
-    private var buffer = ""
-
-    mutating func line(_ text: String) {
-        buffer += text
-        buffer += "\n"
-    }
-
-    mutating func flushIfLarge() {
-        if buffer.utf8.count > 64 * 1024 { flush() }
-    }
-
-    mutating func flush() {
-        guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(buffer.utf8))
-        buffer = ""
-    }
-}

@@ -86,8 +86,10 @@ struct ReplayCLITests {
         #expect(run.stdout.contains("advertising reports  412"))
         #expect(run.stdout.contains("iBeacons             11"))
         #expect(run.stdout.contains("malformed skipped    0"))
-        #expect(run.stdout.contains("decode throughput"))
+        #expect(run.stdout.contains("throughput           ") && run.stdout.contains("reports/s"))
+        #expect(!run.stdout.contains("iBeacon  "), "--stats alone prints observations")
         let json = try Self.beacond(["replay", "--json", "--stats", Self.snoopLog])
+        #expect(json.lines.count == 12, "--json --stats: the 11 observations, then the statistics")
         let last = try #require(json.lines.last)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
         let stats = try #require(object["stats"] as? [String: Any])
@@ -275,5 +277,62 @@ struct ReplayCLITests {
         let events = run.lines.filter { $0.contains("\"event\": \"didExitRegion\"") || $0.contains("\"event\": \"didEnterRegion\"") }
         #expect(events.count == 3, "\(run.stdout)") // enter, exit after 2 s, enter again at 3 s
         #expect(run.lines.last?.contains("\"files\": 2") == true)
+    }
+
+    /// `-` reads standard input: a capture piped in prints exactly what the file prints.
+    @Test func standardInputIsACaptureToo() throws {
+        let process = Process()
+        process.executableURL = try Self.beacondURL()
+        process.arguments = ["replay", "--json", "--stats", "-"]
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: Self.snoopLog))
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let lines = stdout.split(separator: "\n").map(String.init)
+        #expect(Array(lines.dropLast()) == (try Self.expectedJSONLines()))
+        #expect(lines.last?.contains("\"records\": 2572") == true)
+        let twice = try Self.beacond(["replay", "-", "-"])
+        #expect(twice.status == 64 && twice.stderr.contains("at most once"))
+    }
+
+    /// From a pipe (`btmon -w /dev/stdout | beacond replay -`), each record's line comes out while the writer is
+    /// still writing: the first observation is read before the rest of the capture is written.
+    @Test func aLivePipeIsPrintedAsItArrives() throws {
+        let capture = try [UInt8](Data(contentsOf: Self.writeSnoopLog(offsets: [0, 0.5, 1.0])))
+        let recordLength = (capture.count - 16) / 3
+        let process = Process()
+        process.executableURL = try Self.beacondURL()
+        process.arguments = ["replay", "--json", "-"]
+        let input = Pipe(), out = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        input.fileHandleForWriting.write(Data(capture.prefix(16 + recordLength)))
+        // One line, while the pipe stays open. A reader that waited for the end would block here until the
+        // watchdog closes the input 20 s later, so the line must come well before that.
+        let watchdog = DispatchWorkItem { try? input.fileHandleForWriting.close() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20, execute: watchdog)
+        let started = Date()
+        var first = Data()
+        while !first.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            first += chunk
+        }
+        let waited = Date().timeIntervalSince(started)
+        watchdog.cancel()
+        #expect(waited < 15, "no line came out while the pipe was open (waited \(waited) s)")
+        #expect(String(decoding: first, as: UTF8.self).contains("\"time\": \"2023-11-14T22:13:20.000000Z\""))
+        input.fileHandleForWriting.write(Data(capture.dropFirst(16 + recordLength)))
+        try input.fileHandleForWriting.close()
+        let rest = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(String(decoding: first + rest, as: UTF8.self).split(separator: "\n").count == 3)
     }
 }

@@ -7,9 +7,13 @@ scanner:
 - a walk-away: the RSSI falls, then the beacon goes silent: exactly one DidExitRegion;
 - 50 beacons at 10 Hz each: all 50 ranged, beacond keeps up;
 - malformed reports (truncated events, lengths that overrun, garbage): beacond, bluetoothd and the kernel go on,
-  and a beacon after them is still seen.
+  and a beacon after them is still seen;
+- `beacond replay` reading btmon's capture live, as docs/daemon.md says to run it.
 """
+import json
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -200,6 +204,43 @@ def malformed(bus, daemon, client, controller, bluetoothd):
         systest.note("the kernel refused %d of the malformed writes on /dev/vhci" % controller.write_errors)
 
 
+def live_replay():
+    """The command docs/daemon.md gives for watching a live capture, `btmon -w >(beacond replay --json -)
+    >/dev/null` (btmon writes its decoded text to standard output too, so not `btmon -w /dev/stdout`): while the
+    stationary beacon advertises, its observations come out of replay while btmon still runs, RSSI -60."""
+    # bash's >(…) is a /dev/fd path; the guest's minimal /dev lacks the link every full system has (udev makes it).
+    if not os.path.exists("/dev/fd"):
+        os.symlink("/proc/self/fd", "/dev/fd")
+    out_path = os.path.join(systest.LOGS, "live-replay.jsonl")
+    errors = open(os.path.join(systest.LOGS, "live-replay.stderr"), "a")
+    pipeline = subprocess.Popen(["bash", "-c", 'btmon -w >("$0" replay --json - > "$1") > /dev/null',
+                                 systest.BEACOND, out_path], start_new_session=True, stderr=errors)
+
+    def observed():
+        beacon = []
+        try:
+            with open(out_path) as file:
+                for line in file:
+                    try:
+                        item = json.loads(line)
+                    except ValueError:
+                        continue  # a line still being written
+                    if item.get("major") == 1 and item.get("minor") == 1:
+                        beacon.append(item)
+        except OSError:
+            return None
+        return beacon if len(beacon) >= 5 else None
+    try:
+        lines = systest.wait_for(observed, systest.STEP_TIMEOUT, "5 observations of beacon 1/1 from btmon, live")
+        check(pipeline.poll() is None, "btmon and replay ended before their lines were read: not live")
+        wrong = [item for item in lines if item.get("uuid") != UUID.upper() or item.get("rssi") != -60]
+        check(not wrong, "observations that are not beacon 1/1 at -60: %r" % wrong[:3])
+        systest.note("live replay from btmon: %d observations of beacon 1/1 while btmon ran" % len(lines))
+    finally:
+        os.killpg(pipeline.pid, signal.SIGTERM)
+        pipeline.wait(timeout=10)
+
+
 def scanner_scenario(bus, bluetoothd, controller, scanner):
     name = "beacond --scanner %s" % scanner
     label = "beacond-vhci-" + scanner.replace(":", "-")
@@ -215,6 +256,8 @@ def scanner_scenario(bus, bluetoothd, controller, scanner):
             return
         if step("%s: DidEnterRegion for the stationary beacon (RSSI -60, 10 Hz)" % name, client.entered) is None:
             return
+        if scanner.startswith("hci"):
+            step("btmon -w >(beacond replay --json -): the beacon's observations come out live", live_replay)
         mark = step("%s: no DidExitRegion (nor re-entry) while it advertises for %d s (%d exit timeouts)"
                     % (name, STATIONARY_SECONDS, STATIONARY_SECONDS // EXIT_TIMEOUT), stationary, client,
                     controller, scanner)
