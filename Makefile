@@ -69,6 +69,7 @@ test: test-deps
 
 bench: test-deps
 	scripts/bench/compare.sh
+	scripts/bench/replay.sh
 
 # Builds release binaries, then installs them with the unit, sysusers, D-Bus and config files.
 install: build
