@@ -41,6 +41,12 @@ public struct CaptureFramer {
     /// or `decoded` (hex lines): see `recordsIndexDecoded`.
     public var records: [CaptureRecord] { builder.records }
     public var recordsIndexDecoded: Bool { format == .hexLines }
+    /// Framing stopped at a record that cannot be framed: nothing after it will be (the reader may stop reading).
+    public var isStopped: Bool {
+        if case .stopped = state { return true }
+        return false
+    }
+
     /// Records that could not be framed or classified so far.
     public var malformedRecords: Int { builder.malformed }
     /// The first few of those problems.
@@ -65,7 +71,14 @@ public struct CaptureFramer {
 
     private mutating func frameRecords(_ bytes: Span<UInt8>, atEnd: Bool) throws(CaptureError.Reason) -> Int {
         let base = offset
-        let bytesLeft: (Int) -> Int? = { [totalSize] start in totalSize.map { $0 - base - start } }
+        let available = bytes.count
+        // What the input still has from `start`, when its size is known; unknown again once more than that size
+        // was read (a file that grows while it is read).
+        let bytesLeft: (Int) -> Int? = { [totalSize] start in
+            guard let total = totalSize else { return nil }
+            let left = total - base - start
+            return left >= available - start ? left : nil
+        }
         switch state {
         case .detecting:
             guard let header = try detect(bytes, atEnd: atEnd) else { return 0 }

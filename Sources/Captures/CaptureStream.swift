@@ -3,8 +3,8 @@ import Foundation
 
 /// A capture read as it arrives, in constant memory: a file, a FIFO or standard input (`-`) read in blocks of
 /// `blockSize` and framed by `CaptureFramer`, each block's records handed out with the bytes they index before
-/// the next block is read. A 10 GB file costs what a 1 MB one does, and `btmon -w /dev/stdout | beacond replay -`
-/// sees each record as soon as btmon writes it (a read returns what the pipe has).
+/// the next block is read. A 10 GB file costs what a 1 MB one does, and `btmon -w >(beacond replay -)` sees each
+/// record as soon as btmon writes it (a read returns what the pipe has).
 public final class CaptureStream {
     public static let blockSize = 1 << 20
 
@@ -28,7 +28,24 @@ public final class CaptureStream {
     /// How to name the input in messages.
     public var displayName: String { path == "-" ? "standard input" : path }
 
-    /// Opens `path` (`-`: standard input). Throws `unreadable` with the system's reason.
+    /// What an input is, checked without opening it (opening a FIFO waits for its writer): standard input, FIFOs,
+    /// sockets and devices are live.
+    public enum Kind: Sendable { case regularFile, live }
+
+    /// Whether `path` (`-`: standard input) can be read, without opening it: a missing or unreadable path or a
+    /// directory throws `unreadable` with the system's reason.
+    @discardableResult
+    public static func check(path: String) throws(CaptureError) -> Kind {
+        guard path != "-" else { return .live }
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw CaptureError(path: path, reason: .unreadable(String(cString: strerror(errno)))) }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw CaptureError(path: path, reason: .unreadable(String(cString: strerror(EISDIR)))) }
+        guard access(path, R_OK) == 0 else { throw CaptureError(path: path, reason: .unreadable(String(cString: strerror(errno)))) }
+        return status.st_mode & S_IFMT == S_IFREG ? .regularFile : .live
+    }
+
+    /// Opens `path` (`-`: standard input). Throws `unreadable` with the system's reason. The buffer is made at the
+    /// first read, so an input opened and not read yet costs a descriptor only.
     public init(path: String) throws(CaptureError) {
         self.path = path
         let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
@@ -49,7 +66,7 @@ public final class CaptureStream {
         self.descriptor = descriptor
         isLive = kind == S_IFIFO || kind == S_IFSOCK || kind == S_IFCHR
         framer = CaptureFramer(totalSize: kind == S_IFREG ? Int(status.st_size) : nil)
-        buffer = [UInt8](repeating: 0, count: 2 * Self.blockSize)
+        buffer = []
     }
 
     deinit {
@@ -91,6 +108,9 @@ public final class CaptureStream {
     /// Reads a block (unless the input has ended) and frames what is unframed: the records are in `framer`,
     /// indexing `buffer[start..<end]` or `framer.decoded`. Returns how many bytes were framed.
     private func frameBlock() throws(CaptureError) -> Int {
+        // Framing stopped at a record it cannot frame: nothing after it can be, so the rest is not read (a live
+        // pipe ends here and its damage is reported now, not at its end). The last call runs the end's checks.
+        if framer.isStopped { atEnd = true }
         if !atEnd { try readBlock() }
         let used: Int
         do throws(CaptureError.Reason) {
@@ -107,6 +127,7 @@ public final class CaptureStream {
     /// and the buffer grows only while one record is longer than what it holds (at most
     /// `CaptureFramer.largestRecord`, whose framer stops there).
     private func readBlock() throws(CaptureError) {
+        if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 2 * Self.blockSize) }
         if buffer.count - end < Self.blockSize {
             if start > 0 {
                 let pending = end - start

@@ -42,22 +42,21 @@ struct FixedHeaderRecords {
             }
             let header = readHeader(bytes, offset)
             let start = offset + headerLength
-            if header.includedLength > bytes.count - start {
-                let left = atEnd ? bytes.count - start : bytesLeft(start)
-                if let left, header.includedLength > left {
-                    number += 1
-                    builder.reject("record \(number)", "included length \(header.includedLength) runs past the end of the file "
-                                   + "(\(left) bytes left)")
-                    return (bytes.count, true)
-                }
-                guard header.includedLength <= CaptureFramer.largestRecord else {
-                    number += 1
-                    builder.reject("record \(number)", "included length \(header.includedLength) is more than the largest "
-                                   + "record beacond reads (\(CaptureFramer.largestRecord) bytes)")
-                    return (bytes.count, true)
-                }
-                return (offset, false)
+            let complete = header.includedLength <= bytes.count - start
+            if !complete, let left = atEnd ? bytes.count - start : bytesLeft(start), header.includedLength > left {
+                number += 1
+                builder.reject("record \(number)", "included length \(header.includedLength) runs past the end of the file "
+                               + "(\(left) bytes left)")
+                return (bytes.count, true)
             }
+            // The same limit whether the record came whole or in pieces, so a file reads alike either way.
+            guard header.includedLength <= CaptureFramer.largestRecord else {
+                number += 1
+                builder.reject("record \(number)", "included length \(header.includedLength) is more than the largest "
+                               + "record beacond reads (\(CaptureFramer.largestRecord) bytes)")
+                return (bytes.count, true)
+            }
+            guard complete else { return (offset, false) }
             number += 1
             offset = start + header.includedLength
             guard header.includedLength <= header.originalLength else {

@@ -65,19 +65,17 @@ enum PcapngReader {
                     builder.reject(label, "invalid block length \(length)")
                     return (bytes.count, true)
                 }
-                if length > remaining {
-                    let left = atEnd ? remaining : bytesLeft(offset)
-                    if let left, length > left {
-                        builder.reject(label, "block length \(length) runs past the end of the file (\(left) bytes left)")
-                        return (bytes.count, true)
-                    }
-                    guard length <= CaptureFramer.largestRecord else {
-                        builder.reject(label, "block length \(length) is more than the largest block beacond reads "
-                                       + "(\(CaptureFramer.largestRecord) bytes)")
-                        return (bytes.count, true)
-                    }
-                    return (offset, false)
+                if length > remaining, let left = atEnd ? remaining : bytesLeft(offset), length > left {
+                    builder.reject(label, "block length \(length) runs past the end of the file (\(left) bytes left)")
+                    return (bytes.count, true)
                 }
+                // The same limit whether the block came whole or in pieces.
+                guard length <= CaptureFramer.largestRecord else {
+                    builder.reject(label, "block length \(length) is more than the largest block beacond reads "
+                                   + "(\(CaptureFramer.largestRecord) bytes)")
+                    return (bytes.count, true)
+                }
+                guard length <= remaining else { return (offset, false) }
                 guard Int(section.order.uint32(bytes, at: offset + length - 4)) == length else {
                     builder.reject(label, "trailing block length disagrees with the leading \(length)")
                     return (bytes.count, true)

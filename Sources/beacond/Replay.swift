@@ -36,8 +36,10 @@ struct Replay: AsyncParsableCommand {
             Region and ranging events are objects with an "event" key; --stats adds a final {"stats": {...}} \
             object.
 
-            From a pipe or FIFO each record is printed as soon as it is read, so a live capture can be watched:
-              btmon -w /dev/stdout | beacond replay --json -
+            From a pipe or FIFO each record is printed as soon as it is read, so a live capture can be watched \
+            (btmon prints its decoded text to standard output too: give it bash's >(...) or a FIFO, not \
+            /dev/stdout):
+              btmon -w >(beacond replay --json -) >/dev/null
               tail -c +1 -f capture.btsnoop | beacond replay -
             PATHs are read in order; one that turns out not to be a capture ends the replay there, after what \
             was read before it is printed.
@@ -147,10 +149,10 @@ struct Replay: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Every input is opened first, so a missing file stops replay before any output.
-        let streams: [CaptureStream]
+        // Every input is checked first, so a missing file stops replay before any output; each is opened only when
+        // its turn comes (a FIFO's open waits for its writer, and a thousand files need not be open at once).
         do {
-            streams = try paths.map { path throws(CaptureError) in try CaptureStream(path: path) }
+            for path in paths { try CaptureStream.check(path: path) }
         } catch {
             FileHandle.standardError.write(Data("beacond replay: \(error)\n".utf8))
             throw ExitCode(66)
@@ -163,9 +165,9 @@ struct Replay: AsyncParsableCommand {
             hysteresis: try hysteresis(),
             lineInterval: try Self.duration(lineInterval, name: "--line-interval"),
             printsObservations: json || !stats)
-        for stream in streams {
+        for path in paths {
             do {
-                try session.play(stream, realtime: speed == .realtime)
+                try session.play(try CaptureStream(path: path), realtime: speed == .realtime)
             } catch {
                 // What was read before is printed; the input that is not a capture (or broke) ends the replay.
                 if session.playedAny { session.out.flush() }
@@ -175,7 +177,7 @@ struct Replay: AsyncParsableCommand {
         }
         session.finish(drain: drain)
         if stats {
-            session.printStatistics(files: streams.count)
+            session.printStatistics(files: paths.count)
         }
     }
 }

@@ -9,6 +9,9 @@ struct ReplayOutput {
     static let flushThreshold = 256 * 1024
 
     private(set) var buffer: [UInt8] = []
+    private var flushedBytes = 0
+    /// Everything written so far, flushed or not.
+    var bytesWritten: Int { flushedBytes + buffer.count }
     private let descriptor: Int32
     /// "YYYY-MM-DDT" of the last day formatted: captures stay within a day for millions of lines.
     private var cachedDay: Int64 = .min
@@ -88,8 +91,8 @@ struct ReplayOutput {
         if isLarge { flush() }
     }
 
-    /// Writes everything buffered (retrying short writes and EINTR). A reader that went away (EPIPE) ends the
-    /// output quietly, as `head` expects of a producer.
+    /// Writes everything buffered (retrying short writes and EINTR). A reader that went away (`| head`) ends the
+    /// process by SIGPIPE, as for any producer.
     mutating func flush() {
         var done = 0
         let count = buffer.count
@@ -100,12 +103,12 @@ struct ReplayOutput {
             }
             if written < 0 {
                 if errno == EINTR { continue }
-                if errno == EPIPE { exit(0) }
                 FileHandle.standardError.write(Data("beacond replay: cannot write the output: \(String(cString: strerror(errno)))\n".utf8))
                 exit(74)
             }
             done += written
         }
+        flushedBytes += count
         buffer.removeAll(keepingCapacity: true)
     }
 

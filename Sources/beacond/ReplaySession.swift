@@ -19,7 +19,8 @@ struct ReplaySession {
     var malformedRecords = 0
     /// Whether any record was played (an input that turns out not to be a capture prints nothing when it is first).
     var playedAny = false
-    /// From the first record to the statistics: the whole replay, reading and printing included.
+    /// From the start of the replay to the statistics: the whole replay, reading (and waiting for a pipe), decoding
+    /// and printing included.
     let started = ContinuousClock.now
     var out = ReplayOutput()
     /// Whether observations are printed (not with `--stats` alone: then only the statistics, and the region and
@@ -51,31 +52,42 @@ struct ReplaySession {
     /// Plays a capture as it is read (`CaptureStream`: constant memory, and live from a pipe). Realtime replay
     /// sleeps between records; so does the process, which is all replay does.
     mutating func play(_ stream: CaptureStream, realtime: Bool) throws(CaptureError) {
-        self.realtime = realtime || stream.isLive
+        self.realtime = realtime
         var pacer = CapturePacer(longestWait: Self.longestRealtimeWait)
-        try stream.forEachBatch { bytes, records in
-            playedAny = true
-            for record in records {
-                let time: Timestamp
-                if let stamp = record.timestamp {
-                    time = stamp
-                } else {
-                    syntheticClock = syntheticClock + lineInterval
-                    time = syntheticClock
+        do {
+            try stream.forEachBatch { bytes, records in
+                playedAny = true
+                for record in records {
+                    let time: Timestamp
+                    if let stamp = record.timestamp {
+                        time = stamp
+                    } else {
+                        syntheticClock = syntheticClock + lineInterval
+                        time = syntheticClock
+                    }
+                    if realtime, record.timestamp != nil {
+                        // Paced by the capture's own clock (`CapturePacer`, as the daemon's replay: scanner).
+                        let wait = ContinuousClock.now.duration(to: pacer.due(for: time, now: ContinuousClock.now))
+                        if wait > .zero { Thread.sleep(forTimeInterval: wait.secondsValue) }
+                    }
+                    startPendingRegions(at: time)
+                    pipeline.ingest(record.packet, payload: bytes.extracting(record.payload), at: time, into: &events)
+                    flush(time: record.timestamp == nil ? nil : time)
+                    lastHadTime = record.timestamp != nil
                 }
-                if realtime, record.timestamp != nil {
-                    // Paced by the capture's own clock (`CapturePacer`, as the daemon's replay: scanner).
-                    let wait = ContinuousClock.now.duration(to: pacer.due(for: time, now: ContinuousClock.now))
-                    if wait > .zero { Thread.sleep(forTimeInterval: wait.secondsValue) }
-                }
-                startPendingRegions(at: time)
-                pipeline.ingest(record.packet, payload: bytes.extracting(record.payload), at: time, into: &events)
-                flush(time: record.timestamp == nil ? nil : time)
-                lastHadTime = record.timestamp != nil
+                // A live input (a pipe from btmon) is watched as it happens: each block's lines go out now.
+                if stream.isLive { out.flush() }
             }
-            // A live input (a pipe from btmon) is watched as it happens: each block's lines go out now.
-            if stream.isLive { out.flush() }
+        } catch {
+            // Damage found before the input ended is said too (nothing is said of an input that was no capture).
+            if stream.recordCount > 0 { reportSkipped(stream) }
+            throw error
         }
+        reportSkipped(stream)
+    }
+
+    /// Counts what `stream` read and skipped, and says which records were skipped.
+    mutating func reportSkipped(_ stream: CaptureStream) {
         recordCount += stream.recordCount
         malformedRecords += stream.malformedRecords
         for detail in stream.malformedDetails {
@@ -129,7 +141,7 @@ struct ReplaySession {
         let malformed = malformedRecords + counters.malformed
         switch output {
         case .table:
-            out.line("")
+            if out.bytesWritten > 0 { out.line("") }
             out.line("statistics")
             out.line("  files                \(files)")
             out.line("  records              \(recordCount)")

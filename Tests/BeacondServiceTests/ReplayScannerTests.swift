@@ -60,4 +60,35 @@ struct ReplayScannerTests {
             try ReplayScanner(path: url.path).start(loop: loop, deliver: { _ in }, status: { _ in })
         }
     }
+
+    @Test("a FIFO is refused (it would stall the daemon's loop), and so is a capture with nothing to deliver")
+    func refusesWhatItCannotPlay() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-fifo-\(UUID())").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let loop = try MainLoop()
+        do {
+            try ReplayScanner(path: fifo).start(loop: loop, deliver: { _ in }, status: { _ in })
+            Issue.record("a FIFO was accepted")
+        } catch {
+            #expect(error.message.contains("not a regular file"))
+        }
+        // A btsnoop of HCI commands only (flags 2: a command sent): nothing for the decoder.
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        var commands = Array("btsnoop\0".utf8) + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
+        for _ in 0..<3 {
+            let packet: [UInt8] = [0x01, 0x03, 0x0C, 0x00]
+            commands += bigEndian(UInt32(4)) + bigEndian(UInt32(4)) + bigEndian(UInt32(2)) + bigEndian(UInt32(0))
+                + bigEndian(UInt64(0x00DC_DDB3_0F2F_8000)) + packet
+        }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-commands-\(UUID()).btsnoop")
+        try Data(commands).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            try ReplayScanner(path: url.path).start(loop: loop, deliver: { _ in }, status: { _ in })
+            Issue.record("a capture with nothing to deliver was accepted")
+        } catch {
+            #expect(error.message.contains("holds no HCI event or advertising packet"))
+        }
+    }
 }

@@ -88,6 +88,7 @@ struct ReplayCLITests {
         #expect(run.stdout.contains("malformed skipped    0"))
         #expect(run.stdout.contains("throughput           ") && run.stdout.contains("reports/s"))
         #expect(!run.stdout.contains("iBeacon  "), "--stats alone prints observations")
+        #expect(run.stdout.hasPrefix("statistics\n"), "--stats alone starts with something else: \(run.stdout.prefix(40))")
         let json = try Self.beacond(["replay", "--json", "--stats", Self.snoopLog])
         #expect(json.lines.count == 12, "--json --stats: the 11 observations, then the statistics")
         let last = try #require(json.lines.last)
@@ -299,7 +300,7 @@ struct ReplayCLITests {
         #expect(twice.status == 64 && twice.stderr.contains("at most once"))
     }
 
-    /// From a pipe (`btmon -w /dev/stdout | beacond replay -`), each record's line comes out while the writer is
+    /// From a pipe (`btmon -w >(beacond replay -)`), each record's line comes out while the writer is
     /// still writing: the first observation is read before the rest of the capture is written.
     @Test func aLivePipeIsPrintedAsItArrives() throws {
         let capture = try [UInt8](Data(contentsOf: Self.writeSnoopLog(offsets: [0, 0.5, 1.0])))
@@ -334,5 +335,23 @@ struct ReplayCLITests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(String(decoding: first + rest, as: UTF8.self).split(separator: "\n").count == 3)
+    }
+
+    /// Inputs are opened one at a time, as their turn comes: more of them than the process may have open at once
+    /// (300 under `ulimit -n 64`) replay as one. (Opening every input first failed here: "Too many open files".)
+    @Test func moreInputsThanDescriptorsAreReadOneAtATime() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", try Self.beacondURL().path, "replay", "--json", "--stats"]
+            + Array(repeating: Self.snoopLog, count: 300)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "stderr: \(stderr.prefix(300))")
+        #expect(stdout.split(separator: "\n").last?.contains("\"files\": 300, \"records\": \(300 * 2572)") == true)
     }
 }

@@ -134,4 +134,110 @@ struct StreamingTests {
             _ = try CaptureStream(path: "/tmp")
         }
     }
+
+    // MARK: A stream of unknown size (a FIFO)
+
+    /// A btsnoop capture (datalink 1002) of `count` LE advertising report events: 69 bytes a record.
+    static func generated(records count: Int) -> [UInt8] {
+        let packets = (0..<count).map { index in
+            TestPacket(microseconds: 1_700_000_000_000_000 + Int64(index), data: [0x01, 0x04, 0x3E, 0x2B, 0x02, 0x01, 0x00, 0x00,
+                UInt8(index & 0xFF), UInt8(index >> 8 & 0xFF), 0x33, 0x44, 0x55, 0x66, 0x1F, 0x02, 0x01, 0x06, 0x1A, 0xFF,
+                0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0xE2, count: 16) + [0, 1, 0, 2, 0xC5, 0xC0])
+        }
+        return CaptureWriter.btsnoop(datalink: 1002, packets)
+    }
+
+    /// Writes `bytes` into a new FIFO from another thread, in pieces of varying size, then waits `linger`
+    /// seconds before closing it; returns the FIFO's path (removed by the caller).
+    static func fifo(writing bytes: [UInt8], linger: Double = 0) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-stream-\(UUID())").path
+        guard mkfifo(path, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        let data = bytes
+        Thread.detachNewThread {
+            let fd = open(path, O_WRONLY)
+            var offset = 0
+            var piece = 1
+            while offset < data.count {
+                let count = min(piece, data.count - offset)
+                let written = data.withUnsafeBytes { write(fd, $0.baseAddress! + offset, count) }
+                if written <= 0 { break }
+                offset += written
+                piece = piece * 7 % 300_007 + 1  // 1 byte up to ~300 KB, no pattern aligned with records
+            }
+            Thread.sleep(forTimeInterval: linger)
+            close(fd)
+        }
+        return path
+    }
+
+    static func streamed(_ path: String) throws -> (records: [[UInt8]], malformed: [String], stream: CaptureStream) {
+        let stream = try CaptureStream(path: path)
+        var records: [[UInt8]] = []
+        try stream.forEachBatch { bytes, batch in
+            records += batch.map { (($0.payload.lowerBound)..<($0.payload.upperBound)).map { bytes[$0] } }
+        }
+        return (records, stream.malformedDetails, stream)
+    }
+
+    @Test("a FIFO of 3 MB written in uneven pieces (size unknown, several blocks) reads as the whole file does")
+    func fifoOfSeveralBlocks() throws {
+        let bytes = Self.generated(records: 45_000)
+        #expect(bytes.count > 3 * CaptureStream.blockSize - 200_000)
+        let path = try Self.fifo(writing: bytes)
+        defer { unlink(path) }
+        let read = try Self.streamed(path)
+        let whole = try Capture.parse(bytes, path: "x")
+        #expect(read.stream.isLive)
+        #expect(read.records.count == 45_000)
+        #expect(read.records == whole.records.map { Array(whole.bytes[$0.payload]) })
+        #expect(read.malformed.isEmpty)
+    }
+
+    @Test("a pcapng block of 1.5 MiB (more than the buffer holds) grows the buffer, from a file and from a FIFO")
+    func blockLargerThanTheBuffer() throws {
+        let big = TestPacket(microseconds: 5, data: [UInt8](repeating: 0x5A, count: 1_572_864))
+        let small = RoundTripTests.h4WithPseudoHeader
+        let bytes = CaptureWriter.pcapngSection(linkType: 201, bigEndian: false, resolution: 6, small + [big] + small)
+        let whole = try Capture.parse(bytes, path: "x")
+        let expected = whole.records.map { Array(whole.bytes[$0.payload]) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-stream-\(UUID()).pcapng")
+        try Data(bytes).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try Self.streamed(file.path)
+        #expect(fromFile.records == expected && fromFile.malformed == whole.malformedDetails)
+        let path = try Self.fifo(writing: bytes)
+        defer { unlink(path) }
+        let fromFIFO = try Self.streamed(path)
+        #expect(fromFIFO.records == expected && fromFIFO.malformed == whole.malformedDetails)
+    }
+
+    @Test("once framing stops at a damaged record, the rest is not read: a live pipe ends there, not at its end")
+    func damagedRecordEndsALiveStream() throws {
+        let good = Self.generated(records: 10)
+        let damaged = Self.withAbsurdSecondRecord(good)  // record 2 claims ~2 GB
+        let path = try Self.fifo(writing: damaged, linger: 20)
+        defer { unlink(path) }
+        let started = Date()
+        let read = try Self.streamed(path)
+        #expect(Date().timeIntervalSince(started) < 10, "the stream waited for the writer to close")
+        #expect(read.records.count == 1)
+        #expect(read.malformed.first?.hasPrefix("record 2: included length 2139062143 is more than the largest") == true)
+    }
+
+    @Test("a file that grows while it is read is not cut off at the size it had when opened")
+    func growingFileIsNotCutOff() throws {
+        let bytes = Self.generated(records: 100)
+        // The size seen at open (30 records), then the rest arriving in pieces that split records.
+        var framer = CaptureFramer(totalSize: 16 + 30 * 69)
+        var pending: [UInt8] = []
+        var records = 0
+        for start in stride(from: 0, to: bytes.count, by: 50) {
+            pending += bytes[start..<min(bytes.count, start + 50)]
+            let used = try framer.frame(pending.span, atEnd: start + 50 >= bytes.count)
+            records += framer.records.count
+            pending.removeFirst(used)
+        }
+        #expect(framer.malformedDetails.isEmpty)
+        #expect(records == 100)
+    }
 }

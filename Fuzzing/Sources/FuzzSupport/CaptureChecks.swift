@@ -31,7 +31,8 @@ public enum CaptureChecks {
     /// records with the same bytes, the same malformed count and details, or the same error. The piece size comes
     /// from the input, so the fuzzer varies it too.
     static func checkStreaming(_ file: [UInt8], whole: Result<Capture, CaptureError.Reason>) {
-        let size = 1 + (file.first.map(Int.init) ?? 0) % 61
+        // Not from the first bytes: the format targets put a fixed magic there.
+        let size = 1 + (file.count &+ Int(file.last ?? 0)) % 61
         var framer = CaptureFramer(totalSize: file.count)
         var pending: [UInt8] = []
         var records: [[UInt8]] = []

@@ -17,6 +17,8 @@ public final class ReplayScanner: BeaconScanner {
     private var played = 0
     private var pacer = CapturePacer(longestWait: ReplayScanner.longestWait)
     private var status: ((ScannerStatus) -> Void)?
+    /// Why the capture could not be read on (then `stream` is nil).
+    private var failure: String?
     public var finished: ((Int) -> Void)?
     static let untimedSpacing: Duration = .milliseconds(100)
     /// One silent stretch in a capture never stalls the replay longer than this.
@@ -32,17 +34,34 @@ public final class ReplayScanner: BeaconScanner {
                       status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
         guard timer == nil else { return }
         do {
+            // A FIFO or a device would block the daemon's loop in open and read: a file only.
+            guard try CaptureStream.check(path: path) == .regularFile else {
+                throw ScannerError("cannot replay \(path): not a regular file (the daemon reads it on its main loop, so a FIFO "
+                    + "or device would stall it). Fix: point --scanner replay:PATH at a capture file, or use fifo:PATH for live input")
+            }
             let stream = try CaptureStream(path: path)
-            // The first block now: a file that is not a capture is refused at start, as before.
-            batch = try stream.nextBatch() ?? ([], [])
             self.stream = stream
+            failure = nil
+            batch = try stream.nextBatch() ?? ([], [])
+            nextRecord = 0
+            played = 0
+            // Up to the first record there is something to deliver: a capture without one (a pcapng none of whose
+            // interfaces is Bluetooth, hex text without an H4 event) is refused here, at start.
+            let first = nextRecordToPlay()
+            if let failure { throw ScannerError("cannot replay \(failure). Fix: point --scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture") }
+            guard first != nil else {
+                throw ScannerError("cannot replay \(path): it holds no HCI event or advertising packet to play. Fix: point "
+                    + "--scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture of a Bluetooth controller")
+            }
+        } catch let error as ScannerError {
+            stream = nil
+            throw error
         } catch {
+            stream = nil
             throw ScannerError("cannot replay \(error). Fix: point --scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture")
         }
         self.loop = loop
         self.status = status
-        nextRecord = 0
-        played = 0
         pacer = CapturePacer(longestWait: Self.longestWait)
         scheduleNext(deliver: deliver)
         status(.scanning("playing \(path) in real time"))
@@ -55,30 +74,39 @@ public final class ReplayScanner: BeaconScanner {
         batch = ([], [])
     }
 
-    /// The next record to play, reading the next block when this one is done; nil at the end of the capture.
+    /// The next record to deliver, reading the next block when this one is done; nil at the end of the capture.
+    /// Records with nothing to deliver (commands, other traffic) are passed over without waiting for their time.
     private func nextRecordToPlay() -> CaptureRecord? {
-        while nextRecord >= batch.records.count {
+        while true {
+            while nextRecord < batch.records.count, batch.records[nextRecord].packet == .other {
+                nextRecord += 1
+                played += 1
+            }
+            if nextRecord < batch.records.count { return batch.records[nextRecord] }
             guard let stream else { return nil }
             do {
                 guard let next = try stream.nextBatch() else { return nil }
                 batch = next
                 nextRecord = 0
             } catch {
-                // Damaged further on: what was played stays played; the replay ends here, and says why.
-                status?(.scanning("stopped playing \(path): \(error)"))
+                // Damaged further on: what was played stays played; the scanner fails with why (the daemon
+                // starts it again later, from the beginning).
+                failure = "\(error)"
+                status?(.failed("stopped playing \(path): \(error)"))
+                self.stream = nil
                 return nil
             }
         }
-        return batch.records[nextRecord]
     }
 
     private func scheduleNext(deliver: @escaping (ScannerInput) -> Void) {
         timer = nil
         guard let loop, stream != nil else { return }
         guard let record = nextRecordToPlay() else {
+            let failed = stream == nil
             stream = nil
             batch = ([], [])
-            finished?(played)
+            if !failed { finished?(played) }
             return
         }
         let due: ContinuousClock.Instant
@@ -91,7 +119,7 @@ public final class ReplayScanner: BeaconScanner {
             guard let self, self.stream != nil else { return }
             self.nextRecord += 1
             self.played += 1
-            if record.packet != .other { deliver(.packet(record.packet, Array(self.batch.bytes[record.payload]))) }
+            deliver(.packet(record.packet, Array(self.batch.bytes[record.payload])))
             self.scheduleNext(deliver: deliver)
         }
     }
