@@ -59,6 +59,8 @@ let package = Package(
         .target(name: "Fleet", dependencies: ["BeaconKit", "BeacondAPI"], swiftSettings: strict),
         // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
         .target(name: "TestKit", swiftSettings: strict),
+        // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (issue 13).
+        .target(name: "PresenceSimulation", dependencies: ["TestKit"], swiftSettings: strict),
         .target(name: "BeacondService",
                 dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
                                .product(name: "TOMLKit", package: "TOMLKit"),
@@ -87,6 +89,7 @@ let package = Package(
                     resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "BeaconKit", "TestKit"], swiftSettings: strict),
+        .testTarget(name: "PresenceSimulationTests", dependencies: ["PresenceSimulation"], swiftSettings: strict),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "MainLoopKit", "BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",

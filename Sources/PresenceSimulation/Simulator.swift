@@ -1,0 +1,198 @@
+import Foundation
+import TestKit
+
+/// A receiver (one adapter or ESPresense node) at a position, with the RSSI error of its hardware and the times it
+/// is offline (it hears nothing then, and says so: its status is offline).
+public struct SimulatedReceiver: Hashable, Sendable {
+    public var name: String
+    public var position: Point
+    /// dB this receiver adds to every RSSI (receivers differ by 10–20 dB).
+    public var rssiOffset: Double
+    /// Seconds from the start of the run.
+    public var offline: [Range<Double>]
+
+    public init(name: String, position: Point, rssiOffset: Double = 0, offline: [Range<Double>] = []) {
+        self.name = name
+        self.position = position
+        self.rssiOffset = rssiOffset
+        self.offline = offline
+    }
+
+    public func isOffline(at time: Double) -> Bool { offline.contains { $0.contains(time) } }
+}
+
+/// Where a beacon is over time: it stays in each stop for its dwell time, then walks to the next at walking pace
+/// (1.2 m/s, straight between room centres). A stop with no room is away: out of every receiver's range.
+public struct SimulatedBeacon: Hashable, Sendable {
+    public struct Stop: Hashable, Sendable {
+        /// nil: away (out of the building).
+        public var room: Int?
+        public var dwell: Double
+
+        public init(room: Int?, dwell: Double) {
+            self.room = room
+            self.dwell = dwell
+        }
+    }
+
+    public var name: String
+    /// Seconds between advertisements (100 ms to 30 s in the field).
+    public var advertisingInterval: Double
+    /// The RSSI at one metre the beacon advertises (iBeacon measured power).
+    public var measuredPower: Double
+    public var stops: [Stop]
+
+    public init(name: String, advertisingInterval: Double, measuredPower: Double = -59, stops: [Stop]) {
+        self.name = name
+        self.advertisingInterval = advertisingInterval
+        self.measuredPower = measuredPower
+        self.stops = stops
+    }
+}
+
+/// How the radio behaves.
+public struct RadioEnvironment: Hashable, Sendable {
+    /// Log-distance path-loss exponent (2 in free space, 2.5–3.5 indoors).
+    public var pathLossExponent: Double
+    /// Standard deviation of the shadowing noise, dB (2–6 dB in the field).
+    public var shadowing: Double
+    /// Share of advertisements a receiver misses (0 to 0.5).
+    public var packetLoss: Double
+    /// Below this RSSI nothing is received.
+    public var sensitivity: Double
+
+    public init(pathLossExponent: Double = 2.7, shadowing: Double = 4, packetLoss: Double = 0.2, sensitivity: Double = -100) {
+        self.pathLossExponent = pathLossExponent
+        self.shadowing = shadowing
+        self.packetLoss = packetLoss
+        self.sensitivity = sensitivity
+    }
+}
+
+/// One receiver's reception of one advertisement.
+public struct SimulatedReading: Hashable, Sendable {
+    public var time: Double
+    public var receiver: Int
+    public var beacon: Int
+    public var rssi: Int
+
+    public init(time: Double, receiver: Int, beacon: Int, rssi: Int) {
+        self.time = time
+        self.receiver = receiver
+        self.beacon = beacon
+        self.rssi = rssi
+    }
+}
+
+/// Where a beacon really was from `start` to `end`: a room, nil while away, or walking between rooms (`walking`,
+/// with the room it is in at each moment left to `room(at:)` of the plan).
+public struct TruthInterval: Hashable, Sendable {
+    public var start: Double
+    public var end: Double
+    public var room: Int?
+    public var walking: Bool
+}
+
+/// A run: every reading in time order, and the ground truth per beacon.
+public struct SimulatedTrace: Sendable {
+    public var readings: [SimulatedReading]
+    public var truth: [[TruthInterval]]
+    public var duration: Double
+    public var receiverOffline: [[Range<Double>]]
+
+    /// The room beacon `beacon` was in at `time` (nil: away, or in a corridor between rooms).
+    public func room(of beacon: Int, at time: Double) -> Int?? {
+        guard let interval = truth[beacon].first(where: { $0.start <= time && time < $0.end }) else { return .some(nil) }
+        return interval.walking ? nil : .some(interval.room)
+    }
+}
+
+/// Makes traces from a floor plan, receivers, beacons and a radio environment: seeded and deterministic (the same
+/// inputs and seed give the same trace on every machine).
+public enum Simulator {
+    public static let walkingSpeed = 1.2
+
+    public static func run(plan: FloorPlan, receivers: [SimulatedReceiver], beacons: [SimulatedBeacon],
+                           radio: RadioEnvironment, seed: UInt64) -> SimulatedTrace {
+        var random = SeededRandom(seed: seed)
+        var readings: [SimulatedReading] = []
+        var truth: [[TruthInterval]] = []
+        var duration = 0.0
+        for (index, beacon) in beacons.enumerated() {
+            let intervals = schedule(beacon, plan: plan)
+            truth.append(intervals)
+            duration = max(duration, intervals.last?.end ?? 0)
+            // BLE adds 0–10 ms to every advertising interval.
+            var time = random.uniform(in: 0..<beacon.advertisingInterval)
+            let end = intervals.last?.end ?? 0
+            while time < end {
+                if let position = position(of: intervals, at: time, plan: plan) {
+                    for (receiverIndex, receiver) in receivers.enumerated() where !receiver.isOffline(at: time) {
+                        guard random.uniform(in: 0..<1) >= radio.packetLoss else { continue }
+                        let distance = max(0.5, position.distance(to: receiver.position))
+                        let rssi = beacon.measuredPower - 10 * radio.pathLossExponent * log10(distance)
+                            - Double(plan.walls(from: position, to: receiver.position)) * plan.wallLoss
+                            + random.gaussian() * radio.shadowing + receiver.rssiOffset
+                        guard rssi >= radio.sensitivity else { continue }
+                        readings.append(SimulatedReading(time: time, receiver: receiverIndex, beacon: index,
+                                                         rssi: Int(max(-127, min(20, rssi.rounded())))))
+                    }
+                }
+                time += beacon.advertisingInterval + random.uniform(in: 0..<0.010)
+            }
+        }
+        readings.sort { ($0.time, $0.receiver, $0.beacon) < ($1.time, $1.receiver, $1.beacon) }
+        return SimulatedTrace(readings: readings, truth: truth, duration: duration,
+                              receiverOffline: receivers.map(\.offline))
+    }
+
+    /// The beacon's stops and the walks between them, in time order.
+    static func schedule(_ beacon: SimulatedBeacon, plan: FloorPlan) -> [TruthInterval] {
+        var intervals: [TruthInterval] = []
+        var time = 0.0
+        var previous: Int?
+        for stop in beacon.stops {
+            if let from = previous, let to = stop.room, from != to {
+                let walk = plan.rooms[from].centre.distance(to: plan.rooms[to].centre) / walkingSpeed
+                intervals.append(TruthInterval(start: time, end: time + walk, room: to, walking: true))
+                time += walk
+            }
+            intervals.append(TruthInterval(start: time, end: time + stop.dwell, room: stop.room, walking: false))
+            time += stop.dwell
+            previous = stop.room ?? previous
+        }
+        return intervals
+    }
+
+    /// Where the beacon is at `time`; nil while away.
+    static func position(of intervals: [TruthInterval], at time: Double, plan: FloorPlan) -> Point? {
+        guard let index = intervals.firstIndex(where: { $0.start <= time && time < $0.end }) else { return nil }
+        let interval = intervals[index]
+        guard let room = interval.room else { return nil }
+        let target = plan.rooms[room].centre
+        guard interval.walking, index > 0,
+              let from = intervals[..<index].last(where: { !$0.walking && $0.room != nil })?.room else { return target }
+        let origin = plan.rooms[from].centre
+        let fraction = (time - interval.start) / max(interval.end - interval.start, 1e-9)
+        return Point(x: origin.x + (target.x - origin.x) * fraction, y: origin.y + (target.y - origin.y) * fraction)
+    }
+}
+
+/// The draws the simulator needs, from TestKit's SplitMix64: the same sequence on every platform.
+struct SeededRandom {
+    private var generator: SplitMix64
+
+    init(seed: UInt64) { generator = SplitMix64(state: seed) }
+
+    /// Uniform in `range`, from the top 53 bits.
+    mutating func uniform(in range: Range<Double>) -> Double {
+        range.lowerBound + Double(generator.next() >> 11) / Double(1 << 53) * (range.upperBound - range.lowerBound)
+    }
+
+    /// Standard normal (Box–Muller).
+    mutating func gaussian() -> Double {
+        let u = max(uniform(in: 0..<1), 1e-300)
+        let v = uniform(in: 0..<1)
+        return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
+    }
+}

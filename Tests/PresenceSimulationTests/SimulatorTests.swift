@@ -1,0 +1,69 @@
+import PresenceSimulation
+import Testing
+
+@Suite("presence simulator")
+struct SimulatorTests {
+    /// Six 5 m rooms (3 × 2), a receiver in the middle of each.
+    static let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
+    static func receivers(offsets: [Double] = Array(repeating: 0, count: 6), offline: [Int: [Range<Double>]] = [:]) -> [SimulatedReceiver] {
+        plan.rooms.indices.map {
+            SimulatedReceiver(name: plan.rooms[$0].name, position: plan.rooms[$0].centre, rssiOffset: offsets[$0],
+                              offline: offline[$0] ?? [])
+        }
+    }
+
+    @Test("rooms, walls and positions")
+    func floorPlan() {
+        let plan = Self.plan
+        #expect(plan.rooms.count == 6)
+        #expect(plan.room(at: Point(x: 7, y: 2)) == 1 && plan.room(at: Point(x: 2, y: 7)) == 3 && plan.room(at: Point(x: 20, y: 1)) == nil)
+        #expect(plan.walls(from: plan.rooms[0].centre, to: plan.rooms[0].centre) == 0)
+        #expect(plan.walls(from: plan.rooms[0].centre, to: plan.rooms[1].centre) == 1)
+        #expect(plan.walls(from: plan.rooms[0].centre, to: plan.rooms[2].centre) == 2)
+        #expect(plan.walls(from: plan.rooms[0].centre, to: plan.rooms[5].centre) >= 2)
+    }
+
+    @Test("the same seed gives the same trace; another seed another")
+    func deterministic() {
+        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 0.5, stops: [.init(room: 0, dwell: 30), .init(room: 2, dwell: 30)])
+        let first = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 7)
+        let again = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 7)
+        let other = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 8)
+        #expect(first.readings == again.readings && !first.readings.isEmpty)
+        #expect(first.readings != other.readings)
+    }
+
+    @Test("the receiver in the beacon's room hears it loudest on average; loss, offsets and offline windows apply")
+    func radio() {
+        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 0.1, stops: [.init(room: 4, dwell: 600)])
+        let radio = RadioEnvironment(shadowing: 4, packetLoss: 0.3)
+        let trace = Simulator.run(plan: Self.plan, receivers: Self.receivers(offsets: [0, 0, 0, 0, 0, -12], offline: [1: [0..<300]]),
+                                  beacons: [beacon], radio: radio, seed: 1)
+        func mean(_ receiver: Int) -> Double {
+            let values = trace.readings.filter { $0.receiver == receiver }.map { Double($0.rssi) }
+            return values.reduce(0, +) / Double(max(1, values.count))
+        }
+        #expect(mean(4) > mean(3) + 8 && mean(4) > mean(1) + 8)
+        // 600 s at 100 ms plus BLE's 0–10 ms delay: about 5,714 advertisements; 30 % lost: 4,000 ± 3 σ (σ ≈ 35).
+        let heard = trace.readings.filter { $0.receiver == 4 }.count
+        #expect((3_895...4_105).contains(heard))
+        // Receiver 5 reads 12 dB low: weaker than its twin across the same wall, receiver 3.
+        #expect(mean(5) < mean(3) - 8)
+        #expect(!trace.readings.contains { $0.receiver == 1 && $0.time < 300 })
+        #expect(trace.readings.contains { $0.receiver == 1 && $0.time >= 300 })
+    }
+
+    @Test("the truth: stops, walks between them, away")
+    func truth() {
+        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: [.init(room: 0, dwell: 10), .init(room: 1, dwell: 10),
+                                                                                  .init(room: nil, dwell: 20), .init(room: 1, dwell: 5)])
+        let trace = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 3)
+        // 10 s in room 0, a 5 m walk (about 4.2 s) to room 1, 10 s there, 20 s away, 5 s in room 1.
+        #expect(trace.room(of: 0, at: 5) == .some(0))
+        #expect(trace.room(of: 0, at: 12) == nil)
+        #expect(trace.room(of: 0, at: 20) == .some(1))
+        #expect(trace.room(of: 0, at: 30) == .some(nil))
+        #expect(!trace.readings.contains { $0.time > 24.3 && $0.time < 44.1 })
+        #expect(abs(trace.duration - (10 + 5 / 1.2 + 10 + 20 + 5)) < 1e-9)
+    }
+}
