@@ -81,7 +81,7 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
         .executableTarget(name: "beacond-bench",
-                          dependencies: ["BeaconKit", "Captures", "TestKit", "Fleet", "MQTT", "MainLoopKit",
+                          dependencies: ["BeaconKit", "Captures", "TestKit", "Fleet", "MQTT", "MainLoopKit", "PresenceSimulation",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
         .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),

@@ -8,5 +8,5 @@ struct BenchCommand: ParsableCommand {
         commandName: "beacond-bench",
         abstract: "Benchmarks and evaluations for beacond (run in release mode).",
         subcommands: [DecodeBenchmark.self, PipelineBenchmark.self, MemoryBenchmark.self, RangingEvaluation.self, FleetBenchmark.self,
-                      MQTTFlood.self, CaptureGenerator.self])
+                      MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self])
 }

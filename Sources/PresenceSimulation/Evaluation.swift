@@ -1,0 +1,133 @@
+/// What a presence algorithm says of a beacon at a moment.
+public enum PresenceAnswer: Hashable, Sendable {
+    case room(Int)
+    case away
+    /// It cannot say (the receivers that placed it are offline): neither a room nor gone.
+    case unknown
+}
+
+/// A rule that turns receivers' readings into a room and presence: beacond's, or a peer's written from its
+/// documentation. Fed in time order.
+public protocol PresenceAlgorithm {
+    var name: String { get }
+    mutating func observe(_ reading: SimulatedReading)
+    mutating func receiverWentOffline(_ receiver: Int, at time: Double)
+    mutating func receiverCameOnline(_ receiver: Int, at time: Double)
+    /// The answer for `beacon` at `time`, every reading and status before `time` having been observed.
+    mutating func answer(for beacon: Int, at time: Double) -> PresenceAnswer
+}
+
+extension PresenceAlgorithm {
+    public mutating func receiverWentOffline(_ receiver: Int, at time: Double) {}
+    public mutating func receiverCameOnline(_ receiver: Int, at time: Double) {}
+}
+
+/// How an algorithm did on a trace, against its ground truth, sampled every `step` seconds.
+public struct PresenceScore: Hashable, Sendable {
+    /// Of the samples where a beacon was in a room (not walking, not away): the share answered with that room.
+    public var correctRoomRate: Double
+    /// Changes of the answered room (room to another room, through unknown or away too), per hour of presence.
+    public var flapsPerHour: Double
+    /// Changes of the true room, per hour of presence: what a perfect algorithm's flaps would be.
+    public var truthRoomChangesPerHour: Double
+    /// Answers turning to away while the beacon was present, per hour of presence.
+    public var falseExitsPerHour: Double
+    /// From each real departure to the answer turning away, seconds (departures answered before the beacon came back).
+    public var exitDelays: [Double]
+    /// Real departures never answered away before the beacon came back or the trace ended.
+    public var missedExits: Int
+    /// Of the samples where a beacon was present: the share answered unknown.
+    public var unknownShare: Double
+
+    public func exitDelay(quantile: Double) -> Double? {
+        guard !exitDelays.isEmpty else { return nil }
+        let sorted = exitDelays.sorted()
+        return sorted[min(sorted.count - 1, Int((quantile * Double(sorted.count - 1)).rounded()))]
+    }
+}
+
+public enum Evaluation {
+    enum Event { case reading(SimulatedReading), offline(Int), online(Int) }
+
+    /// Runs `algorithm` over `trace` (readings and receivers' offline windows in time order) and scores its answers.
+    public static func score<Algorithm: PresenceAlgorithm>(_ algorithm: inout Algorithm, on trace: SimulatedTrace,
+                                                          step: Double = 1) -> PresenceScore {
+        var events: [(time: Double, order: Int, event: Event)] = trace.readings.map { ($0.time, 2, .reading($0)) }
+        for (receiver, windows) in trace.receiverOffline.enumerated() {
+            for window in windows {
+                events.append((window.lowerBound, 0, .offline(receiver)))
+                events.append((window.upperBound, 1, .online(receiver)))
+            }
+        }
+        events.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+        let beacons = trace.truth.count
+        var previous = [PresenceAnswer?](repeating: nil, count: beacons)
+        var wasPresent = [Bool?](repeating: nil, count: beacons)
+        var departure = [Double?](repeating: nil, count: beacons)
+        var lastTrueRoom = [Int?](repeating: nil, count: beacons)
+        var lastAnsweredRoom = [Int?](repeating: nil, count: beacons)
+        var inRoom = 0, correct = 0, present = 0, unknown = 0, flaps = 0, falseExits = 0, truthChanges = 0, missed = 0
+        var delays: [Double] = []
+        var next = 0
+        var time = 0.0
+        while time < trace.duration {
+            while next < events.count, events[next].time < time {
+                switch events[next].event {
+                case .reading(let reading): algorithm.observe(reading)
+                case .offline(let receiver): algorithm.receiverWentOffline(receiver, at: events[next].time)
+                case .online(let receiver): algorithm.receiverCameOnline(receiver, at: events[next].time)
+                }
+                next += 1
+            }
+            for beacon in 0..<beacons {
+                let answer = algorithm.answer(for: beacon, at: time)
+                let truth = trace.room(of: beacon, at: time)
+                let isPresent = truth != .some(nil)
+                if isPresent {
+                    present += 1
+                    if answer == .unknown { unknown += 1 }
+                    if case .some(.some(let room)) = truth {
+                        inRoom += 1
+                        if answer == .room(room) { correct += 1 }
+                        if let last = lastTrueRoom[beacon], last != room { truthChanges += 1 }
+                        lastTrueRoom[beacon] = room
+                    }
+                    // Back before the answer turned away: that departure was never answered.
+                    if departure[beacon] != nil {
+                        missed += 1
+                        departure[beacon] = nil
+                    }
+                } else if wasPresent[beacon] == true {
+                    // A real departure; answered at once if the answer was away already (a false exit before it).
+                    if previous[beacon] == .away { delays.append(0) } else { departure[beacon] = time }
+                }
+                if let before = previous[beacon] {
+                    if answer == .away, before != .away {
+                        if isPresent {
+                            falseExits += 1
+                        } else if let left = departure[beacon] {
+                            delays.append(time - left)
+                            departure[beacon] = nil
+                        }
+                    }
+                }
+                // A flap: the answered room changes (through unknown or away in between, too), as the true room is counted.
+                if case .room(let now) = answer {
+                    if let last = lastAnsweredRoom[beacon], last != now { flaps += 1 }
+                    lastAnsweredRoom[beacon] = now
+                }
+                previous[beacon] = answer
+                wasPresent[beacon] = isPresent
+            }
+            time += step
+        }
+        missed += departure.compactMap { $0 }.count
+        let hours = Double(present) * step / 3600
+        return PresenceScore(correctRoomRate: inRoom == 0 ? 0 : Double(correct) / Double(inRoom),
+                             flapsPerHour: hours == 0 ? 0 : Double(flaps) / hours,
+                             truthRoomChangesPerHour: hours == 0 ? 0 : Double(truthChanges) / hours,
+                             falseExitsPerHour: hours == 0 ? 0 : Double(falseExits) / hours,
+                             exitDelays: delays, missedExits: missed,
+                             unknownShare: present == 0 ? 0 : Double(unknown) / Double(present))
+    }
+}
