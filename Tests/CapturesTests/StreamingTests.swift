@@ -147,9 +147,9 @@ struct StreamingTests {
         return CaptureWriter.btsnoop(datalink: 1002, packets)
     }
 
-    /// Writes `bytes` into a new FIFO from another thread, in pieces of varying size, then waits `linger`
-    /// seconds before closing it; returns the FIFO's path (removed by the caller).
-    static func fifo(writing bytes: [UInt8], linger: Double = 0) throws -> String {
+    /// Writes `bytes` into a new FIFO from another thread, in pieces of varying size, then keeps it open until
+    /// `keepOpen` is signalled (at most 20 s), if given; returns the FIFO's path (removed by the caller).
+    static func fifo(writing bytes: [UInt8], keepOpen: DispatchSemaphore? = nil) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-stream-\(UUID())").path
         guard mkfifo(path, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) }
         let data = bytes
@@ -164,7 +164,7 @@ struct StreamingTests {
                 offset += written
                 piece = piece * 7 % 300_007 + 1  // 1 byte up to ~300 KB, no pattern aligned with records
             }
-            Thread.sleep(forTimeInterval: linger)
+            _ = keepOpen?.wait(timeout: .now() + 20)
             close(fd)
         }
         return path
@@ -215,10 +215,15 @@ struct StreamingTests {
     func damagedRecordEndsALiveStream() throws {
         let good = Self.generated(records: 10)
         let damaged = Self.withAbsurdSecondRecord(good)  // record 2 claims ~2 GB
-        let path = try Self.fifo(writing: damaged, linger: 20)
-        defer { unlink(path) }
+        let writerDone = DispatchSemaphore(value: 0)
+        let path = try Self.fifo(writing: damaged, keepOpen: writerDone)
+        defer {
+            writerDone.signal()
+            unlink(path)
+        }
         let started = Date()
         let read = try Self.streamed(path)
+        // The writer holds the pipe open for up to 20 s: a reader that read on would wait for that.
         #expect(Date().timeIntervalSince(started) < 10, "the stream waited for the writer to close")
         #expect(read.records.count == 1)
         #expect(read.malformed.first?.hasPrefix("record 2: included length 2139062143 is more than the largest") == true)
