@@ -60,7 +60,7 @@ let package = Package(
         // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
         .target(name: "TestKit", swiftSettings: strict),
         // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (issue 13).
-        .target(name: "PresenceSimulation", dependencies: ["TestKit"], swiftSettings: strict),
+        .target(name: "PresenceSimulation", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
         .target(name: "BeacondService",
                 dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
                                .product(name: "TOMLKit", package: "TOMLKit"),

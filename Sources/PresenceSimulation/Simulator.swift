@@ -1,4 +1,5 @@
 import Foundation
+public import BeaconKit
 import TestKit
 
 /// A receiver (one adapter or ESPresense node) at a position, with the RSSI error of its hardware and the times it
@@ -28,10 +29,13 @@ public struct SimulatedBeacon: Hashable, Sendable {
         /// nil: away (out of the building).
         public var room: Int?
         public var dwell: Double
+        /// Where in the room it stays, from the room's centre, metres.
+        public var offset: Point
 
-        public init(room: Int?, dwell: Double) {
+        public init(room: Int?, dwell: Double, offset: Point = Point(x: 0, y: 0)) {
             self.room = room
             self.dwell = dwell
+            self.offset = offset
         }
     }
 
@@ -91,6 +95,8 @@ public struct TruthInterval: Hashable, Sendable {
     public var end: Double
     public var room: Int?
     public var walking: Bool
+    /// Where in `room` it stays (or walks to), from the room's centre.
+    public var offset = Point(x: 0, y: 0)
 }
 
 /// A run: every reading in time order, and the ground truth per beacon.
@@ -99,6 +105,8 @@ public struct SimulatedTrace: Sendable {
     public var truth: [[TruthInterval]]
     public var duration: Double
     public var receiverOffline: [[Range<Double>]]
+    /// The receivers the trace was made with.
+    public var receivers: [SimulatedReceiver] = []
 
     /// The room beacon `beacon` was in at `time` (nil: away, or in a corridor between rooms).
     public func room(of beacon: Int, at time: Double) -> Int?? {
@@ -143,25 +151,31 @@ public enum Simulator {
         }
         readings.sort { ($0.time, $0.receiver, $0.beacon) < ($1.time, $1.receiver, $1.beacon) }
         return SimulatedTrace(readings: readings, truth: truth, duration: duration,
-                              receiverOffline: receivers.map(\.offline))
+                              receiverOffline: receivers.map(\.offline), receivers: receivers)
     }
 
     /// The beacon's stops and the walks between them, in time order.
     static func schedule(_ beacon: SimulatedBeacon, plan: FloorPlan) -> [TruthInterval] {
         var intervals: [TruthInterval] = []
         var time = 0.0
-        var previous: Int?
+        var previous: (room: Int, spot: Point)?
         for stop in beacon.stops {
-            if let from = previous, let to = stop.room, from != to {
-                let walk = plan.rooms[from].centre.distance(to: plan.rooms[to].centre) / walkingSpeed
-                intervals.append(TruthInterval(start: time, end: time + walk, room: to, walking: true))
+            if let from = previous, let to = stop.room, from.room != to {
+                let walk = from.spot.distance(to: spot(to, stop.offset, plan)) / walkingSpeed
+                intervals.append(TruthInterval(start: time, end: time + walk, room: to, walking: true, offset: stop.offset))
                 time += walk
             }
-            intervals.append(TruthInterval(start: time, end: time + stop.dwell, room: stop.room, walking: false))
+            intervals.append(TruthInterval(start: time, end: time + stop.dwell, room: stop.room, walking: false,
+                                           offset: stop.offset))
             time += stop.dwell
-            previous = stop.room ?? previous
+            if let room = stop.room { previous = (room, spot(room, stop.offset, plan)) }
         }
         return intervals
+    }
+
+    static func spot(_ room: Int, _ offset: Point, _ plan: FloorPlan) -> Point {
+        let centre = plan.rooms[room].centre
+        return Point(x: centre.x + offset.x, y: centre.y + offset.y)
     }
 
     /// Where the beacon is at `time`; nil while away.
@@ -169,10 +183,11 @@ public enum Simulator {
         guard let index = intervals.firstIndex(where: { $0.start <= time && time < $0.end }) else { return nil }
         let interval = intervals[index]
         guard let room = interval.room else { return nil }
-        let target = plan.rooms[room].centre
+        let target = spot(room, interval.offset, plan)
         guard interval.walking, index > 0,
-              let from = intervals[..<index].last(where: { !$0.walking && $0.room != nil })?.room else { return target }
-        let origin = plan.rooms[from].centre
+              let from = intervals[..<index].last(where: { !$0.walking && $0.room != nil }),
+              let fromRoom = from.room else { return target }
+        let origin = spot(fromRoom, from.offset, plan)
         let fraction = (time - interval.start) / max(interval.end - interval.start, 1e-9)
         return Point(x: origin.x + (target.x - origin.x) * fraction, y: origin.y + (target.y - origin.y) * fraction)
     }
@@ -194,5 +209,23 @@ struct SeededRandom {
         let u = max(uniform(in: 0..<1), 1e-300)
         let v = uniform(in: 0..<1)
         return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
+    }
+}
+
+extension Simulator {
+    /// What `beaconctl calibrate` collects in the field: each receiver's averaged RSSI of a reference beacon placed
+    /// at each of `distances` metres from it in its own room (no wall between), `readings` readings each.
+    public static func referenceSamples(for receiver: SimulatedReceiver, distances: [Double], readings: Int = 30,
+                                        radio: RadioEnvironment, measuredPower: Double = -59,
+                                        seed: UInt64) -> [CalibrationSample] {
+        var random = SeededRandom(seed: seed)
+        return distances.map { distance in
+            var total = 0.0
+            for _ in 0..<readings {
+                total += (measuredPower - 10 * radio.pathLossExponent * log10(distance) + random.gaussian() * radio.shadowing
+                    + receiver.rssiOffset).rounded()
+            }
+            return CalibrationSample(distance: distance, rssi: total / Double(readings), measuredPower: measuredPower)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeaconKit
 import Foundation
 import PresenceSimulation
 import TestKit
@@ -22,6 +23,24 @@ struct PresenceEvaluation: ParsableCommand {
 
     @Flag(help: "Print the figures as JSON.")
     var json = false
+
+    @Option(help: "beacond's room margin (0.3: a challenger room must be 30 % nearer).")
+    var roomMargin = RoomConfiguration.default.margin
+
+    @Option(help: "beacond's room dwell, seconds.")
+    var roomDwell = Double(RoomConfiguration.default.dwell.components.seconds)
+
+    @Option(help: "beacond's exit_chance: chance per hour that a present beacon is wrongly exited.")
+    var exitChance = 1e-3
+
+    @Option(help: "beacond's exit_timeout_min, seconds.")
+    var exitTimeoutMin = 2.0
+
+    @Option(help: "beacond's exit_timeout, seconds (the longest adaptive exit).")
+    var exitTimeout = 180.0
+
+    @Flag(help: "Score beacond's rows only (for sweeping its settings).")
+    var beacondOnly = false
 
     struct Scenario {
         var name: String
@@ -61,6 +80,30 @@ struct PresenceEvaluation: ParsableCommand {
         }
     }
 
+    var beacondName: String {
+        String(format: "beacond (margin %.0f %%, dwell %g s, exits %g-%g s)", roomMargin * 100, roomDwell, exitTimeoutMin, exitTimeout)
+    }
+
+    func roomConfiguration() throws -> RoomConfiguration {
+        try RoomConfiguration(margin: roomMargin, dwell: .milliseconds(Int64(roomDwell * 1000)))
+    }
+
+    /// What the evaluation runs beacond with: adaptive exits between `exitTimeoutMin` and `exitTimeout`.
+    func monitoring() throws -> MonitoringConfiguration {
+        try MonitoringConfiguration(exitTimeout: .milliseconds(Int64(exitTimeout * 1000)),
+                                    adaptiveExit: AdaptiveExit(minimum: .milliseconds(Int64(exitTimeoutMin * 1000)), chance: exitChance))
+    }
+
+    /// Each receiver fitted from a reference beacon at 1 m and at 4 m (30 readings each), as `beaconctl calibrate`
+    /// does.
+    func calibrations(_ trace: SimulatedTrace, _ scenario: Scenario, seed: UInt64) -> [ReceiverCalibration] {
+        trace.receivers.enumerated().map { index, receiver in
+            let samples = Simulator.referenceSamples(for: receiver, distances: [1, 4], radio: scenario.radio,
+                                                     seed: seed &+ UInt64(index) &* 7919)
+            return (try? CalibrationFit.fit(samples).calibration) ?? .uncalibrated
+        }
+    }
+
     func trace(_ scenario: Scenario, seed: UInt64) -> SimulatedTrace {
         let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
         var random = SplitMixDraws(seed: seed)
@@ -77,7 +120,9 @@ struct PresenceEvaluation: ParsableCommand {
                 // Mostly rooms, sometimes away; dwell 1–15 min in a room, 5–30 min away.
                 let away = random.uniform(0...1) < 0.15
                 let dwell = away ? random.uniform(300...1800) : random.uniform(60...900)
-                stops.append(.init(room: away ? nil : Int(random.uniform(0...5.999)), dwell: dwell))
+                // Anywhere in the room at least 0.5 m from its walls, not on the receiver.
+                let offset = Point(x: random.uniform(-2...2), y: random.uniform(-2...2))
+                stops.append(.init(room: away ? nil : Int(random.uniform(0...5.999)), dwell: dwell, offset: offset))
                 time += dwell
             }
             let interval = scenario.interval.lowerBound == scenario.interval.upperBound
@@ -88,15 +133,19 @@ struct PresenceEvaluation: ParsableCommand {
         return Simulator.run(plan: plan, receivers: receivers, beacons: walkers, radio: scenario.radio, seed: seed)
     }
 
-    func run() throws {
+    mutating func run() throws {
         var rows: [Row] = []
         for (number, scenario) in Self.scenarios.enumerated() {
             let trace = trace(scenario, seed: seed &+ UInt64(number))
             let rooms = Array(0..<6)
             var algorithms: [any PresenceAlgorithm] = [
+                BeacondRule(name: beacondName, rooms: rooms, room: try roomConfiguration(), monitoring: try monitoring()),
+                BeacondRule(name: "beacond, receivers calibrated (beaconctl calibrate)", rooms: rooms, room: try roomConfiguration(),
+                            monitoring: try monitoring(), calibrations: calibrations(trace, scenario, seed: seed)),
                 BeacondTodayRule(rooms: rooms), RoomAssistantRule(rooms: rooms), ESPresenceMQTTRoomRule(rooms: rooms),
                 HomeAssistantRule(rooms: rooms), BermudaRule(rooms: rooms), AltBeaconRule(rooms: rooms),
             ]
+            if beacondOnly { algorithms.removeLast(algorithms.count - 2) }
             for index in algorithms.indices {
                 let score = Self.score(&algorithms[index], trace)
                 rows.append(Row(scenario: scenario.name, algorithm: algorithms[index].name, correctRoomRate: score.correctRoomRate,

@@ -31,6 +31,8 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     private var slots: [Key: Int] = [:]
     /// The key of each core slot in use.
     private var keys: [Int: Key] = [:]
+    /// Each beacon's rhythm, with adaptive exits.
+    private var rhythms: [BeaconIdentity: SightingRhythm] = [:]
 
     public init(configuration: MonitoringConfiguration = .default) {
         self.configuration = configuration
@@ -109,21 +111,50 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     /// 127 ("not available") or the source has no power header: the frame was still received, so the beacon is
     /// in range; treating it as absent would make regions impossible to enter on such controllers and captures.
     /// Sightings while detection is suspended are ignored.
-    public mutating func observe(_ observation: IBeaconObservation, into events: inout [MonitoringEvent<Key>]) {
-        var changes: [RegionMonitorCore.Event] = []
-        core.moveClock(to: observation.timestamp.microsecondsSinceEpoch, into: &changes)
-        core.observe(observation.identity, rssi: observation.rssi, into: &changes)
-        deliver(changes, into: &events)
+    ///
+    /// `room` is where the beacon is now (`RoomLocator`), for regions with a `room`: only a sighting in that room
+    /// counts for them.
+    public mutating func observe(_ observation: IBeaconObservation, room: SightingRoom = .unplaced,
+                                 into events: inout [MonitoringEvent<Key>]) {
+        observe(observation.identity, rssi: observation.rssi, by: .local, room: room, at: observation.timestamp, into: &events)
     }
 
     /// Counts a sighting of `identity` by `receiver` at `now` (a remote receiver's reading), as `observe` does; who
     /// heard it is kept per region for `receiverWentOffline`.
-    public mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, at now: Timestamp,
-                                 into events: inout [MonitoringEvent<Key>]) {
+    public mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, room: SightingRoom = .unplaced,
+                                 at now: Timestamp, into events: inout [MonitoringEvent<Key>]) {
         var changes: [RegionMonitorCore.Event] = []
-        core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
-        core.observe(identity, rssi: rssi, receiver: receiver, into: &changes)
+        let time = core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
+        let silence = adaptiveSilence(after: identity, at: time)
+        core.observe(identity, rssi: rssi, receiver: receiver, room: room, silence: silence, into: &changes)
         deliver(changes, into: &events)
+    }
+
+    /// With adaptive exits: counts the sighting in `identity`'s rhythm and returns the silence after which it exits,
+    /// µs (rounded up to 8 steps per octave, so the monitor keeps few deadline lists). nil: the fixed timeout.
+    private mutating func adaptiveSilence(after identity: BeaconIdentity, at time: Int64) -> Int64? {
+        guard let adaptive = configuration.adaptiveExit, core.matchesAnyRegion(identity) else { return nil }
+        let maximum = configuration.exitTimeout.wholeMicroseconds
+        var rhythm = rhythms[identity] ?? SightingRhythm()
+        rhythm.record(time, longestGap: maximum)
+        if rhythms[identity] == nil, rhythms.count >= Self.rhythmCapacity {
+            rhythms = rhythms.filter { time - ($0.value.lastSighting ?? .min) <= maximum }
+        }
+        if rhythms[identity] != nil || rhythms.count < Self.rhythmCapacity { rhythms[identity] = rhythm }
+        guard let learned = rhythm.silence(forChancePerHour: adaptive.chance) else { return maximum }
+        return Self.roundedUp(min(max(learned, adaptive.minimum.wholeMicroseconds), maximum), atMost: maximum)
+    }
+
+    /// Beacons whose rhythm is kept: beyond this, beacons not heard within `exitTimeout` are forgotten first.
+    static var rhythmCapacity: Int { 65_536 }
+
+    /// `value` rounded up to the next of 8 steps per octave (at most 9 % more), never past `maximum`.
+    static func roundedUp(_ value: Int64, atMost maximum: Int64) -> Int64 {
+        guard value > 16 else { return value }
+        let octave = Int64(1) << (63 - value.leadingZeroBitCount)
+        let step = octave / 8
+        let rounded = (value + step - 1) / step * step
+        return min(rounded, maximum)
     }
 
     /// Fires every transition due by `now`, each stamped with the time it became due.
@@ -224,6 +255,15 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     /// Queue entries held: for tests that check the queues grow with the regions, not with the sightings.
     var queuedDeadlineCount: Int { core.queuedDeadlineCount }
 
+    /// The silence after which `identity` exits, as adaptive exits learned it; nil until learned or without them.
+    public func learnedExit(of identity: BeaconIdentity) -> Duration? {
+        guard let adaptive = configuration.adaptiveExit, let silence = rhythms[identity]?.silence(forChancePerHour: adaptive.chance) else {
+            return nil
+        }
+        let clamped = min(max(silence, adaptive.minimum.wholeMicroseconds), configuration.exitTimeout.wholeMicroseconds)
+        return .microseconds(Self.roundedUp(clamped, atMost: configuration.exitTimeout.wholeMicroseconds))
+    }
+
     // MARK: Internals
 
     @discardableResult
@@ -240,4 +280,13 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
                                           timestamp: Timestamp(microsecondsSinceEpoch: change.time)))
         }
     }
+}
+
+/// Where a sighted beacon is, for regions with a room.
+public enum SightingRoom: Hashable, Sendable {
+    /// No room is known (no receivers with rooms): regions with a room ignore the sighting.
+    case unplaced
+    case room(String)
+    /// Its room's receivers are offline: regions with a room stay as they are (inside stays inside; nothing enters).
+    case unknown
 }

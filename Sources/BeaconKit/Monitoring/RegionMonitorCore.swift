@@ -14,8 +14,17 @@ struct RegionMonitorCore: Sendable {
         let ordinal: UInt64
         /// When the pending transition (inside → outside or unknown → outside) is due, µs.
         var deadline: Int64?
-        /// Where `deadline` sits in `deadlines`; `nil` with a deadline means it waits in `restoredDeadlines`.
+        /// Where `deadline` sits in the list for `listTimeout`; `nil` with a deadline means it waits in
+        /// `restoredDeadlines`.
         var listSlot: Int?
+        var listTimeout: Int64 = 0
+        /// An EntryDelay region heard but not yet entered: the first and latest sightings of the unbroken run.
+        var entryRun: (since: Int64, latest: Int64)?
+        /// The beacon whose sighting set `deadline`: its own next sighting may shorten it (its rhythm was learned);
+        /// another beacon's may not (it would cut the first one's silence short).
+        var deadlineOwner: BeaconIdentity?
+        /// The latest deadline other beacons set: the owner's deadline never goes below it.
+        var deadlineFloor: Int64?
         /// Unknown because every receiver that heard it lately went offline: no deadline until one returns.
         var blind = false
     }
@@ -39,6 +48,13 @@ struct RegionMonitorCore: Sendable {
 
     /// How one sighting counts under a region's hysteresis.
     private enum SightingWeight { case enters, refreshes, ignored }
+
+    /// A region's own rules beyond its thresholds, resolved at install.
+    struct Rules: Sendable {
+        var room: String?
+        var entryDelay: Int64 = 0
+        var exitDelay: Int64?
+    }
 
     /// A slot's RSSI thresholds, resolved at install (the region's own, else the configuration's), as plain
     /// integers beside the record so weighing a sighting reads two numbers and allocates nothing. `.countAll`
@@ -70,14 +86,22 @@ struct RegionMonitorCore: Sendable {
     private(set) var regions: [BeaconRegion?] = []
     /// Each slot's thresholds, beside its record.
     private var thresholds: [Thresholds] = []
+    /// Each slot's room, entry delay and exit delay.
+    private var rules: [Rules] = []
     /// Who heard each slot's region lately, beside its record.
     private var hearings: [Hearing] = []
     /// Remote receivers known to be offline now.
     private(set) var offlineReceivers: Set<ReceiverID> = []
     private var freeSlots: [Int] = []
+    /// The timeout each region entering at this sighting will wait, between matching and entering.
+    private var pendingTimeouts: [Int: Int64] = [:]
     private var index = RegionIndex<Int>()
-    private var deadlines = DeadlineList()
-    /// Deadlines of restored regions not refreshed since; entries whose region moved on are dropped lazily.
+    /// Pending deadlines, one list per timeout: every deadline in a list is the clock when it was set + that
+    /// timeout, so each list is in deadline order (see `DeadlineList`). Without adaptive exits or ExitDelay there is
+    /// one list; adaptive timeouts are rounded up to 8 steps per octave so there are few.
+    private var deadlines: [Int64: DeadlineList] = [:]
+    /// Deadlines that are no clock + timeout: restored regions not refreshed since, and deadline floors (another
+    /// beacon of the region needs longer). Entries whose region moved on are dropped lazily.
     private var restoredDeadlines = DeadlineQueue()
     /// The latest time any call has passed in, µs since the epoch.
     private(set) var clock: Int64 = .min
@@ -96,15 +120,16 @@ struct RegionMonitorCore: Sendable {
                                lastDeterminedState: record.lastDetermined)
     }
 
-    var queuedDeadlineCount: Int { deadlines.count + restoredDeadlines.count }
+    var queuedDeadlineCount: Int { deadlines.values.reduce(0) { $0 + $1.count } + restoredDeadlines.count }
 
-    /// The earliest pending transition, exact because the list holds only live deadlines and the heap's outdated
+    /// The earliest pending transition, exact because the lists hold only live deadlines and the heap's outdated
     /// top entries are dropped after every change.
     var earliestDeadline: Int64? {
-        switch (deadlines.front?.node.deadline, restoredDeadlines.first?.deadline) {
-        case let (listed?, restored?): return min(listed, restored)
-        case let (listed, restored): return listed ?? restored
+        var earliest = restoredDeadlines.first?.deadline
+        for list in deadlines.values {
+            if let front = list.front?.node.deadline, front < earliest ?? .max { earliest = front }
         }
+        return earliest
     }
 
     // MARK: Operations
@@ -115,11 +140,14 @@ struct RegionMonitorCore: Sendable {
         let target = max(clock, time)
         while let due = earliestDeadline, due <= target {
             var slots: [(ordinal: UInt64, slot: Int)] = []
-            while let (listSlot, node) = deadlines.front, node.deadline == due {
-                deadlines.remove(listSlot)
-                slots.append((node.ordinal, node.region))
-                records[node.region]?.listSlot = nil
-                records[node.region]?.deadline = nil
+            for timeout in deadlines.keys {
+                while let (listSlot, node) = deadlines[timeout]?.front, node.deadline == due {
+                    deadlines[timeout]?.remove(listSlot)
+                    slots.append((node.ordinal, node.region))
+                    records[node.region]?.listSlot = nil
+                    records[node.region]?.deadline = nil
+                }
+                if deadlines[timeout]?.count == 0, timeout != exitTimeout { deadlines[timeout] = nil }
             }
             while let entry = restoredDeadlines.first, entry.deadline == due {
                 restoredDeadlines.popFirst()
@@ -149,6 +177,9 @@ struct RegionMonitorCore: Sendable {
         let lastSeen = saved.lastSeen?.microsecondsSinceEpoch
         regions[slot] = saved.region
         thresholds[slot] = Thresholds(saved.region.hysteresis ?? hysteresis)
+        rules[slot] = Rules(room: saved.region.room,
+                            entryDelay: max(0, saved.region.entryDelay?.wholeMicroseconds ?? 0),
+                            exitDelay: saved.region.exitDelay.map { max(1, $0.wholeMicroseconds) })
         hearings[slot] = Hearing()
         records[slot] = Record(
             state: state,
@@ -208,15 +239,35 @@ struct RegionMonitorCore: Sendable {
         dropOutdatedRestoredDeadlines()
     }
 
-    /// Counts one sighting by `receiver` (after the caller moved the clock to it) at the clock's time.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local, into events: inout [Event]) {
+    /// Whether any region matches `identity`.
+    func matchesAnyRegion(_ identity: BeaconIdentity) -> Bool {
+        var matched = false
+        index.forEachMatch(of: identity) { _ in matched = true }
+        return matched
+    }
+
+    /// Counts one sighting by `receiver` (after the caller moved the clock to it) at the clock's time, in `room`; an
+    /// inside region exits after `silence` µs without another (its own ExitDelay instead, if it has one; nil: the
+    /// configuration's timeout). A later deadline already set by another beacon of the region is kept.
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local,
+                          room: SightingRoom = .unplaced, silence: Int64? = nil, into events: inout [Event]) {
         defer { dropOutdatedRestoredDeadlines() }
         guard !isSuspended else { return }
         let index = self.index
         var entering: [(ordinal: UInt64, slot: Int)] = []
         index.forEachMatch(of: identity) { slot in
-            let weight = Self.weight(of: rssi, thresholds[slot])
+            var weight = Self.weight(of: rssi, thresholds[slot])
+            if let wanted = rules[slot].room {
+                switch room {
+                // Where the beacon is cannot be said (its room's receivers are offline): keep an inside region
+                // inside, never enter one; leaving is decided once it is placed again.
+                case .unknown: if weight == .enters { weight = .refreshes }
+                case .room(let name) where name == wanted: break
+                case .room, .unplaced: weight = .ignored
+                }
+            }
             guard weight != .ignored else { return }
+            let timeout = rules[slot].exitDelay ?? silence ?? exitTimeout
             if receiver == .local {
                 hearings[slot].local = clock
             } else {
@@ -226,15 +277,28 @@ struct RegionMonitorCore: Sendable {
             switch records[slot]?.state {
             case .inside?:
                 records[slot]?.lastSeen = clock
-                setDeadline(slot)
+                extendDeadline(slot, timeout: timeout, by: identity)
             case .some where weight == .enters:
-                if let ordinal = records[slot]?.ordinal { entering.append((ordinal, slot)) }
+                guard let record = records[slot] else { return }
+                if rules[slot].entryDelay > 0 {
+                    // An unbroken run of sightings (no silence that would have exited) for EntryDelay enters.
+                    var run = record.entryRun ?? (clock, clock)
+                    if clock - run.latest > timeout { run = (clock, clock) }
+                    run.latest = clock
+                    records[slot]?.entryRun = run
+                    guard clock - run.since >= rules[slot].entryDelay else { return }
+                }
+                entering.append((record.ordinal, slot))
+                pendingTimeouts[slot] = timeout
+                records[slot]?.deadlineOwner = identity
             default:
                 break
             }
         }
         entering.sort { $0.ordinal < $1.ordinal }
-        for (_, slot) in entering { determineInside(slot, into: &events) }
+        for (_, slot) in entering {
+            determineInside(slot, timeout: pendingTimeouts.removeValue(forKey: slot) ?? exitTimeout, into: &events)
+        }
     }
 
     /// Makes every determined region unknown (after the caller moved the clock) and drops all deadlines.
@@ -242,6 +306,7 @@ struct RegionMonitorCore: Sendable {
         guard !isSuspended else { return }
         isSuspended = true
         deadlines.removeAll()
+        for slot in records.indices { records[slot]?.entryRun = nil }
         restoredDeadlines.removeAll()
         for slot in slotsInStartOrder() {
             records[slot]?.deadline = nil
@@ -331,6 +396,7 @@ struct RegionMonitorCore: Sendable {
         records.append(nil)
         regions.append(nil)
         thresholds.append(.countAll)
+        rules.append(Rules())
         hearings.append(Hearing())
         return records.count - 1
     }
@@ -346,27 +412,54 @@ struct RegionMonitorCore: Sendable {
         while let entry = restoredDeadlines.first, !isLive(entry) { restoredDeadlines.popFirst() }
     }
 
-    /// Sets the pending transition of the region in `slot` to the clock + `exitTimeout`: the back of the list.
-    private mutating func setDeadline(_ slot: Int) {
-        let deadline = deadline(after: clock)
-        if let listSlot = records[slot]?.listSlot {
-            deadlines.moveToBack(listSlot, deadline: deadline)
-        } else if let ordinal = records[slot]?.ordinal {
-            records[slot]?.listSlot = deadlines.append(region: slot, ordinal: ordinal, deadline: deadline)
+    /// Sets the pending transition of the region in `slot` to the clock + `timeout` (`exitTimeout` if nil): the back
+    /// of that timeout's list.
+    private mutating func setDeadline(_ slot: Int, timeout: Int64? = nil) {
+        let timeout = timeout ?? exitTimeout
+        let deadline = deadline(after: clock, timeout: timeout)
+        guard let record = records[slot] else { return }
+        if let listSlot = record.listSlot, record.listTimeout == timeout {
+            deadlines[timeout]?.moveToBack(listSlot, deadline: deadline)
         } else {
-            return
+            if let listSlot = record.listSlot { deadlines[record.listTimeout]?.remove(listSlot) }
+            records[slot]?.listSlot = deadlines[timeout, default: DeadlineList()]
+                .append(region: slot, ordinal: record.ordinal, deadline: deadline)
+            records[slot]?.listTimeout = timeout
         }
         records[slot]?.deadline = deadline
     }
 
-    private mutating func clearDeadline(_ slot: Int) {
-        if let listSlot = records[slot]?.listSlot { deadlines.remove(listSlot) }
-        records[slot]?.listSlot = nil
-        records[slot]?.deadline = nil
+    /// A sighting's refresh: the clock + `timeout`, unless a later deadline set by another beacon of the region (one
+    /// that needs longer) is pending, which stays.
+    private mutating func extendDeadline(_ slot: Int, timeout: Int64, by identity: BeaconIdentity) {
+        guard let record = records[slot] else { return }
+        var floor = record.deadlineFloor ?? .min
+        if record.deadlineOwner != identity, let pending = record.deadline { floor = max(floor, pending) }
+        if floor <= clock { floor = .min }
+        records[slot]?.deadlineFloor = floor == .min ? nil : floor
+        records[slot]?.deadlineOwner = identity
+        if deadline(after: clock, timeout: timeout) >= floor {
+            setDeadline(slot, timeout: timeout)
+        } else if record.deadline != floor {
+            // The floor is no clock + timeout, so it cannot join a list in order: it waits in the heap.
+            if let listSlot = record.listSlot { deadlines[record.listTimeout]?.remove(listSlot) }
+            records[slot]?.listSlot = nil
+            records[slot]?.deadline = floor
+            restoredDeadlines.push(.init(deadline: floor, ordinal: record.ordinal, region: slot))
+        }
     }
 
-    private func deadline(after time: Int64) -> Int64 {
-        let (sum, overflow) = time.addingReportingOverflow(exitTimeout)
+    private mutating func clearDeadline(_ slot: Int) {
+        if let record = records[slot], let listSlot = record.listSlot { deadlines[record.listTimeout]?.remove(listSlot) }
+        records[slot]?.listSlot = nil
+        records[slot]?.deadline = nil
+        records[slot]?.entryRun = nil
+        records[slot]?.deadlineOwner = nil
+        records[slot]?.deadlineFloor = nil
+    }
+
+    private func deadline(after time: Int64, timeout: Int64? = nil) -> Int64 {
+        let (sum, overflow) = time.addingReportingOverflow(timeout ?? exitTimeout)
         return overflow ? .max : sum
     }
 
@@ -376,14 +469,15 @@ struct RegionMonitorCore: Sendable {
         return Int16(rssi) >= thresholds.absentBelow ? .refreshes : .ignored
     }
 
-    private mutating func determineInside(_ slot: Int, into events: inout [Event]) {
+    private mutating func determineInside(_ slot: Int, timeout: Int64, into events: inout [Event]) {
         guard let record = records[slot], let region = regions[slot] else { return }
         records[slot]?.state = .inside
         records[slot]?.blind = false
+        records[slot]?.entryRun = nil
         if record.blind { hearings[slot].waitingFor = [] }
         records[slot]?.lastDetermined = .inside
         records[slot]?.lastSeen = clock
-        setDeadline(slot)
+        setDeadline(slot, timeout: timeout)
         events.append(Event(kind: .didDetermineState(.inside), slot: slot, region: region, time: clock))
         if record.lastDetermined != .inside && region.notifyOnEntry {
             events.append(Event(kind: .didEnterRegion, slot: slot, region: region, time: clock))

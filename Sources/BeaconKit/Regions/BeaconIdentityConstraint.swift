@@ -97,17 +97,27 @@ public struct BeaconRegion: Hashable, Sendable, CustomStringConvertible {
     /// configuration (`MonitoringConfiguration.hysteresis`, the daemon's `[monitoring]` default). Part of the
     /// region's identity: the same identifier with other thresholds is another region.
     public var hysteresis: RSSIHysteresis?
+    /// Only while its beacon is in this room (`RoomLocator`) is the region inside; nil: in any room.
+    public var room: String?
+    /// How long a beacon must be heard, without a silence long enough to exit, before the region is entered; nil
+    /// or zero enters at the first sighting.
+    public var entryDelay: Duration?
+    /// This region's exit timeout, instead of the monitor's (fixed or adaptive); nil uses the monitor's.
+    public var exitDelay: Duration?
 
     public init(identifier: String, constraint: BeaconIdentityConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
-                hysteresis: RSSIHysteresis? = nil) {
+                hysteresis: RSSIHysteresis? = nil, room: String? = nil, entryDelay: Duration? = nil, exitDelay: Duration? = nil) {
         self.identifier = identifier
         self.constraint = constraint
         self.notifyOnEntry = notifyOnEntry
         self.notifyOnExit = notifyOnExit
         self.hysteresis = hysteresis
+        self.room = room
+        self.entryDelay = entryDelay
+        self.exitDelay = exitDelay
     }
 
-    public var description: String { "\(identifier) (\(constraint))" }
+    public var description: String { "\(identifier) (\(constraint)\(room.map { "@" + $0 } ?? ""))" }
 }
 
 /// Core Location's `CLRegionState`.

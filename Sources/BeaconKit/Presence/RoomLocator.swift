@@ -1,0 +1,185 @@
+import Foundation
+
+/// Where a beacon is, as far as the receivers can tell.
+public enum RoomPlacement: Hashable, Sendable {
+    case room(String)
+    /// The receivers that placed it are offline: it may still be there, or anywhere. Never a confident wrong room.
+    case unknown
+}
+
+/// Which room each beacon is in, from every receiver's readings: the room of the receiver with the nearest
+/// (calibrated, smoothed) distance, with hysteresis so a beacon between two rooms does not flap.
+///
+/// Rules (`RoomConfiguration`):
+/// - Each receiver's distances to a beacon are smoothed exponentially in the log domain (as dB are), with time
+///   constant `smoothing`; a room's distance is its nearest receiver's. Readings older than `staleAfter` (or three
+///   of the beacon's usual gaps, for slow tags), and any receiver offline, do not count.
+/// - The first reading places a beacon at once. Afterwards a challenger room takes it only if nearer than the
+///   current room's distance by `margin` (0.3: at most 70 % of it), or the current room has no fresh reading, and
+///   keeps that lead for `dwell`, in readings of its own made that long after the lead began: one noisy reading never
+///   moves a beacon.
+/// - When every receiver of the beacon's room goes offline, the beacon is `unknown` until one of them is back,
+///   however near another receiver thinks it is: a beacon beside an offline receiver is heard by the next room's
+///   receiver through the wall, and naming that room would be a confident wrong answer.
+///
+/// Pure: every call takes the time; the same calls give the same answers.
+public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
+    public let configuration: RoomConfiguration
+
+    struct Heard: Sendable {
+        var room: String
+        /// Natural log of the smoothed distance.
+        var logDistance: Double
+        var time: Int64
+    }
+
+    struct Track: Sendable {
+        var heard: [ReceiverID: Heard] = [:]
+        var room: String?
+        /// Its room's receivers are all offline.
+        var blind = false
+        var challenger: String?
+        var challengerSince: Int64 = 0
+        var lastTime: Int64 = .min
+        /// The usual gap between its sightings, µs (smoothed): a tag heard every 30 s keeps its readings fresh for
+        /// longer than `staleAfter`, or each burst would be judged by its first receiver alone.
+        var typicalGap: Int64 = 0
+
+        func freshness(_ staleAfter: Int64) -> Int64 { max(staleAfter, typicalGap.multipliedReportingOverflow(by: 3).partialValue) }
+    }
+
+    private var tracks: [Beacon: Track] = [:]
+    /// Each receiver's room, as its last reading named it.
+    private var roomOfReceiver: [ReceiverID: String] = [:]
+    private(set) public var offlineReceivers: Set<ReceiverID> = []
+    private let staleAfter: Int64
+    private let dwell: Int64
+    private let smoothing: Double
+    private let logMargin: Double
+
+    public init(configuration: RoomConfiguration = .default) {
+        self.configuration = configuration
+        staleAfter = configuration.staleAfter.wholeMicroseconds
+        dwell = configuration.dwell.wholeMicroseconds
+        smoothing = Double(configuration.smoothing.wholeMicroseconds) / 1_000_000
+        logMargin = log(1 - configuration.margin)
+    }
+
+    public var count: Int { tracks.count }
+
+    /// `receiver`, in `room`, heard `beacon` at `distance` metres (calibrated) at `now`. Returns the beacon's
+    /// placement when this reading changed it.
+    @discardableResult
+    public mutating func observe(_ beacon: Beacon, distance: Double, by receiver: ReceiverID, in room: String,
+                                 at now: Timestamp) -> RoomPlacement? {
+        guard distance.isFinite, distance > 0, !offlineReceivers.contains(receiver) else { return nil }
+        let time = now.microsecondsSinceEpoch
+        roomOfReceiver[receiver] = room
+        var track = tracks[beacon] ?? Track()
+        let before = placement(track)
+        let sample = log(distance)
+        if var heard = track.heard[receiver], time - heard.time < track.freshness(staleAfter), smoothing > 0 {
+            let elapsed = Double(max(0, time - heard.time)) / 1_000_000
+            let weight = 1 - exp(-elapsed / smoothing)
+            heard.logDistance += weight * (sample - heard.logDistance)
+            heard.time = max(heard.time, time)
+            heard.room = room
+            track.heard[receiver] = heard
+        } else {
+            track.heard[receiver] = Heard(room: room, logDistance: sample, time: time)
+        }
+        if track.lastTime != .min, time - track.lastTime >= SightingRhythm.sameAdvertisement {
+            let gap = time - track.lastTime
+            track.typicalGap = track.typicalGap == 0 ? gap : track.typicalGap + (gap - track.typicalGap) / 4
+        }
+        track.lastTime = max(track.lastTime, time)
+        evaluate(&track, at: time)
+        tracks[beacon] = track
+        let after = placement(track)
+        return after != before ? after : nil
+    }
+
+    /// Where `beacon` is: nil if no receiver has heard it (or it was forgotten).
+    public func placement(of beacon: Beacon) -> RoomPlacement? {
+        tracks[beacon].flatMap(placement)
+    }
+
+    /// Each receiver's smoothed distance to `beacon`, metres, from readings fresh at `now`, by receiver.
+    public func distances(of beacon: Beacon, at now: Timestamp) -> [ReceiverID: (room: String, distance: Double)] {
+        guard let track = tracks[beacon] else { return [:] }
+        let time = now.microsecondsSinceEpoch
+        let fresh = track.freshness(staleAfter)
+        return track.heard.filter { time - $0.value.time < fresh }.mapValues { ($0.room, exp($0.logDistance)) }
+    }
+
+    /// The receiver went offline: beacons whose room has no other receiver online become unknown. Returns those.
+    @discardableResult
+    public mutating func receiverWentOffline(_ receiver: ReceiverID) -> [Beacon] {
+        guard offlineReceivers.insert(receiver).inserted, let room = roomOfReceiver[receiver] else { return [] }
+        let roomStillHeard = roomOfReceiver.contains { $0.value == room && !offlineReceivers.contains($0.key) }
+        guard !roomStillHeard else { return [] }
+        var blinded: [Beacon] = []
+        for (beacon, track) in tracks where track.room == room && !track.blind {
+            tracks[beacon]?.blind = true
+            tracks[beacon]?.challenger = nil
+            blinded.append(beacon)
+        }
+        return blinded
+    }
+
+    /// The receiver is back: beacons waiting for its room are placed by readings again (their room holds until a
+    /// challenger wins, with no margin needed while the room has no fresh reading).
+    public mutating func receiverCameOnline(_ receiver: ReceiverID) {
+        guard offlineReceivers.remove(receiver) != nil, let room = roomOfReceiver[receiver] else { return }
+        for (beacon, track) in tracks where track.blind && track.room == room {
+            tracks[beacon]?.blind = false
+        }
+    }
+
+    /// Forgets beacons no receiver has heard for `age`: the table stays as large as the beacons around.
+    public mutating func forget(notHeardFor age: Duration, at now: Timestamp) {
+        let cutoff = now.microsecondsSinceEpoch.subtractingReportingOverflow(age.wholeMicroseconds).partialValue
+        tracks = tracks.filter { $0.value.lastTime >= cutoff }
+    }
+
+    // MARK: Internals
+
+    private func placement(_ track: Track) -> RoomPlacement? {
+        guard let room = track.room else { return nil }
+        return track.blind ? .unknown : .room(room)
+    }
+
+    private func evaluate(_ track: inout Track, at time: Int64) {
+        guard !track.blind else { return }
+        var nearest: [String: Double] = [:]
+        var latest: [String: Int64] = [:]
+        let fresh = track.freshness(staleAfter)
+        for (receiver, heard) in track.heard where time - heard.time < fresh && !offlineReceivers.contains(receiver) {
+            nearest[heard.room] = min(nearest[heard.room] ?? .infinity, heard.logDistance)
+            latest[heard.room] = max(latest[heard.room] ?? .min, heard.time)
+        }
+        guard let best = nearest.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }) else { return }
+        guard let current = track.room else {
+            track.room = best.key
+            return
+        }
+        guard best.key != current else {
+            track.challenger = nil
+            return
+        }
+        if let incumbent = nearest[current], best.value > incumbent + logMargin {
+            track.challenger = nil
+            return
+        }
+        if track.challenger != best.key {
+            track.challenger = best.key
+            track.challengerSince = time
+        }
+        // The lead must be held by readings of the challenger's room made after the dwell began, not by one old reading
+        // that stays fresh.
+        if let heard = latest[best.key], heard - track.challengerSince >= dwell {
+            track.room = best.key
+            track.challenger = nil
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import BeaconKit
+import Foundation
+import Testing
+
+@Suite("RoomLocator: nearest room with margin and dwell, unknown while its room's receivers are offline")
+struct RoomLocatorTests {
+    let kitchen = ReceiverID(rawValue: 1)
+    let hall = ReceiverID(rawValue: 2)
+    let office = ReceiverID(rawValue: 3)
+
+    static func at(_ seconds: Double) -> Timestamp { Timestamp(secondsSinceEpoch: 1_700_000_000 + seconds) }
+
+    /// Margin 30 %, dwell 6 s, no smoothing (so each reading is what the test says).
+    func locator() throws -> RoomLocator<String> {
+        RoomLocator(configuration: try RoomConfiguration(margin: 0.3, dwell: .seconds(6), smoothing: .zero))
+    }
+
+    @Test("the first reading places a beacon at once")
+    func firstReadingPlaces() throws {
+        var rooms = try locator()
+        #expect(rooms.placement(of: "tag") == nil)
+        #expect(rooms.observe("tag", distance: 2, by: kitchen, in: "kitchen", at: Self.at(0)) == .room("kitchen"))
+        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+    }
+
+    @Test("a room only a little nearer (within the margin) never takes the beacon, however long")
+    func marginHolds() throws {
+        var rooms = try locator()
+        for second in 0..<60 {
+            rooms.observe("tag", distance: 3, by: kitchen, in: "kitchen", at: Self.at(Double(second)))
+            rooms.observe("tag", distance: 2.2, by: hall, in: "hall", at: Self.at(Double(second) + 0.5))
+        }
+        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+    }
+
+    @Test("a room nearer by the margin takes the beacon only after holding it for the dwell time")
+    func dwellNeeded() throws {
+        var rooms = try locator()
+        rooms.observe("tag", distance: 3, by: kitchen, in: "kitchen", at: Self.at(0))
+        var changed: [Double] = []
+        for tenth in 1...100 {
+            let second = Double(tenth) / 10
+            rooms.observe("tag", distance: 3, by: kitchen, in: "kitchen", at: Self.at(second))
+            if rooms.observe("tag", distance: 1, by: hall, in: "hall", at: Self.at(second + 0.05)) != nil { changed.append(second) }
+        }
+        #expect(changed == [6.1])
+        #expect(rooms.placement(of: "tag") == .room("hall"))
+    }
+
+    @Test("one stray near reading does not move a beacon: the challenger must keep its lead")
+    func strayReading() throws {
+        var rooms = try locator()
+        rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(0))
+        rooms.observe("tag", distance: 0.5, by: hall, in: "hall", at: Self.at(1))
+        for second in 2..<8 { rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(Double(second))) }
+        rooms.observe("tag", distance: 0.9, by: hall, in: "hall", at: Self.at(8))
+        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+    }
+
+    @Test("when its room's receiver goes offline the beacon is unknown, never the next room that hears it through the wall")
+    func offlineMakesUnknown() throws {
+        var rooms = try locator()
+        rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(0))
+        rooms.observe("tag", distance: 6, by: hall, in: "hall", at: Self.at(0.5))
+        #expect(rooms.receiverWentOffline(kitchen) == ["tag"])
+        for second in 1..<120 { rooms.observe("tag", distance: 6, by: hall, in: "hall", at: Self.at(Double(second))) }
+        #expect(rooms.placement(of: "tag") == .unknown)
+        // Readings an offline receiver still sends (late) do not count.
+        #expect(rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(121)) == nil)
+        rooms.receiverCameOnline(kitchen)
+        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+        // Back online and silent (the beacon left): the hall, heard all along, takes it after the dwell, no margin.
+        for second in 122..<130 { rooms.observe("tag", distance: 6, by: hall, in: "hall", at: Self.at(Double(second))) }
+        #expect(rooms.placement(of: "tag") == .room("hall"))
+    }
+
+    @Test("a second receiver in the same room keeps its beacons placed when one goes offline")
+    func secondReceiverInRoom() throws {
+        var rooms = try locator()
+        let kitchenTwo = ReceiverID(rawValue: 9)
+        rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(0))
+        rooms.observe("tag", distance: 2, by: kitchenTwo, in: "kitchen", at: Self.at(0.1))
+        #expect(rooms.receiverWentOffline(kitchen).isEmpty)
+        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+    }
+
+    @Test("a tag heard every 30 s is judged on all receivers' readings, not its burst's first one")
+    func slowTagFreshness() throws {
+        var rooms = try locator()
+        for burst in 0..<6 {
+            let time = Double(burst) * 30
+            // The hall's receiver (far) happens to report first in each burst.
+            rooms.observe("tag", distance: 5, by: hall, in: "hall", at: Self.at(time))
+            rooms.observe("tag", distance: 1, by: office, in: "office", at: Self.at(time + 0.001))
+        }
+        #expect(rooms.placement(of: "tag") == .room("office"))
+        #expect(abs((rooms.distances(of: "tag", at: Self.at(151))[hall]?.distance ?? 0) - 5) < 1e-9)
+    }
+
+    @Test("settings out of range are refused with the fix")
+    func invalidSettings() {
+        #expect(throws: RoomConfigurationError.marginOutOfRange(1.5)) { try RoomConfiguration(margin: 1.5, dwell: .seconds(6)) }
+        #expect(RoomConfigurationError.marginOutOfRange(1.5).description.contains("give 0 to 0.9"))
+        #expect(throws: RoomConfigurationError.dwellOutOfRange(.seconds(-1))) { try RoomConfiguration(margin: 0.3, dwell: .seconds(-1)) }
+    }
+
+    @Test("beacons not heard for a while are forgotten")
+    func forget() throws {
+        var rooms = try locator()
+        rooms.observe("old", distance: 1, by: kitchen, in: "kitchen", at: Self.at(0))
+        rooms.observe("new", distance: 1, by: kitchen, in: "kitchen", at: Self.at(500))
+        rooms.forget(notHeardFor: .seconds(300), at: Self.at(600))
+        #expect(rooms.placement(of: "old") == nil)
+        #expect(rooms.placement(of: "new") == .room("kitchen"))
+    }
+}
+
+@Suite("Receiver calibration: offset and path-loss exponent, fitted from reference beacons")
+struct CalibrationTests {
+    @Test("a calibration turns RSSI into distance with its own offset and exponent")
+    func distance() throws {
+        let calibration = try ReceiverCalibration(rssiOffset: 6, pathLossExponent: 2)
+        // −59 at 1 m; the receiver reads 6 dB low: −65 is 1 m, −85 is 10 m.
+        #expect(abs(calibration.distance(rssi: -65, measuredPower: -59)! - 1) < 1e-9)
+        #expect(abs(calibration.distance(rssi: -85, measuredPower: -59)! - 10) < 1e-9)
+        #expect(calibration.distance(rssi: 0, measuredPower: -59) == nil)
+        #expect(calibration.distance(rssi: -60, measuredPower: 0) == nil)
+    }
+
+    @Test("exact readings at two distances give back the receiver's offset and exponent with no residual")
+    func exactFit() throws {
+        // A receiver 8 dB deaf in a room with exponent 3.2.
+        let samples = [1.0, 2, 4, 8].map { distance in
+            CalibrationSample(distance: distance, rssi: -59 - 32 * log10(distance) - 8, measuredPower: -59)
+        }
+        let fit = try CalibrationFit.fit(samples)
+        #expect(abs(fit.calibration.rssiOffset - 8) < 1e-9)
+        #expect(abs(fit.calibration.pathLossExponent - 3.2) < 1e-9)
+        #expect(fit.residual < 1e-9)
+        #expect(fit.medianDistanceError < 1e-9)
+    }
+
+    @Test("an offset alone is fitted from one distance, with the default exponent, unless the exponent is required")
+    func oneDistance() throws {
+        let samples = [CalibrationSample(distance: 2, rssi: -70, measuredPower: -59),
+                       CalibrationSample(distance: 2, rssi: -72, measuredPower: -59)]
+        let fit = try CalibrationFit.fit(samples)
+        #expect(fit.calibration.pathLossExponent == ReceiverCalibration.uncalibrated.pathLossExponent)
+        // −71 at 2 m with n 2.7 should be −59 − 8.13: the offset is 3.87 dB.
+        #expect(abs(fit.calibration.rssiOffset - (71 - 59 - 27 * log10(2.0))) < 1e-9)
+        #expect(throws: CalibrationError.oneDistanceOnly(2)) { try CalibrationFit.fit(samples, requireExponent: true) }
+        #expect(throws: CalibrationError.tooFewSamples(1)) { try CalibrationFit.fit([samples[0]]) }
+    }
+
+    @Test("a fit that lands outside what a receiver can be is refused, not applied")
+    func absurdFit() {
+        // Stronger with distance: exponent negative.
+        let samples = [CalibrationSample(distance: 1, rssi: -80, measuredPower: -59),
+                       CalibrationSample(distance: 8, rssi: -60, measuredPower: -59)]
+        #expect(throws: CalibrationError.self) { try CalibrationFit.fit(samples) }
+    }
+}
+
+@Suite("SightingRhythm: a beacon's interval and loss, learned")
+struct SightingRhythmTests {
+    @Test("nothing is trusted before 8 gaps; then the interval is the shortest gap and the rate interval / mean gap")
+    func learns() {
+        var rhythm = SightingRhythm()
+        var time: Int64 = 0
+        for n in 0..<9 {
+            rhythm.record(time)
+            #expect((rhythm.interval == nil) == (n < 8))
+            // Heard every advertisement but every 4th missed: gaps 1 s, 1 s, 1 s, 2 s…
+            time += n % 4 == 3 ? 2_000_000 : 1_000_000
+        }
+        #expect(rhythm.interval == 1_000_000)
+        #expect(abs(rhythm.receptionRate! - 8.0 / 10) < 1e-9)
+    }
+
+    @Test("readings of one advertisement by several receivers are one sighting")
+    func sameAdvertisement() {
+        var rhythm = SightingRhythm()
+        rhythm.record(0)
+        rhythm.record(5_000)
+        rhythm.record(1_000_000)
+        #expect(rhythm.gapCount == 1)
+    }
+
+    @Test("a gap longer than the longest exit is an absence and is not learned")
+    func absenceNotLearned() {
+        var rhythm = SightingRhythm()
+        rhythm.record(0)
+        rhythm.record(600_000_000, longestGap: 180_000_000)
+        #expect(rhythm.gapCount == 0)
+    }
+
+    @Test("the silence grows with loss and with a smaller allowed chance")
+    func silenceOrdering() {
+        func learned(everyNth missing: Int) -> SightingRhythm {
+            var rhythm = SightingRhythm()
+            var time: Int64 = 0
+            for n in 0..<64 {
+                rhythm.record(time)
+                time += n % missing == 0 ? 2_000_000 : 1_000_000
+            }
+            return rhythm
+        }
+        let clean = learned(everyNth: 16), lossy = learned(everyNth: 2)
+        #expect(clean.silence(forChancePerHour: 1e-3)! < lossy.silence(forChancePerHour: 1e-3)!)
+        #expect(lossy.silence(forChancePerHour: 1e-3)! < lossy.silence(forChancePerHour: 1e-6)!)
+        // Never shorter than 1.5 × the longest gap seen.
+        #expect(clean.silence(forChancePerHour: 0.5)! >= 3_000_000)
+    }
+}
