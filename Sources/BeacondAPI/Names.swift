@@ -42,10 +42,15 @@ public enum BeacondKey {
     public static let enterRSSI = "EnterRSSI"
     /// n, dBm: a sighting below it does not count at all; between the two it keeps an inside region inside.
     public static let absentRSSI = "AbsentRSSI"
+    /// d, seconds: a beacon must be heard, unbroken, this long before the region is entered.
+    public static let entryDelay = "EntryDelay"
+    /// d, seconds: this region exits after this silence instead of the daemon's exit timeout.
+    public static let exitDelay = "ExitDelay"
     public static let rssi = "RSSI"
     public static let accuracy = "Accuracy"
-    public static let room = "Room"                             // s: with [mqtt]: the room of the receiver nearest the
-                                                                //    beacon now ("" when none has a distance)
+    public static let room = "Room"                             // s: with [mqtt]: the beacon's room (nearest calibrated
+                                                                //    receiver, with hysteresis; "" when it cannot be said);
+                                                                //    in a region: inside only while its beacon is there
     public static let receivers = "Receivers"                   // a{sd}: with [mqtt]: room -> metres, every receiver
                                                                 //    that heard it in the last 2 s, this one included
     public static let proximity = "Proximity"

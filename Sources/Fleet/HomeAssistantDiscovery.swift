@@ -22,6 +22,8 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Where the nearest distance of a beacon (metres, two decimals) is published by this receiver.
     public func distanceTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/distance" }
+    /// The beacon's room sensor: the room it is in while present, empty otherwise.
+    public func roomTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/room" }
 
     /// `ibeacon_<uuid>_<major>_<minor>`, lowercase with `_` for the UUID's dashes: the beacon in the alphabet Home
     /// Assistant keeps in entity ids unchanged (it would turn `-` into `_` itself).
@@ -40,7 +42,8 @@ public struct HomeAssistantDiscovery: Sendable {
         ]))
     }
 
-    /// A beacon's device_tracker (`home`/`not_home` from the fleet's monitoring) and its distance sensor.
+    /// A beacon's device_tracker (its room, `home` or `not_home` from the fleet's monitoring), its room sensor and its
+    /// distance sensor.
     public func beaconConfigs(_ identity: BeaconIdentity) -> [(topic: String, payload: String)] {
         let object = "beacond_\(room)_\(Self.objectID(identity))"
         let device = Value.object([
@@ -66,13 +69,20 @@ public struct HomeAssistantDiscovery: Sendable {
                 ("unit_of_measurement", .text("m")), ("device_class", .text("distance")),
                 ("state_class", .text("measurement")), ("device", device),
             ] + availability)),
+            ("\(prefix)/sensor/beacond/\(object)_room/config", Self.json([
+                ("name", .text("Room (\(room))")), ("object_id", .text("\(object)_room")),
+                ("unique_id", .text("\(object)_room")), ("state_topic", .text(roomTopic(identity))),
+                ("icon", .text("mdi:map-marker")), ("device", device),
+            ] + availability)),
         ]
     }
 
-    /// The payload of a presence state: what Home Assistant's device_tracker takes.
-    public static func presence(_ state: RegionState) -> String {
+    /// The payload of a presence state: what Home Assistant's device_tracker takes. Inside, a room name (any payload
+    /// but `payload_home`/`payload_not_home`/`payload_reset` is the tracker's location name) or `home` when the room
+    /// cannot be said.
+    public static func presence(_ state: RegionState, room: String = "") -> String {
         switch state {
-        case .inside: return "home"
+        case .inside: return room.isEmpty ? "home" : room
         case .outside: return "not_home"
         case .unknown: return "None"
         }

@@ -68,8 +68,21 @@ struct Replay: AsyncParsableCommand {
     var speed: Speed = .max
 
     @Option(name: .customLong("monitor"), help: ArgumentHelp(
-        "Monitor a beacon region (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
+        "Monitor a beacon region (repeatable); @ROOM: inside only while its beacon is in that room (needs --room).",
+        valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
     var monitored: [String] = []
+
+    @Option(help: ArgumentHelp("The room the capture's receiver was in: its beacons are placed there (for --monitor ...@ROOM).",
+                               valueName: "room"))
+    var room: String?
+
+    @Option(help: ArgumentHelp("Adaptive exits: each beacon exits after a silence learned from its own rhythm, at least this "
+        + "long and at most --exit-timeout (0: off).", valueName: "seconds"))
+    var exitTimeoutMin: Double = 0
+
+    @Option(help: ArgumentHelp("With --exit-timeout-min: the chance per hour that a present beacon is wrongly exited.",
+                               valueName: "probability"))
+    var exitChance: Double = 1e-3
 
     @Option(name: .customLong("range"), help: ArgumentHelp(
         "Range beacons matching this constraint (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
@@ -115,10 +128,37 @@ struct Replay: AsyncParsableCommand {
         guard lineInterval >= 0, lineInterval <= Self.longestLineInterval else {
             throw ValidationError("--line-interval must be 0 to \(Int(Self.longestLineInterval)) seconds, got \(lineInterval)")
         }
-        for text in monitored + ranged {
+        for text in ranged {
             do { _ = try BeaconIdentityConstraint(parsing: text) } catch {
                 throw ValidationError("\(error)")
             }
+        }
+        for text in monitored {
+            let spec: RegionSpec
+            do { spec = try RegionSpec(parsing: text) } catch { throw ValidationError("\(error)") }
+            if spec.room != nil, room == nil {
+                throw ValidationError("--monitor \(text) names a room: give --room ROOM, the room the capture was recorded in")
+            }
+        }
+        if let room, !RegionSpec.isRoom(room) {
+            throw ValidationError("--room '\(room)' is not a room: a-z, 0-9, '_' and '-', at most 64 bytes, e.g. --room kitchen")
+        }
+        _ = try adaptiveExit()
+    }
+
+    /// `--exit-timeout-min` and `--exit-chance`: nil when the minimum is 0.
+    func adaptiveExit() throws -> AdaptiveExit? {
+        guard exitTimeoutMin != 0 else { return nil }
+        guard exitTimeoutMin <= exitTimeout else {
+            throw ValidationError("--exit-timeout-min \(exitTimeoutMin) is longer than --exit-timeout \(exitTimeout): adaptive "
+                + "exits fall between the two (e.g. --exit-timeout-min 3 --exit-timeout 180)")
+        }
+        do {
+            return try AdaptiveExit(minimum: try Self.duration(exitTimeoutMin, name: "--exit-timeout-min"), chance: exitChance)
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            throw ValidationError("\(error)")
         }
     }
 
@@ -159,10 +199,12 @@ struct Replay: AsyncParsableCommand {
         }
         var session = try ReplaySession(
             output: json ? .json : .table,
-            monitored: monitored.map { try BeaconIdentityConstraint(parsing: $0) },
+            monitored: monitored.map { try RegionSpec(parsing: $0) },
             ranged: ranged.map { try BeaconIdentityConstraint(parsing: $0) },
             exitTimeout: try Self.duration(exitTimeout, name: "--exit-timeout"),
             hysteresis: try hysteresis(),
+            adaptiveExit: try adaptiveExit(),
+            room: room,
             lineInterval: try Self.duration(lineInterval, name: "--line-interval"),
             printsObservations: json || !stats)
         for path in paths {

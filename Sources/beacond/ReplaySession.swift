@@ -34,17 +34,20 @@ struct ReplaySession {
     /// The longest single wait in realtime replay.
     static let longestRealtimeWait: Duration = .seconds(60)
 
-    init(output: Output, monitored: [BeaconIdentityConstraint], ranged: [BeaconIdentityConstraint],
-         exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, lineInterval: Duration,
-         printsObservations: Bool = true) throws {
+    init(output: Output, monitored: [RegionSpec], ranged: [BeaconIdentityConstraint],
+         exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, adaptiveExit: AdaptiveExit? = nil, room: String? = nil,
+         lineInterval: Duration, printsObservations: Bool = true) throws {
         self.output = output
         self.printsObservations = printsObservations
         self.lineInterval = lineInterval
         self.pendingRegions = []
-        pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis))
+        pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis,
+                                                                          adaptiveExit: adaptiveExit))
+        // The capture is one receiver's: in `room`, every beacon it hears is placed there.
+        if let room { pipeline.presence = RoomPresence(localRoom: room) }
         if output == .table, printsObservations || !monitored.isEmpty || !ranged.isEmpty { printTableHeader() }
         pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
-            BeaconRegion(identifier: $0.description, constraint: $0)
+            BeaconRegion(identifier: $0.description, constraint: $0.constraint, room: $0.room)
         }
         pendingRanging = Set(ranged).sorted(by: { $0.description < $1.description })
     }

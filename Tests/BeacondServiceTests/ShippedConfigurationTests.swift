@@ -43,7 +43,8 @@ struct ShippedConfigurationTests {
                 uncommented.append(String(line))
             }
         }
-        #expect(keys == ["location_services", "prompt", "admin_group", "exit_timeout", "max_regions_per_client",
+        #expect(keys == ["location_services", "prompt", "admin_group", "exit_timeout", "exit_timeout_min", "exit_chance",
+                         "max_regions_per_client", "margin", "dwell",
                          "queue_limit", "queue_ttl", "activation_interval",
                          "source", "broker", "room", "username", "password_file", "ca_file", "client_certificate",
                          "client_key", "protocol", "publish", "subscribe", "publish_interval", "rssi_offset",

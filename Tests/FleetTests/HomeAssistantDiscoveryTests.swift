@@ -30,11 +30,12 @@ struct HomeAssistantDiscoveryTests {
         #expect(device["identifiers"] as? [String] == ["beacond_kitchen"])
     }
 
-    @Test func aBeaconIsADeviceTrackerAndADistanceSensorAvailableWithItsReceiver() throws {
+    @Test func aBeaconIsADeviceTrackerARoomAndADistanceSensorAvailableWithItsReceiver() throws {
         let configs = discovery.beaconConfigs(identity)
         #expect(configs.map(\.topic) == [
             "homeassistant/device_tracker/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2/config",
             "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_distance/config",
+            "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_room/config",
         ])
         #expect(configs.allSatisfy { $0.topic.wholeMatch(of: topicRule) != nil })
         let tracker = try object(configs[0].payload)
@@ -46,5 +47,11 @@ struct HomeAssistantDiscoveryTests {
         #expect(sensor["state_topic"] as? String == discovery.distanceTopic(identity))
         #expect(HomeAssistantDiscovery.presence(.inside) == "home" && HomeAssistantDiscovery.presence(.outside) == "not_home")
         #expect(HomeAssistantDiscovery.presence(.unknown) == "None")
+        // Inside and placed: the tracker's state is the room; placed but gone: not_home.
+        #expect(HomeAssistantDiscovery.presence(.inside, room: "kitchen") == "kitchen")
+        #expect(HomeAssistantDiscovery.presence(.outside, room: "kitchen") == "not_home")
+        let room = try object(configs[2].payload)
+        #expect(room["state_topic"] as? String == discovery.roomTopic(identity))
+        #expect(room["availability_topic"] as? String == "espresense/rooms/kitchen/status")
     }
 }

@@ -14,6 +14,9 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public private(set) var counters = DecodeCounters()
     public var monitor: RegionMonitor<Key>
     public var ranger: BeaconRanger<Key>
+    /// Rooms, when receivers have rooms (a node on an MQTT broker): each sighting places its beacon, and regions with
+    /// a room count only sightings placed there. nil: no rooms (regions with a room never enter).
+    public var presence: RoomPresence?
     /// How often ranging results are produced (Core Location: about once a second).
     public let rangingInterval: Duration
     /// Whether `ingest` reports each observation as an event (replay prints them; the daemon does not need them).
@@ -80,8 +83,14 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public mutating func observe(_ observation: IBeaconObservation, into events: inout [Event]) {
         advance(to: observation.timestamp, into: &events)
         if emitsObservations { events.append(.observation(observation)) }
+        var room = SightingRoom.unplaced
+        if presence != nil {
+            room = presence!.place(observation.identity, rssi: observation.rssi.map(Double.init),
+                                   advertisedPower: Int(observation.frame.measuredPower), by: .local,
+                                   in: presence!.localRoom, at: observation.timestamp)
+        }
         if monitor.count > 0 {
-            monitor.observe(observation, into: &monitoringScratch)
+            monitor.observe(observation, room: room, into: &monitoringScratch)
             drainMonitoringEvents(into: &events)
         }
         if !ranger.rangedKeys.isEmpty {

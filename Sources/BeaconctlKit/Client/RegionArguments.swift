@@ -11,10 +11,15 @@ public enum RegionArguments {
         return dictionary
     }
 
-    /// `{Identifier, UUID, Major?, Minor?}`; entry and exit notifications are left at their default (on).
-    public static func region(_ constraint: BeaconIdentityConstraint, identifier: String) -> VarDict {
+    /// `{Identifier, UUID, Major?, Minor?, Room?, EntryDelay?, ExitDelay?}`; entry and exit notifications are left at
+    /// their default (on).
+    public static func region(_ constraint: BeaconIdentityConstraint, identifier: String, room: String? = nil,
+                              entryDelay: Double? = nil, exitDelay: Double? = nil) -> VarDict {
         var dictionary = Self.constraint(constraint)
         dictionary[BeacondKey.identifier] = .string(identifier)
+        if let room { dictionary[BeacondKey.room] = .string(room) }
+        if let entryDelay { dictionary[BeacondKey.entryDelay] = .double(entryDelay) }
+        if let exitDelay { dictionary[BeacondKey.exitDelay] = .double(exitDelay) }
         return dictionary
     }
 }

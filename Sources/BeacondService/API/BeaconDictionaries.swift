@@ -10,7 +10,8 @@ import Foundation
 public enum BeaconDictionaries {
     static let regionKeys: Set<String> = [BeacondKey.identifier, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
                                           BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit, BeacondKey.enterRSSI,
-                                          BeacondKey.absentRSSI]
+                                          BeacondKey.absentRSSI, BeacondKey.room, BeacondKey.entryDelay,
+                                          BeacondKey.exitDelay]
     static let constraintKeys: Set<String> = [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor]
 
     /// The longest region identifier, in UTF-8 bytes.
@@ -26,7 +27,55 @@ public enum BeaconDictionaries {
         return BeaconRegion(identifier: identifier, constraint: constraint,
                             notifyOnEntry: try flag(entries, BeacondKey.notifyOnEntry),
                             notifyOnExit: try flag(entries, BeacondKey.notifyOnExit),
-                            hysteresis: try hysteresis(entries))
+                            hysteresis: try hysteresis(entries), room: try room(entries[BeacondKey.room]),
+                            entryDelay: try delay(entries, BeacondKey.entryDelay),
+                            exitDelay: try delay(entries, BeacondKey.exitDelay))
+    }
+
+    /// The longest EntryDelay or ExitDelay, seconds (a day: presence needs no longer).
+    public static let longestDelay = 86_400.0
+    /// The shortest ExitDelay, seconds (what the daemon's own exits can resolve).
+    public static let shortestExitDelay = 0.1
+
+    /// `EntryDelay` or `ExitDelay`: seconds as a number (d; integers are accepted too).
+    static func delay(_ entries: [String: DBusValue], _ key: String) throws(BeacondError) -> Duration? {
+        guard let value = entries[key] else { return nil }
+        let seconds: Double
+        switch value {
+        case .double(let number): seconds = number
+        default:
+            guard let number = integer(value) else {
+                throw BeacondError(.invalidRegion, "'\(key)' must be a number of seconds (D-Bus type d; integers are accepted); "
+                    + "given \(describe(value)). Example: {'\(key)': <5.0>}")
+            }
+            seconds = Double(number)
+        }
+        let lowest = key == BeacondKey.exitDelay ? shortestExitDelay : 0
+        guard seconds.isFinite, seconds >= lowest, seconds <= longestDelay else {
+            throw BeacondError(.invalidRegion, "'\(key)' is \(seconds) s: give \(lowest) to \(Int(longestDelay)) seconds "
+                + (key == BeacondKey.exitDelay ? "(how long a silence exits this region, e.g. 5.0)"
+                                               : "(how long a beacon must be heard before the region is entered, e.g. 10.0)"))
+        }
+        return .microseconds(Int64((seconds * 1_000_000).rounded()))
+    }
+
+    /// The longest room name, in UTF-8 bytes.
+    public static let maxRoomBytes = 64
+
+    /// `Room`: a room as receivers' topics name it: lowercase letters, digits, '_' and '-' (ESPresense's room slug).
+    static func room(_ value: DBusValue?) throws(BeacondError) -> String? {
+        guard let value else { return nil }
+        let allowed = "a room as the receivers name it: 1...\(maxRoomBytes) of a-z, 0-9, '_' and '-', e.g. 'kitchen' "
+            + "(`beaconctl status` lists the receivers' rooms)"
+        guard case .string(let room) = value else {
+            throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' must be a string (D-Bus type s): \(allowed); given \(describe(value))")
+        }
+        guard !room.isEmpty, room.utf8.count <= maxRoomBytes,
+              room.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" })
+        else {
+            throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' is \(ClientText.quoted(room, limit: 40)): it must be \(allowed)")
+        }
+        return room
     }
 
     /// The RSSI values a hysteresis threshold may have, dBm (what an HCI report can carry: −127…20).
@@ -188,6 +237,9 @@ public enum BeaconDictionaries {
             entries[BeacondKey.enterRSSI] = .int16(Int16(clamping: hysteresis.enterAtOrAbove))
             entries[BeacondKey.absentRSSI] = .int16(Int16(clamping: hysteresis.absentBelow))
         }
+        if let room = region.room { entries[BeacondKey.room] = .string(room) }
+        if let delay = region.entryDelay { entries[BeacondKey.entryDelay] = .double(Double(delay.wholeMicroseconds) / 1_000_000) }
+        if let delay = region.exitDelay { entries[BeacondKey.exitDelay] = .double(Double(delay.wholeMicroseconds) / 1_000_000) }
         return .vardict(entries)
     }
 

@@ -26,6 +26,10 @@ public enum ConfigurationLoader {
             configuration = .defaults
             configuration.configFile = settingsFile
         }
+        let calibrationFile = path(directory, CalibrationParser.fileName)
+        if let text = try ConfigurationFiles.readIfPresent(calibrationFile) {
+            try CalibrationParser.parse(try TOMLDocument(file: calibrationFile, text: text), into: &configuration)
+        }
         if !accounts.directoryExists(directory) {
             configuration.warnings.append(ConfigurationDiagnostic(file: directory, line: nil, message:
                 "the configuration directory does not exist: beacond runs with the built-in defaults and no declared "

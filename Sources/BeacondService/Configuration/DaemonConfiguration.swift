@@ -15,6 +15,17 @@ public struct DaemonConfiguration: Hashable, Sendable {
     /// `[monitoring] enter_rssi`, `absent_rssi`: the RSSI hysteresis of regions that bring none (nil: every
     /// sighting counts).
     public var hysteresis: RSSIHysteresis?
+    /// `[monitoring] exit_timeout_min`: with a value above 0, adaptive exits: each beacon exits after a silence learned
+    /// from its own rhythm, between this and `exitTimeout`. nil (0): every beacon waits `exitTimeout`.
+    public var exitTimeoutMinimum: Duration?
+    /// `[monitoring] exit_chance`: with adaptive exits, the chance per hour that a present beacon is wrongly exited.
+    public var exitChance: Double
+    /// `[rooms] margin`, `dwell`: what a room must beat, and for how long, to take a beacon.
+    public var rooms: RoomConfiguration
+    /// `calibration.toml [receivers.<room>]`: each receiver's RSSI offset and path-loss exponent.
+    public var calibrations: [String: ReceiverCalibration]
+    /// `calibration.toml [beacons]`: measured power overrides, dBm at one metre.
+    public var measuredPowerOverrides: [BeaconIdentity: Int]
     /// `[monitoring] max_regions_per_client`: the region that would exceed it is refused.
     public var maxRegionsPerClient: Int
     /// `[background] queue_limit`: region events kept per app while it has no client (the oldest dropped).
@@ -45,6 +56,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.adminGroup = adminGroup
         self.exitTimeout = exitTimeout
         self.hysteresis = hysteresis
+        self.exitTimeoutMinimum = nil
+        self.exitChance = 1e-3
+        self.rooms = .default
+        self.calibrations = [:]
+        self.measuredPowerOverrides = [:]
         self.maxRegionsPerClient = maxRegionsPerClient
         self.queueLimit = queueLimit
         self.queueTTL = queueTTL
@@ -67,7 +83,10 @@ public struct DaemonConfiguration: Hashable, Sendable {
     /// The region monitor's settings. `exitTimeout` was range-checked when it was loaded, so this fails only for
     /// a configuration assembled by hand with an out-of-range value.
     public func monitoringConfiguration() throws(MonitoringConfigurationError) -> MonitoringConfiguration {
-        try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis)
+        try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis,
+                                    adaptiveExit: try exitTimeoutMinimum.map { minimum throws(MonitoringConfigurationError) in
+                                        try AdaptiveExit(minimum: minimum, chance: exitChance)
+                                    })
     }
 
     /// The declaration of `appID`, the input `AuthorizationRules` needs.

@@ -1,6 +1,6 @@
 import BeaconKit
 
-/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[background]`, `[scanner]` and `[mqtt]`; an absent key keeps
+/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[rooms]`, `[background]`, `[scanner]` and `[mqtt]`; an absent key keeps
 /// its default. Unknown sections and keys are warnings.
 enum DaemonSettingsParser {
     /// Valid values of `max_regions_per_client`: at least one (zero would make monitoring impossible), at most
@@ -22,6 +22,8 @@ enum DaemonSettingsParser {
         try readAuthorization(&authorization, into: &configuration)
         var monitoring = try root.tableOrEmpty("monitoring")
         try readMonitoring(&monitoring, into: &configuration)
+        var rooms = try root.tableOrEmpty("rooms")
+        try readRooms(&rooms, into: &configuration)
         var background = try root.tableOrEmpty("background")
         try readBackground(&background, into: &configuration)
         var scanner = try root.tableOrEmpty("scanner")
@@ -31,7 +33,7 @@ enum DaemonSettingsParser {
         }
         var mqtt = try root.tableOrEmpty("mqtt")
         configuration.mqtt = try MQTTSettingsParser.read(&mqtt)
-        for section in [authorization, monitoring, background, scanner, mqtt] {
+        for section in [authorization, monitoring, rooms, background, scanner, mqtt] {
             configuration.warnings += section.unknownKeyWarnings()
             for key in section.knownKeys { sectionOfKey[key] = section.path.joined(separator: ".") }
         }
@@ -68,6 +70,27 @@ enum DaemonSettingsParser {
         if let seconds = try section.number("exit_timeout", example: "30") {
             configuration.exitTimeout = try exitTimeout(seconds, section: section)
         }
+        if let seconds = try section.number("exit_timeout_min", example: "3") {
+            guard seconds.isFinite, seconds == 0 || (seconds >= 0.1 && seconds <= Double(MonitoringConfiguration.longestExitTimeout.components.seconds)) else {
+                throw section.error("exit_timeout_min", "exit_timeout_min = \(seconds) is out of range",
+                                    fix: "write 0 (adaptive exits off) or at least 0.1 seconds, e.g. exit_timeout_min = 3 "
+                                        + "with exit_timeout = 180")
+            }
+            configuration.exitTimeoutMinimum = seconds == 0 ? nil : .microseconds(Int64((seconds * 1_000_000).rounded()))
+        }
+        if let chance = try section.number("exit_chance", example: "0.001") {
+            guard chance.isFinite, AdaptiveExit.chanceRange.contains(chance) else {
+                throw section.error("exit_chance", "exit_chance = \(chance) is out of range",
+                                    fix: "write a probability from 1e-12 to 0.5: the chance per hour that a present beacon is "
+                                        + "wrongly exited, e.g. exit_chance = 0.001")
+            }
+            configuration.exitChance = chance
+        }
+        if let minimum = configuration.exitTimeoutMinimum, minimum > configuration.exitTimeout {
+            throw section.error("exit_timeout_min", "exit_timeout_min (\(minimum)) is longer than exit_timeout "
+                + "(\(configuration.exitTimeout))",
+                fix: "adaptive exits fall between the two: raise exit_timeout (e.g. exit_timeout = 180) or lower exit_timeout_min")
+        }
         if let limit = try section.integer("max_regions_per_client", in: regionLimitRange) {
             configuration.maxRegionsPerClient = limit
         }
@@ -88,6 +111,31 @@ enum DaemonSettingsParser {
         case (nil, _?):
             throw section.error("absent_rssi", "absent_rssi is set without enter_rssi",
                                 fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
+        }
+    }
+
+    private static func readRooms(_ section: inout TOMLTableReader,
+                                  into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        var margin = configuration.rooms.margin
+        var dwell = configuration.rooms.dwell
+        if let value = try section.number("margin", example: "0.3") {
+            guard value.isFinite, RoomConfiguration.marginRange.contains(value) else {
+                throw section.error("margin", "margin = \(value) is out of range",
+                                    fix: "write 0 to 0.9: how much nearer a room must be to take a beacon, e.g. margin = 0.3 (30 %)")
+            }
+            margin = value
+        }
+        if let seconds = try section.number("dwell", example: "6") {
+            guard seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+                throw section.error("dwell", "dwell = \(seconds) is out of range",
+                                    fix: "write 0 to 3600 seconds: how long a room must keep its lead, e.g. dwell = 6")
+            }
+            dwell = .microseconds(Int64((seconds * 1_000_000).rounded()))
+        }
+        do {
+            configuration.rooms = try RoomConfiguration(margin: margin, dwell: dwell)
+        } catch {
+            throw section.error("margin", "\(error)")
         }
     }
 

@@ -143,10 +143,12 @@ extension BeaconDaemon {
                 closeClient(session.number, reason: "its user or program is no longer allowed by \(app.declaration.declarationFile)")
             }
         }
-        if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis { rebuildEngine() }
+        if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis || new.exitTimeoutMinimum != old.exitTimeoutMinimum
+            || new.exitChance != old.exitChance { rebuildEngine() }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         mqttSettingsChanged(from: old.mqtt)
+        configureRooms()
         applyPolicyChange(from: oldPolicy)
         logger.notice("configuration reloaded from \(options.configDirectory)")
         adminEvent(BeacondEventKind.configurationReloaded,

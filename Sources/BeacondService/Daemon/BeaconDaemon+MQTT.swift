@@ -14,6 +14,7 @@ extension BeaconDaemon {
             // No other receiver is read: nothing may wait for one.
             forgetOfflineReceivers()
             startNode(known: [])
+            configureRooms()
             return
         }
         // The receivers' numbers and states carry over a reload, so a receiver still offline stays so. Rooms
@@ -29,6 +30,7 @@ extension BeaconDaemon {
             known.append(ReceiverDirectory.Receiver(room: room, id: id, online: false, lastReading: nil, readings: 0))
         }
         startNode(known: known)
+        configureRooms()
         // A receiver the directory does not hold (this node's own room now, or no node) can never be heard from:
         // nothing may wait for it.
         let held = Set(mqttNode?.directory.receivers.map(\.id) ?? [])
@@ -52,6 +54,23 @@ extension BeaconDaemon {
             mqttProblem = "\(error)"
             logger.error("MQTT stays off: \(error)")
         }
+    }
+
+    /// Rooms follow the node: with one (its room is this receiver's), beacons are placed from every receiver's readings
+    /// with `[rooms]` and `calibration.toml`; without, there are no rooms.
+    func configureRooms() {
+        guard let mqttNode else {
+            engine.presence = nil
+            return
+        }
+        if engine.presence == nil {
+            engine.presence = RoomPresence(localRoom: mqttNode.room, calibrations: configuration.calibrations,
+                                           measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
+        } else {
+            engine.presence?.reconfigure(localRoom: mqttNode.room, calibrations: configuration.calibrations,
+                                         measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
+        }
+        mqttNode.roomOf = { [unowned self] identity in self.assumeIsolated { $0.engine.presence?.placement(of: identity) ?? .unplaced } }
     }
 
     /// Says `offline` and disconnects (shutdown, or before a reload's new settings take over).
@@ -84,9 +103,11 @@ extension BeaconDaemon {
     func fleetInput(_ input: ReceiverDirectory.Input) {
         let now = clock()
         switch input {
-        case .sighting(let identity, let rssi, let distance, let receiver):
+        case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower):
             mqttNode?.recordDistance(identity, distance: distance, by: receiver, at: now)
-            engineChanged(engine.observe(identity, rssi: rssi, by: receiver, at: now))
+            let room = mqttNode?.directory.receivers.first { $0.id == receiver }?.room
+            engineChanged(engine.observe(identity, rssi: rssi, distance: distance, measuredPower: measuredPower, by: receiver,
+                                         in: room, at: now))
             scheduleLastSeenSave()
         case .receiverOffline(let receiver):
             engineChanged(engine.receiverWentOffline(receiver, at: now))
@@ -97,15 +118,16 @@ extension BeaconDaemon {
         }
     }
 
-    /// A ranged beacon's dictionary, with `Room` and `Receivers` while `[mqtt]` is on (this node's own distance
-    /// under its room, and every other receiver's from the last two seconds).
+    /// A ranged beacon's dictionary, with `Room` and `Receivers` while `[mqtt]` is on: the beacon's room as the room
+    /// locator places it ("" when it cannot be said), and every receiver's calibrated, smoothed distance from fresh
+    /// readings by room.
     func rangedBeaconDictionary(_ beacon: RangedBeacon) -> DBusValue {
         let plain = BeaconDictionaries.dictionary(beacon)
-        guard let mqttNode, case .dictionary(let key, let value, var entries) = plain else { return plain }
-        var distances = mqttNode.remoteDistances(of: beacon.identity, at: clock())
-        if beacon.accuracy.isFinite, beacon.accuracy >= 0 { distances[mqttNode.room] = beacon.accuracy }
-        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.room),
-                                           value: .variant(.string(ReceiverDistances.nearestRoom(distances) ?? ""))))
+        guard mqttNode != nil, let presence = engine.presence, case .dictionary(let key, let value, var entries) = plain else { return plain }
+        let distances = presence.distances(of: beacon.identity, at: clock())
+        var room = ""
+        if case .room(let name) = presence.placement(of: beacon.identity) { room = name }
+        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.room), value: .variant(.string(room))))
         entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receivers), value: .variant(.dictionary(
             keySignature: "s", valueSignature: "d",
             distances.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))

@@ -8,6 +8,8 @@ struct BeaconEngine {
     typealias Event = BeaconPipeline<EngineKey>.Event
 
     private var pipeline: BeaconPipeline<EngineKey>
+    /// When rooms last forgot beacons gone for an hour.
+    private var roomsForgotten: Timestamp?
 
     init(_ monitoring: MonitoringConfiguration) {
         pipeline = BeaconPipeline(monitoring: monitoring, emitsObservations: false)
@@ -30,18 +32,35 @@ struct BeaconEngine {
 
     // MARK: Remote receivers
 
-    /// Another receiver's reading of `identity` (MQTT): it counts for monitoring as a sighting of that receiver.
-    /// Ranging stays this node's own: its dictionaries describe what this adapter hears.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, at now: Timestamp) -> [Event] {
+    /// Another receiver's reading of `identity` (MQTT), from the receiver in `room`: it places the beacon (with rooms)
+    /// and counts for monitoring as a sighting of that receiver. Ranging stays this node's own: its dictionaries
+    /// describe what this adapter hears.
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, distance: Double? = nil, measuredPower: Int? = nil,
+                          by receiver: ReceiverID, in room: String? = nil, at now: Timestamp) -> [Event] {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
+        var placed = SightingRoom.unplaced
+        if pipeline.presence != nil, let room {
+            placed = pipeline.presence!.place(identity, rssi: rssi.map(Double.init), advertisedPower: measuredPower,
+                                              distance: distance.flatMap { $0 >= 0 ? $0 : nil }, by: receiver, in: room, at: now)
+        }
         var monitoring: [MonitoringEvent<EngineKey>] = []
-        pipeline.monitor.observe(identity, rssi: rssi, by: receiver, at: now, into: &monitoring)
+        pipeline.monitor.observe(identity, rssi: rssi, by: receiver, room: placed, at: now, into: &monitoring)
         return events + monitoring.map { .monitoring($0) }
     }
 
+    /// Rooms (with `[mqtt]`): where each beacon is, from this node's and the other receivers' readings.
+    var presence: RoomPresence? {
+        get { pipeline.presence }
+        set { pipeline.presence = newValue }
+    }
+
+    /// The silence after which `identity` exits, as adaptive exits learned it.
+    func learnedExit(of identity: BeaconIdentity) -> Duration? { pipeline.monitor.learnedExit(of: identity) }
+
     /// A remote receiver went offline: the regions only it heard lately become unknown, never outside.
     mutating func receiverWentOffline(_ receiver: ReceiverID, at now: Timestamp) -> [Event] {
+        pipeline.presence?.receiverWentOffline(receiver)
         var monitoring: [MonitoringEvent<EngineKey>] = []
         pipeline.monitor.receiverWentOffline(receiver, at: now, into: &monitoring)
         return monitoring.map { .monitoring($0) }
@@ -52,6 +71,7 @@ struct BeaconEngine {
 
     /// A remote receiver is back: what waited for it gets a full exit timeout.
     mutating func receiverCameOnline(_ receiver: ReceiverID, at now: Timestamp) -> [Event] {
+        pipeline.presence?.receiverCameOnline(receiver)
         var monitoring: [MonitoringEvent<EngineKey>] = []
         pipeline.monitor.receiverCameOnline(receiver, at: now, into: &monitoring)
         return monitoring.map { .monitoring($0) }
@@ -61,6 +81,10 @@ struct BeaconEngine {
     mutating func advance(to now: Timestamp) -> [Event] {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
+        if pipeline.presence != nil, now - (roomsForgotten ?? .epoch) >= .seconds(60) {
+            pipeline.presence?.forget(notHeardFor: .seconds(3600), at: now)
+            roomsForgotten = now
+        }
         return events
     }
 
@@ -189,6 +213,7 @@ struct BeaconEngine {
         let offline = pipeline.monitor.offlineReceivers
         var fresh = BeaconEngine(monitoring)
         fresh.emitsObservations = emitsObservations
+        fresh.presence = presence
         if blind {
             // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out. It
             // goes blind before the regions are put back, so none is timed from its last sighting (an exit that

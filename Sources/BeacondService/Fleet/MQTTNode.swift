@@ -36,6 +36,10 @@ final class MQTTNode {
     /// state is the device tracker's.
     private let discovery: HomeAssistantDiscovery?
     private var presence: RegionMonitor<BeaconIdentity>
+    /// Where a beacon is (set by the daemon: its room locator), for the device tracker's state and the room sensor.
+    var roomOf: ((BeaconIdentity) -> SightingRoom)?
+    /// What was last published per beacon (device tracker, room sensor), so a sighting publishes only a change.
+    private var publishedPresence: [BeaconIdentity: (tracker: String, room: String)] = [:]
     private var presenceTimer: MainLoop.SourceID?
     private let loop: MainLoop
     private let clock: @Sendable () -> Timestamp
@@ -219,6 +223,7 @@ final class MQTTNode {
             var events: [MonitoringEvent<BeaconIdentity>] = []
             presence.observe(observation, into: &events)
             presenceChanged(events)
+            publishPresence(observation.frame.identity)
         }
         guard let reading else { return }
         guard case .connected = client.state else {
@@ -259,9 +264,27 @@ final class MQTTNode {
         for config in discovery.beaconConfigs(identity) {
             try client.publish(MQTTMessage(topic: config.topic, text: config.payload, qos: 1, retain: true))
         }
+        publishedPresence[identity] = nil
+        publishPresence(identity)
+    }
+
+    /// The device tracker's state (the room name while inside and placed; `home` while inside and the room cannot be
+    /// said; `not_home`; `None` while unknown) and the room sensor's, each published (retained) when it changed.
+    private func publishPresence(_ identity: BeaconIdentity) {
+        guard let discovery, case .connected = client.state, discovered.contains(identity) else { return }
         let state = presence.state(of: identity) ?? .unknown
-        try client.publish(MQTTMessage(topic: discovery.presenceTopic(identity), text: HomeAssistantDiscovery.presence(state),
-                                       qos: 1, retain: true))
+        var room = ""
+        if case .room(let name)? = roomOf?(identity) { room = name }
+        let tracker = HomeAssistantDiscovery.presence(state, room: room)
+        let shownRoom = state == .inside ? room : ""
+        let previous = publishedPresence[identity]
+        if previous?.tracker != tracker {
+            _ = try? client.publish(MQTTMessage(topic: discovery.presenceTopic(identity), text: tracker, qos: 1, retain: true))
+        }
+        if previous?.room != shownRoom {
+            _ = try? client.publish(MQTTMessage(topic: discovery.roomTopic(identity), text: shownRoom, qos: 1, retain: true))
+        }
+        publishedPresence[identity] = (tracker, shownRoom)
     }
 
     /// What another receiver's message means for the presence of the published beacons.
@@ -269,7 +292,7 @@ final class MQTTNode {
         guard discovery != nil else { return }
         var events: [MonitoringEvent<BeaconIdentity>] = []
         switch input {
-        case .sighting(let identity, let rssi, _, let receiver):
+        case .sighting(let identity, let rssi, _, let receiver, _):
             presence.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
         case .receiverOffline(let receiver):
             presence.receiverWentOffline(receiver, at: now, into: &events)
@@ -279,6 +302,7 @@ final class MQTTNode {
             return
         }
         presenceChanged(events)
+        if case .sighting(let identity, _, _, _, _) = input { publishPresence(identity) }
     }
 
     /// This node's own scanner cannot see (or sees again): presence follows the daemon's regions.
@@ -295,10 +319,10 @@ final class MQTTNode {
 
     private func presenceChanged(_ events: [MonitoringEvent<BeaconIdentity>]) {
         if let discovery, case .connected = client.state {
+            _ = discovery
             for event in events {
-                guard case .didDetermineState(let state) = event.kind else { continue }
-                _ = try? client.publish(MQTTMessage(topic: discovery.presenceTopic(event.key),
-                                                    text: HomeAssistantDiscovery.presence(state), qos: 1, retain: true))
+                guard case .didDetermineState = event.kind else { continue }
+                publishPresence(event.key)
             }
         }
         armPresenceTimer()

@@ -36,12 +36,13 @@ extension StateStore {
         let region = event.region
         try db.execute(sql: """
             INSERT INTO queued_event (app_id, kind, identifier, uuid, major, minor, notify_on_entry, notify_on_exit,
-                timestamp_us, enter_rssi, absent_rssi)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                timestamp_us, enter_rssi, absent_rssi, room, entry_delay_us, exit_delay_us)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [event.appID, event.kind.rawValue, region.identifier, region.constraint.uuid.uuidString,
                              region.constraint.major.map { Int($0) }, region.constraint.minor.map { Int($0) },
                              region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch,
-                             region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow])
+                             region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow,
+                             region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds])
         let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queued_event WHERE app_id = ?",
                                      arguments: [event.appID]) ?? 0
         let excess = count - max(limit, 1)

@@ -91,8 +91,11 @@ extension StateStore {
             hysteresis = both
         default: return nil
         }
+        let entryDelay: Int64? = row["entry_delay_us"]
+        let exitDelay: Int64? = row["exit_delay_us"]
         return BeaconRegion(identifier: row["identifier"], constraint: constraint,
                             notifyOnEntry: row["notify_on_entry"], notifyOnExit: row["notify_on_exit"],
-                            hysteresis: hysteresis)
+                            hysteresis: hysteresis, room: row["room"], entryDelay: entryDelay.map { .microseconds($0) },
+                            exitDelay: exitDelay.map { .microseconds($0) })
     }
 }

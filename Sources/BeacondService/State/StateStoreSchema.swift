@@ -91,6 +91,17 @@ enum StateStoreSchema {
             try db.execute(sql: "ALTER TABLE monitored_region ADD COLUMN heard_by TEXT "
                 + "CHECK (heard_by IS NULL OR json_valid(heard_by))")
         }
+        migrator.registerMigration("v6: region room, entry and exit delays") { db in
+            // Room: inside only while its beacon is in that room; delays in µs. NULL: none (any room, enter at
+            // once, the daemon's exit). Queued events keep the region as it was.
+            for table in ["monitored_region", "queued_event"] {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN room TEXT CHECK (room IS NULL OR length(room) BETWEEN 1 AND 64)")
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN entry_delay_us INTEGER "
+                    + "CHECK (entry_delay_us IS NULL OR entry_delay_us BETWEEN 0 AND 86400000000)")
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN exit_delay_us INTEGER "
+                    + "CHECK (exit_delay_us IS NULL OR exit_delay_us BETWEEN 1 AND 86400000000)")
+            }
+        }
         return migrator
     }
 }

@@ -29,6 +29,10 @@ struct ClientCommand: ParsableCommand {
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
               beaconctl client --app com.example.door monitor $UUID:1 --identifier door
               beaconctl client --app com.example.door range $UUID --count 3 --json
+              beaconctl client --app com.example.door monitor $UUID:1:2@kitchen --entry-delay 10
+
+            UUID:MAJOR:MINOR@ROOM (monitor, with [mqtt]): the region is inside only while its beacon is in that \
+            room, as the receivers place it (beaconctl status lists the receivers' rooms).
 
             Needs a unix user that the app's declaration (/etc/beacond/apps.d/APP.toml, users = [...]) allows; \
             not the admin group (except to grant a pending request from another terminal).
@@ -57,10 +61,17 @@ struct ClientCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @Option(help: "The app id to register as (declared in /etc/beacond/apps.d).") var app: String
     @Argument(help: "monitor (region entry/exit) or range (beacons about once a second).") var action: Action
-    @Argument(help: ArgumentHelp("Which beacons: a UUID, optionally with major and minor (decimal).",
-                                 valueName: "UUID[:MAJOR[:MINOR]]"))
+    @Argument(help: ArgumentHelp("Which beacons: a UUID, optionally with major and minor (decimal); for monitor, @ROOM: "
+                                 + "inside only while the beacon is in that room.",
+                                 valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
     var constraint: String
     @Option(help: "The region identifier for monitor (default: the constraint text).") var identifier: String?
+    @Option(help: ArgumentHelp("For monitor: seconds the beacon must be heard before the region is entered.",
+                               valueName: "seconds"))
+    var entryDelay: Double?
+    @Option(help: ArgumentHelp("For monitor: seconds of silence that exit this region (instead of the daemon's exit).",
+                               valueName: "seconds"))
+    var exitDelay: Double?
     @Flag var level: Level?
     @Option(help: "Exit after this many region/ranging events.") var count: Int?
     @Flag(help: "After StartMonitoring, call RequestState for an immediate DidDetermineState.") var requestState = false
@@ -69,9 +80,20 @@ struct ClientCommand: ParsableCommand {
 
     func validate() throws {
         do {
-            _ = try BeaconIdentityConstraint(parsing: constraint)
-        } catch {
+            let spec = try RegionSpec(parsing: constraint)
+            if spec.room != nil, action == .range {
+                throw ValidationError("@\(spec.room ?? "") applies to monitor only: ranging reports every beacon with its Room")
+            }
+        } catch let error as RegionSpec.Invalid {
             throw ValidationError(error.description)
+        }
+        if action == .range, entryDelay != nil || exitDelay != nil {
+            throw ValidationError("--entry-delay and --exit-delay apply to monitor only")
+        }
+        for (name, value) in [("--entry-delay", entryDelay), ("--exit-delay", exitDelay)] {
+            if let value, !(value.isFinite && value >= 0 && value <= 86_400) {
+                throw ValidationError("\(name) must be 0 to 86400 seconds, got \(value)")
+            }
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1 (got \(count))") }
         if action == .range {
@@ -85,17 +107,19 @@ struct ClientCommand: ParsableCommand {
     func run() throws {
         Interruption.install()
         try Reporting.run { () throws(BeaconctlError) in
-            let parsed: BeaconIdentityConstraint
-            do throws(BeaconIdentityConstraint.Invalid) {
-                parsed = try BeaconIdentityConstraint(parsing: constraint)
+            let spec: RegionSpec
+            do throws(RegionSpec.Invalid) {
+                spec = try RegionSpec(parsing: constraint)
             } catch {
                 throw BeaconctlError(exitStatus: ExitStatus.usage, message: error.description)
             }
+            let parsed = spec.constraint
             let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
             var session = try SampleClientRun(client: client, app: app, json: output.json)
             let always = level.map { $0 == .always } ?? (action == .monitor)
             try session.run(action == .monitor
-                                ? .monitor(RegionArguments.region(parsed, identifier: identifier ?? parsed.description))
+                                ? .monitor(RegionArguments.region(parsed, identifier: identifier ?? spec.description, room: spec.room,
+                                                                  entryDelay: entryDelay, exitDelay: exitDelay))
                                 : .range(RegionArguments.constraint(parsed)),
                             requestAlways: always, count: count, requestState: requestState,
                             keepMonitoring: keepMonitoring)

@@ -1,0 +1,96 @@
+/// Rooms as the daemon and replay see them: this receiver's room, every receiver's calibration, beacons' measured
+/// power overrides, and the `RoomLocator` that places each beacon. Pure; time is passed in.
+public struct RoomPresence: Sendable {
+    /// The room of this node's own scanner.
+    public var localRoom: String
+    /// By receiver (its room, as topics name it); absent: `ReceiverCalibration.uncalibrated`.
+    public var calibrations: [String: ReceiverCalibration]
+    /// A beacon's RSSI at one metre when its advertised measured power is wrong, dBm.
+    public var measuredPower: [BeaconIdentity: Int]
+    public private(set) var locator: RoomLocator<BeaconIdentity>
+    /// Each receiver's latest RSSI of each beacon, raw (before calibration), for `beaconctl calibrate`.
+    public private(set) var latestReadings: [BeaconIdentity: [String: ReceiverReading]] = [:]
+
+    /// What one receiver last heard of one beacon.
+    public struct ReceiverReading: Hashable, Sendable {
+        public var rssi: Double
+        /// The measured power used (the override, or what the beacon advertised).
+        public var measuredPower: Int
+        public var time: Timestamp
+    }
+
+    public init(localRoom: String, calibrations: [String: ReceiverCalibration] = [:], measuredPower: [BeaconIdentity: Int] = [:],
+                configuration: RoomConfiguration = .default) {
+        self.localRoom = localRoom
+        self.calibrations = calibrations
+        self.measuredPower = measuredPower
+        locator = RoomLocator(configuration: configuration)
+    }
+
+    /// Counts a reading of `identity` by `receiver` in `room`: `rssi` dBm (smoothed or raw) with the beacon's advertised
+    /// `advertisedPower`; without an RSSI, the receiver's own `distance` estimate. Returns where the beacon is now.
+    public mutating func place(_ identity: BeaconIdentity, rssi: Double?, advertisedPower: Int?, distance: Double? = nil,
+                               by receiver: ReceiverID, in room: String, at now: Timestamp) -> SightingRoom {
+        let power = measuredPower[identity] ?? advertisedPower
+        var metres = distance
+        if let rssi, let power, rssi.isFinite {
+            metres = (calibrations[room] ?? .uncalibrated).distance(rssi: rssi, measuredPower: Double(power)) ?? metres
+            if latestReadings[identity] == nil, latestReadings.count >= Self.readingCapacity { forgetReadings(before: now) }
+            if latestReadings[identity] != nil || latestReadings.count < Self.readingCapacity {
+                latestReadings[identity, default: [:]][room] = ReceiverReading(rssi: rssi, measuredPower: power, time: now)
+            }
+        }
+        if let metres, metres.isFinite, metres > 0 {
+            locator.observe(identity, distance: metres, by: receiver, in: room, at: now)
+        }
+        return placement(of: identity)
+    }
+
+    /// Where `identity` is, for region monitoring.
+    public func placement(of identity: BeaconIdentity) -> SightingRoom {
+        switch locator.placement(of: identity) {
+        case .room(let name)?: return .room(name)
+        case .unknown?: return .unknown
+        case nil: return .unplaced
+        }
+    }
+
+    public mutating func receiverWentOffline(_ receiver: ReceiverID) { locator.receiverWentOffline(receiver) }
+    public mutating func receiverCameOnline(_ receiver: ReceiverID) { locator.receiverCameOnline(receiver) }
+
+    /// Each receiver's (calibrated, smoothed) distance to `identity` from fresh readings, by room: the nearest when a
+    /// room has several receivers.
+    public func distances(of identity: BeaconIdentity, at now: Timestamp) -> [String: Double] {
+        var byRoom: [String: Double] = [:]
+        for (_, heard) in locator.distances(of: identity, at: now) {
+            byRoom[heard.room] = min(byRoom[heard.room] ?? .infinity, heard.distance)
+        }
+        return byRoom
+    }
+
+    /// Forgets beacons unheard for `age` (called about once a minute): tables stay as large as the beacons around.
+    public mutating func forget(notHeardFor age: Duration, at now: Timestamp) {
+        locator.forget(notHeardFor: age, at: now)
+        forgetReadings(before: now - age)
+    }
+
+    /// Beacons whose raw readings are kept for calibration.
+    public static let readingCapacity = 10_000
+
+    private mutating func forgetReadings(before cutoff: Timestamp) {
+        latestReadings = latestReadings.compactMapValues { rooms in
+            let fresh = rooms.filter { $0.value.time >= cutoff }
+            return fresh.isEmpty ? nil : fresh
+        }
+    }
+
+    /// A new configuration (reload): calibrations and overrides apply from the next reading; where beacons are is kept
+    /// unless the room hysteresis changed.
+    public mutating func reconfigure(localRoom: String, calibrations: [String: ReceiverCalibration],
+                                     measuredPower: [BeaconIdentity: Int], configuration: RoomConfiguration) {
+        self.localRoom = localRoom
+        self.calibrations = calibrations
+        self.measuredPower = measuredPower
+        if configuration != locator.configuration { locator = RoomLocator(configuration: configuration) }
+    }
+}

@@ -1,0 +1,72 @@
+import BeaconKit
+import BeacondService
+import Foundation
+import Testing
+
+@Suite("beacond.toml [rooms] and adaptive exits; calibration.toml")
+struct RoomSettingsTests {
+    @Test("rooms, adaptive exits and calibration are read")
+    func everyKey() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("""
+            [monitoring]
+            exit_timeout = 180
+            exit_timeout_min = 2.5
+            exit_chance = 0.0001
+
+            [rooms]
+            margin = 0.4
+            dwell = 10
+            """, to: "beacond.toml")
+        try directory.write("""
+            # written by beaconctl calibrate
+            [receivers.kitchen]
+            rssi_offset = 6.5
+            path_loss_exponent = 3.1
+
+            [receivers.hall]
+            rssi_offset = -4
+
+            [beacons]
+            "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2" = -62
+            """, to: "calibration.toml")
+        let configuration = try directory.load()
+        #expect(configuration.rooms == (try RoomConfiguration(margin: 0.4, dwell: .seconds(10))))
+        #expect(configuration.exitTimeoutMinimum == .milliseconds(2500))
+        #expect(configuration.exitChance == 0.0001)
+        #expect(try configuration.monitoringConfiguration().adaptiveExit == (try AdaptiveExit(minimum: .milliseconds(2500), chance: 0.0001)))
+        #expect(configuration.calibrations["kitchen"] == (try ReceiverCalibration(rssiOffset: 6.5, pathLossExponent: 3.1)))
+        #expect(configuration.calibrations["hall"] == (try ReceiverCalibration(rssiOffset: -4, pathLossExponent: 2.7)))
+        let beacon = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 2)
+        #expect(configuration.measuredPowerOverrides == [beacon: -62])
+        #expect(configuration.warnings.isEmpty)
+    }
+
+    @Test("exit_timeout_min 0 (the default) keeps fixed exits")
+    func adaptiveOff() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[monitoring]\nexit_timeout_min = 0\n", to: "beacond.toml")
+        #expect(try directory.load().monitoringConfiguration().adaptiveExit == nil)
+    }
+
+    @Test("a value that cannot work names the file, the line and the fix",
+          arguments: [
+            ("beacond.toml", "[rooms]\nmargin = 1.5\n", 2, "margin = 0.3"),
+            ("beacond.toml", "[rooms]\n\ndwell = -1\n", 3, "dwell = 6"),
+            ("beacond.toml", "[monitoring]\nexit_timeout_min = 60\n", 2, "exit_timeout = 180"),
+            ("beacond.toml", "[monitoring]\nexit_chance = 2\n", 2, "exit_chance = 0.001"),
+            ("calibration.toml", "[receivers.kitchen]\npath_loss_exponent = 9\n", 2, "path_loss_exponent = 2.7"),
+            ("calibration.toml", "[receivers.kitchen]\nrssi_offset = 80\n", 2, "rssi_offset = 6.0"),
+            ("calibration.toml", "[receivers.\"Living Room\"]\nrssi_offset = 1\n", 1, "[receivers.kitchen]"),
+            ("calibration.toml", "[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1\" = -60\n", 2, "UUID:MAJOR:MINOR"),
+            ("calibration.toml", "[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -300\n", 2, "-127"),
+          ])
+    func refused(file: String, text: String, line: Int, fix: String) throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write(text, to: file)
+        let error = try #require(directory.loadError())
+        #expect(error.file.hasSuffix("/" + file))
+        #expect(error.line == line)
+        #expect("\(error)".contains(fix), "\(error)")
+    }
+}
