@@ -58,6 +58,19 @@ public enum BeacondKey {
     public static let timestamp = "Timestamp"
 }
 
+/// Keys of `ListReceiverReadings` entries: each receiver's latest raw reading of each beacon (for calibration).
+public enum BeacondReadingKey {
+    public static let uuid = "UUID", major = "Major", minor = "Minor"
+    /// s: the receiver, by its room.
+    public static let receiver = "Receiver"
+    /// d, dBm: as the receiver reported it, before calibration (smoothed by ESPresense and beacond nodes).
+    public static let rssi = "RSSI"
+    /// n, dBm: the RSSI at one metre used (the beacon's override in calibration.toml, or what it advertises).
+    public static let measuredPower = "MeasuredPower"
+    /// t: when, µs since the epoch.
+    public static let timestamp = "Timestamp"
+}
+
 /// Authorization status strings (Core Location's names).
 public enum BeacondStatus {
     public static let all = ["notDetermined", "restricted", "denied", "authorizedWhenInUse", "authorizedAlways"]
@@ -198,6 +211,7 @@ public enum BeacondMember {
     public static let setAuthorization = "SetAuthorization", resetAuthorization = "ResetAuthorization"
     public static let setLocationServicesEnabled = "SetLocationServicesEnabled"
     public static let watchEvents = "WatchEvents", unwatchEvents = "UnwatchEvents", event = "Event"
+    public static let listReceiverReadings = "ListReceiverReadings", reload = "Reload"
     // LocationManager1
     public static let requestWhenInUseAuthorization = "RequestWhenInUseAuthorization"
     public static let requestAlwaysAuthorization = "RequestAlwaysAuthorization"

@@ -37,7 +37,7 @@ struct BeaconctlCommand: ParsableCommand {
         version: BeacondVersion.current,
         subcommands: [StatusCommand.self, BeaconsCommand.self, RegionsCommand.self, ClientsCommand.self,
                       EventsCommand.self, AuthCommand.self, ServicesCommand.self, DoctorCommand.self,
-                      ClientCommand.self])
+                      ClientCommand.self, CalibrateCommand.self])
 
     /// Accepted here as well as after the subcommand (`beaconctl --bus session status`).
     @OptionGroup var bus: BusOptions
@@ -52,5 +52,5 @@ struct BeaconctlCommand: ParsableCommand {
     }
 
     /// The commands that run until stopped (`Interruption`).
-    static let liveCommands: Set<String> = ["client", "events", "beacons"]
+    static let liveCommands: Set<String> = ["client", "events", "beacons", "calibrate"]
 }

@@ -73,7 +73,7 @@ struct FleetBenchmark: ParsableCommand {
                 let now = Timestamp(microsecondsSinceEpoch: clock)
                 for input in directory.receive(topic: message.topic, payload: message.payload, at: now) {
                     switch input {
-                    case .sighting(let identity, let rssi, _, let receiver, _):
+                    case .sighting(let identity, let rssi, _, let receiver, _, _):
                         sightings += 1
                         monitor.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
                     case .receiverOnline(let receiver):

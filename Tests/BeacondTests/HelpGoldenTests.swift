@@ -12,7 +12,7 @@ struct HelpGoldenTests {
     static let helps: [(tool: String, arguments: [String])] = [
         ("beacond", []), ("beacond", ["replay"]),
     ] + ["", "status", "beacons", "regions", "clients", "events", "auth", "auth list", "auth grant", "auth deny",
-         "auth reset", "services", "doctor", "client"].map { ("beaconctl", $0.split(separator: " ").map(String.init)) }
+         "auth reset", "services", "doctor", "client", "calibrate"].map { ("beaconctl", $0.split(separator: " ").map(String.init)) }
 
     static func binary(_ tool: String) throws -> URL {
         try ReplayCLITests.beacondURL().deletingLastPathComponent().appendingPathComponent(tool)

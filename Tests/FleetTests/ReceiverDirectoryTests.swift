@@ -19,12 +19,12 @@ struct ReceiverDirectoryTests {
             == [.receiverOnline(ReceiverID(rawValue: 1))])
         #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now) == [.ignored])
         #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
-            == [.sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59)])
+            == [.sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
         #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8), at: now)
             == [.receiverOffline(ReceiverID(rawValue: 1))])
         // A reading from a receiver marked offline: it is back, then its sighting.
         #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
-            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59)])
+            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
         let kitchen = directory.receiver("kitchen")
         #expect(kitchen?.online == true && kitchen?.readings == 2 && kitchen?.lastReading == now)
     }
@@ -63,7 +63,7 @@ struct ReceiverDirectoryTests {
     @Test func hostileNumbersDoNotTrap() {
         var directory = ReceiverDirectory(ownRoom: "hall")
         let inputs = directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(rssi: 1e300), at: now)
-        #expect(inputs.last == .sighting(identity, rssi: 127, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59))
+        #expect(inputs.last == .sighting(identity, rssi: 127, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: nil))
     }
 
     @Test func receiversAreBoundedAndTheBrokerLossTakesThemAllOffline() {
@@ -95,7 +95,7 @@ struct ReceiverDirectoryTests {
             == [.bridgeChanged(name: "bridge-site2", connected: false)])
         // A receiver on this side is heard again with its next reading.
         #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
-            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59)])
+            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
         #expect(directory.receive(topic: bridge, payload: Array("1".utf8), at: now) == [.bridgeChanged(name: "bridge-site2", connected: true)])
         #expect(directory.bridgesDown.isEmpty)
         // Beyond the bridge: its retained status crosses again.

@@ -656,8 +656,8 @@ def test_bridge_drop(suite):
 
 def test_room_in_ranging(suite):
     """A client of node A (kitchen) ranges the beacon that A hears close by; an ESPresense node (garage) reports it
-    farther: each DidRangeBeacons beacon carries Receivers (kitchen and garage, in metres) and Room kitchen. When the
-    garage reports it nearer than A's own estimate, Room becomes garage."""
+    farther: each DidRangeBeacons beacon carries Receivers (kitchen and garage, calibrated metres from each receiver's
+    RSSI) and Room kitchen. When the garage hears it much stronger, Room becomes garage after the dwell."""
     broker = Broker()
     garage = None
     try:
@@ -678,12 +678,13 @@ def test_room_in_ranging(suite):
         signal = client.wait("DidRangeBeacons", where=beacons_with("kitchen"), timeout=10)
         beacon = mqtt_plain(signal.args[0][0])
         receivers = beacon["Receivers"]
-        check(receivers["garage"] == 2.4 and 0 < receivers["kitchen"] < 2.4 and receivers["kitchen"] == beacon["Accuracy"],
-              "Receivers %r, Accuracy %r" % (receivers, beacon["Accuracy"]))
+        # Uncalibrated: 10^((rssi@1m - rssi) / 27) from the garage's RSSI (-71.25 at -59 dBm), not its own 2.4 m.
+        check(abs(receivers["garage"] - 10 ** ((-59 + 71.25) / 27)) < 0.01 and 0 < receivers["kitchen"] < 1.5,
+              "Receivers %r" % receivers)
         garage.stop()
-        garage.reading["distance"] = 0.05
+        garage.reading["rssi"] = -40.0
         garage.start()
-        client.wait("DidRangeBeacons", where=beacons_with("garage"), timeout=10)
+        client.wait("DidRangeBeacons", where=beacons_with("garage"), timeout=20)
         feeder.stop()
     finally:
         if garage:
@@ -770,7 +771,9 @@ def test_home_assistant(suite):
         feeder = world.feeder()
         feeder.wait_for_fifo()
         feeder.start(interval=0.2)
-        wait_state("device_tracker", OBJECT, "home", timeout=30)
+        # Inside, and placed in this node's room: the tracker's state is the room, and so is the room sensor's.
+        wait_state("device_tracker", OBJECT, "kitchen", timeout=30)
+        wait_state("sensor", OBJECT + "_room", "kitchen", timeout=30)
         distance_deadline = time.monotonic() + 30
         while time.monotonic() < distance_deadline and not re.fullmatch(r"\d+\.\d+", state("sensor", OBJECT + "_distance") or ""):
             pump_for(0.2)
@@ -794,6 +797,123 @@ def test_home_assistant(suite):
                 os.killpg(hass.pid, signal.SIGKILL)
                 hass.wait()
         listener.close()
+        broker.close()
+
+
+# MARK: 12. rooms, adaptive exits, calibration
+
+class ReadingPublisher:
+    """Receivers on the broker, written with paho-mqtt: each room publishes readings (ESPresense's format) of the
+    beacons given in `readings` ({room: {(major, minor): rssi}}) every `interval` seconds while running."""
+
+    def __init__(self, broker, rooms):
+        self.client = paho.Client(client_id="rooms-%d" % os.getpid(), protocol=paho.MQTTv311)
+        self.client.connect("127.0.0.1", broker.port, keepalive=30)
+        self.client.loop_start()
+        for room in rooms:
+            self.client.publish(status_topic(room), "online", qos=1, retain=True).wait_for_publish()
+        self.readings = {room: {} for room in rooms}
+        self.lock = threading.Lock()
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def set(self, room, beacons):
+        with self.lock:
+            self.readings[room] = dict(beacons)
+
+    def run(self):
+        while self.running:
+            with self.lock:
+                current = {room: dict(beacons) for room, beacons in self.readings.items()}
+            for room, beacons in current.items():
+                for (major, minor), rssi in beacons.items():
+                    device = "iBeacon:%s-%d-%d" % (DEMO_UUID.lower(), major, minor)
+                    self.client.publish(device_topic(device, room), json.dumps(
+                        {"id": device, "rssi@1m": -59, "rssi": rssi, "distance": 10 ** ((-59 - rssi) / 27)}))
+            time.sleep(0.1)
+
+    def close(self):
+        self.running = False
+        self.thread.join()
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def test_rooms_exits_and_calibration(suite):
+    """Node hall hears nothing itself; receivers kitchen and office (paho-mqtt, ESPresense's format) report beacon
+    1:2. A region @kitchen enters while kitchen hears it strongest and exits when office does (after the dwell);
+    a plain region of the same beacon stays inside throughout. Adaptive exits (exit_timeout 30, exit_timeout_min
+    1): once every receiver falls silent, the plain region exits in seconds, not 30; a region with ExitDelay 8 exits
+    about 8 s after. beaconctl calibrate fits kitchen from two reference beacons (offset +6 dB, exponent 2.7) and
+    writes calibration.toml, and the daemon reloads it. A Room on a node without [mqtt] is refused with the fix."""
+    broker = Broker()
+    receivers = None
+    try:
+        settings = ('[monitoring]\nexit_timeout = 30\nexit_timeout_min = 1\n\n[rooms]\nmargin = 0.3\ndwell = 1\n\n'
+                    '[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "hall"\npublish = []\n' % broker.port)
+        hall = setup(suite, broker, settings=settings)
+        client = hall.authorized_client("org.example.Demo", "authorizedAlways")
+        client.start_monitoring("kitchen", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), Room="kitchen")
+        client.start_monitoring("anywhere", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2))
+        client.start_monitoring("slow", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), ExitDelay=dbus.Double(8.0))
+        regions = {str(r["Identifier"]): r for r in hall.admin.status()["Regions"]}
+        check(str(regions["kitchen"].get("Room", "")) == "kitchen", "status shows no Room: %r" % regions["kitchen"])
+        receivers = ReadingPublisher(broker, ["kitchen", "office"])
+        receivers.set("kitchen", {(1, 2): -60.0})
+        receivers.set("office", {(1, 2): -80.0})
+        entered = client.wait("DidEnterRegion", where=lambda s: str(s.args[0]["Identifier"]) == "kitchen", timeout=15)
+        check(entered, "no entry of kitchen")
+        client.wait("DidEnterRegion", where=lambda s: str(s.args[0]["Identifier"]) == "anywhere", timeout=5)
+        # The beacon walks to the office: kitchen exits, anywhere stays.
+        mark = client.collector.mark()
+        receivers.set("kitchen", {(1, 2): -80.0})
+        receivers.set("office", {(1, 2): -60.0})
+        client.wait("DidExitRegion", where=lambda s: str(s.args[0]["Identifier"]) == "kitchen", timeout=40)
+        check(not [s for s in client.collector.since(mark, member="DidExitRegion") if str(s.args[0]["Identifier"]) != "kitchen"],
+              "another region exited while the beacon walked")
+        # Everyone falls silent: the learned exit comes in seconds; ExitDelay 8 about 8 s after the last reading.
+        receivers.set("kitchen", {})
+        receivers.set("office", {})
+        stopped = time.monotonic()
+        client.wait("DidExitRegion", where=lambda s: str(s.args[0]["Identifier"]) == "anywhere", timeout=15)
+        quick = time.monotonic() - stopped
+        client.wait("DidExitRegion", where=lambda s: str(s.args[0]["Identifier"]) == "slow", timeout=15)
+        fixed = time.monotonic() - stopped
+        check(quick < 6, "the adaptive exit took %.1f s (exit_timeout is 30)" % quick)
+        check(7 <= fixed <= 11, "ExitDelay 8 exited after %.1f s" % fixed)
+        # beaconctl calibrate: two reference beacons 1 m and 4 m from kitchen, which reads 6 dB low.
+        receivers.set("kitchen", {(9, 1): -65.0, (9, 2): -65.0 - 27 * 0.6020599913})
+        result = beaconctl(suite, hall, "calibrate", "--reference", "%s:9:1@kitchen=1" % DEMO_UUID,
+                           "--reference", "%s:9:2@kitchen=4" % DEMO_UUID, "--seconds", "3", "--write",
+                           "--config-dir", hall.config_dir)
+        check(result.returncode == 0, "calibrate failed: %s %s" % (result.stdout, result.stderr))
+        check(re.search(r"fit: rssi_offset \+6\.00 dB, path_loss_exponent 2\.700", result.stdout), "fit:\n%s" % result.stdout)
+        with open(os.path.join(hall.config_dir, "calibration.toml")) as file:
+            written = file.read()
+        check("[receivers.kitchen]" in written and "rssi_offset = 6.0" in written, "calibration.toml:\n%s" % written)
+        check("reloaded" in result.stderr, "no reload: %s" % result.stderr)
+        check(str(hall.admin.status().get("ConfigurationError", "")) == "", "reload refused")
+        # A broken calibration.toml: the reload is refused with file and line; the daemon keeps going.
+        with open(os.path.join(hall.config_dir, "calibration.toml"), "a") as file:
+            file.write("\n[receivers.office]\npath_loss_exponent = 12\n")
+        again = beaconctl(suite, hall, "calibrate", "--reference", "%s:9:1@kitchen=1" % DEMO_UUID, "--seconds", "1",
+                          "--write", "--config-dir", hall.config_dir)
+        check(again.returncode != 0 and "calibration.toml:" in again.stderr and "path_loss_exponent" in again.stderr,
+              "a broken calibration.toml was not reported: %s %s" % (again.stdout, again.stderr))
+        hall.alive()
+        # No rooms without [mqtt]: the refusal says the fix.
+        plain = suite.world()
+        plain.start_daemon()
+        other = plain.authorized_client("org.example.Demo", "authorizedAlways")
+        try:
+            other.start_monitoring("kitchen", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), Room="kitchen")
+            raise TestFailure("a Room was accepted without rooms")
+        except dbus.DBusException as error:
+            check("[mqtt] broker" in str(error), "refusal %s" % error)
+    finally:
+        if receivers:
+            receivers.close()
         broker.close()
 
 
@@ -873,6 +993,8 @@ TESTS = [
     ("10 a real Home Assistant takes the discovery: connectivity, device tracker, distance", test_home_assistant),
     ("11 the broker down: blind, not absent; 1,000,000 distinct ids cost bounded memory",
      test_broker_down_is_blind_and_floods_are_bounded),
+    ("12 rooms: a region @kitchen follows the room, adaptive and per-region exits, beaconctl calibrate writes the fit",
+     test_rooms_exits_and_calibration),
 ]
 
 if __name__ == "__main__":

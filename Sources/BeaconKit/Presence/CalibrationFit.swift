@@ -35,7 +35,7 @@ public struct CalibrationFit: Hashable, Sendable {
             $0.distance.isFinite && $0.distance > 0 && $0.rssi.isFinite && $0.rssi != 0 && $0.measuredPower.isFinite
                 && $0.measuredPower != 0
         }
-        guard usable.count >= 2 else { throw .tooFewSamples(usable.count) }
+        guard !usable.isEmpty else { throw .tooFewSamples(0) }
         // x = −10 · log10(d), y = rssi − power: y = n · x − offset.
         let xs = usable.map { -10 * log10($0.distance) }
         let ys = usable.map { $0.rssi - $0.measuredPower }

@@ -61,7 +61,8 @@ public enum CalibrationError: Error, Hashable, CustomStringConvertible {
         case .exponentOutOfRange(let exponent):
             return "path-loss exponent \(exponent) is out of range: give 1 to 6 (2 in free space, 2.5-3.5 indoors)"
         case .tooFewSamples(let count):
-            return "\(count) reading(s) are too few to fit a receiver: give at least 2 reference beacons' readings"
+            return "\(count) usable reading(s): a receiver is fitted from reference beacons it hears (one distance fits its "
+                + "offset, two or more its exponent too)"
         case .oneDistanceOnly(let distance):
             return "every reading is from \(distance) m: the exponent needs reference beacons at two or more "
                 + "distances (e.g. 1 m and 4 m)"

@@ -160,3 +160,21 @@ public final class DaemonClient {
         }
     }
 }
+
+extension DaemonClient {
+    /// `Admin1.ListReceiverReadings`: every receiver's latest raw reading of every beacon heard lately.
+    public func receiverReadings() throws(BeaconctlError) -> [VarDict] {
+        let reply = try call(BeacondInterface.admin, BeacondMember.listReceiverReadings)
+        guard let first = reply.first, case .array("a{sv}", let elements) = first else {
+            throw .unexpectedReply(BeacondMember.listReceiverReadings, reply)
+        }
+        return elements.compactMap(\.vardictEntries)
+    }
+
+    /// `Admin1.Reload`: the daemon reads its configuration again; returns the error that kept the old one ("" if none).
+    public func reload() throws(BeaconctlError) -> String {
+        let reply = try call(BeacondInterface.admin, BeacondMember.reload)
+        guard case .string(let error)? = reply.first else { throw .unexpectedReply(BeacondMember.reload, reply) }
+        return error
+    }
+}

@@ -103,11 +103,11 @@ extension BeaconDaemon {
     func fleetInput(_ input: ReceiverDirectory.Input) {
         let now = clock()
         switch input {
-        case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower):
+        case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower, let exactRSSI):
             mqttNode?.recordDistance(identity, distance: distance, by: receiver, at: now)
             let room = mqttNode?.directory.receivers.first { $0.id == receiver }?.room
-            engineChanged(engine.observe(identity, rssi: rssi, distance: distance, measuredPower: measuredPower, by: receiver,
-                                         in: room, at: now))
+            engineChanged(engine.observe(identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
+                                         by: receiver, in: room, at: now))
             scheduleLastSeenSave()
         case .receiverOffline(let receiver):
             engineChanged(engine.receiverWentOffline(receiver, at: now))
@@ -132,6 +132,29 @@ extension BeaconDaemon {
             keySignature: "s", valueSignature: "d",
             distances.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
         return .dictionary(keySignature: key, valueSignature: value, entries)
+    }
+
+    /// `ListReceiverReadings`: every receiver's latest raw reading of every beacon heard lately (empty without rooms).
+    func receiverReadings() -> [DBusValue] {
+        guard let presence = engine.presence else { return [] }
+        var entries: [DBusValue] = []
+        let beacons = presence.latestReadings.keys.sorted { ($0.uuid.uuidString, $0.major, $0.minor) < ($1.uuid.uuidString, $1.major, $1.minor) }
+        for identity in beacons {
+            for (room, reading) in (presence.latestReadings[identity] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                entries.append(.dictionary(keySignature: "s", valueSignature: "v", [
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.uuid), value: .variant(.string(identity.uuid.uuidString))),
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.major), value: .variant(.uint16(identity.major))),
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.minor), value: .variant(.uint16(identity.minor))),
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.receiver), value: .variant(.string(room))),
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.rssi), value: .variant(.double(reading.rssi))),
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.measuredPower),
+                                        value: .variant(.int16(Int16(clamping: reading.measuredPower)))),
+                    DBusDictionaryEntry(key: .string(BeacondReadingKey.timestamp),
+                                        value: .variant(.uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch)))),
+                ]))
+            }
+        }
+        return entries
     }
 
     /// This receiver's sighting, for the broker.

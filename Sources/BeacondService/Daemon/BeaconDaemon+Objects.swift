@@ -66,6 +66,13 @@ extension BeaconDaemon {
             adminMethod(BeacondMember.listPendingRequests, out: [DBusArgument("requests", "aa{sv}")]) { daemon, _ in
                 [BeaconDictionaries.array(daemon.pendingRequestList())]
             },
+            adminMethod(BeacondMember.listReceiverReadings, out: [DBusArgument("readings", "aa{sv}")]) { daemon, _ in
+                [BeaconDictionaries.array(daemon.receiverReadings())]
+            },
+            adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
+                daemon.reload()
+                return [.string(daemon.rejectedConfiguration ?? "")]
+            },
             adminMethod(BeacondMember.setAuthorization, in: [DBusArgument("app_id", "s"), DBusArgument("status", "s")]) {
                 daemon, call throws(DBusCallError) in try daemon.setAuthorization(call)
             },

@@ -35,13 +35,13 @@ struct BeaconEngine {
     /// Another receiver's reading of `identity` (MQTT), from the receiver in `room`: it places the beacon (with rooms)
     /// and counts for monitoring as a sighting of that receiver. Ranging stays this node's own: its dictionaries
     /// describe what this adapter hears.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, distance: Double? = nil, measuredPower: Int? = nil,
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, exactRSSI: Double? = nil, distance: Double? = nil, measuredPower: Int? = nil,
                           by receiver: ReceiverID, in room: String? = nil, at now: Timestamp) -> [Event] {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
         var placed = SightingRoom.unplaced
         if pipeline.presence != nil, let room {
-            placed = pipeline.presence!.place(identity, rssi: rssi.map(Double.init), advertisedPower: measuredPower,
+            placed = pipeline.presence!.place(identity, rssi: exactRSSI ?? rssi.map(Double.init), advertisedPower: measuredPower,
                                               distance: distance.flatMap { $0 >= 0 ? $0 : nil }, by: receiver, in: room, at: now)
         }
         var monitoring: [MonitoringEvent<EngineKey>] = []

@@ -292,7 +292,7 @@ final class MQTTNode {
         guard discovery != nil else { return }
         var events: [MonitoringEvent<BeaconIdentity>] = []
         switch input {
-        case .sighting(let identity, let rssi, _, let receiver, _):
+        case .sighting(let identity, let rssi, _, let receiver, _, _):
             presence.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
         case .receiverOffline(let receiver):
             presence.receiverWentOffline(receiver, at: now, into: &events)
@@ -302,7 +302,7 @@ final class MQTTNode {
             return
         }
         presenceChanged(events)
-        if case .sighting(let identity, _, _, _, _) = input { publishPresence(identity) }
+        if case .sighting(let identity, _, _, _, _, _) = input { publishPresence(identity) }
     }
 
     /// This node's own scanner cannot see (or sees again): presence follows the daemon's regions.

@@ -149,7 +149,8 @@ struct CalibrationTests {
         // −71 at 2 m with n 2.7 should be −59 − 8.13: the offset is 3.87 dB.
         #expect(abs(fit.calibration.rssiOffset - (71 - 59 - 27 * log10(2.0))) < 1e-9)
         #expect(throws: CalibrationError.oneDistanceOnly(2)) { try CalibrationFit.fit(samples, requireExponent: true) }
-        #expect(throws: CalibrationError.tooFewSamples(1)) { try CalibrationFit.fit([samples[0]]) }
+        #expect(throws: CalibrationError.tooFewSamples(0)) { try CalibrationFit.fit([]) }
+        #expect(try CalibrationFit.fit([samples[0]]).calibration.pathLossExponent == 2.7)
     }
 
     @Test("a fit that lands outside what a receiver can be is refused, not applied")

@@ -1,0 +1,121 @@
+public import BeaconKit
+import BeacondAPI
+import Foundation
+
+/// A reference beacon placed a known distance from one receiver: `UUID:MAJOR:MINOR@ROOM=METRES`.
+public struct CalibrationReference: Hashable, Sendable, CustomStringConvertible {
+    public var beacon: BeaconIdentity
+    /// The receiver, by its room.
+    public var receiver: String
+    public var distance: Double
+
+    public init(parsing text: String) throws(CalibrationReferenceError) {
+        let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let distance = Double(parts[1]), distance.isFinite, distance >= 0.1, distance <= 100 else {
+            throw CalibrationReferenceError(text: text, problem: "it needs =METRES after the room, 0.1 to 100 m")
+        }
+        let spec: RegionSpec
+        do { spec = try RegionSpec(parsing: String(parts[0])) } catch { throw CalibrationReferenceError(text: text, problem: "\(error)") }
+        guard let major = spec.constraint.major, let minor = spec.constraint.minor else {
+            throw CalibrationReferenceError(text: text, problem: "a reference is one beacon: give UUID:MAJOR:MINOR")
+        }
+        guard let room = spec.room else {
+            throw CalibrationReferenceError(text: text, problem: "it needs @ROOM: the receiver the distance is measured to")
+        }
+        beacon = BeaconIdentity(uuid: spec.constraint.uuid, major: major, minor: minor)
+        receiver = room
+        self.distance = distance
+    }
+
+    public var description: String { "\(beacon)@\(receiver)=\(distance)" }
+}
+
+public struct CalibrationReferenceError: Error, Hashable, CustomStringConvertible {
+    public var text: String
+    public var problem: String
+    public var description: String {
+        "--reference '\(text)': \(problem) (e.g. --reference E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1@kitchen=1.0)"
+    }
+}
+
+/// What `beaconctl calibrate` gathers and fits: each reference's readings by its receiver, averaged, then one
+/// least-squares fit per receiver (`CalibrationFit`). Pure: the command feeds it `ListReceiverReadings` replies.
+public struct CalibrationSession: Sendable {
+    public let references: [CalibrationReference]
+    /// Per reference: the distinct readings seen (by timestamp), their RSSI and measured power.
+    private var readings: [CalibrationReference: [UInt64: (rssi: Double, power: Double)]] = [:]
+
+    public init(references: [CalibrationReference]) {
+        self.references = references
+    }
+
+    /// Takes one `ListReceiverReadings` reply: each new reading of a reference by its receiver counts once.
+    public mutating func add(_ entries: [VarDict]) {
+        for entry in entries {
+            guard let uuidText = entry.string(BeacondReadingKey.uuid), let uuid = UUID(uuidString: uuidText),
+                  let major = entry.integer(BeacondReadingKey.major).flatMap(UInt16.init(exactly:)),
+                  let minor = entry.integer(BeacondReadingKey.minor).flatMap(UInt16.init(exactly:)),
+                  let receiver = entry.string(BeacondReadingKey.receiver), let rssi = entry.double(BeacondReadingKey.rssi),
+                  let power = entry.integer(BeacondReadingKey.measuredPower), let time = entry.integer(BeacondReadingKey.timestamp)
+            else { continue }
+            let beacon = BeaconIdentity(uuid: uuid, major: major, minor: minor)
+            for reference in references where reference.beacon == beacon && reference.receiver == receiver {
+                readings[reference, default: [:]][UInt64(clamping: time)] = (rssi, Double(power))
+            }
+        }
+    }
+
+    /// How many readings each reference has.
+    public func count(of reference: CalibrationReference) -> Int { readings[reference]?.count ?? 0 }
+
+    /// The averaged sample of each reference heard at least once.
+    public func samples(for receiver: String) -> [(reference: CalibrationReference, sample: CalibrationSample, readings: Int)] {
+        references.filter { $0.receiver == receiver }.compactMap { reference in
+            guard let heard = readings[reference], !heard.isEmpty else { return nil }
+            let rssi = heard.values.map(\.rssi).reduce(0, +) / Double(heard.count)
+            let power = heard.values.map(\.power).reduce(0, +) / Double(heard.count)
+            return (reference, CalibrationSample(distance: reference.distance, rssi: rssi, measuredPower: power), heard.count)
+        }
+    }
+
+    /// The receivers named, in the order first named.
+    public var receivers: [String] {
+        var seen: [String] = []
+        for reference in references where !seen.contains(reference.receiver) { seen.append(reference.receiver) }
+        return seen
+    }
+
+    /// Each receiver's fit, or why it has none.
+    public func fits() -> [(receiver: String, result: Result<CalibrationFit, CalibrationError>)] {
+        receivers.map { receiver in
+            let samples = samples(for: receiver).map(\.sample)
+            return (receiver, Result { () throws(CalibrationError) in try CalibrationFit.fit(samples) })
+        }
+    }
+
+    /// `calibration.toml` with these receivers' sections replaced (or added) and everything else of `existing` kept.
+    public static func calibrationFile(existing: String?, fits: [(receiver: String, fit: CalibrationFit)], at date: String) -> String {
+        let replaced = Set(fits.map { "[receivers.\($0.receiver)]" })
+        var kept: [String] = []
+        var skipping = false
+        for line in (existing ?? "").split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("[") { skipping = replaced.contains(trimmed) }
+            if !skipping { kept.append(String(line)) }
+        }
+        while kept.last?.isEmpty == true { kept.removeLast() }
+        if existing == nil {
+            kept = ["# Receiver calibration for beacond (read at start and on reload; `beaconctl calibrate --write` updates it).",
+                    "# [receivers.ROOM]: rssi_offset (dB added to the receiver's RSSI) and path_loss_exponent;",
+                    "# [beacons]: \"UUID:MAJOR:MINOR\" = measured power (dBm at 1 m) for a beacon that advertises it wrong."]
+        }
+        for (receiver, fit) in fits {
+            kept += ["", "[receivers.\(receiver)]",
+                     String(format: "# fitted by beaconctl calibrate on %@ from %d reference reading(s): residual %.1f dB, "
+                            + "median distance error %.0f %%", date, fit.sampleCount, fit.residual, fit.medianDistanceError * 100),
+                     String(format: "rssi_offset = %.2f", fit.calibration.rssiOffset),
+                     String(format: "path_loss_exponent = %.3f", fit.calibration.pathLossExponent)]
+        }
+        return kept.joined(separator: "\n") + "\n"
+    }
+}

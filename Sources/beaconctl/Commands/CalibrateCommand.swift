@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import BeaconKit
+import BeaconctlKit
+import BeacondAPI
+import Foundation
+
+/// `beaconctl calibrate`: fits each receiver's RSSI offset and path-loss exponent from reference beacons at known
+/// distances, shows the fit, and writes calibration.toml on confirmation.
+struct CalibrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibrate",
+        abstract: "Fit each receiver's RSSI offset and path-loss exponent from reference beacons at known distances.",
+        discussion: """
+            Receivers differ by 10-20 dB, and an offset alone is right at one distance only: beacond gives each \
+            receiver an offset and a path-loss exponent. Place reference beacons at measured distances from a \
+            receiver (two or more distances per receiver, e.g. 1 m and 4 m, in its room), name each with \
+            --reference UUID:MAJOR:MINOR@ROOM=METRES (ROOM: the receiver, as beaconctl status lists it), and \
+            leave them for --seconds while this command reads every receiver's readings \
+            (org.beacond.Admin1.ListReceiverReadings, once a second).
+
+            It then prints, per receiver, each reference's mean RSSI and the fit: rssi_offset, \
+            path_loss_exponent, the residual (RMS dB between fit and readings) and the median distance error. \
+            A receiver with references at one distance only gets an offset with the default exponent (2.7). \
+            With --write, or after you answer y on a terminal, the fits are written to CONFIG_DIR/calibration.toml \
+            (other receivers' sections and [beacons] are kept) and the daemon is told to reload \
+            (org.beacond.Admin1.Reload). Needs [mqtt] in beacond.toml: rooms are receivers' rooms. No floor plan \
+            is needed.
+
+            Example:
+              UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+              beaconctl calibrate --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
+                  --reference $UUID:9:1@hall=6 --seconds 60 --write
+
+            \(AdminAccess.requirement)
+
+            \(ExitStatus.helpText)
+            """)
+
+    @ParentCommand var root: BeaconctlCommand
+    @OptionGroup var bus: BusOptions
+    @Option(name: .customLong("reference"), help: ArgumentHelp(
+        "A reference beacon and its distance from a receiver (repeatable).", valueName: "UUID:MAJOR:MINOR@ROOM=METRES"))
+    var references: [String] = []
+    @Option(help: "Seconds to collect readings (1 to 3600).") var seconds = 30
+    @Flag(help: "Write calibration.toml and reload the daemon without asking.") var write = false
+    @Option(help: "The daemon's configuration directory, where calibration.toml goes.") var configDir = "/etc/beacond"
+
+    func validate() throws {
+        guard !references.isEmpty else {
+            throw ValidationError("give at least one --reference UUID:MAJOR:MINOR@ROOM=METRES (two distances per receiver fit its exponent)")
+        }
+        for text in references {
+            do { _ = try CalibrationReference(parsing: text) } catch { throw ValidationError(error.description) }
+        }
+        guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1 to 3600, got \(seconds)") }
+    }
+
+    func run() throws {
+        Interruption.install()
+        try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
+            var parsed: [CalibrationReference] = []
+            for text in references { if let reference = try? CalibrationReference(parsing: text) { parsed.append(reference) } }
+            var session = CalibrationSession(references: parsed)
+            Reporting.printError("collecting readings for \(seconds) s (Ctrl-C stops early)...")
+            for second in 0..<seconds {
+                session.add(try client.receiverReadings())
+                if Interruption.shared.isInterrupted { break }
+                if second + 1 < seconds { usleep(1_000_000) }
+            }
+            var good: [(receiver: String, fit: CalibrationFit)] = []
+            var lines: [String] = []
+            for (receiver, result) in session.fits() {
+                lines.append("receiver \(receiver)")
+                for (reference, sample, count) in session.samples(for: receiver) {
+                    lines.append(String(format: "  %@ at %.1f m: mean RSSI %.1f dBm over %d reading(s), measured power %.0f",
+                                        "\(reference.beacon)", reference.distance, sample.rssi, count, sample.measuredPower))
+                }
+                for reference in parsed where reference.receiver == receiver && session.count(of: reference) == 0 {
+                    lines.append("  \(reference.beacon) at \(reference.distance) m: not heard by \(receiver)")
+                }
+                switch result {
+                case .success(let fit):
+                    lines.append(String(format: "  fit: rssi_offset %+.2f dB, path_loss_exponent %.3f; residual %.1f dB, "
+                                        + "median distance error %.0f %%", fit.calibration.rssiOffset,
+                                        fit.calibration.pathLossExponent, fit.residual, fit.medianDistanceError * 100))
+                    good.append((receiver, fit))
+                case .failure(let error):
+                    lines.append("  no fit: \(error)")
+                }
+            }
+            Reporting.printLines(lines)
+            guard !good.isEmpty else {
+                throw BeaconctlError(exitStatus: ExitStatus.failure, message: "no receiver could be fitted: is each reference "
+                    + "beacon advertising, and does the daemon have [mqtt] (beaconctl status)?")
+            }
+            guard write || confirm() else {
+                Reporting.printError("not written")
+                return
+            }
+            let file = configDir.hasSuffix("/") ? configDir + "calibration.toml" : configDir + "/calibration.toml"
+            let existing = try? String(contentsOfFile: file, encoding: .utf8)
+            let text = CalibrationSession.calibrationFile(existing: existing, fits: good,
+                                                          at: ISO8601DateFormatter().string(from: Date()))
+            do {
+                let temporary = file + ".beaconctl-new"
+                try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+                guard rename(temporary, file) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            } catch {
+                throw BeaconctlError(exitStatus: ExitStatus.noPermission, message: "cannot write \(file): \(error); "
+                    + "run as root, or pass --config-dir with the daemon's configuration directory")
+            }
+            Reporting.printError("wrote \(file)")
+            let problem = try client.reload()
+            guard problem.isEmpty else {
+                throw BeaconctlError(exitStatus: ExitStatus.failure, message: "the daemon kept its previous configuration: \(problem)")
+            }
+            Reporting.printError("beacond reloaded its configuration")
+        }
+    }
+
+    /// Asks on a terminal; anything but y is no. Without a terminal, no (use --write).
+    private func confirm() -> Bool {
+        guard isatty(STDIN_FILENO) == 1 else {
+            Reporting.printError("not a terminal: pass --write to write calibration.toml")
+            return false
+        }
+        FileHandle.standardError.write(Data("write these fits to \(configDir)/calibration.toml and reload beacond? [y/N] ".utf8))
+        return readLine()?.lowercased().hasPrefix("y") == true
+    }
+}
