@@ -42,37 +42,11 @@ struct PresenceEvaluation: ParsableCommand {
     @Flag(help: "Score beacond's rows only (for sweeping its settings).")
     var beacondOnly = false
 
-    struct Scenario {
-        var name: String
-        var radio: RadioEnvironment
-        var interval: ClosedRange<Double>
-        var offsets: Double
-        var offline: Bool
-    }
+    @Option(help: "Where the recorded starksm64 runs are (Tests/Fixtures/monitoring of the repository).")
+    var fixtures = "Tests/Fixtures/monitoring"
 
-    static let scenarios = [
-        Scenario(name: "typical: σ 4 dB, 20 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: false),
-        Scenario(name: "noisy: σ 6 dB, 50 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 6, packetLoss: 0.5),
-                 interval: 1...1, offsets: 10, offline: false),
-        Scenario(name: "slow tags: adverts every 0.1–30 s, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 0.1...30, offsets: 10, offline: false),
-        Scenario(name: "a receiver offline for 10 min of each hour, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: true),
-    ]
-
-    struct Row: Codable {
-        var scenario: String
-        var algorithm: String
-        var correctRoomRate: Double
-        var flapsPerHour: Double
-        var truthRoomChangesPerHour: Double
-        var falseExitsPerHour: Double
-        var exitDelayMedian: Double?
-        var exitDelayP95: Double?
-        var missedExits: Int
-        var unknownShare: Double
-    }
+    @Flag(help: "Leave out the recorded runs.")
+    var noRecorded = false
 
     func validate() throws {
         guard hours > 0, hours <= 48, beacons > 0, beacons <= 200 else {
@@ -90,70 +64,15 @@ struct PresenceEvaluation: ParsableCommand {
 
     /// What the evaluation runs beacond with: adaptive exits between `exitTimeoutMin` and `exitTimeout`.
     func monitoring() throws -> MonitoringConfiguration {
-        try MonitoringConfiguration(exitTimeout: .milliseconds(Int64(exitTimeout * 1000)),
-                                    adaptiveExit: AdaptiveExit(minimum: .milliseconds(Int64(exitTimeoutMin * 1000)), chance: exitChance))
-    }
-
-    /// Each receiver fitted from a reference beacon at 1 m and at 4 m (30 readings each), as `beaconctl calibrate`
-    /// does.
-    func calibrations(_ trace: SimulatedTrace, _ scenario: Scenario, seed: UInt64) -> [ReceiverCalibration] {
-        trace.receivers.enumerated().map { index, receiver in
-            let samples = Simulator.referenceSamples(for: receiver, distances: [1, 4], radio: scenario.radio,
-                                                     seed: seed &+ UInt64(index) &* 7919)
-            return (try? CalibrationFit.fit(samples).calibration) ?? .uncalibrated
-        }
-    }
-
-    func trace(_ scenario: Scenario, seed: UInt64) -> SimulatedTrace {
-        let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
-        var random = SplitMixDraws(seed: seed)
-        let receivers = plan.rooms.indices.map { index in
-            let offline: [Range<Double>] = scenario.offline && index == 0
-                ? stride(from: 1200.0, to: hours * 3600, by: 3600).map { $0..<($0 + 600) } : []
-            return SimulatedReceiver(name: plan.rooms[index].name, position: plan.rooms[index].centre,
-                                     rssiOffset: random.uniform(-scenario.offsets...scenario.offsets), offline: offline)
-        }
-        let walkers = (0..<beacons).map { number in
-            var stops: [SimulatedBeacon.Stop] = []
-            var time = 0.0
-            while time < hours * 3600 {
-                // Mostly rooms, sometimes away; dwell 1–15 min in a room, 5–30 min away.
-                let away = random.uniform(0...1) < 0.15
-                let dwell = away ? random.uniform(300...1800) : random.uniform(60...900)
-                // Anywhere in the room at least 0.5 m from its walls, not on the receiver.
-                let offset = Point(x: random.uniform(-2...2), y: random.uniform(-2...2))
-                stops.append(.init(room: away ? nil : Int(random.uniform(0...5.999)), dwell: dwell, offset: offset))
-                time += dwell
-            }
-            let interval = scenario.interval.lowerBound == scenario.interval.upperBound
-                ? scenario.interval.lowerBound
-                : [0.1, 1, 5, 10, 30][number % 5]
-            return SimulatedBeacon(name: "beacon\(number)", advertisingInterval: interval, stops: stops)
-        }
-        return Simulator.run(plan: plan, receivers: receivers, beacons: walkers, radio: scenario.radio, seed: seed)
+        try PresenceSuite.beacondMonitoring(minimum: exitTimeoutMin, maximum: exitTimeout, chance: exitChance)
     }
 
     mutating func run() throws {
-        var rows: [Row] = []
-        for (number, scenario) in Self.scenarios.enumerated() {
-            let trace = trace(scenario, seed: seed &+ UInt64(number))
-            let rooms = Array(0..<6)
-            var algorithms: [any PresenceAlgorithm] = [
-                BeacondRule(name: beacondName, rooms: rooms, room: try roomConfiguration(), monitoring: try monitoring()),
-                BeacondRule(name: "beacond, receivers calibrated (beaconctl calibrate)", rooms: rooms, room: try roomConfiguration(),
-                            monitoring: try monitoring(), calibrations: calibrations(trace, scenario, seed: seed)),
-                BeacondTodayRule(rooms: rooms), RoomAssistantRule(rooms: rooms), ESPresenceMQTTRoomRule(rooms: rooms),
-                HomeAssistantRule(rooms: rooms), BermudaRule(rooms: rooms), AltBeaconRule(rooms: rooms),
-            ]
-            if beacondOnly { algorithms.removeLast(algorithms.count - 2) }
-            for index in algorithms.indices {
-                let score = Self.score(&algorithms[index], trace)
-                rows.append(Row(scenario: scenario.name, algorithm: algorithms[index].name, correctRoomRate: score.correctRoomRate,
-                                flapsPerHour: score.flapsPerHour, truthRoomChangesPerHour: score.truthRoomChangesPerHour,
-                                falseExitsPerHour: score.falseExitsPerHour, exitDelayMedian: score.exitDelay(quantile: 0.5),
-                                exitDelayP95: score.exitDelay(quantile: 0.95), missedExits: score.missedExits,
-                                unknownShare: score.unknownShare))
-            }
+        let fixtures = noRecorded ? nil : self.fixtures
+        var rows = try PresenceSuite.table(hours: hours, beacons: beacons, seed: seed, room: try roomConfiguration(),
+                                           monitoring: try monitoring(), fixtures: fixtures, beacondOnly: beacondOnly)
+        for index in rows.indices where rows[index].algorithm == PresenceSuite.beacondName {
+            rows[index].algorithm = beacondName
         }
         if json {
             let encoder = JSONEncoder()
@@ -165,7 +84,8 @@ struct PresenceEvaluation: ParsableCommand {
         for row in rows {
             if row.scenario != scenario {
                 scenario = row.scenario
-                print("\n\(scenario) (seed \(seed), \(beacons) beacons, \(hours) h; true room changes \(String(format: "%.1f", row.truthRoomChangesPerHour))/h)")
+                let what = scenario.hasPrefix("starksm64") ? "recorded" : "seed \(seed), \(beacons) beacons, \(hours) h"
+                print("\n\(scenario) (\(what); true room changes \(String(format: "%.1f", row.truthRoomChangesPerHour))/h)")
                 print("  algorithm                                                          right room  flaps/h  false exits/h  exit p50   exit p95  missed  unknown")
             }
             func seconds(_ value: Double?) -> String { value.map { String(format: "%.0f s", $0) } ?? "-" }
@@ -177,21 +97,6 @@ struct PresenceEvaluation: ParsableCommand {
         }
     }
 
-    static func score(_ algorithm: inout any PresenceAlgorithm, _ trace: SimulatedTrace) -> PresenceScore {
-        func run<A: PresenceAlgorithm>(_ concrete: inout A) -> PresenceScore { Evaluation.score(&concrete, on: trace) }
-        return run(&algorithm)
-    }
-}
-
-/// Seeded draws for building scenarios.
-struct SplitMixDraws {
-    private var generator: SplitMix64
-
-    init(seed: UInt64) { generator = SplitMix64(state: seed ^ 0x5EED_F100_0000_0000) }
-
-    mutating func uniform(_ range: ClosedRange<Double>) -> Double {
-        range.lowerBound + Double(generator.next() >> 11) / Double(1 << 53) * (range.upperBound - range.lowerBound)
-    }
 }
 
 private extension String {

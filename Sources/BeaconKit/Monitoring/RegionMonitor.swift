@@ -146,7 +146,7 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Beacons whose rhythm is kept: beyond this, beacons not heard within `exitTimeout` are forgotten first.
-    static var rhythmCapacity: Int { 65_536 }
+    static var rhythmCapacity: Int { 16_384 }
 
     /// `value` rounded up to the next of 8 steps per octave (at most 9 % more), never past `maximum`.
     static func roundedUp(_ value: Int64, atMost maximum: Int64) -> Int64 {

@@ -8,19 +8,33 @@ import Foundation
 /// beacon goes unheard for `t` is (1 − p)^(t / interval); the exit comes once that is below a chance ε:
 /// t = interval · ln(ε) / ln(1 − p). `interval` is the shortest recent gap (BLE adds 0–10 ms of jitter, never
 /// less) and p is interval / mean gap. Losses come in bursts in real rooms (a body between beacon and receiver), so
-/// the silence is also never shorter than 1.5 × the longest recent gap. The answer is clamped by the caller.
+/// the silence is also never shorter than the longest gap seen (recently, or within hours) and one interval more. The
+/// caller clamps the answer.
 public struct SightingRhythm: Hashable, Sendable {
     /// Sightings closer than this are one advertisement heard by several receivers (20 ms is BLE's shortest
     /// advertising interval).
     public static let sameAdvertisement: Int64 = 20_000
-    /// Gaps remembered.
-    public static let capacity = 64
+    /// Gaps remembered: 256 advertisements bound the miss rate to a few per cent.
+    public static let capacity = 256
     /// Gaps needed before the rhythm is trusted.
     public static let gapsNeeded = 8
+    /// The shortest and longest gap are recomputed every this many new gaps (and when first trusted), so a sighting
+    /// costs O(1), not a pass over the ring.
+    static let refreshEvery = 8
 
-    private var gaps: [Int64] = []
+    /// µs, clamped to UInt32 (71 minutes: longer is an absence for any sensible exit_timeout): 1 KiB per beacon.
+    private var gaps: [UInt32] = []
     private var nextGap = 0
+    private var total: Int64 = 0
+    private var sinceRefresh = 0
+    private var shortest: Int64?
+    private var longest: Int64?
     private(set) public var lastSighting: Int64?
+    /// The longest gap seen over a long horizon (it halves for every hour since it was seen), µs: a beacon that once
+    /// went unheard for 30 s amid a 0.3 s rhythm (recorded runs show it) may do so again long after that gap has
+    /// left the ring.
+    private var longestEver: Int64 = 0
+    private var longestEverAt: Int64 = 0
 
     public init() {}
 
@@ -33,22 +47,44 @@ public struct SightingRhythm: Hashable, Sendable {
         guard let last = lastSighting else { return }
         let gap = time - last
         guard gap >= Self.sameAdvertisement, gap <= longestGap else { return }
+        let stored = UInt32(clamping: gap)
         if gaps.count < Self.capacity {
-            gaps.append(gap)
+            gaps.append(stored)
         } else {
-            gaps[nextGap] = gap
+            total -= Int64(gaps[nextGap])
+            gaps[nextGap] = stored
             nextGap = (nextGap + 1) % Self.capacity
+        }
+        total += Int64(stored)
+        // A new gap can only lower the shortest or raise the longest; an evicted one is caught at the next refresh,
+        // and until then the stale values only make the silence longer (safer).
+        shortest = min(shortest ?? Int64(stored), Int64(stored))
+        longest = max(longest ?? Int64(stored), Int64(stored))
+        if gap >= remembered(at: time) {
+            longestEver = gap
+            longestEverAt = time
+        }
+        sinceRefresh += 1
+        if gaps.count == Self.gapsNeeded || sinceRefresh >= Self.refreshEvery {
+            shortest = gaps.min().map(Int64.init)
+            longest = gaps.max().map(Int64.init)
+            sinceRefresh = 0
         }
     }
 
+    /// `longestEver` as it counts at `time`: halved for every whole hour since.
+    private func remembered(at time: Int64) -> Int64 {
+        let hours = max(0, (time - longestEverAt) / 3_600_000_000)
+        return hours >= 62 ? 0 : longestEver >> hours
+    }
+
     /// The learned interval, µs; nil until `gapsNeeded` gaps were seen.
-    public var interval: Int64? { gaps.count >= Self.gapsNeeded ? gaps.min() : nil }
+    public var interval: Int64? { gaps.count >= Self.gapsNeeded ? shortest : nil }
 
     /// The share of advertisements heard: interval / mean gap; nil until learned.
     public var receptionRate: Double? {
-        guard let interval else { return nil }
-        let mean = Double(gaps.reduce(0, +)) / Double(gaps.count)
-        return min(1, Double(interval) / mean)
+        guard let interval, total > 0 else { return nil }
+        return min(1, Double(interval) * Double(gaps.count) / Double(total))
     }
 
     /// How long a silence must last before a present beacon's chance of being wrongly exited within an hour is below
@@ -56,11 +92,11 @@ public struct SightingRhythm: Hashable, Sendable {
     /// silence is held to `chancePerHour` / (advertisements per hour).
     ///
     /// The miss rate is taken at its upper 95 % bound (Wilson's interval), not its estimate: `capacity` gaps measure
-    /// it only roughly (at 50 % loss, ±12 %), none missed in 64 does not mean none will be, and an underestimated
-    /// miss rate is a false exit.
+    /// it only roughly, none missed in 256 does not mean none will be, and an underestimated miss rate is a false
+    /// exit.
     public func silence(forChancePerHour chancePerHour: Double) -> Int64? {
-        guard let interval, let rate = receptionRate, let longest = gaps.max() else { return nil }
-        let advertisements = Double(gaps.reduce(0, +)) / Double(interval)
+        guard let interval, let rate = receptionRate, let longest else { return nil }
+        let advertisements = Double(total) / Double(interval)
         let estimate = 1 - rate
         let z = 1.645, z2 = z * z
         let bound = (estimate + z2 / (2 * advertisements)
@@ -69,7 +105,7 @@ public struct SightingRhythm: Hashable, Sendable {
         let missed = min(max(bound, 1e-6), 0.99)
         let chance = chancePerHour / max(1, 3_600_000_000 / Double(interval))
         let model = Double(interval) * log(chance) / log(missed)
-        let bursts = 1.5 * Double(longest)
+        let bursts = Double(max(longest, remembered(at: lastSighting ?? 0)) + interval)
         let result = max(model, bursts)
         return result >= 9e18 ? .max : Int64(result.rounded(.up))
     }
