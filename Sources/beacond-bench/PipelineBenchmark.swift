@@ -33,6 +33,12 @@ struct PipelineBenchmark: ParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
+    @Flag(help: "Adaptive exits on (exit_timeout_min 2 s, exit_timeout 180 s): every sighting updates its beacon's rhythm.")
+    var adaptiveExits = false
+
+    @Flag(help: "Rooms on (as with [mqtt]): every sighting also places its beacon with the room locator.")
+    var rooms = false
+
     func validate() throws {
         guard events > 0, beacons > 0, regions > 0, rate > 0 else {
             throw ValidationError("--events, --beacons, --regions and --rate must be positive")
@@ -62,7 +68,11 @@ struct PipelineBenchmark: ParsableCommand {
         let stream = SyntheticAdvertStream(beacons: beacons, events: events)
         // Ranging cycles are timed separately below: here the cadence is set beyond the stream's
         // length so a round measures only the per-advertisement path.
-        var pipeline = BeaconPipeline<Int>(rangingInterval: .seconds(1_000_000), emitsObservations: false)
+        let monitoring = adaptiveExits
+            ? try MonitoringConfiguration(exitTimeout: .seconds(180), adaptiveExit: AdaptiveExit(minimum: .seconds(2)))
+            : .default
+        var pipeline = BeaconPipeline<Int>(monitoring: monitoring, rangingInterval: .seconds(1_000_000), emitsObservations: false)
+        if rooms { pipeline.presence = RoomPresence(localRoom: "bench") }
         var events: [BeaconPipeline<Int>.Event] = []
         // Regions: every beacon's full identity, and UUID+major regions on top, up to --regions.
         let start = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)

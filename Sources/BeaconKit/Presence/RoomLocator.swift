@@ -52,17 +52,26 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     /// Each receiver's room, as its last reading named it.
     private var roomOfReceiver: [ReceiverID: String] = [:]
     private(set) public var offlineReceivers: Set<ReceiverID> = []
-    private let staleAfter: Int64
-    private let dwell: Int64
-    private let smoothing: Double
-    private let logMargin: Double
+    /// The configuration in the units the per-reading arithmetic uses.
+    struct Rules: Sendable {
+        var staleAfter: Int64
+        var dwell: Int64
+        var smoothing: Double
+        var logMargin: Double
+    }
 
-    public init(configuration: RoomConfiguration = .default) {
+    private let rules: Rules
+    private var staleAfter: Int64 { rules.staleAfter }
+
+    /// The most beacons placed at once.
+    public let capacity: Int
+
+    public init(configuration: RoomConfiguration = .default, capacity: Int = 10_000) {
         self.configuration = configuration
-        staleAfter = configuration.staleAfter.wholeMicroseconds
-        dwell = configuration.dwell.wholeMicroseconds
-        smoothing = Double(configuration.smoothing.wholeMicroseconds) / 1_000_000
-        logMargin = log(1 - configuration.margin)
+        self.capacity = capacity
+        rules = Rules(staleAfter: configuration.staleAfter.wholeMicroseconds, dwell: configuration.dwell.wholeMicroseconds,
+                      smoothing: Double(configuration.smoothing.wholeMicroseconds) / 1_000_000,
+                      logMargin: log(1 - configuration.margin))
     }
 
     public var count: Int { tracks.count }
@@ -73,12 +82,25 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     public mutating func observe(_ beacon: Beacon, distance: Double, by receiver: ReceiverID, in room: String,
                                  at now: Timestamp) -> RoomPlacement? {
         guard distance.isFinite, distance > 0, !offlineReceivers.contains(receiver) else { return nil }
+        // Bounded whatever arrives (a flood of distinct ids): a new beacon beyond `capacity` is not placed until
+        // `forget` makes room.
+        guard tracks.count < capacity || tracks[beacon] != nil else { return nil }
         let time = now.microsecondsSinceEpoch
-        roomOfReceiver[receiver] = room
-        var track = tracks[beacon] ?? Track()
-        let before = placement(track)
-        let sample = log(distance)
-        if var heard = track.heard[receiver], time - heard.time < track.freshness(staleAfter), smoothing > 0 {
+        if roomOfReceiver[receiver] != room { roomOfReceiver[receiver] = room }
+        let before = tracks[beacon].flatMap(placement)
+        // Updated in place: a copy out and back would copy the track's dictionary on every reading.
+        // Static, with the rules and offline set taken first: no access to self overlaps the in-place one.
+        let rules = self.rules, offline = offlineReceivers
+        Self.update(&tracks[beacon, default: Track()], sample: log(distance), by: receiver, in: room, at: time,
+                    rules: rules, offline: offline)
+        let after = tracks[beacon].flatMap(placement)
+        return after != before ? after : nil
+    }
+
+    private static func update(_ track: inout Track, sample: Double, by receiver: ReceiverID, in room: String, at time: Int64,
+                               rules: Rules, offline: Set<ReceiverID>) {
+        let smoothing = rules.smoothing
+        if var heard = track.heard[receiver], time - heard.time < track.freshness(rules.staleAfter), smoothing > 0 {
             let elapsed = Double(max(0, time - heard.time)) / 1_000_000
             let weight = 1 - exp(-elapsed / smoothing)
             heard.logDistance += weight * (sample - heard.logDistance)
@@ -93,10 +115,7 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
             track.typicalGap = track.typicalGap == 0 ? gap : track.typicalGap + (gap - track.typicalGap) / 4
         }
         track.lastTime = max(track.lastTime, time)
-        evaluate(&track, at: time)
-        tracks[beacon] = track
-        let after = placement(track)
-        return after != before ? after : nil
+        evaluate(&track, at: time, rules: rules, offline: offline)
     }
 
     /// Where `beacon` is: nil if no receiver has heard it (or it was forgotten).
@@ -149,16 +168,22 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         return track.blind ? .unknown : .room(room)
     }
 
-    private func evaluate(_ track: inout Track, at time: Int64) {
+    private static func evaluate(_ track: inout Track, at time: Int64, rules: Rules, offline offlineReceivers: Set<ReceiverID>) {
         guard !track.blind else { return }
-        var nearest: [String: Double] = [:]
-        var latest: [String: Int64] = [:]
-        let fresh = track.freshness(staleAfter)
+        // A beacon is heard by a handful of receivers: a linear pass, no dictionaries, nothing allocated per reading.
+        let fresh = track.freshness(rules.staleAfter)
+        var best: (key: String, value: Double, latest: Int64)?
+        var incumbent: Double?
         for (receiver, heard) in track.heard where time - heard.time < fresh && !offlineReceivers.contains(receiver) {
-            nearest[heard.room] = min(nearest[heard.room] ?? .infinity, heard.logDistance)
-            latest[heard.room] = max(latest[heard.room] ?? .min, heard.time)
+            if heard.room == track.room { incumbent = min(incumbent ?? .infinity, heard.logDistance) }
+            if let leader = best, leader.key == heard.room {
+                best = (leader.key, min(leader.value, heard.logDistance), max(leader.latest, heard.time))
+            } else if best == nil || (heard.logDistance, heard.room) < (best!.value, best!.key) {
+                // A room's nearest receiver decides; its latest reading is that room's latest among the nearer ones.
+                best = (heard.room, heard.logDistance, heard.time)
+            }
         }
-        guard let best = nearest.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }) else { return }
+        guard let best else { return }
         guard let current = track.room else {
             track.room = best.key
             return
@@ -167,7 +192,7 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
             track.challenger = nil
             return
         }
-        if let incumbent = nearest[current], best.value > incumbent + logMargin {
+        if let incumbent, best.value > incumbent + rules.logMargin {
             track.challenger = nil
             return
         }
@@ -177,7 +202,7 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         }
         // The lead must be held by readings of the challenger's room made after the dwell began, not by one old reading
         // that stays fresh.
-        if let heard = latest[best.key], heard - track.challengerSince >= dwell {
+        if best.latest - track.challengerSince >= rules.dwell {
             track.room = best.key
             track.challenger = nil
         }

@@ -35,7 +35,8 @@ public struct RoomPresence: Sendable {
         var metres = distance
         if let rssi, let power, rssi.isFinite {
             metres = (calibrations[room] ?? .uncalibrated).distance(rssi: rssi, measuredPower: Double(power)) ?? metres
-            if latestReadings[identity] == nil, latestReadings.count >= Self.readingCapacity { forgetReadings(before: now) }
+            // Full: readings of new beacons are not kept (`forget` makes room once a minute); never a pass over the
+            // table per reading.
             if latestReadings[identity] != nil || latestReadings.count < Self.readingCapacity {
                 latestReadings[identity, default: [:]][room] = ReceiverReading(rssi: rssi, measuredPower: power, time: now)
             }

@@ -8,7 +8,7 @@ struct BeaconEngine {
     typealias Event = BeaconPipeline<EngineKey>.Event
 
     private var pipeline: BeaconPipeline<EngineKey>
-    /// When rooms last forgot beacons gone for an hour.
+    /// When rooms last forgot beacons gone for ten minutes (a returning one is placed afresh by its first reading).
     private var roomsForgotten: Timestamp?
 
     init(_ monitoring: MonitoringConfiguration) {
@@ -82,7 +82,7 @@ struct BeaconEngine {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
         if pipeline.presence != nil, now - (roomsForgotten ?? .epoch) >= .seconds(60) {
-            pipeline.presence?.forget(notHeardFor: .seconds(3600), at: now)
+            pipeline.presence?.forget(notHeardFor: .seconds(600), at: now)
             roomsForgotten = now
         }
         return events

@@ -104,6 +104,17 @@ struct RoomLocatorTests {
         #expect(throws: RoomConfigurationError.dwellOutOfRange(.seconds(-1))) { try RoomConfiguration(margin: 0.3, dwell: .seconds(-1)) }
     }
 
+    @Test("a flood of distinct beacons is bounded: beyond the capacity new ones wait until forget makes room")
+    func bounded() throws {
+        var rooms = RoomLocator<Int>(configuration: .default, capacity: 100)
+        for beacon in 0..<1000 { rooms.observe(beacon, distance: 1, by: kitchen, in: "kitchen", at: Self.at(Double(beacon) / 1000)) }
+        #expect(rooms.count == 100)
+        #expect(rooms.placement(of: 99) == .room("kitchen") && rooms.placement(of: 100) == nil)
+        rooms.forget(notHeardFor: .seconds(60), at: Self.at(120))
+        rooms.observe(500, distance: 1, by: kitchen, in: "kitchen", at: Self.at(121))
+        #expect(rooms.count == 1 && rooms.placement(of: 500) == .room("kitchen"))
+    }
+
     @Test("beacons not heard for a while are forgotten")
     func forget() throws {
         var rooms = try locator()
