@@ -51,8 +51,8 @@ public enum BeacondKey {
     public static let room = "Room"                             // s: with [mqtt]: the beacon's room (nearest calibrated
                                                                 //    receiver, with hysteresis; "" when it cannot be said);
                                                                 //    in a region: inside only while its beacon is there
-    public static let receivers = "Receivers"                   // a{sd}: with [mqtt]: room -> metres, every receiver
-                                                                //    that heard it in the last 2 s, this one included
+    public static let receivers = "Receivers"                   // a{sd}: with [mqtt]: room -> calibrated, smoothed metres
+                                                                //    from each receiver's fresh readings, this one included
     public static let proximity = "Proximity"
     public static let txPower = "TxPower"
     public static let timestamp = "Timestamp"

@@ -22,7 +22,7 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Where the nearest distance of a beacon (metres, two decimals) is published by this receiver.
     public func distanceTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/distance" }
-    /// The beacon's room sensor: the room it is in while present, empty otherwise.
+    /// The beacon's room sensor: the room it is in while present, `not_home` when gone, `unknown` otherwise.
     public func roomTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/room" }
 
     /// `ibeacon_<uuid>_<major>_<minor>`, lowercase with `_` for the UUID's dashes: the beacon in the alphabet Home

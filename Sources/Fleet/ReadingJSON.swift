@@ -31,7 +31,9 @@ struct ReadingJSON {
         reader.skipWhitespace()
         guard reader.peek() == UInt8(ascii: "{") else {
             // Valid JSON of another kind is "not an object"; anything else is not JSON.
-            guard (try? reader.skipValue(depth: 0)) != nil, reader.atEndAfterWhitespace() else { throw .notJSON }
+            guard (try? reader.skipValue(depth: 0)) != nil, !reader.sawOutOfRange, reader.atEndAfterWhitespace() else {
+                throw .notJSON
+            }
             throw .notAnObject
         }
         reader.index += 1
@@ -39,17 +41,29 @@ struct ReadingJSON {
         if reader.peek() == UInt8(ascii: "}") {
             reader.index += 1
         } else {
+            // A number beyond Double's range is refused as Foundation refuses it, but only in the value a key ends
+            // with: like Foundation, a repeated key's earlier value is never converted. Keys whose last value had one,
+            // by their raw bytes (a dictionary only once such a number is seen).
+            var outOfRange: [ArraySlice<UInt8>: Bool] = [:]
             while true {
                 reader.skipWhitespace()
                 guard reader.peek() == UInt8(ascii: "\"") else { throw .notJSON }
+                let keyStart = reader.index
                 let wanted = try reader.key(among: keys)
+                let key = bytes[keyStart..<reader.index]
                 reader.skipWhitespace()
                 guard reader.next() == UInt8(ascii: ":") else { throw .notJSON }
                 reader.skipWhitespace()
+                reader.sawOutOfRange = false
                 if let wanted {
                     values[wanted] = try reader.value()
                 } else {
                     try reader.skipValue(depth: 1)
+                }
+                if reader.sawOutOfRange {
+                    outOfRange[key] = true
+                } else if !outOfRange.isEmpty, outOfRange[key] != nil {
+                    outOfRange[key] = false
                 }
                 reader.skipWhitespace()
                 switch reader.next() {
@@ -59,6 +73,7 @@ struct ReadingJSON {
                 }
                 break
             }
+            if outOfRange.values.contains(true) { throw .notJSON }
         }
         guard reader.atEndAfterWhitespace() else { throw .notJSON }
     }
@@ -67,6 +82,8 @@ struct ReadingJSON {
     private struct Reader {
         let bytes: [UInt8]
         var index = 0
+        /// A number beyond Double's range was read since this was last cleared.
+        var sawOutOfRange = false
 
         func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -284,8 +301,10 @@ struct ReadingJSON {
             }
             var text = ""
             for position in start..<index { text.unicodeScalars.append(Unicode.Scalar(bytes[position])) }
-            // Beyond Double's range is refused as Foundation refuses it (RFC 8259 lets a parser set its range).
-            guard let value = Double(text), value.isFinite else { throw .notJSON }
+            // Beyond Double's range: noted, and refused if it is what a key ends with (RFC 8259 lets a parser set its
+            // range; Foundation refuses those too).
+            guard let value = Double(text) else { throw .notJSON }
+            if !value.isFinite { sawOutOfRange = true }
             return value
         }
     }

@@ -148,6 +148,12 @@ struct Replay: AsyncParsableCommand {
 
     /// `--exit-timeout-min` and `--exit-chance`: nil when the minimum is 0.
     func adaptiveExit() throws -> AdaptiveExit? {
+        guard exitChance.isFinite, AdaptiveExit.chanceRange.contains(exitChance) else {
+            throw ValidationError("--exit-chance must be a probability from 1e-12 to 0.5, got \(exitChance)")
+        }
+        guard exitTimeoutMin.isFinite, exitTimeoutMin >= 0 else {
+            throw ValidationError("--exit-timeout-min must be 0 (off) or at least 0.1 seconds, got \(exitTimeoutMin)")
+        }
         guard exitTimeoutMin != 0 else { return nil }
         guard exitTimeoutMin <= exitTimeout else {
             throw ValidationError("--exit-timeout-min \(exitTimeoutMin) is longer than --exit-timeout \(exitTimeout): adaptive "

@@ -42,11 +42,14 @@ struct RoomSettingsTests {
         #expect(configuration.warnings.isEmpty)
     }
 
-    @Test("exit_timeout_min 0 (the default) keeps fixed exits")
+    @Test("exit_timeout_min 0 (the default) keeps fixed exits; an exit_chance then is a warning at its line")
     func adaptiveOff() throws {
         let directory = try ConfigurationDirectory()
         try directory.write("[monitoring]\nexit_timeout_min = 0\n", to: "beacond.toml")
         #expect(try directory.load().monitoringConfiguration().adaptiveExit == nil)
+        try directory.write("[monitoring]\nexit_chance = 0.01\n", to: "beacond.toml")
+        let warnings = try directory.load().warnings
+        #expect(warnings.count == 1 && warnings.first?.line == 2 && "\(warnings[0])".contains("set exit_timeout_min"))
     }
 
     @Test("a value that cannot work names the file, the line and the fix",

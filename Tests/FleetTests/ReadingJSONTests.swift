@@ -29,6 +29,22 @@ struct ReadingJSONTests {
         #expect(throws: ESPresenseReading.Invalid.notJSON, "\(text)") { try read(text) }
     }
 
+    /// Found by the espresense fuzz target: Foundation converts only the value a key ends with, so a number beyond
+    /// Double's range in a repeated key's earlier value is accepted, and one in the last value (or inside an array)
+    /// refused. Ours does the same.
+    @Test func numbersBeyondDoubleAreRefusedOnlyWhereFoundationConvertsThem() throws {
+        #expect(try read(#"{"id":"x","distance":2,"speed":1e99999,"speed":0.01}"#).distance == 2)
+        #expect(try read(#"{"id":"x","distance":1e400,"distance":2}"#).distance == 2)
+        for text in [#"{"id":"x","distance":2,"speed":1e400}"#, #"{"id":"x","distance":2,"speed":0.01,"speed":1e400}"#,
+                     #"{"id":"x","distance":2,"skip":[1,1e400]}"#, "[1e400]"] {
+            #expect(throws: ESPresenseReading.Invalid.notJSON, "\(text)") { try read(text) }
+            #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) == nil, "Foundation reads \(text)")
+        }
+        for text in [#"{"id":"x","distance":2,"speed":1e99999,"speed":0.01}"#, #"{"id":"x","distance":1e400,"distance":2}"#] {
+            #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil, "Foundation refuses \(text)")
+        }
+    }
+
     @Test func deepNestingIsRefusedNotRecursedWithoutEnd() {
         let deep = #"{"id":"x","distance":1,"n":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
         #expect(throws: ESPresenseReading.Invalid.notJSON) { try read(deep) }

@@ -53,6 +53,9 @@ public struct CalibrationFit: Hashable, Sendable {
             exponent = zip(xs, ys).map { ($0 - meanX) * ($1 - meanY) }.reduce(0, +) / spread
         }
         let offset = exponent * meanX - meanY
+        guard ReceiverCalibration.exponentRange.contains(exponent), ReceiverCalibration.offsetRange.contains(offset) else {
+            throw .implausibleFit(exponent: exponent, offset: offset)
+        }
         let calibration = try ReceiverCalibration(rssiOffset: offset, pathLossExponent: exponent)
         let squares = zip(xs, ys).map { x, y in (exponent * x - offset - y) * (exponent * x - offset - y) }
         let errors = usable.compactMap { sample in

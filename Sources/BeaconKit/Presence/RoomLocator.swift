@@ -24,7 +24,7 @@ public enum RoomPlacement: Hashable, Sendable {
 ///
 /// Pure: every call takes the time; the same calls give the same answers.
 public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
-    public let configuration: RoomConfiguration
+    public private(set) var configuration: RoomConfiguration
 
     struct Heard: Sendable {
         var room: String
@@ -60,7 +60,7 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         var logMargin: Double
     }
 
-    private let rules: Rules
+    private var rules: Rules
     private var staleAfter: Int64 { rules.staleAfter }
 
     /// The most beacons placed at once.
@@ -69,9 +69,20 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     public init(configuration: RoomConfiguration = .default, capacity: Int = 10_000) {
         self.configuration = configuration
         self.capacity = capacity
-        rules = Rules(staleAfter: configuration.staleAfter.wholeMicroseconds, dwell: configuration.dwell.wholeMicroseconds,
-                      smoothing: Double(configuration.smoothing.wholeMicroseconds) / 1_000_000,
-                      logMargin: log(1 - configuration.margin))
+        rules = Self.rules(configuration)
+    }
+
+    static func rules(_ configuration: RoomConfiguration) -> Rules {
+        Rules(staleAfter: configuration.staleAfter.wholeMicroseconds, dwell: configuration.dwell.wholeMicroseconds,
+              smoothing: Double(configuration.smoothing.wholeMicroseconds) / 1_000_000,
+              logMargin: log(1 - configuration.margin))
+    }
+
+    /// New margin, dwell, staleness or smoothing from the next reading on; where beacons are, and which receivers are
+    /// offline, are kept.
+    public mutating func reconfigure(_ configuration: RoomConfiguration) {
+        self.configuration = configuration
+        rules = Self.rules(configuration)
     }
 
     public var count: Int { tracks.count }

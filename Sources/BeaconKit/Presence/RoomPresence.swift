@@ -3,6 +3,9 @@
 public struct RoomPresence: Sendable {
     /// The room of this node's own scanner.
     public var localRoom: String
+    /// dB added to this node's own readings (`[mqtt] rssi_offset`), as it adds it to what it publishes: every
+    /// receiver's RSSI here is what that receiver reports.
+    public var localRSSIOffset: Double
     /// By receiver (its room, as topics name it); absent: `ReceiverCalibration.uncalibrated`.
     public var calibrations: [String: ReceiverCalibration]
     /// A beacon's RSSI at one metre when its advertised measured power is wrong, dBm.
@@ -19,9 +22,10 @@ public struct RoomPresence: Sendable {
         public var time: Timestamp
     }
 
-    public init(localRoom: String, calibrations: [String: ReceiverCalibration] = [:], measuredPower: [BeaconIdentity: Int] = [:],
-                configuration: RoomConfiguration = .default) {
+    public init(localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration] = [:],
+                measuredPower: [BeaconIdentity: Int] = [:], configuration: RoomConfiguration = .default) {
         self.localRoom = localRoom
+        self.localRSSIOffset = localRSSIOffset
         self.calibrations = calibrations
         self.measuredPower = measuredPower
         locator = RoomLocator(configuration: configuration)
@@ -33,6 +37,7 @@ public struct RoomPresence: Sendable {
                                by receiver: ReceiverID, in room: String, at now: Timestamp) -> SightingRoom {
         let power = measuredPower[identity] ?? advertisedPower
         var metres = distance
+        let rssi = receiver == .local ? rssi.map { $0 + localRSSIOffset } : rssi
         if let rssi, let power, rssi.isFinite {
             metres = (calibrations[room] ?? .uncalibrated).distance(rssi: rssi, measuredPower: Double(power)) ?? metres
             // Full: readings of new beacons are not kept (`forget` makes room once a minute); never a pass over the
@@ -41,9 +46,10 @@ public struct RoomPresence: Sendable {
                 latestReadings[identity, default: [:]][room] = ReceiverReading(rssi: rssi, measuredPower: power, time: now)
             }
         }
-        if let metres, metres.isFinite, metres > 0 {
-            locator.observe(identity, distance: metres, by: receiver, in: room, at: now)
-        }
+        // Heard but unmeasurable (no RSSI, or a beacon advertising measured power 0): it is near this receiver, how near
+        // cannot be said. Placed as far, so it names a room no other receiver hears it in, and never beats a measurement.
+        let usable = metres.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? Self.unmeasuredDistance
+        locator.observe(identity, distance: usable, by: receiver, in: room, at: now)
         return placement(of: identity)
     }
 
@@ -75,6 +81,9 @@ public struct RoomPresence: Sendable {
         forgetReadings(before: now - age)
     }
 
+    /// Metres counted for a reading without a usable distance.
+    public static let unmeasuredDistance = 30.0
+
     /// Beacons whose raw readings are kept for calibration.
     public static let readingCapacity = 10_000
 
@@ -87,11 +96,13 @@ public struct RoomPresence: Sendable {
 
     /// A new configuration (reload): calibrations and overrides apply from the next reading; where beacons are is kept
     /// unless the room hysteresis changed.
-    public mutating func reconfigure(localRoom: String, calibrations: [String: ReceiverCalibration],
+    public mutating func reconfigure(localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration],
                                      measuredPower: [BeaconIdentity: Int], configuration: RoomConfiguration) {
         self.localRoom = localRoom
+        self.localRSSIOffset = localRSSIOffset
         self.calibrations = calibrations
         self.measuredPower = measuredPower
-        if configuration != locator.configuration { locator = RoomLocator(configuration: configuration) }
+        // Placements and offline receivers are kept: a beacon beside an offline receiver stays unknown.
+        locator.reconfigure(configuration)
     }
 }

@@ -42,11 +42,20 @@ public struct CalibrationReferenceError: Error, Hashable, CustomStringConvertibl
 /// least-squares fit per receiver (`CalibrationFit`). Pure: the command feeds it `ListReceiverReadings` replies.
 public struct CalibrationSession: Sendable {
     public let references: [CalibrationReference]
+    /// Readings older than this (µs since the epoch) were taken before the session began and are not counted.
+    public let since: UInt64
     /// Per reference: the distinct readings seen (by timestamp), their RSSI and measured power.
     private var readings: [CalibrationReference: [UInt64: (rssi: Double, power: Double)]] = [:]
 
-    public init(references: [CalibrationReference]) {
+    public init(references: [CalibrationReference], since: UInt64 = 0) {
         self.references = references
+        self.since = since
+    }
+
+    /// The same beacon named twice for one receiver: its readings cannot be at two distances at once.
+    public static func duplicate(in references: [CalibrationReference]) -> CalibrationReference? {
+        var seen: Set<String> = []
+        return references.first { !seen.insert("\($0.beacon)@\($0.receiver)").inserted }
     }
 
     /// Takes one `ListReceiverReadings` reply: each new reading of a reference by its receiver counts once.
@@ -58,6 +67,7 @@ public struct CalibrationSession: Sendable {
                   let receiver = entry.string(BeacondReadingKey.receiver), let rssi = entry.double(BeacondReadingKey.rssi),
                   let power = entry.integer(BeacondReadingKey.measuredPower), let time = entry.integer(BeacondReadingKey.timestamp)
             else { continue }
+            guard UInt64(clamping: time) >= since else { continue }
             let beacon = BeaconIdentity(uuid: uuid, major: major, minor: minor)
             for reference in references where reference.beacon == beacon && reference.receiver == receiver {
                 readings[reference, default: [:]][UInt64(clamping: time)] = (rssi, Double(power))
@@ -93,14 +103,21 @@ public struct CalibrationSession: Sendable {
         }
     }
 
+    /// A table header as TOML allows it written (`[ receivers."kitchen" ] # note`), in one form: `receivers.kitchen`.
+    static func tableName(_ line: Substring) -> String? {
+        var text = line.trimmingCharacters(in: .whitespaces)
+        guard text.hasPrefix("[") else { return nil }
+        if let comment = text.firstIndex(of: "#") { text = String(text[..<comment]).trimmingCharacters(in: .whitespaces) }
+        return text.filter { $0 != "[" && $0 != "]" && $0 != "\"" && $0 != "'" && !$0.isWhitespace }
+    }
+
     /// `calibration.toml` with these receivers' sections replaced (or added) and everything else of `existing` kept.
     public static func calibrationFile(existing: String?, fits: [(receiver: String, fit: CalibrationFit)], at date: String) -> String {
-        let replaced = Set(fits.map { "[receivers.\($0.receiver)]" })
+        let replaced = Set(fits.map { "receivers.\($0.receiver)" })
         var kept: [String] = []
         var skipping = false
         for line in (existing ?? "").split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("[") { skipping = replaced.contains(trimmed) }
+            if let name = tableName(line) { skipping = replaced.contains(name) }
             if !skipping { kept.append(String(line)) }
         }
         while kept.last?.isEmpty == true { kept.removeLast() }

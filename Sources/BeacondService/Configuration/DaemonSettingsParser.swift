@@ -85,6 +85,12 @@ enum DaemonSettingsParser {
                                         + "wrongly exited, e.g. exit_chance = 0.001")
             }
             configuration.exitChance = chance
+            if configuration.exitTimeoutMinimum == nil, chance != DaemonConfiguration.defaults.exitChance {
+                configuration.warnings.append(ConfigurationDiagnostic(
+                    file: section.document.file, line: section.line(of: "exit_chance"),
+                    message: "exit_chance has no effect while exit_timeout_min is 0 (exits are fixed): set exit_timeout_min "
+                        + "(e.g. 3) to use adaptive exits, or remove exit_chance"))
+            }
         }
         if let minimum = configuration.exitTimeoutMinimum, minimum > configuration.exitTimeout {
             throw section.error("exit_timeout_min", "exit_timeout_min (\(minimum)) is longer than exit_timeout "

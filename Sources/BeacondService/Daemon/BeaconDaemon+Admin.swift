@@ -144,7 +144,10 @@ extension BeaconDaemon {
             }
         }
         if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis || new.exitTimeoutMinimum != old.exitTimeoutMinimum
-            || new.exitChance != old.exitChance { rebuildEngine() }
+            || new.exitChance != old.exitChance {
+            rebuildEngine()
+            mqttNode?.reconfigureMonitoring(Self.monitoringConfiguration(new))
+        }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         mqttSettingsChanged(from: old.mqtt)

@@ -140,9 +140,11 @@ extension BeaconDaemon {
         let region: BeaconRegion
         do { region = try BeaconDictionaries.region(from: argument) } catch { throw error.dbusError }
         if let room = region.room, engine.presence == nil {
-            throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' \(room) needs rooms, and this daemon has none: rooms are "
-                + "receivers' rooms on an MQTT broker. Fix: set [mqtt] broker (and room) in \(options.configDirectory)/beacond.toml, "
-                + "or leave 'Room' out").dbusError
+            let why = mqttProblem.map { "MQTT is configured but not running (\($0)). Fix: correct [mqtt] in "
+                + "\(options.configDirectory)/beacond.toml and reload, or leave 'Room' out" }
+                ?? "rooms are receivers' rooms on an MQTT broker. Fix: set [mqtt] broker (and room) in "
+                + "\(options.configDirectory)/beacond.toml, or leave 'Room' out"
+            throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' \(room) needs rooms, and this daemon has none: \(why)").dbusError
         }
         do {
             try AuthorizationRules.checkMonitoring(app: app.declaration, record: record(session.appID), policy: policy)

@@ -61,13 +61,20 @@ extension BeaconDaemon {
     func configureRooms() {
         guard let mqttNode else {
             engine.presence = nil
+            let roomed = engine.monitoredRegions.values.compactMap(\.region.room)
+            if !roomed.isEmpty {
+                let rooms = Set(roomed).sorted().joined(separator: ", ")
+                logger.warning("\(roomed.count) monitored region(s) have a Room (\(rooms)) but there are no rooms without a running [mqtt] node: they cannot enter until MQTT runs again")
+            }
             return
         }
         if engine.presence == nil {
-            engine.presence = RoomPresence(localRoom: mqttNode.room, calibrations: configuration.calibrations,
+            engine.presence = RoomPresence(localRoom: mqttNode.room, localRSSIOffset: configuration.mqtt.rssiOffset,
+                                           calibrations: configuration.calibrations,
                                            measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
         } else {
-            engine.presence?.reconfigure(localRoom: mqttNode.room, calibrations: configuration.calibrations,
+            engine.presence?.reconfigure(localRoom: mqttNode.room, localRSSIOffset: configuration.mqtt.rssiOffset,
+                                         calibrations: configuration.calibrations,
                                          measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
         }
         mqttNode.roomOf = { [unowned self] identity in self.assumeIsolated { $0.engine.presence?.placement(of: identity) ?? .unplaced } }
@@ -134,13 +141,16 @@ extension BeaconDaemon {
         return .dictionary(keySignature: key, valueSignature: value, entries)
     }
 
-    /// `ListReceiverReadings`: every receiver's latest raw reading of every beacon heard lately (empty without rooms).
+    /// `ListReceiverReadings`: every receiver's latest raw reading of every beacon heard in the last minute (empty
+    /// without rooms).
     func receiverReadings() -> [DBusValue] {
         guard let presence = engine.presence else { return [] }
+        let since = clock() - .seconds(60)
         var entries: [DBusValue] = []
         let beacons = presence.latestReadings.keys.sorted { ($0.uuid.uuidString, $0.major, $0.minor) < ($1.uuid.uuidString, $1.major, $1.minor) }
         for identity in beacons {
-            for (room, reading) in (presence.latestReadings[identity] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (room, reading) in (presence.latestReadings[identity] ?? [:]).sorted(by: { $0.key < $1.key })
+            where reading.time >= since {
                 entries.append(.dictionary(keySignature: "s", valueSignature: "v", [
                     DBusDictionaryEntry(key: .string(BeacondReadingKey.uuid), value: .variant(.string(identity.uuid.uuidString))),
                     DBusDictionaryEntry(key: .string(BeacondReadingKey.major), value: .variant(.uint16(identity.major))),

@@ -27,6 +27,7 @@ struct BeaconEngine {
             pipeline.observe(IBeaconObservation(frame: frame, rssi: rssi, address: address, addressType: addressType,
                                                 timestamp: now), into: &events)
         }
+        forgetRooms(at: now)
         return events
     }
 
@@ -39,6 +40,7 @@ struct BeaconEngine {
                           by receiver: ReceiverID, in room: String? = nil, at now: Timestamp) -> [Event] {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
+        forgetRooms(at: now)
         var placed = SightingRoom.unplaced
         if pipeline.presence != nil, let room {
             placed = pipeline.presence!.place(identity, rssi: exactRSSI ?? rssi.map(Double.init), advertisedPower: measuredPower,
@@ -47,6 +49,14 @@ struct BeaconEngine {
         var monitoring: [MonitoringEvent<EngineKey>] = []
         pipeline.monitor.observe(identity, rssi: rssi, by: receiver, room: placed, at: now, into: &monitoring)
         return events + monitoring.map { .monitoring($0) }
+    }
+
+    /// About once a minute, as readings arrive or time advances: beacons unheard for ten minutes leave the room tables,
+    /// so a full table takes new beacons again.
+    private mutating func forgetRooms(at now: Timestamp) {
+        guard pipeline.presence != nil, now - (roomsForgotten ?? .epoch) >= .seconds(60) else { return }
+        pipeline.presence?.forget(notHeardFor: .seconds(600), at: now)
+        roomsForgotten = now
     }
 
     /// Rooms (with `[mqtt]`): where each beacon is, from this node's and the other receivers' readings.
@@ -81,10 +91,7 @@ struct BeaconEngine {
     mutating func advance(to now: Timestamp) -> [Event] {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
-        if pipeline.presence != nil, now - (roomsForgotten ?? .epoch) >= .seconds(60) {
-            pipeline.presence?.forget(notHeardFor: .seconds(600), at: now)
-            roomsForgotten = now
-        }
+        forgetRooms(at: now)
         return events
     }
 

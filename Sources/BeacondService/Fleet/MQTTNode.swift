@@ -36,6 +36,20 @@ final class MQTTNode {
     /// state is the device tracker's.
     private let discovery: HomeAssistantDiscovery?
     private var presence: RegionMonitor<BeaconIdentity>
+    /// The presence monitor again with new exit settings (a reload), every published beacon's region as it was.
+    func reconfigureMonitoring(_ monitoring: MonitoringConfiguration) {
+        guard monitoring != presence.configuration else { return }
+        var fresh = RegionMonitor<BeaconIdentity>(configuration: monitoring)
+        for (identity, region) in presence.regions {
+            fresh.restore(region, for: identity, at: clock())
+            if let record = presence.receiverRecord(for: identity) {
+                fresh.restoreReceivers(record, for: identity, offline: presence.offlineReceivers)
+            }
+        }
+        presence = fresh
+        armPresenceTimer()
+    }
+
     /// Where a beacon is (set by the daemon: its room locator), for the device tracker's state and the room sensor.
     var roomOf: ((BeaconIdentity) -> SightingRoom)?
     /// What was last published per beacon (device tracker, room sensor), so a sighting publishes only a change.
@@ -133,6 +147,8 @@ final class MQTTNode {
         // A bridge's drop takes every receiver offline at once: one line for it, not one per receiver.
         var quiet = false
         for input in inputs {
+            // The daemon places the reading first, so the tracker published next carries the room it gives.
+            if case .sighting = input { onFleetInput?(input) }
             presenceInput(input, at: now)
             switch input {
             case .dropped(let reason):
@@ -163,8 +179,10 @@ final class MQTTNode {
                     logger.notice("MQTT: receiver \(receiver.room) is \(receiver.online ? "online" : "offline")")
                 }
                 onFleetInput?(input)
+                // Rooms whose receivers went offline (or came back) change trackers without a sighting.
+                for identity in discovered { publishPresence(identity) }
             case .sighting:
-                onFleetInput?(input)
+                break
             }
         }
     }
@@ -276,7 +294,8 @@ final class MQTTNode {
         var room = ""
         if case .room(let name)? = roomOf?(identity) { room = name }
         let tracker = HomeAssistantDiscovery.presence(state, room: room)
-        let shownRoom = state == .inside ? room : ""
+        // Not present: `not_home`, not an empty payload, which would clear the retained message.
+        let shownRoom = state == .inside && !room.isEmpty ? room : (state == .outside ? "not_home" : "unknown")
         let previous = publishedPresence[identity]
         if previous?.tracker != tracker {
             _ = try? client.publish(MQTTMessage(topic: discovery.presenceTopic(identity), text: tracker, qos: 1, retain: true))

@@ -23,10 +23,12 @@ struct CalibrateCommand: ParsableCommand {
 
             It then prints, per receiver, each reference's mean RSSI and the fit: rssi_offset, \
             path_loss_exponent, the residual (RMS dB between fit and readings) and the median distance error. \
-            A receiver with references at one distance only gets an offset with the default exponent (2.7). \
+            A receiver whose references are all within a factor 1.5 of one distance gets an offset with the \
+            default exponent (2.7). \
             With --write, or after you answer y on a terminal, the fits are written to CONFIG_DIR/calibration.toml \
-            (other receivers' sections and [beacons] are kept) and the daemon is told to reload \
-            (org.beacond.Admin1.Reload). Needs [mqtt] in beacond.toml: rooms are receivers' rooms. No floor plan \
+            (other receivers' sections and [beacons] are kept; CONFIG_DIR is the daemon's own unless --config-dir \
+            says otherwise) and the daemon is told to reload (org.beacond.Admin1.Reload). Only readings made after \
+            the command starts count. Needs [mqtt] in beacond.toml: rooms are receivers' rooms. No floor plan \
             is needed.
 
             Example:
@@ -46,14 +48,20 @@ struct CalibrateCommand: ParsableCommand {
     var references: [String] = []
     @Option(help: "Seconds to collect readings (1 to 3600).") var seconds = 30
     @Flag(help: "Write calibration.toml and reload the daemon without asking.") var write = false
-    @Option(help: "The daemon's configuration directory, where calibration.toml goes.") var configDir = "/etc/beacond"
+    @Option(help: "Where calibration.toml goes (default: the daemon's configuration directory, as GetStatus says).")
+    var configDir: String?
 
     func validate() throws {
         guard !references.isEmpty else {
             throw ValidationError("give at least one --reference UUID:MAJOR:MINOR@ROOM=METRES (two distances per receiver fit its exponent)")
         }
+        var parsed: [CalibrationReference] = []
         for text in references {
-            do { _ = try CalibrationReference(parsing: text) } catch { throw ValidationError(error.description) }
+            do { parsed.append(try CalibrationReference(parsing: text)) } catch { throw ValidationError(error.description) }
+        }
+        if let twice = CalibrationSession.duplicate(in: parsed) {
+            throw ValidationError("\(twice.beacon) is given twice for \(twice.receiver): one reference beacon is at one distance "
+                + "from a receiver; use another beacon for another distance")
         }
         guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1 to 3600, got \(seconds)") }
     }
@@ -63,12 +71,16 @@ struct CalibrateCommand: ParsableCommand {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
             var parsed: [CalibrationReference] = []
             for text in references { if let reference = try? CalibrationReference(parsing: text) { parsed.append(reference) } }
-            var session = CalibrationSession(references: parsed)
+            let status = try client.status()
+            let directory = configDir ?? status.string(BeacondStatusKey.configDirectory) ?? "/etc/beacond"
+            // Readings the daemon took before this command started say nothing of where the references are now.
+            var session = CalibrationSession(references: parsed, since: UInt64(Date().timeIntervalSince1970 * 1_000_000))
             Reporting.printError("collecting readings for \(seconds) s (Ctrl-C stops early)...")
-            for second in 0..<seconds {
+            // A reading each second, the first a second in: only readings made after the start count.
+            for _ in 0..<seconds {
+                usleep(1_000_000)
                 session.add(try client.receiverReadings())
                 if Interruption.shared.isInterrupted { break }
-                if second + 1 < seconds { usleep(1_000_000) }
             }
             var good: [(receiver: String, fit: CalibrationFit)] = []
             var lines: [String] = []
@@ -96,12 +108,19 @@ struct CalibrateCommand: ParsableCommand {
                 throw BeaconctlError(exitStatus: ExitStatus.failure, message: "no receiver could be fitted: is each reference "
                     + "beacon advertising, and does the daemon have [mqtt] (beaconctl status)?")
             }
-            guard write || confirm() else {
+            guard write || confirm(directory) else {
                 Reporting.printError("not written")
                 return
             }
-            let file = configDir.hasSuffix("/") ? configDir + "calibration.toml" : configDir + "/calibration.toml"
-            let existing = try? String(contentsOfFile: file, encoding: .utf8)
+            let file = directory.hasSuffix("/") ? directory + "calibration.toml" : directory + "/calibration.toml"
+            var existing: String?
+            if FileManager.default.fileExists(atPath: file) {
+                // A file that is there but unreadable must not be replaced by one without its other sections.
+                do { existing = try String(contentsOfFile: file, encoding: .utf8) } catch {
+                    throw BeaconctlError(exitStatus: ExitStatus.failure, message: "cannot read \(file) to update it: \(error); "
+                        + "fix or move it, then calibrate again")
+                }
+            }
             let text = CalibrationSession.calibrationFile(existing: existing, fits: good,
                                                           at: ISO8601DateFormatter().string(from: Date()))
             do {
@@ -122,12 +141,12 @@ struct CalibrateCommand: ParsableCommand {
     }
 
     /// Asks on a terminal; anything but y is no. Without a terminal, no (use --write).
-    private func confirm() -> Bool {
+    private func confirm(_ directory: String) -> Bool {
         guard isatty(STDIN_FILENO) == 1 else {
             Reporting.printError("not a terminal: pass --write to write calibration.toml")
             return false
         }
-        FileHandle.standardError.write(Data("write these fits to \(configDir)/calibration.toml and reload beacond? [y/N] ".utf8))
+        FileHandle.standardError.write(Data("write these fits to \(directory)/calibration.toml and reload beacond? [y/N] ".utf8))
         return readLine()?.lowercased().hasPrefix("y") == true
     }
 }

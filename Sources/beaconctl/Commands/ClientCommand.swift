@@ -90,9 +90,9 @@ struct ClientCommand: ParsableCommand {
         if action == .range, entryDelay != nil || exitDelay != nil {
             throw ValidationError("--entry-delay and --exit-delay apply to monitor only")
         }
-        for (name, value) in [("--entry-delay", entryDelay), ("--exit-delay", exitDelay)] {
-            if let value, !(value.isFinite && value >= 0 && value <= 86_400) {
-                throw ValidationError("\(name) must be 0 to 86400 seconds, got \(value)")
+        for (name, value, lowest) in [("--entry-delay", entryDelay, 0.0), ("--exit-delay", exitDelay, 0.1)] {
+            if let value, !(value.isFinite && value >= lowest && value <= 86_400) {
+                throw ValidationError("\(name) must be \(lowest == 0 ? "0" : "0.1") to 86400 seconds, got \(value)")
             }
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1 (got \(count))") }

@@ -170,6 +170,7 @@ struct CalibrationTests {
         let samples = [CalibrationSample(distance: 1, rssi: -80, measuredPower: -59),
                        CalibrationSample(distance: 8, rssi: -60, measuredPower: -59)]
         #expect(throws: CalibrationError.self) { try CalibrationFit.fit(samples) }
+        do { _ = try CalibrationFit.fit(samples) } catch { #expect(error.description.contains("check each reference's distance")) }
     }
 }
 
