@@ -133,11 +133,7 @@ public struct ReceiverDirectory: Sendable {
 
     /// A room as ESPresense writes it (its slug: `a-z`, `0-9`, `_`), at most 64 bytes: anything else is no
     /// receiver's, and a long name must not be kept a thousand times or sent in status.
-    public static func isRoom(_ room: String) -> Bool {
-        room.utf8.count <= 64 && !room.isEmpty && room.utf8.allSatisfy {
-            ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D
-        }
-    }
+    public static func isRoom(_ room: String) -> Bool { RegionSpec.isRoom(room) }
 
     /// The bridges whose last state was down (at most `capacity` names are kept, like receivers).
     public private(set) var bridgesDown: Set<String> = []

@@ -119,33 +119,3 @@ struct ReceiverDirectoryTests {
         #expect(directory.bridgesDown.count == 3)
     }
 }
-
-@Suite("receiver distances")
-struct ReceiverDistancesTests {
-    let start = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
-    func beacon(_ minor: UInt16) -> BeaconIdentity {
-        BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: minor)
-    }
-
-    @Test func recentDistancesPerReceiverAndTheNearestRoom() {
-        var distances = ReceiverDistances(window: .seconds(2))
-        let kitchen = ReceiverID(rawValue: 1), garage = ReceiverID(rawValue: 2)
-        distances.record(beacon(1), distance: 3, by: kitchen, at: start)
-        distances.record(beacon(1), distance: 1.5, by: garage, at: start + .seconds(1))
-        distances.record(beacon(1), distance: 2, by: kitchen, at: start + .seconds(1))   // replaces 3
-        distances.record(beacon(1), distance: -1, by: garage, at: start + .seconds(1))   // no distance: ignored
-        #expect(distances.distances(of: beacon(1), at: start + .seconds(2)) == [kitchen: 2, garage: 1.5])
-        #expect(distances.distances(of: beacon(1), at: start + .milliseconds(3500)).isEmpty)
-        #expect(ReceiverDistances.nearestRoom(["kitchen": 2, "garage": 1.5, "hall": 1.5]) == "garage")
-        #expect(ReceiverDistances.nearestRoom([:]) == nil)
-    }
-
-    @Test func boundedWhateverArrives() {
-        var distances = ReceiverDistances(window: .seconds(2), capacity: 100)
-        for minor in 0..<1000 { distances.record(beacon(UInt16(minor)), distance: 1, by: ReceiverID(rawValue: 1), at: start) }
-        #expect(distances.count == 100)
-        // Once the old ones have expired, new beacons are kept again.
-        distances.record(beacon(5000), distance: 1, by: ReceiverID(rawValue: 1), at: start + .seconds(3))
-        #expect(distances.count == 1)
-    }
-}

@@ -70,9 +70,7 @@ public enum BeaconDictionaries {
         guard case .string(let room) = value else {
             throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' must be a string (D-Bus type s): \(allowed); given \(describe(value))")
         }
-        guard !room.isEmpty, room.utf8.count <= maxRoomBytes,
-              room.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" })
-        else {
+        guard RegionSpec.isRoom(room) else {
             throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' is \(ClientText.quoted(room, limit: 40)): it must be \(allowed)")
         }
         return room

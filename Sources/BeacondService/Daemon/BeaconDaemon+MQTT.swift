@@ -78,6 +78,9 @@ extension BeaconDaemon {
                                          measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
         }
         mqttNode.roomOf = { [unowned self] identity in self.assumeIsolated { $0.engine.presence?.placement(of: identity) ?? .unplaced } }
+        mqttNode.distancesOf = { [unowned self] identity in
+            self.assumeIsolated { $0.engine.presence?.distances(of: identity, at: $0.clock()) ?? [:] }
+        }
     }
 
     /// Says `offline` and disconnects (shutdown, or before a reload's new settings take over).
@@ -111,7 +114,6 @@ extension BeaconDaemon {
         let now = clock()
         switch input {
         case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower, let exactRSSI):
-            mqttNode?.recordDistance(identity, distance: distance, by: receiver, at: now)
             let room = mqttNode?.directory.receivers.first { $0.id == receiver }?.room
             engineChanged(engine.observe(identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
                                          by: receiver, in: room, at: now))

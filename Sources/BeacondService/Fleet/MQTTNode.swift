@@ -27,8 +27,6 @@ final class MQTTNode {
     private var loggedReason: String?
     /// The other receivers (with `subscribe`), and what their messages mean for the monitor.
     private(set) var directory: ReceiverDirectory
-    /// What the other receivers reported lately, for `Room` and `Receivers` in ranging.
-    private var distances = ReceiverDistances()
     /// Called with what another receiver's message means for the monitor (set by the daemon).
     var onFleetInput: ((ReceiverDirectory.Input) -> Void)?
     /// Home Assistant discovery (`homeassistant = true`): the payloads, and the presence of each published beacon
@@ -52,6 +50,8 @@ final class MQTTNode {
 
     /// Where a beacon is (set by the daemon: its room locator), for the device tracker's state and the room sensor.
     var roomOf: ((BeaconIdentity) -> SightingRoom)?
+    /// Every receiver's distance to a beacon by room (set by the daemon: its room locator), for the distance sensor.
+    var distancesOf: ((BeaconIdentity) -> [String: Double])?
     /// What was last published per beacon (device tracker, room sensor), so a sighting publishes only a change.
     private var publishedPresence: [BeaconIdentity: (tracker: String, room: String)] = [:]
     private var presenceTimer: MainLoop.SourceID?
@@ -219,20 +219,6 @@ final class MQTTNode {
         }
     }
 
-    func recordDistance(_ identity: BeaconIdentity, distance: Double, by receiver: ReceiverID, at now: Timestamp) {
-        distances.record(identity, distance: distance, by: receiver, at: now)
-    }
-
-    /// Other receivers' distances to `identity` from the last two seconds, by room.
-    func remoteDistances(of identity: BeaconIdentity, at now: Timestamp) -> [String: Double] {
-        var byRoom: [String: Double] = [:]
-        for (receiver, distance) in distances.distances(of: identity, at: now) {
-            guard let room = directory.receivers.first(where: { $0.id == receiver })?.room else { continue }
-            byRoom[room] = distance
-        }
-        return byRoom
-    }
-
     /// A sighting of this receiver: published if its beacon is chosen and its interval has passed.
     func observe(_ observation: IBeaconObservation) {
         let reading = publisher.observe(observation)
@@ -253,7 +239,7 @@ final class MQTTNode {
             readingsPublished += 1
             if let discovery, let distance = reading.distance {
                 let identity = observation.frame.identity
-                let nearest = ([distance] + remoteDistances(of: identity, at: observation.timestamp).values).min() ?? distance
+                let nearest = ([distance] + (distancesOf?(identity) ?? [:]).values).min() ?? distance
                 try client.publish(MQTTMessage(topic: discovery.distanceTopic(identity),
                                                text: ESPresenseReading(id: "", distance: nearest).distanceText))
             }
