@@ -65,7 +65,7 @@ struct DoctorCommand: ParsableCommand {
         }
         let status: VarDict
         do {
-            status = try client.status()
+            status = try client.snapshot(regions: 0)
         } catch {
             let denied = error.exitStatus == ExitStatus.noPermission
             checks.append(DoctorCheck("admin access (\(BeacondInterface.admin))", passed: false, error.message,
