@@ -45,7 +45,7 @@ public enum ConfigurationLoader {
         }
         let appsDirectory = path(directory, appsDirectoryName)
         var declaredAt: [String: (file: String, line: Int?)] = [:]
-        for file in try ConfigurationFiles.declarationFiles(in: appsDirectory, warnings: &configuration.warnings) {
+        for file in try ConfigurationFiles.declarationFiles(in: appsDirectory) {
             guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
             let document = try TOMLDocument(file: file, text: text)
             let parsed = try AppDeclarationParser.parse(document)
