@@ -134,6 +134,25 @@ struct ConfigurationErrorTests {
         #expect(error.file == file && error.message.hasPrefix(message), "\(error)")
     }
 
+    /// Issue 21: `[scanner] source = "replay:PATH"` at something that cannot be played loaded, and beacond started.
+    @Test("a replay: source whose capture cannot be played is an error at its line", arguments: ["directory", "/dev/zero", "empty"])
+    func unplayableReplaySource(_ kind: String) throws {
+        let directory = try ConfigurationDirectory()
+        let capture = try ReplayScannerTests.unplayable(kind, in: directory)
+        try directory.write("[scanner]\n\nsource = \"replay:\(capture)\"\n", to: "beacond.toml")
+        let error = try #require(directory.loadError(), "replay:\(capture) (\(kind)) loaded")
+        #expect(error.file == directory.settingsFile && error.line == 3, "\(error)")
+        #expect(error.message.hasPrefix("cannot replay \(capture): "), "\(error)")
+    }
+
+    @Test("a replay: source with a capture to play loads")
+    func playableReplaySource() throws {
+        let directory = try ConfigurationDirectory()
+        let capture = try ReplayScannerTests.playable(in: directory)
+        try directory.write("[scanner]\nsource = \"replay:\(capture)\"\n", to: "beacond.toml")
+        #expect(try directory.load().scanner == .replay(path: capture))
+    }
+
     @Test("a configuration file over 1 MiB is refused, not read")
     func tooLarge() throws {
         let directory = try ConfigurationDirectory()

@@ -1,6 +1,10 @@
 import BeaconKit
 import Captures
+import Foundation
 public import MainLoopKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `replay:PATH`: a capture (btsnoop, pcap, pcapng, hex lines) played in real time through the daemon, as
 /// if its advertisements arrived now. Records are paced by the capture's own timestamps (files without
@@ -25,32 +29,46 @@ public final class ReplayScanner: BeaconScanner {
 
     public var label: String { "replay:\(path)" }
 
-    /// Whether `path` is a capture this scanner can play: what `start` checks, made without starting (the daemon
-    /// checks its `replay:` source at start and at every reload, so a capture that cannot play is refused there).
+    /// Throws why `path` is no capture this scanner can play (the path, what it is, the fix): what `start` checks,
+    /// without starting. The daemon runs it on its `replay:` source at start and at every reload, so a capture that
+    /// cannot play is refused there rather than found out once someone needs scanning.
     public static func check(path: String) throws(ScannerError) {
         _ = try open(path: path)
     }
 
-    /// Opens the capture and reads it up to its first record to deliver. A capture without one (a pcapng none of
-    /// whose interfaces is Bluetooth, hex text without an H4 event) is refused, like one that cannot be read.
+    /// Opens the capture and reads it up to its first record to deliver. Only a regular file is opened: what it is
+    /// comes from `stat`, since opening a FIFO nobody writes waits for ever and a FIFO or a device would stall the
+    /// daemon's loop in every read. A capture without a record to deliver (a pcapng none of whose interfaces is
+    /// Bluetooth, hex text without an H4 event) is refused, like one that cannot be read.
     private static func open(path: String) throws(ScannerError) -> ReplayCursor {
-        do {
-            // A FIFO or a device would block the daemon's loop in open and read: a file only.
-            guard try CaptureStream.check(path: path) == .regularFile else {
-                throw ScannerError("cannot replay \(path): not a regular file (the daemon reads it on its main loop, so a FIFO "
-                    + "or device would stall it). Fix: point --scanner replay:PATH at a capture file, or use fifo:PATH for live input")
-            }
-            var cursor = ReplayCursor(stream: try CaptureStream(path: path))
-            guard try cursor.next() != nil else {
-                throw ScannerError("cannot replay \(path): it holds no HCI event or advertising packet to play. Fix: point "
-                    + "--scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture of a Bluetooth controller")
-            }
-            return cursor
-        } catch let error as ScannerError {
-            throw error
-        } catch {
-            throw ScannerError("cannot replay \(error). Fix: point --scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture")
+        let fix = "Fix: point replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture file"
+        var info = stat()
+        guard stat(path, &info) == 0, access(path, R_OK) == 0 else {
+            throw ScannerError("cannot replay \(path): \(String(cString: strerror(errno))). \(fix)")
         }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            break
+        case S_IFDIR:
+            throw ScannerError("cannot replay \(path): it is a directory, not a regular file. \(fix)")
+        case let kind:
+            throw ScannerError("cannot replay \(path): it is \(ConfigurationFiles.kind(kind)), not a regular file (the daemon "
+                + "reads its capture on its main loop, which a FIFO or device would stall). \(fix); for live input, use fifo:PATH")
+        }
+        let cursor: ReplayCursor
+        let first: CaptureRecord?
+        do throws(CaptureError) {
+            var opened = ReplayCursor(stream: try CaptureStream(path: path))
+            first = try opened.next()
+            cursor = opened
+        } catch {
+            throw ScannerError("cannot replay \(error). \(fix)")
+        }
+        guard first != nil else {
+            throw ScannerError("cannot replay \(path): it holds no HCI event or advertising packet to play. \(fix) of a "
+                + "Bluetooth controller")
+        }
+        return cursor
     }
 
     public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
