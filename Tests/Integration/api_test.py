@@ -485,7 +485,7 @@ def test_many_regions_blocking_client(suite):
 
     (Failed before: each StartMonitoring resent the whole list, ~75 MB for 1,000 regions; at the 844th call the
     client's libdbus stopped reading at its 63 MB limit and the reply never came: NoReply.)"""
-    world = suite.world(settings="[monitoring]\nmax_regions_per_client = 1000\n")
+    world = suite.world(settings="[monitoring]\nmax_regions_per_client = 1000\nmax_regions_per_app = 1000\n")
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedAlways")
     for minor in range(1000):

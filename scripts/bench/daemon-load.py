@@ -94,7 +94,7 @@ def percentile(values, fraction):
 
 def main():
     beacond = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond")
-    world = harness.World(beacond, settings="[monitoring]\nexit_timeout = 60\nmax_regions_per_client = 10000\n")
+    world = harness.World(beacond, settings="[monitoring]\nexit_timeout = 60\nmax_regions_per_client = 10000\nmax_regions_per_app = 10000\n")
     try:
         world.start_daemon()
         pid = world.daemon.pid

@@ -63,6 +63,8 @@ def fill(state_dir, regions):
 def timed(command):
     began = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        print("  %s failed: %s" % (" ".join(command[-2:]), result.stderr.strip()[-500:]))
     return time.monotonic() - began, result
 
 

@@ -209,4 +209,40 @@ struct ContainmentTests {
             #expect(limits.contains { $0.key == .string(BeacondLimitKey.maxPageSize) && $0.value == .variant(.uint32(500)) })
         }
     }
+
+    /// A caller learns only what it may know: an unknown app id lists the apps the caller's user may act as, not
+    /// every declared one, and a refusal does not name the app's other users.
+    @Test func refusalsTellTheCallerOnlyWhatItMayKnow() async throws {
+        let running = try RunningDaemon()
+        try """
+            app_id = "org.example.Secret"
+            users = ["secret-keeper"]
+            when_in_use_usage = "Not yours."
+
+            """.write(toFile: running.configDirectory + "/apps.d/secret.toml", atomically: true, encoding: .utf8)
+        try await running.start()
+        do {
+            try Self.checkRefusals(running)
+        } catch {
+            await running.stop()
+            throw error
+        }
+        await running.stop()
+    }
+
+    static func checkRefusals(_ running: RunningDaemon) throws {
+        let connection = try DBusConnection(.address(running.bus.address))
+        func register(_ app: String) -> String {
+            Self.errorName {
+                _ = try connection.call(destination: BeacondBus.name, path: BeacondBus.managerPath, interface: BeacondInterface.manager,
+                                        member: BeacondMember.registerClient, arguments: [.string(app)])
+            }?.message ?? ""
+        }
+        let unknown = register("org.example.Nope")
+        #expect(unknown.contains(RunningDaemon.app), "\(unknown)")
+        #expect(!unknown.contains("org.example.Secret"), "\(unknown)")
+        let refused = register("org.example.Secret")
+        #expect(refused.contains("is not in users"), "\(refused)")
+        #expect(!refused.contains("secret-keeper"), "\(refused)")
+    }
 }
