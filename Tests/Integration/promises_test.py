@@ -16,8 +16,8 @@ import sys
 import time
 
 from daemon_test import DEMO, main
-from harness import (DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, check, expect_error, plain,
-                     pump_for, pump_until)
+from harness import (DEFAULT_SETTINGS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, TestFailure, check,
+                     describe_result, expect_error, plain, pump_for, pump_until, run_tool)
 from durability_test import queued_count
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -218,6 +218,18 @@ def test_state_directory_deleted(suite):
     world.alive()
 
 
+def block_state_directory(world):
+    """The state directory deleted and a file put in its place, beacond stopped (SIGSTOP) meanwhile so that it cannot
+    make the directory again first: no database can be made until the file is removed."""
+    os.kill(world.daemon.pid, 19)  # SIGSTOP
+    try:
+        subprocess.run(["rm", "-rf", world.state_dir], check=True)
+        with open(world.state_dir, "w") as blocker:
+            blocker.write("not a directory\n")
+    finally:
+        os.kill(world.daemon.pid, 18)  # SIGCONT
+
+
 def test_state_directory_unwritable(suite):
     """The state directory is deleted and a file put in its place (beacond stopped with SIGSTOP meanwhile, so it
     cannot recreate it first): a new database cannot be made. Expect: a region change answers StateNotSaved (in
@@ -229,13 +241,7 @@ def test_state_directory_unwritable(suite):
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID, Major=1)
-    os.kill(world.daemon.pid, 19)  # SIGSTOP
-    try:
-        subprocess.run(["rm", "-rf", world.state_dir], check=True)
-        with open(world.state_dir, "w") as blocker:
-            blocker.write("not a directory\n")
-    finally:
-        os.kill(world.daemon.pid, 18)  # SIGCONT
+    block_state_directory(world)
     expect_error(lambda: demo.start_monitoring("hall", DEMO_UUID, Major=2), ERROR + "StateNotSaved", "in effect")
     message = expect_error(lambda: world.admin.set_authorization("org.example.Other", "authorizedAlways"),
                            ERROR + "StateNotSaved", "nothing changed")
@@ -374,19 +380,23 @@ def test_rejected_reload_in_status(suite):
 
 # MARK: 9. hostile text reaches no terminal
 
-HOSTILE = "lob\x1b[31mby\x1b]0;owned\x07\u009b2J\nfake line"
+HOSTILE = "lob\x1b[31mby\x1b]0;owned\x07\u009b2J\u202etxt.exe\u2066\nfake line"
+BIDIRECTIONAL = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
 
 
 def raw_controls(text):
-    """Control characters a terminal would act on (C0 but newline, DEL, C1), as a list of code points."""
-    return sorted({hex(ord(c)) for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
+    """Control characters a terminal would act on (C0 but newline, DEL, C1) and bidirectional controls that would
+    reorder the line, as a list of code points."""
+    return sorted({hex(ord(c)) for c in text
+                   if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F or ord(c) in BIDIRECTIONAL})
 
 
 def test_hostile_text_escaped(suite):
     """A region identifier holding escape sequences (ESC, OSC, 8-bit CSI, a newline: possible only from a database
-    written before identifiers were checked, put there with sqlite3). Expect beaconctl's human output (status,
-    regions, events) and beacond's log to show it escaped (`\\u{1B}`), with no raw control character an
-    administrator's terminal would act on, and no line faked by the newline."""
+    written before identifiers were checked, put there with sqlite3) and bidirectional controls (U+202E, U+2066).
+    Expect beaconctl's human output (status, regions, events) and beacond's log to show it escaped (`\\u{1B}`,
+    `\\u{202E}`), with no raw control character an administrator's terminal would act on, and no line faked by the
+    newline."""
     world = suite.world()
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedAlways")
@@ -418,7 +428,8 @@ def test_hostile_text_escaped(suite):
         check(not raw_controls(text), "%s prints raw control characters %s:\n%s" % (name, raw_controls(text), text[-1200:]))
         check("fake line" not in text.splitlines()[0:0] and not any(l.startswith("fake line") for l in text.splitlines()),
               "%s let the newline start a line of its own" % name)
-    check("\\u{1B}" in outputs["regions"], "regions does not show the escape: %s" % outputs["regions"])
+    check("\\u{1B}" in outputs["regions"] and "\\u{202E}" in outputs["regions"],
+          "regions does not show the escapes: %s" % outputs["regions"])
     check("\\u{1B}" in outputs["beacond log"], "the log does not show the escape")
     world.alive()
 
