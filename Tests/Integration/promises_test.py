@@ -547,6 +547,29 @@ def test_client_sigterm_any_moment(suite):
     world.alive()
 
 
+# MARK: 12. doctor as a non-admin names the admin group and the file in force
+
+def test_doctor_names_configured_admin_group(suite):
+    """admin_group = "backup" in the test's own configuration directory; `beaconctl doctor` and `beaconctl status`
+    run as nobody (neither root nor in backup). Expect doctor's admin access check to fail naming group 'backup'
+    and that directory's beacond.toml, in its detail and in its fix, and never the default group beacond-admin
+    or /etc/beacond/beacond.toml, which are not in force; status to exit 77 saying the same."""
+    world = suite.world(settings=DEFAULT_SETTINGS + '[authorization]\nadmin_group = "backup"\n')
+    world.start_daemon()
+    file = os.path.join(world.config_dir, "beacond.toml")
+    doctor = run_tool([world.beaconctl, "doctor", "--bus", world.address], as_nobody=True)
+    check(doctor.returncode == 1, "doctor as nobody: %s" % describe_result(doctor))
+    access = [line for line in doctor.stdout.splitlines() if "admin access" in line]
+    fix = doctor.stdout.split("admin access", 1)[-1].split("fix:", 1)[-1]
+    check(access and "'backup'" in access[0] and file in access[0], "the admin check's detail: %r" % doctor.stdout)
+    check("backup" in fix and "beacond-admin" not in doctor.stdout and "/etc/beacond" not in doctor.stdout,
+          "doctor names a group or file not in force:\n%s" % doctor.stdout)
+    status = run_tool([world.beaconctl, "status", "--bus", world.address], as_nobody=True)
+    check(status.returncode == 77 and "'backup'" in status.stderr and file in status.stderr
+          and "beacond-admin" not in status.stderr, "status as nobody: %s" % describe_result(status))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -561,6 +584,7 @@ TESTS = [
     ("9 hostile text is escaped in beaconctl's output and beacond's log", test_hostile_text_escaped),
     ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
     ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
+    ("12 doctor as a non-admin names the admin group and the file in force", test_doctor_names_configured_admin_group),
 ]
 
 if __name__ == "__main__":
