@@ -13,6 +13,12 @@ struct CalibrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calibrate",
         abstract: "Fit each receiver's RSSI offset and path-loss exponent from reference beacons at known distances.",
+        // Generated, it is one line of 168 columns.
+        usage: """
+            beaconctl calibrate --reference <UUID:MAJOR:MINOR@ROOM=METRES> ...
+                      [--seconds <seconds>] [--write] [--config-dir <config-dir>]
+                      [--bus <system|session|ADDRESS>]
+            """,
         discussion: """
             Receivers differ by 10-20 dB, and an offset alone is right at one distance only: beacond gives each \
             receiver an offset and a path-loss exponent. Place reference beacons at measured distances from a \
@@ -33,8 +39,9 @@ struct CalibrateCommand: ParsableCommand {
 
             Example:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
-              beaconctl calibrate --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
-                  --reference $UUID:9:1@hall=6 --seconds 60 --write
+              beaconctl calibrate --seconds 60 --write \\
+                  --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
+                  --reference $UUID:9:1@hall=6
 
             \(AdminAccess.requirement)
 

@@ -8,6 +8,11 @@ struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "client",
         abstract: "Run a sample client: register as an app, request authorization, monitor or range, print events.",
+        // Generated, it is 86 columns wide.
+        usage: """
+            beaconctl client --app <app> monitor|range
+                      <UUID[:MAJOR[:MINOR]][@ROOM]> [<options>]
+            """,
         discussion: """
             Does what a client program does: RegisterClient(APP) on org.beacond.Manager1, prints \
             AuthorizationChanged, requests authorization (Always for monitor, WhenInUse for range; override \
@@ -29,7 +34,8 @@ struct ClientCommand: ParsableCommand {
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
               beaconctl client --app com.example.door monitor $UUID:1 --identifier door
               beaconctl client --app com.example.door range $UUID --count 3 --json
-              beaconctl client --app com.example.door monitor $UUID:1:2@kitchen --entry-delay 10
+              beaconctl client --app com.example.door monitor $UUID:1:2@kitchen \\
+                  --entry-delay 10
 
             UUID:MAJOR:MINOR@ROOM (monitor, with [mqtt]): the region is inside only while its beacon is in that \
             room, as the receivers place it (beaconctl status lists the receivers' rooms).
