@@ -570,6 +570,26 @@ def test_doctor_names_configured_admin_group(suite):
     world.alive()
 
 
+# MARK: 13. calibrate without [mqtt] fails at once
+
+def test_calibrate_without_mqtt(suite):
+    """No [mqtt] in beacond.toml: `beaconctl calibrate --reference UUID:9:1@kitchen=1 --seconds 600 --write`.
+    Expect it to fail at once (within 60 s, a bound for a loaded machine, far from the 600 s it would collect),
+    exit 1, with a message naming [mqtt] and the daemon's beacond.toml, without collecting readings."""
+    world = suite.world()
+    world.start_daemon()
+    command = [world.beaconctl, "calibrate", "--reference", DEMO_UUID + ":9:1@kitchen=1", "--seconds", "600",
+               "--write", "--bus", world.address]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise TestFailure("calibrate without [mqtt] still runs after 60 s of its --seconds 600")
+    check(result.returncode == 1, "calibrate without [mqtt]: %s" % describe_result(result))
+    check("[mqtt]" in result.stderr and os.path.join(world.config_dir, "beacond.toml") in result.stderr
+          and "collecting" not in result.stderr, "calibrate's message: %s" % describe_result(result))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -585,6 +605,7 @@ TESTS = [
     ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
     ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
     ("12 doctor as a non-admin names the admin group and the file in force", test_doctor_names_configured_admin_group),
+    ("13 calibrate without [mqtt] fails at once", test_calibrate_without_mqtt),
 ]
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ struct CalibrateCommand: ParsableCommand {
             With --write, or after you answer y on a terminal, the fits are written to CONFIG_DIR/calibration.toml \
             (other receivers' sections and [beacons] are kept; CONFIG_DIR is the daemon's own unless --config-dir \
             says otherwise) and the daemon is told to reload (org.beacond.Admin1.Reload). Only readings made after \
-            the command starts count. Needs [mqtt] in beacond.toml: rooms are receivers' rooms. No floor plan \
-            is needed.
+            the command starts count. Needs [mqtt] in beacond.toml: rooms are receivers' rooms (without it, \
+            calibrate fails at once, before collecting). No floor plan is needed.
 
             Example:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
@@ -79,6 +79,9 @@ struct CalibrateCommand: ParsableCommand {
             var parsed: [CalibrationReference] = []
             for text in references { if let reference = try? CalibrationReference(parsing: text) { parsed.append(reference) } }
             let status = try client.status()
+            if let missing = CalibrationSession.missingFleet(status: status) {
+                throw BeaconctlError(exitStatus: ExitStatus.failure, message: missing)
+            }
             let directory = configDir ?? status.string(BeacondStatusKey.configDirectory) ?? "/etc/beacond"
             // Readings the daemon took before this command started say nothing of where the references are now.
             var session = CalibrationSession(references: parsed, since: UInt64(Date().timeIntervalSince1970 * 1_000_000))
