@@ -590,6 +590,33 @@ def test_calibrate_without_mqtt(suite):
     world.alive()
 
 
+# MARK: 14. beaconctl client prints events in the order beacond sent them
+
+def test_client_prints_in_order(suite):
+    """prompt = "always": `beaconctl client --app Demo monitor UUID:1 --request-state --count 1 --json` registers
+    (beacond sends AuthorizationChanged notDetermined after the reply), requests Always (granted at once), starts
+    monitoring and ends on DidDetermineState. Expect its lines in the order beacond sent them: the registration's
+    AuthorizationChanged(notDetermined) before the request's result, and no notDetermined after any line that
+    says authorizedAlways."""
+    world = suite.world(settings=DEFAULT_SETTINGS + '[authorization]\nprompt = "always"\n')
+    world.start_daemon()
+    result = run_tool([world.beaconctl, "client", "--app", DEMO, "monitor", DEMO_UUID + ":1", "--request-state",
+                       "--count", "1", "--json", "--bus", world.address])
+    check(result.returncode == 0, "client: %s" % describe_result(result))
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    seen = [(line["Kind"], line["Data"].get("Status")) for line in lines]
+    kinds = [kind for kind, _ in seen]
+    check("AuthorizationRequested" in kinds and ("AuthorizationChanged", "notDetermined") in seen,
+          "missing lines: %r" % seen)
+    check(seen.index(("AuthorizationChanged", "notDetermined")) < kinds.index("AuthorizationRequested"),
+          "the registration's notDetermined comes after the request's result: %r" % seen)
+    granted = next(index for index, (_, status) in enumerate(seen) if status == "authorizedAlways")
+    check(("AuthorizationChanged", "notDetermined") not in seen[granted:], "a stale notDetermined after "
+          "authorizedAlways: %r" % seen)
+    check(kinds[-1] == "DidDetermineState", "the run does not end on DidDetermineState: %r" % seen)
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -606,6 +633,7 @@ TESTS = [
     ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
     ("12 doctor as a non-admin names the admin group and the file in force", test_doctor_names_configured_admin_group),
     ("13 calibrate without [mqtt] fails at once", test_calibrate_without_mqtt),
+    ("14 beaconctl client prints events in the order beacond sent them", test_client_prints_in_order),
 ]
 
 if __name__ == "__main__":

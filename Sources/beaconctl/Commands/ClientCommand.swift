@@ -26,9 +26,15 @@ struct ClientCommand: ParsableCommand {
             A refusal from beacond (org.beacond.Error.*) is printed as `beaconctl: <message>`; the message says \
             the fix. MonitoringDidFail/RangingDidFail end the command the same way.
 
+            Lines come in the order beacond sent what they show: ClientRegistered first; a signal beacond sent \
+            before it answered one of the command's calls is printed before what the command prints of its result \
+            (so the AuthorizationChanged that follows registration comes before AuthorizationRequested, \
+            the request's result).
+
             --json prints one JSON object per line, shaped as `beaconctl events --json` prints events \
             ({"Kind", "Time", "TimeISO8601", "Data"} with Data.AppId and Data.Client), starting with \
-            {"Kind": "ClientRegistered"} and {"Kind": "AuthorizationRequested", "Data": {"Request", "Status"}}.
+            {"Kind": "ClientRegistered"}; the request's result is {"Kind": "AuthorizationRequested", "Data": \
+            {"Request", "Status"}}.
 
             Examples:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
