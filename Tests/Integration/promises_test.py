@@ -2,7 +2,9 @@
 """The promises beacond's docs make, tried the way a hostile user or a careless administrator would: regions
 that must never vanish at a takeover, an app's events going to its live client, a queue that expires without
 a client, the `executable` check against a forked connection, a state directory deleted under a running
-daemon, a user removed from an app, two daemons on one state directory, a decision that cannot be saved.
+daemon, a user removed from an app, two daemons on one state directory, a decision that cannot be saved; and
+beaconctl's as a new user and a hostile client meet them: doctor and calibrate saying what is in force, and
+`beaconctl client` printing in beacond's order and stopping only what it started.
 
     promises_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
 
@@ -86,11 +88,9 @@ def test_takeover_keeps_every_region(suite):
     world.alive()
 
 
-def test_takeover_identifier_collision(suite):
-    """Two clients A and B of one Always app, on one connection, both monitor a region named `lobby` (different
-    majors); the connection closes; client C registers. Expect C to hold B's `lobby` (the later client's, as a
-    later StartMonitoring with one identifier replaces the earlier in Core Location) and A's `hall`, and to be
-    told of A's `lobby` with MonitoringDidFail (org.beacond.Error.RegionReplaced, naming it)."""
+def lobby_twice_detached(suite):
+    """A world where two clients A and B of the Always app Demo, on one connection, monitored `lobby` (A major 1,
+    B major 2) and A `hall`, and the connection closed: both are detached, for the app's next client to take over."""
     world = suite.world()
     world.start_daemon()
     world.admin.set_authorization(DEMO, "authorizedAlways")
@@ -101,6 +101,15 @@ def test_takeover_identifier_collision(suite):
     a.round_trip()
     a.close()
     check(disconnected(world, 2), "the two clients are not both detached")
+    return world
+
+
+def test_takeover_identifier_collision(suite):
+    """Two clients A and B of one Always app, on one connection, both monitor a region named `lobby` (different
+    majors); the connection closes; client C registers. Expect C to hold B's `lobby` (the later client's, as a
+    later StartMonitoring with one identifier replaces the earlier in Core Location) and A's `hall`, and to be
+    told of A's `lobby` with MonitoringDidFail (org.beacond.Error.RegionReplaced, naming it)."""
+    world = lobby_twice_detached(suite)
     c = world.client(DEMO, interface=LOCATION_MANAGER)
     failed = c.wait("MonitoringDidFail")
     region = plain(failed.args[0])
@@ -220,9 +229,18 @@ def test_state_directory_deleted(suite):
 
 def block_state_directory(world):
     """The state directory deleted and a file put in its place, beacond stopped (SIGSTOP) meanwhile so that it cannot
-    make the directory again first: no database can be made until the file is removed."""
+    make the directory again first: no database can be made until the file is removed. SIGSTOP takes effect
+    asynchronously, so the deletion waits until the process is seen stopped (state T in /proc/PID/stat)."""
     os.kill(world.daemon.pid, 19)  # SIGSTOP
     try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open("/proc/%d/stat" % world.daemon.pid) as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "T":
+                    break
+            time.sleep(0.001)  # not a timing assertion: waiting for the stop to take effect, bounded
+        else:
+            raise TestFailure("beacond did not stop within 10 s of SIGSTOP")
         subprocess.run(["rm", "-rf", world.state_dir], check=True)
         with open(world.state_dir, "w") as blocker:
             blocker.write("not a directory\n")
@@ -617,6 +635,70 @@ def test_client_prints_in_order(suite):
     world.alive()
 
 
+# MARK: 15. beaconctl client stops what it started, and nothing else
+
+def client_regions(world):
+    return sorted(str(r["Identifier"]) for r in regions_of(world))
+
+
+def test_client_stops_only_what_it_started(suite):
+    """Demo is Always; its beacon (major 7) is heard. (a) `beaconctl client --app Demo monitor UUID:7 --identifier
+    keep-me --keep-monitoring` is stopped with SIGTERM once monitoring; then `beaconctl client --app Demo range UUID
+    --count 1` (its client takes keep-me over at registration) runs to its end. Expect `beaconctl regions` to list
+    keep-me still. (b) `beaconctl client --app Demo monitor UUID:8 --identifier mine --request-state --count 1`
+    ends: expect mine stopped and keep-me still there. (c) The state directory made unwritable: `beaconctl client
+    --app Demo monitor UUID:9 --identifier unsaved` is answered StateNotSaved and exits 1; expect keep-me still
+    there (the failed call and the exit wipe nothing)."""
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    keeper = subprocess.Popen([world.beaconctl, "client", "--app", DEMO, "monitor", DEMO_UUID + ":7", "--identifier",
+                               "keep-me", "--keep-monitoring", "--bus", world.address],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    check(pump_until(lambda: client_regions(world) == ["keep-me"], 15), "keep-me is not monitored: %r"
+          % client_regions(world))
+    feeder = world.feeder()  # the fifo scanner makes its FIFO once something is monitored
+    feeder.wait_for_fifo()
+    feeder.start(interval=0.2, beacon_uuid=DEMO_UUID, major=7, minor=2)
+    keeper.send_signal(15)
+    check(keeper.wait(timeout=15) == 0, "the keeping client did not exit 0: %s" % keeper.stderr.read())
+    ranging = beaconctl(world, "client", "--app", DEMO, "range", DEMO_UUID, "--count", "1")
+    check(ranging.returncode == 0, "range: %s" % describe_result(ranging))
+    listed = beaconctl(world, "regions")
+    check(listed.returncode == 0 and "keep-me" in listed.stdout,
+          "after a ranging client of the app exits, regions says:\n%s%s" % (listed.stdout, listed.stderr))
+
+    mine = beaconctl(world, "client", "--app", DEMO, "monitor", DEMO_UUID + ":8", "--identifier", "mine",
+                     "--request-state", "--count", "1")
+    check(mine.returncode == 0, "monitor mine: %s" % describe_result(mine))
+    check(pump_until(lambda: client_regions(world) == ["keep-me"], 5),
+          "after the client that started mine exits, the app's regions are %r" % client_regions(world))
+
+    block_state_directory(world)
+    unsaved = beaconctl(world, "client", "--app", DEMO, "monitor", DEMO_UUID + ":9", "--identifier", "unsaved")
+    check(unsaved.returncode == 1 and "StateNotSaved" not in unsaved.stdout and "in effect" in unsaved.stderr,
+          "monitor answered StateNotSaved: %s" % describe_result(unsaved))
+    check("keep-me" in client_regions(world), "after a StartMonitoring answered StateNotSaved, the app's regions are "
+          "%r" % client_regions(world))
+    os.unlink(world.state_dir)
+    feeder.stop()
+    world.alive()
+
+
+def test_client_failure_starts_nothing(suite):
+    """Two clients of the Always app Demo on one connection both monitor `lobby` (majors 1 and 2), one also
+    `hall`; the connection closes. `beaconctl client --app Demo monitor UUID:5 --identifier mine` registers, takes
+    the regions over and is told MonitoringDidFail (RegionReplaced) for the older `lobby`. Expect it to exit 1 with
+    that message, and the app's regions to be `hall` and `lobby`: `mine` stopped or never started (the failure
+    came before StartMonitoring's reply), nothing it found removed."""
+    world = lobby_twice_detached(suite)
+    result = beaconctl(world, "client", "--app", DEMO, "monitor", DEMO_UUID + ":5", "--identifier", "mine")
+    check(result.returncode == 1 and "same identifier" in result.stderr, "client: %s" % describe_result(result))
+    check(pump_until(lambda: client_regions(world) == ["hall", "lobby"], 5),
+          "after the client ended by MonitoringDidFail, the app's regions are %r" % client_regions(world))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -634,6 +716,8 @@ TESTS = [
     ("12 doctor as a non-admin names the admin group and the file in force", test_doctor_names_configured_admin_group),
     ("13 calibrate without [mqtt] fails at once", test_calibrate_without_mqtt),
     ("14 beaconctl client prints events in the order beacond sent them", test_client_prints_in_order),
+    ("15 beaconctl client stops what it started and leaves what it found", test_client_stops_only_what_it_started),
+    ("16 beaconctl client ended by MonitoringDidFail leaves the app's regions", test_client_failure_starts_nothing),
 ]
 
 if __name__ == "__main__":

@@ -20,8 +20,14 @@ struct ClientCommand: ParsableCommand {
             (prompt = "admin"), it says so and waits for `beaconctl auth grant APP …`. Then it calls \
             StartMonitoring({Identifier, UUID, Major?, Minor?}) or StartRanging({UUID, Major?, Minor?}) and \
             prints every signal until SIGINT/SIGTERM or --count region/ranging events (DidEnterRegion, \
-            DidExitRegion, DidDetermineState, DidRangeBeacons). On the way out it stops what it started and \
-            closes the client (with --keep-monitoring it leaves Always monitoring running in the daemon).
+            DidExitRegion, DidDetermineState, DidRangeBeacons).
+
+            On the way out it stops what it started, and nothing else: StopMonitoring for its region if its \
+            StartMonitoring succeeded (not with --keep-monitoring, which leaves Always monitoring running in the \
+            daemon), StopRanging if its StartRanging succeeded. A call that failed (StartMonitoring refused, or \
+            answered StateNotSaved: in effect, not saved) is not undone. Then Close() detaches the client: the \
+            app's other regions, those it took over at registration among them, keep running. With \
+            --keep-monitoring it does not call Close(); the end of its connection detaches it the same way.
 
             A refusal from beacond (org.beacond.Error.*) is printed as `beaconctl: <message>`; the message says \
             the fix. MonitoringDidFail/RangingDidFail end the command the same way.

@@ -50,10 +50,13 @@ struct SampleClientRun {
             if Self.countedKinds.contains(kind) { counted += 1 }
             return count.map { counted < $0 } ?? true
         }
-        // What beacond sent before the reply to the last call, printed before what we print about that call. Only
-        // the receive loop below ends the run: what is counted or fails before it only decides whether it runs.
-        // ClientRegistered stays the first line: nothing of a client can come before the client.
-        func handleEarlier() throws(BeaconctlError) { _ = try loop.handleEarlier(handle) }
+        // What beacond sent before the reply to the last call, printed before what we print about that call. A
+        // failure among it ends the run there (nothing more is started); what it counts only decides whether the
+        // receive loop runs. ClientRegistered stays the first line: nothing of a client can come before the client.
+        func handleEarlier() throws(BeaconctlError) {
+            _ = try loop.handleEarlier(handle)
+            if let failure { throw failure }
+        }
         print(kind: BeacondEventKind.clientRegistered, data: [:])
         var started = false
         do throws(BeaconctlError) {
@@ -76,13 +79,14 @@ struct SampleClientRun {
                 try handleEarlier()
                 say("ranging \(RegionText.constraint(constraint)); Ctrl-C stops")
             }
-            if failure == nil, count.map({ counted < $0 }) ?? true {
+            if count.map({ counted < $0 }) ?? true {
                 _ = try loop.run(handle)
             }
-            cleanUp(work, started: failure == nil, keep: keepMonitoring)
+            // Ours is stopped after a failure too: MonitoringDidFail may be about another region of the app.
+            cleanUp(work, started: started, keep: keepMonitoring)
             if let failure { throw failure }
         } catch {
-            cleanUp(work, started: started, keep: false)
+            cleanUp(work, started: started, keep: keepMonitoring)
             throw error
         }
     }
@@ -106,7 +110,11 @@ struct SampleClientRun {
         }
     }
 
-    /// Stops what we started and closes the client; failures here change nothing for the user.
+    /// Stops what we started, and only that: `started` is true only once StartMonitoring or StartRanging
+    /// succeeded (a refusal, or StateNotSaved, is not undone by a stop that could remove what was there). Then
+    /// Close(), which detaches the client (the app's other regions, those taken over at registration too, keep
+    /// running); with `keep`, no Close: the connection's end detaches it the same way. Failures here change
+    /// nothing for the user.
     private func cleanUp(_ work: Work, started: Bool, keep: Bool) {
         client.timeout = .seconds(2)
         if started {
