@@ -29,8 +29,9 @@ public enum AdminAccess {
     /// What to do when the bus refused Admin1 (beacond's own refusal names its group and file; this cannot: a
     /// non-admin cannot ask beacond for its configuration).
     public static let fix = "run as root, or join the admin group: admin_group in beacond.toml of beacond's "
-        + "configuration directory (/etc/beacond unless beacond runs with --config-dir; default \(defaultGroup)), "
-        + "which the D-Bus policy must let call Admin1 too (systemd/README.md); then log in again"
+        + "configuration directory (/etc/beacond unless beacond runs with --config-dir), which the D-Bus policy must "
+        + "let call Admin1 too (systemd/README.md); for the default, sudo usermod -aG \(defaultGroup) \"$USER\", "
+        + "then log in again"
 
     /// What admin commands say in `--help` about what they need.
     public static let requirement = "Needs root or membership of the admin group (default \(defaultGroup))."
