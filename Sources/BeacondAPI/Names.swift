@@ -20,6 +20,8 @@ public enum BeacondErrorName: String, CaseIterable, Sendable {
     case notAuthorized = "org.beacond.Error.NotAuthorized"
     case locationServicesDisabled = "org.beacond.Error.LocationServicesDisabled"
     case regionLimitExceeded = "org.beacond.Error.RegionLimitExceeded"
+    /// RegisterClient beyond the clients one connection, one app or one unix user may have.
+    case clientLimitExceeded = "org.beacond.Error.ClientLimitExceeded"
     case invalidRegion = "org.beacond.Error.InvalidRegion"
     case unknownRegion = "org.beacond.Error.UnknownRegion"
     case invalidArguments = "org.beacond.Error.InvalidArguments"
@@ -87,10 +89,14 @@ public enum BeacondStatusKey {
                                                                 //    e.g. "hci (auto: CAP_NET_RAW present): hci0 (…): every advertising report …"
     public static let adapters = "Adapters"                     // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
     public static let prompt = "Prompt"                         // s: admin|deny|when-in-use|always
-    public static let clients = "Clients"                       // aa{sv}: as ListClients
-    public static let regions = "Regions"                       // aa{sv}: BeacondRegionStatusKey
-    public static let pendingRequests = "PendingRequests"       // aa{sv}: as ListPendingRequests
-    public static let apps = "Apps"                             // aa{sv}: BeacondAppKey
+    // Counts, never lists: GetStatus's size does not grow with what clients did. The lists are paged (List*).
+    public static let clientCount = "ClientCount"               // u: every client, connected or detached
+    public static let connectedClientCount = "ConnectedClientCount" // u: clients with a connection
+    public static let regionCount = "RegionCount"               // u: monitored regions of every app
+    public static let pendingRequestCount = "PendingRequestCount" // u
+    public static let appCount = "AppCount"                     // u: declared apps
+    public static let queuedEventCount = "QueuedEventCount"     // u: region events waiting for apps' next clients
+    public static let limits = "Limits"                         // a{sv}: BeacondLimitKey, the bounds in force
     public static let configDirectory = "ConfigDirectory"       // s
     public static let stateDirectory = "StateDirectory"         // s
     public static let stateError = "StateError"                 // s: "" or why the state database cannot be written now
@@ -122,7 +128,17 @@ public enum BeacondReceiverKey {
     public static let readings = "Readings"                     // t: readings taken from it
 }
 
-/// Keys of `ListClients() → aa{sv}` entries.
+/// Keys of `GetStatus()["Limits"]`: the bounds in force (beacond.toml, docs/dbus-api.md "Bounds").
+public enum BeacondLimitKey {
+    public static let maxRegionsPerClient = "MaxRegionsPerClient" // u
+    public static let maxRegionsPerApp = "MaxRegionsPerApp"     // u
+    public static let maxClientsPerApp = "MaxClientsPerApp"     // u: connected clients
+    public static let maxClientsPerUser = "MaxClientsPerUser"   // u: connected clients, whatever their app
+    public static let maxClientsPerConnection = "MaxClientsPerConnection" // u
+    public static let maxPageSize = "MaxPageSize"               // u: the most entries one List* reply carries
+}
+
+/// Keys of `ListClients(offset, limit) → (aa{sv}, total)` entries.
 public enum BeacondClientKey {
     public static let path = "Path"                             // o
     public static let appID = "AppId"                           // s
@@ -136,7 +152,7 @@ public enum BeacondClientKey {
     public static let rangedConstraints = "RangedConstraints"   // u: count
 }
 
-/// Keys of the region entries in `GetStatus()["Regions"]` (a region dictionary plus these).
+/// Keys of `ListRegions(offset, limit) → (aa{sv}, total)` entries (a region dictionary plus these).
 public enum BeacondRegionStatusKey {
     public static let appID = "AppId"                           // s
     public static let client = "Client"                         // o
@@ -144,7 +160,7 @@ public enum BeacondRegionStatusKey {
     public static let lastSeen = "LastSeen"                     // t: µs since the epoch, 0 = never
 }
 
-/// Keys of `ListPendingRequests() → aa{sv}` entries.
+/// Keys of `ListPendingRequests(offset, limit) → (aa{sv}, total)` entries.
 public enum BeacondPendingRequestKey {
     public static let appID = "AppId"                           // s
     public static let request = "Request"                       // s: "whenInUse" | "always"
@@ -152,7 +168,7 @@ public enum BeacondPendingRequestKey {
     public static let usageDescription = "UsageDescription"     // s: what the app declared for this request
 }
 
-/// Keys of the app entries in `GetStatus()["Apps"]` (every declared app, for `beaconctl auth list`).
+/// Keys of `ListApps(offset, limit) → (aa{sv}, total)` entries (every declared app, for `beaconctl auth list`).
 public enum BeacondAppKey {
     public static let appID = "AppId"                           // s
     public static let authorizationStatus = "AuthorizationStatus" // s: the stored status (restricted while services are off is not shown here)
@@ -160,6 +176,8 @@ public enum BeacondAppKey {
     public static let declarationFile = "DeclarationFile"       // s
     public static let users = "Users"                           // as
     public static let queuedEvents = "QueuedEvents"             // u: region events waiting for the app's next client
+    public static let monitoredRegions = "MonitoredRegions"     // u: the app's regions, all its clients together
+    public static let connectedClients = "ConnectedClients"     // u
 }
 
 /// `Admin1.Event(s kind, a{sv} data)` kinds. Data always has `AppId` and `Client` (o) when about a client.
@@ -208,6 +226,7 @@ public enum BeacondMember {
     public static let version = "Version", locationServicesEnabled = "LocationServicesEnabled", scanning = "Scanning"
     // Admin1
     public static let getStatus = "GetStatus", listClients = "ListClients", listPendingRequests = "ListPendingRequests"
+    public static let listRegions = "ListRegions", listApps = "ListApps"
     public static let setAuthorization = "SetAuthorization", resetAuthorization = "ResetAuthorization"
     public static let setLocationServicesEnabled = "SetLocationServicesEnabled"
     public static let watchEvents = "WatchEvents", unwatchEvents = "UnwatchEvents", event = "Event"

@@ -128,9 +128,9 @@ struct CLITests {
         #expect(try CLI.run(["--bus", fake.bus.address, "auth", "reset", "com.example.door"]).status == 0)
         #expect(try CLI.run(["--bus", fake.bus.address, "services", "off"]).stdout == "location services: off\n")
         // Each auth verb reads the app's status before and after its change, to say what the change did.
-        #expect(fake.log.all == ["GetStatus", "SetAuthorization com.example.door authorizedWhenInUse", "GetStatus",
-                                 "GetStatus", "SetAuthorization com.example.door denied", "GetStatus",
-                                 "GetStatus", "ResetAuthorization com.example.door", "GetStatus",
+        #expect(fake.log.all == ["ListApps", "SetAuthorization com.example.door authorizedWhenInUse", "ListApps",
+                                 "ListApps", "SetAuthorization com.example.door denied", "ListApps",
+                                 "ListApps", "ResetAuthorization com.example.door", "ListApps",
                                  "SetLocationServicesEnabled false"])
         let unknown = try CLI.run(["--bus", fake.bus.address, "auth", "grant", "org.nobody", "always"])
         #expect(unknown.status == 1)
@@ -269,10 +269,10 @@ struct CLITests {
         // StartMonitoring (both follow the grant), so it is checked apart from the client's calls.
         var calls = fake.log.all
         let set = try #require(calls.firstIndex(of: "SetAuthorization com.example.door authorizedAlways"))
-        let after = try #require(calls[(set + 1)...].firstIndex(of: "GetStatus"))
+        let after = try #require(calls[(set + 1)...].firstIndex(of: "ListApps"))
         calls.remove(at: after)
         #expect(calls == ["RegisterClient com.example.door", "Request always",
-                          "GetStatus", "SetAuthorization com.example.door authorizedAlways",
+                          "ListApps", "SetAuthorization com.example.door authorizedAlways",
                           "StartMonitoring door Identifier,Major,UUID", "StopMonitoring door", "Close /org/beacond/client/1"])
     }
 

@@ -115,8 +115,8 @@ struct OutputTests {
 
     @Test func authListNamesTheCommandThatDecides() {
         let status = Samples.status(appStatus: BeacondStatus.notDetermined, pending: BeacondRequestKind.always)
-        let lines = StatusText.authorizations(apps: status.dictionaries(BeacondStatusKey.apps),
-                                              pending: status.dictionaries(BeacondStatusKey.pendingRequests))
+        let lines = StatusText.authorizations(apps: status.dictionaries(StatusListKey.apps),
+                                              pending: status.dictionaries(StatusListKey.pendingRequests))
         #expect(lines.contains { $0.contains("com.example.door") && $0.contains("notDetermined") && $0.contains("always") })
         #expect(lines.last == "decide with: beaconctl auth grant com.example.door always   or   beaconctl auth deny com.example.door")
         #expect(StatusText.authorizations(apps: [], pending: []).first?.contains("none declared") == true)

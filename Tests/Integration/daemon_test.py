@@ -129,7 +129,7 @@ def test_full_flow(suite):
 
     status = demo.lm("RequestAlwaysAuthorization")
     check(str(status) == "notDetermined", "a request waiting for the administrator returned %r" % status)
-    pending = plain(world.admin.admin("ListPendingRequests"))
+    pending = world.admin.listing("ListPendingRequests")
     mine = [entry for entry in pending if entry.get("AppId") == DEMO]
     check(len(mine) == 1 and mine[0].get("Request") == "always",
           "ListPendingRequests does not show Demo's always request: %r" % pending)
@@ -139,7 +139,7 @@ def test_full_flow(suite):
 
     suite.grant(world, DEMO, "always")
     demo.wait_status("authorizedAlways")
-    check(not [entry for entry in plain(world.admin.admin("ListPendingRequests")) if entry.get("AppId") == DEMO],
+    check(not [entry for entry in world.admin.listing("ListPendingRequests") if entry.get("AppId") == DEMO],
           "the granted request is still pending")
 
     demo.start_monitoring("lobby", DEMO_UUID)
@@ -344,9 +344,10 @@ def test_non_admin_refused(suite):
           "nobody's SetAuthorization: %s" % describe_result(named))
     check(plain(world.admin.status())["Apps"][0]["AuthorizationStatus"] == "notDetermined",
           "nobody's refused SetAuthorization changed a status")
-    for method in ("ListClients", "ListPendingRequests", "WatchEvents"):
+    for method, args in (("ListClients", ["0", "0"]), ("ListRegions", ["0", "0"]), ("ListApps", ["0", "0"]),
+                         ("ListPendingRequests", ["0", "0"]), ("WatchEvents", [])):
         result = world.gdbus("call", "--dest", "org.beacond", "--object-path", MANAGER_PATH,
-                             "--method", ADMIN + "." + method, as_nobody=True)
+                             "--method", ADMIN + "." + method, *args, as_nobody=True)
         check(result.returncode != 0 and ERROR + "AccessDenied" in result.stderr,
               "nobody's %s: %s" % (method, describe_result(result)))
 

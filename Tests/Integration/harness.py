@@ -408,10 +408,26 @@ class Connection:
         return self.call(MANAGER_PATH, ADMIN, method, signature, *args)
 
     def status(self):
-        return plain(self.admin("GetStatus"))
+        """GetStatus with the lists it no longer carries (it has counts), walked from Admin1's paged methods
+        under the names it once used: Clients, Regions, PendingRequests, Apps."""
+        status = plain(self.admin("GetStatus"))
+        for key, method in (("Clients", "ListClients"), ("Regions", "ListRegions"),
+                            ("PendingRequests", "ListPendingRequests"), ("Apps", "ListApps")):
+            status[key] = self.listing(method)
+        return status
+
+    def listing(self, method, page=500):
+        """Every entry of a paged Admin1 listing, (u offset, u limit) -> (aa{sv}, u total)."""
+        entries = []
+        while True:
+            reply = self.admin(method, "uu", len(entries), page)
+            chunk, total = plain(reply[0]), int(reply[1])
+            entries += chunk
+            if not chunk or len(entries) >= total:
+                return entries
 
     def clients(self):
-        return plain(self.admin("ListClients"))
+        return self.listing("ListClients")
 
     def set_authorization(self, app, status):
         self.admin("SetAuthorization", "ss", app, status)

@@ -468,7 +468,7 @@ def test_auth_says_what_happened(suite):
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedWhenInUse")
     check(str(demo.lm("RequestAlwaysAuthorization")) == "authorizedWhenInUse", "the upgrade request was not pending")
-    check(pump_until(lambda: world.admin.admin("ListPendingRequests"), 3), "no pending request")
+    check(pump_until(lambda: world.admin.listing("ListPendingRequests"), 3), "no pending request")
     denied = beaconctl(world, "auth", "deny", DEMO)
     check(denied.returncode == 0, "auth deny failed: %s" % denied.stderr)
     check("declined" in denied.stdout and "authorizedWhenInUse" in denied.stdout and "Always" in denied.stdout,

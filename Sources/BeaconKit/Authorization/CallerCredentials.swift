@@ -22,11 +22,11 @@ extension AuthorizationRules {
     /// administrator acts through Admin1, not by posing as an app.
     public static func checkCaller(_ caller: CallerCredentials, app: AppDeclaration) throws(AuthorizationError) {
         guard app.users.contains(caller.userName) else {
-            let listed = app.users.isEmpty ? "it lists no users" : "it lists \(app.users.sorted().joined(separator: ", "))"
+            // The app's other users are not the caller's business: only whether it is listed.
             throw AuthorizationError(
                 kind: .callerNotPermitted, appID: app.appID,
                 message: "user \(caller.userName) (uid \(caller.userID)) may not act as app \(app.appID): "
-                    + "\(listed) in users of \(app.declarationFile). "
+                    + "it is not in users of \(app.declarationFile). "
                     + "Fix: add \"\(caller.userName)\" to users = [...] in \(app.declarationFile) and run "
                     + "systemctl reload beacond, or run the client as a listed user.")
         }

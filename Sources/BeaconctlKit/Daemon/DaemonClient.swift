@@ -62,13 +62,28 @@ public final class DaemonClient {
         return dictionary
     }
 
-    private func dictionariesReply(_ interface: String, _ member: String) throws(BeaconctlError) -> [VarDict] {
-        let reply = try call(interface, member)
-        guard let first = reply.first, case .array("a{sv}", let elements) = first else {
-            throw .unexpectedReply(member, reply)
-        }
-        return elements.compactMap(\.vardictEntries)
+    /// Every entry of a paged Admin1 listing (`(u offset, u limit) → (aa{sv}, u total)`), walked a page at a time,
+    /// or its first `most` entries. A listing that changes meanwhile may shift by an entry between two pages; the
+    /// walk stops at the total the last page gave, and on an empty page.
+    private func pagedReply(_ member: String, most: Int = .max) throws(BeaconctlError) -> (entries: [VarDict], total: Int) {
+        var entries: [VarDict] = []
+        var total = 0
+        repeat {
+            // At least one: a limit of 0 asks for the daemon's most.
+            let limit = UInt32(clamping: max(1, min(most - entries.count, Self.pageSize)))
+            let reply = try call(BeacondInterface.admin, member, [.uint32(UInt32(clamping: entries.count)), .uint32(limit)])
+            guard reply.count == 2, case .array("a{sv}", let page) = reply[0], case .uint32(let count) = reply[1] else {
+                throw .unexpectedReply(member, reply)
+            }
+            total = Int(count)
+            entries += page.compactMap(\.vardictEntries)
+            if page.isEmpty { break }
+        } while entries.count < min(total, most)
+        return (Array(entries.prefix(most)), total)
     }
+
+    /// Entries asked for per call: the daemon's most (`Limits.MaxPageSize`), so a walk takes as few calls as it can.
+    static let pageSize = 500
 
     // MARK: Admin1 (root or the admin group)
 
@@ -76,12 +91,34 @@ public final class DaemonClient {
         try dictionaryReply(BeacondInterface.admin, BeacondMember.getStatus)
     }
 
+    /// `GetStatus` with the lists beaconctl shows beside it, each walked through its paged method under the keys
+    /// of `StatusListKey`: every client, app and pending request, and the first `regions` regions (all by
+    /// default) with `RegionTotal` saying how many there are.
+    public func snapshot(regions most: Int = .max) throws(BeaconctlError) -> VarDict {
+        var status = try status()
+        status[StatusListKey.clients] = BeaconctlLists.array(try clients())
+        status[StatusListKey.apps] = BeaconctlLists.array(try apps())
+        status[StatusListKey.pendingRequests] = BeaconctlLists.array(try pendingRequests())
+        let regions = try pagedReply(BeacondMember.listRegions, most: most)
+        status[StatusListKey.regions] = BeaconctlLists.array(regions.entries)
+        status[StatusListKey.regionTotal] = .uint32(UInt32(clamping: regions.total))
+        return status
+    }
+
     public func clients() throws(BeaconctlError) -> [VarDict] {
-        try dictionariesReply(BeacondInterface.admin, BeacondMember.listClients)
+        try pagedReply(BeacondMember.listClients).entries
     }
 
     public func pendingRequests() throws(BeaconctlError) -> [VarDict] {
-        try dictionariesReply(BeacondInterface.admin, BeacondMember.listPendingRequests)
+        try pagedReply(BeacondMember.listPendingRequests).entries
+    }
+
+    public func apps() throws(BeaconctlError) -> [VarDict] {
+        try pagedReply(BeacondMember.listApps).entries
+    }
+
+    public func regions() throws(BeaconctlError) -> [VarDict] {
+        try pagedReply(BeacondMember.listRegions).entries
     }
 
     /// `status` is one of `BeacondStatus.all` (the daemon checks it too).

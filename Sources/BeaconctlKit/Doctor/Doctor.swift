@@ -171,7 +171,7 @@ public enum Doctor {
     }
 
     static func appChecks(status: VarDict, app: String) -> [DoctorCheck] {
-        guard let declaration = status.dictionaries(BeacondStatusKey.apps)
+        guard let declaration = status.dictionaries(StatusListKey.apps)
             .first(where: { $0.string(BeacondAppKey.appID) == app }) else {
             return [DoctorCheck("app \(app) declared", passed: false, "beacond knows no app \(app)",
                                 fix: "create \(configDirectory(status))/apps.d/\(app).toml (app_id, users, when_in_use_usage, always_usage; "
@@ -182,8 +182,9 @@ public enum Doctor {
         let authorization = declaration.string(BeacondAppKey.authorizationStatus) ?? "?"
         checks.append(authorizationCheck(app: app, status: authorization,
                                          pending: declaration.string(BeacondAppKey.pendingRequest) ?? ""))
-        let clients = status.dictionaries(BeacondStatusKey.clients).filter { $0.string(BeacondClientKey.appID) == app }
-        let regions = status.dictionaries(BeacondStatusKey.regions).filter { $0.string(BeacondRegionStatusKey.appID) == app }
+        let clients = status.dictionaries(StatusListKey.clients).filter { $0.string(BeacondClientKey.appID) == app }
+        // The app's count from ListApps: the regions themselves may be many, and doctor needs only how many.
+        let regions = Int(declaration.integer(BeacondAppKey.monitoredRegions) ?? 0)
         checks.append(clientCheck(app: app, status: authorization, clients: clients, regions: regions))
         checks.append(activityCheck(app: app, clients: clients, regions: regions))
         return checks
@@ -214,11 +215,11 @@ public enum Doctor {
         }
     }
 
-    static func clientCheck(app: String, status: String, clients: [VarDict], regions: [VarDict]) -> DoctorCheck {
+    static func clientCheck(app: String, status: String, clients: [VarDict], regions: Int) -> DoctorCheck {
         let title = "\(app) connected"
         let connected = clients.filter { $0.bool(BeacondClientKey.connected) == true }
         guard !connected.isEmpty else {
-            if status == BeacondStatus.authorizedAlways, !regions.isEmpty {
+            if status == BeacondStatus.authorizedAlways, regions > 0 {
                 return DoctorCheck(title, passed: true, "no client connected; its Always monitoring continues "
                                        + "and events are queued for its next connection")
             }
@@ -235,9 +236,9 @@ public enum Doctor {
         return DoctorCheck(title, passed: true, "\(connected.count) client(s): \(paths.joined(separator: ", "))")
     }
 
-    static func activityCheck(app: String, clients: [VarDict], regions: [VarDict]) -> DoctorCheck {
+    static func activityCheck(app: String, clients: [VarDict], regions: Int) -> DoctorCheck {
         let ranging = clients.compactMap { $0.integer(BeacondClientKey.rangedConstraints) }.reduce(0, +)
-        let monitored = max(regions.count, Int(clients.compactMap { $0.integer(BeacondClientKey.monitoredRegions) }.reduce(0, +)))
+        let monitored = max(regions, Int(clients.compactMap { $0.integer(BeacondClientKey.monitoredRegions) }.reduce(0, +)))
         let title = "\(app) monitors or ranges"
         guard monitored + Int(ranging) > 0 else {
             return DoctorCheck(title, passed: false, "no monitored region and no ranging",

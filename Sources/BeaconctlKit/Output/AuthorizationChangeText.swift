@@ -13,9 +13,9 @@ public struct AppAuthorization: Sendable, Equatable {
         self.pendingRequest = pendingRequest
     }
 
-    /// The app's entry in `GetStatus`'s `Apps`; nil when the app is not declared.
-    public init?(app: String, status: VarDict) {
-        guard let entry = status.dictionaries(BeacondStatusKey.apps).first(where: { $0.string(BeacondAppKey.appID) == app }),
+    /// The app's entry in `ListApps`; nil when the app is not declared.
+    public init?(app: String, apps: [VarDict]) {
+        guard let entry = apps.first(where: { $0.string(BeacondAppKey.appID) == app }),
               let stored = entry.string(BeacondAppKey.authorizationStatus) else { return nil }
         self.init(status: stored, pendingRequest: entry.string(BeacondAppKey.pendingRequest) ?? "")
     }

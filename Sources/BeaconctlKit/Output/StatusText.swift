@@ -3,6 +3,9 @@ import BeacondAPI
 
 /// `beaconctl status`, `regions`, `clients` and `auth list` for people.
 public enum StatusText {
+    /// Regions `beaconctl status` prints; `beaconctl regions` prints every one.
+    public static let regionsShown = 50
+
     public static func status(_ status: VarDict, now: Timestamp) -> [String] {
         typealias K = BeacondStatusKey
         var lines: [String] = []
@@ -34,7 +37,8 @@ public enum StatusText {
                 ["REJECTED at the last reload (the previous configuration stays in force): \($0)"]
             } ?? []),
             ("state", status.string(K.stateDirectory) ?? "?", stateError.map { ["NOT SAVING: \($0)"] } ?? []),
-            ("queued events", queued(status.dictionaries(K.apps)), []),
+            ("queued events", queued(status.dictionaries(StatusListKey.apps)), []),
+            ("limits", limits(status.dictionary(K.limits)), []),
             mqtt(status),
         ]
         let width = facts.map(\.0.count).max() ?? 0
@@ -44,9 +48,14 @@ public enum StatusText {
             lines += more.map { continuation + $0 }
         }
 
-        lines += section("clients", clients(status.dictionaries(K.clients)))
-        lines += section("regions", regions(status.dictionaries(K.regions), now: now))
-        lines += section("pending requests", pendingRequests(status.dictionaries(K.pendingRequests)))
+        lines += section("clients", clients(status.dictionaries(StatusListKey.clients)))
+        let shown = status.dictionaries(StatusListKey.regions)
+        let total = Int(status.integer(StatusListKey.regionTotal) ?? Int64(shown.count))
+        lines += section("regions", regions(shown, now: now), total: total)
+        if total > shown.count {
+            lines.append("  … and \(total - shown.count) more: beaconctl regions lists every one")
+        }
+        lines += section("pending requests", pendingRequests(status.dictionaries(StatusListKey.pendingRequests)))
         if let broker = status.string(K.mqttBroker), !broker.isEmpty {
             lines += section("other receivers", receivers(status.dictionaries(K.mqttReceivers), now: now))
         }
@@ -96,10 +105,20 @@ public enum StatusText {
         return waiting.isEmpty ? "none" : waiting.joined(separator: ", ")
     }
 
-    /// A blank line, "title: N", and the table indented (or nothing more when empty).
-    static func section(_ title: String, _ table: TextTable) -> [String] {
-        ["", "\(title): \(table.rows.isEmpty ? "none" : String(table.rows.count))"]
-            + (table.rows.isEmpty ? [] : table.lines(indent: "  "))
+    /// A blank line, "title: N" (`total` when the table holds only the first ones), and the table indented (or
+    /// nothing more when empty).
+    static func section(_ title: String, _ table: TextTable, total: Int? = nil) -> [String] {
+        let count = total ?? table.rows.count
+        return ["", "\(title): \(count == 0 ? "none" : String(count))"] + (table.rows.isEmpty ? [] : table.lines(indent: "  "))
+    }
+
+    /// The bounds in force (GetStatus `Limits`), on one line.
+    static func limits(_ limits: VarDict?) -> String {
+        typealias K = BeacondLimitKey
+        guard let limits else { return "?" }
+        func value(_ key: String) -> String { limits.integer(key).map(String.init) ?? "?" }
+        return "\(value(K.maxRegionsPerClient)) regions per client, \(value(K.maxRegionsPerApp)) per app; "
+            + "\(value(K.maxClientsPerApp)) connected clients per app, \(value(K.maxClientsPerUser)) per user"
     }
 
     /// The other receivers on the broker: room, online or not, last reading, readings taken.

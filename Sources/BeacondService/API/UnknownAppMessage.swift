@@ -4,13 +4,22 @@
 public enum UnknownAppMessage {
     /// - Parameters:
     ///   - appID: what the client sent, untrusted.
-    ///   - declared: the declared app ids.
+    ///   - declared: the declared app ids; for a client (`forCaller`), only those the caller may act as.
     ///   - configDirectory: where `apps.d` is.
     ///   - suggestFix: whether to say how to declare the app (RegisterClient: a developer setting up an app);
     ///     an administrator's command gets the list only.
-    public static func text(appID: String, declared: [String], configDirectory: String, suggestFix: Bool) -> String {
+    ///   - forCaller: the unix user of a client that is no administrator: it is told only the apps it may use,
+    ///     never every declared app (their ids name the programs and people of the system).
+    public static func text(appID: String, declared: [String], configDirectory: String, suggestFix: Bool,
+                            forCaller user: String? = nil) -> String {
         let known = declared.sorted()
-        let list = known.isEmpty ? " (no apps are declared)" : " (declared: \(known.joined(separator: ", ")))"
+        let list: String
+        if let user {
+            list = known.isEmpty ? " (user \(user) may act as no declared app)"
+                : " (user \(user) may act as: \(known.joined(separator: ", ")))"
+        } else {
+            list = known.isEmpty ? " (no apps are declared)" : " (declared: \(known.joined(separator: ", ")))"
+        }
         guard ConfigurationNames.isAppID(appID) else {
             let what = appID.isEmpty ? "an empty app id" : "app id \(ClientText.quoted(appID))"
             return "\(what) is not a valid app id, so no declaration in \(configDirectory)/apps.d can have it\(list). "

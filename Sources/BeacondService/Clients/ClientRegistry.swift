@@ -14,6 +14,14 @@ struct ClientRegistry: Sendable {
     private(set) var nextNumber = 1
     /// Connections that asked for `Admin1.Event` (`WatchEvents`), until `UnwatchEvents` or they leave the bus.
     private var watchers: Set<String> = []
+    /// Regions per app, attached and detached clients together: the app's limit is checked at every
+    /// StartMonitoring, so it is kept as sessions change rather than counted.
+    private var regionsByApp: [String: Int] = [:]
+    /// Connected clients per app and per unix user, for their limits (detached clients hold regions, not a connection).
+    private var connectedByApp: [String: Int] = [:]
+    private var connectedByUser: [UInt32: Int] = [:]
+    /// Every region, attached or detached.
+    private(set) var regionCount = 0
 
     init() {}
 
@@ -28,9 +36,38 @@ struct ClientRegistry: Sendable {
 
     subscript(number: Int) -> ClientSession? { sessions[number] }
 
+    /// The regions the app monitors, in all its clients (connected or not).
+    func regionCount(of appID: String) -> Int { regionsByApp[appID] ?? 0 }
+    /// The app's clients with a connection.
+    func connectedCount(of appID: String) -> Int { connectedByApp[appID] ?? 0 }
+    /// The clients with a connection registered by this unix user, whatever their app.
+    func connectedCount(ofUser userID: UInt32) -> Int { connectedByUser[userID] ?? 0 }
+    var count: Int { sessions.count }
+    var connectedCount: Int { connectedByApp.values.reduce(0, +) }
+
     /// Every client, by number.
     var all: [ClientSession] { sessions.keys.sorted().compactMap { sessions[$0] } }
     var isEmpty: Bool { sessions.isEmpty }
+    /// Up to `limit` regions from the `offset`th on, counting every client's regions in client then addition order
+    /// (Admin1.ListRegions): whole clients before the offset are skipped by their count, not walked.
+    func regions(offset: Int, limit: Int) -> [(session: ClientSession, region: BeaconRegion)] {
+        var page: [(session: ClientSession, region: BeaconRegion)] = []
+        var skip = offset
+        for number in sessions.keys.sorted() {
+            guard page.count < limit else { break }
+            guard let session = sessions[number] else { continue }
+            if skip >= session.regionOrder.count {
+                skip -= session.regionOrder.count
+                continue
+            }
+            for identifier in session.regionOrder.dropFirst(skip).prefix(limit - page.count) {
+                if let region = session.regions[identifier] { page.append((session, region)) }
+            }
+            skip = 0
+        }
+        return page
+    }
+
     /// The apps that have clients, sorted.
     var appIDs: [String] { Set(sessions.values.map(\.appID)).sorted() }
 
@@ -44,7 +81,12 @@ struct ClientRegistry: Sendable {
 
     /// The app's newest client with a connection, other than those of `sender`.
     func newestLiveClient(of appID: String, excluding sender: String) -> Int? {
-        sessions.values.filter { $0.appID == appID && $0.isConnected && $0.sender != sender }.map(\.number).max()
+        newestLiveClient(of: appID) { $0.sender == sender }
+    }
+
+    /// The app's newest client with a connection, other than those `excluded` says.
+    func newestLiveClient(of appID: String, excluding excluded: (ClientSession) -> Bool) -> Int? {
+        sessions.values.filter { $0.appID == appID && $0.isConnected && !excluded($0) }.map(\.number).max()
     }
 
     // MARK: Registration and removal
@@ -57,6 +99,7 @@ struct ClientRegistry: Sendable {
         session.caller = caller
         sessions[number] = session
         numbersBySender[sender, default: []].insert(number)
+        countConnection(of: session, by: 1)
         return session
     }
 
@@ -71,14 +114,33 @@ struct ClientRegistry: Sendable {
         session.inUse = false
         for region in regions { session.addRegion(region) }
         sessions[number] = session
+        countRegions(of: appID, by: session.regions.count)
         reserveNumbers(through: number)
     }
 
     @discardableResult
     mutating func remove(_ number: Int) -> ClientSession? {
-        let removed = sessions.removeValue(forKey: number)
-        if let sender = removed?.sender { forget(number, on: sender) }
+        guard let removed = sessions.removeValue(forKey: number) else { return nil }
+        if let sender = removed.sender {
+            forget(number, on: sender)
+            countConnection(of: removed, by: -1)
+        }
+        countRegions(of: removed.appID, by: -removed.regions.count)
         return removed
+    }
+
+    private mutating func countRegions(of appID: String, by change: Int) {
+        regionCount += change
+        let count = (regionsByApp[appID] ?? 0) + change
+        regionsByApp[appID] = count == 0 ? nil : count
+    }
+
+    private mutating func countConnection(of session: ClientSession, by change: Int) {
+        let app = (connectedByApp[session.appID] ?? 0) + change
+        connectedByApp[session.appID] = app == 0 ? nil : app
+        guard let userID = session.userID else { return }
+        let user = (connectedByUser[userID] ?? 0) + change
+        connectedByUser[userID] = user == 0 ? nil : user
     }
 
     private mutating func forget(_ number: Int, on sender: String) {
@@ -89,7 +151,10 @@ struct ClientRegistry: Sendable {
     /// Its connection closed and it keeps monitoring (Always): no sender, not in use. (Its ranging stops:
     /// the caller takes it out of the engine, then calls `removeRangedConstraint(nil, from:)`.)
     mutating func detach(_ number: Int) {
-        if let sender = sessions[number]?.sender { forget(number, on: sender) }
+        if let session = sessions[number], let sender = session.sender {
+            forget(number, on: sender)
+            countConnection(of: session, by: -1)
+        }
         sessions[number]?.sender = nil
         sessions[number]?.inUse = false
     }
@@ -97,10 +162,14 @@ struct ClientRegistry: Sendable {
     // MARK: What a client monitors and ranges
 
     mutating func addRegion(_ region: BeaconRegion, to number: Int) {
+        guard let session = sessions[number] else { return }
+        if session.regions[region.identifier] == nil { countRegions(of: session.appID, by: 1) }
         sessions[number]?.addRegion(region)
     }
 
     mutating func removeRegion(_ identifier: String, from number: Int) {
+        guard let session = sessions[number], session.regions[identifier] != nil else { return }
+        countRegions(of: session.appID, by: -1)
         sessions[number]?.removeRegion(identifier)
     }
 

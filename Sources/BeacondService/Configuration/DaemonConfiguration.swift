@@ -28,6 +28,12 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var measuredPowerOverrides: [BeaconIdentity: Int]
     /// `[monitoring] max_regions_per_client`: the region that would exceed it is refused.
     public var maxRegionsPerClient: Int
+    /// `[monitoring] max_regions_per_app`: regions of one app, all its clients (connected or not) together.
+    public var maxRegionsPerApp: Int
+    /// `[clients] max_clients_per_app`: connected clients of one app.
+    public var maxClientsPerApp: Int
+    /// `[clients] max_clients_per_user`: connected clients one unix user registered, whatever their apps.
+    public var maxClientsPerUser: Int
     /// `[background] queue_limit`: region events kept per app while it has no client (the oldest dropped).
     public var queueLimit: Int
     /// `[background] queue_ttl`: how long a queued event stays deliverable.
@@ -62,6 +68,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.calibrations = [:]
         self.measuredPowerOverrides = [:]
         self.maxRegionsPerClient = maxRegionsPerClient
+        self.maxRegionsPerApp = 100
+        self.maxClientsPerApp = 64
+        self.maxClientsPerUser = 64
         self.queueLimit = queueLimit
         self.queueTTL = queueTTL
         self.activationInterval = activationInterval

@@ -1,11 +1,14 @@
 import BeaconKit
 
-/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[rooms]`, `[background]`, `[scanner]` and `[mqtt]`; an absent key keeps
+/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[rooms]`, `[background]`, `[clients]`, `[scanner]` and `[mqtt]`; an absent key keeps
 /// its default. Unknown sections and keys are warnings.
 enum DaemonSettingsParser {
     /// Valid values of `max_regions_per_client`: at least one (zero would make monitoring impossible), at most
     /// ten thousand (each region costs memory and matching time on every sighting).
     static let regionLimitRange = 1...10_000
+    /// Valid `max_clients_per_app` and `max_clients_per_user`: one to a thousand connected clients (each is an
+    /// exported object and a session; a ranging one costs a ranging cycle each second).
+    static let clientLimitRange = 1...1_000
     /// Valid `queue_limit`: one to a hundred thousand events per app (each is a row in the state database).
     static let queueLimitRange = 1...100_000
     /// Valid `queue_ttl`, seconds: a minute to a year.
@@ -26,6 +29,8 @@ enum DaemonSettingsParser {
         try readRooms(&rooms, into: &configuration)
         var background = try root.tableOrEmpty("background")
         try readBackground(&background, into: &configuration)
+        var clients = try root.tableOrEmpty("clients")
+        try readClients(&clients, into: &configuration)
         var scanner = try root.tableOrEmpty("scanner")
         if let source = try scanner.string("source", example: "auto") {
             configuration.scanner = try ScannerSpec(parsing: source, source: document.file,
@@ -33,7 +38,7 @@ enum DaemonSettingsParser {
         }
         var mqtt = try root.tableOrEmpty("mqtt")
         configuration.mqtt = try MQTTSettingsParser.read(&mqtt)
-        for section in [authorization, monitoring, rooms, background, scanner, mqtt] {
+        for section in [authorization, monitoring, rooms, background, clients, scanner, mqtt] {
             configuration.warnings += section.unknownKeyWarnings()
             for key in section.knownKeys { sectionOfKey[key] = section.path.joined(separator: ".") }
         }
@@ -100,6 +105,16 @@ enum DaemonSettingsParser {
         if let limit = try section.integer("max_regions_per_client", in: regionLimitRange) {
             configuration.maxRegionsPerClient = limit
         }
+        if let limit = try section.integer("max_regions_per_app", in: regionLimitRange) {
+            configuration.maxRegionsPerApp = limit
+        }
+        if configuration.maxRegionsPerClient > configuration.maxRegionsPerApp {
+            configuration.warnings.append(ConfigurationDiagnostic(
+                file: section.document.file, line: section.line(of: "max_regions_per_client") ?? section.line(of: "max_regions_per_app"),
+                message: "max_regions_per_client (\(configuration.maxRegionsPerClient)) is above max_regions_per_app "
+                    + "(\(configuration.maxRegionsPerApp)): a client can never reach it, as its app's limit counts its regions too. "
+                    + "Fix: raise max_regions_per_app or lower max_regions_per_client"))
+        }
         let enter = try section.integer("enter_rssi", in: BeaconDictionaries.rssiRange)
         let absent = try section.integer("absent_rssi", in: BeaconDictionaries.rssiRange)
         switch (enter, absent) {
@@ -142,6 +157,16 @@ enum DaemonSettingsParser {
             configuration.rooms = try RoomConfiguration(margin: margin, dwell: dwell)
         } catch {
             throw section.error("margin", "\(error)")
+        }
+    }
+
+    private static func readClients(_ section: inout TOMLTableReader,
+                                    into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        if let limit = try section.integer("max_clients_per_app", in: clientLimitRange) {
+            configuration.maxClientsPerApp = limit
+        }
+        if let limit = try section.integer("max_clients_per_user", in: clientLimitRange) {
+            configuration.maxClientsPerUser = limit
         }
     }
 

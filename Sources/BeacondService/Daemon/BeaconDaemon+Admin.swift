@@ -5,46 +5,18 @@ import Logging
 
 /// Admin1's read side (status, clients, pending requests) and configuration reload (SIGHUP).
 extension BeaconDaemon {
+    /// The most entries one `List*` reply carries: a region entry is under 1 KiB (a 256-byte identifier is the
+    /// largest part), so a page stays under 0.5 MiB, far below the bus's message limit (32 MiB on the system bus).
+    static let maximumPageSize = 500
+
+    /// `GetStatus`: the daemon's state in counts and settings, never lists, so its size does not grow with what
+    /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's bus connection). The
+    /// lists are paged: `ListRegions`, `ListClients`, `ListApps`, `ListPendingRequests`.
     func status() -> DBusValue {
         checkStateFile()
-        var regions: [DBusValue] = []
-        for session in clients.all {
-            for region in session.orderedRegions {
-                guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { continue }
-                let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
-                let extra: [String: DBusValue] = [
-                    BeacondRegionStatusKey.appID: .string(session.appID),
-                    BeacondRegionStatusKey.client: .objectPath(session.path),
-                    BeacondRegionStatusKey.state: .string((saved?.state ?? .unknown).rawValue),
-                    BeacondRegionStatusKey.lastSeen: .uint64(UInt64(clamping: saved?.lastSeen?.microsecondsSinceEpoch ?? 0)),
-                ]
-                for (key, value) in extra.sorted(by: { $0.key < $1.key }) {
-                    entries.append(DBusDictionaryEntry(key: .string(key), value: .variant(value)))
-                }
-                regions.append(.dictionary(keySignature: "s", valueSignature: "v", entries))
-            }
-        }
         // A queue that cannot be read is said in StateError, not shown as empty queues.
-        var queued: [String: Int] = [:]
         var stateError = journal.failure?.reason ?? ""
-        do {
-            queued = try store.queuedEventCounts()
-        } catch {
-            logger.error("cannot read the queued events for status: \(error)")
-            stateError += (stateError.isEmpty ? "" : "; ") + "the queued events cannot be read: \(error)"
-        }
-        let apps = configuration.apps.keys.sorted().map { appID -> DBusValue in
-            let app = configuration.apps[appID]
-            let stored = record(appID)
-            return .vardict([
-                BeacondAppKey.appID: .string(appID),
-                BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
-                BeacondAppKey.pendingRequest: .string(stored.pendingRequest?.rawValue ?? ""),
-                BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
-                BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
-                BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
-            ])
-        }
+        let queued = queuedEventCounts(stateError: &stateError)
         var status: [String: DBusValue] = [
             BeacondStatusKey.version: .string(BeacondVersion.current),
             BeacondStatusKey.locationServicesEnabled: .boolean(policy.locationServicesEnabled),
@@ -57,10 +29,20 @@ extension BeaconDaemon {
                           BeacondAdapterKey.powered: .boolean(adapter.powered)])
             }),
             BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
-            BeacondStatusKey.clients: BeaconDictionaries.array(clientList()),
-            BeacondStatusKey.regions: BeaconDictionaries.array(regions),
-            BeacondStatusKey.pendingRequests: BeaconDictionaries.array(pendingRequestList()),
-            BeacondStatusKey.apps: BeaconDictionaries.array(apps),
+            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: clients.count)),
+            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: clients.connectedCount)),
+            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: clients.regionCount)),
+            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: authorization.pendingRequests.count)),
+            BeacondStatusKey.appCount: .uint32(UInt32(clamping: configuration.apps.count)),
+            BeacondStatusKey.queuedEventCount: .uint32(UInt32(clamping: queued.values.reduce(0, +))),
+            BeacondStatusKey.limits: .vardict([
+                BeacondLimitKey.maxRegionsPerClient: .uint32(UInt32(clamping: configuration.maxRegionsPerClient)),
+                BeacondLimitKey.maxRegionsPerApp: .uint32(UInt32(clamping: configuration.maxRegionsPerApp)),
+                BeacondLimitKey.maxClientsPerApp: .uint32(UInt32(clamping: configuration.maxClientsPerApp)),
+                BeacondLimitKey.maxClientsPerUser: .uint32(UInt32(clamping: configuration.maxClientsPerUser)),
+                BeacondLimitKey.maxClientsPerConnection: .uint32(UInt32(clamping: Self.maximumClientsPerConnection)),
+                BeacondLimitKey.maxPageSize: .uint32(UInt32(clamping: Self.maximumPageSize)),
+            ]),
             BeacondStatusKey.configDirectory: .string(options.configDirectory),
             BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
             BeacondStatusKey.stateError: .string(stateError),
@@ -74,8 +56,86 @@ extension BeaconDaemon {
         return .vardict(status)
     }
 
-    func clientList() -> [DBusValue] {
-        clients.all.map { session in
+    /// Each app's queued events; a queue that cannot be read is added to `stateError`.
+    func queuedEventCounts(stateError: inout String) -> [String: Int] {
+        do {
+            return try store.queuedEventCounts()
+        } catch {
+            logger.error("cannot read the queued events for status: \(error)")
+            stateError += (stateError.isEmpty ? "" : "; ") + "the queued events cannot be read: \(error)"
+            return [:]
+        }
+    }
+
+    /// One page of a listing: `offset` and `limit` as the caller sent them (a limit of 0, or one above
+    /// `maximumPageSize`, means `maximumPageSize`), and the whole listing's size, so a caller walks it in turns.
+    struct Page {
+        var offset: Int
+        var limit: Int
+
+        init(_ call: DBusMethodCall) {
+            guard case .uint32(let offset) = call.arguments[0], case .uint32(let limit) = call.arguments[1] else {
+                self.offset = 0
+                self.limit = BeaconDaemon.maximumPageSize
+                return
+            }
+            self.offset = Int(offset)
+            self.limit = limit == 0 ? BeaconDaemon.maximumPageSize : min(Int(limit), BeaconDaemon.maximumPageSize)
+        }
+
+        func reply(_ entries: [DBusValue], total: Int) -> [DBusValue] {
+            [BeaconDictionaries.array(entries), .uint32(UInt32(clamping: total))]
+        }
+
+        /// This page of a listing that is at hand as a whole (bounded: clients, apps, pending requests).
+        func slice<Element>(_ all: [Element]) -> ArraySlice<Element> {
+            all.dropFirst(offset).prefix(limit)
+        }
+    }
+
+    /// `ListRegions`: every monitored region with whose it is and its state.
+    func regionList(_ page: Page) -> [DBusValue] {
+        page.reply(clients.regions(offset: page.offset, limit: page.limit).map { session, region in
+            guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { return .vardict([:]) }
+            let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
+            let extra: [String: DBusValue] = [
+                BeacondRegionStatusKey.appID: .string(session.appID),
+                BeacondRegionStatusKey.client: .objectPath(session.path),
+                BeacondRegionStatusKey.state: .string((saved?.state ?? .unknown).rawValue),
+                BeacondRegionStatusKey.lastSeen: .uint64(UInt64(clamping: saved?.lastSeen?.microsecondsSinceEpoch ?? 0)),
+            ]
+            for (key, value) in extra.sorted(by: { $0.key < $1.key }) {
+                entries.append(DBusDictionaryEntry(key: .string(key), value: .variant(value)))
+            }
+            return .dictionary(keySignature: "s", valueSignature: "v", entries)
+        }, total: clients.regionCount)
+    }
+
+    /// `ListApps`: every declared app, its authorization and what it holds.
+    func appList(_ page: Page) -> [DBusValue] {
+        var ignored = ""
+        let queued = queuedEventCounts(stateError: &ignored)
+        let appIDs = configuration.apps.keys.sorted()
+        return page.reply(page.slice(appIDs).map { appID -> DBusValue in
+            let app = configuration.apps[appID]
+            let stored = record(appID)
+            return .vardict([
+                BeacondAppKey.appID: .string(appID),
+                BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
+                BeacondAppKey.pendingRequest: .string(stored.pendingRequest?.rawValue ?? ""),
+                BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
+                BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
+                BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
+                BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: clients.regionCount(of: appID))),
+                BeacondAppKey.connectedClients: .uint32(UInt32(clamping: clients.connectedCount(of: appID))),
+            ])
+        }, total: appIDs.count)
+    }
+
+    /// `ListClients`.
+    func clientList(_ page: Page) -> [DBusValue] {
+        let all = clients.all
+        return page.reply(page.slice(all).map { session in
             var entries: [String: DBusValue] = [
                 BeacondClientKey.path: .objectPath(session.path),
                 BeacondClientKey.appID: .string(session.appID),
@@ -89,11 +149,13 @@ extension BeaconDaemon {
             if let pid = session.processID { entries[BeacondClientKey.processID] = .uint32(pid) }
             if let uid = session.userID { entries[BeacondClientKey.unixUserID] = .uint32(uid) }
             return .vardict(entries)
-        }
+        }, total: all.count)
     }
 
-    func pendingRequestList() -> [DBusValue] {
-        authorization.pendingRequests.map { pending in
+    /// `ListPendingRequests`.
+    func pendingRequestList(_ page: Page) -> [DBusValue] {
+        let all = authorization.pendingRequests
+        return page.reply(page.slice(all).map { pending in
             .vardict([
                 BeacondPendingRequestKey.appID: .string(pending.appID),
                 BeacondPendingRequestKey.request: .string(pending.request.rawValue),
@@ -101,7 +163,7 @@ extension BeaconDaemon {
                 BeacondPendingRequestKey.usageDescription:
                     .string(configuration.apps[pending.appID]?.declaration.usageDescription(for: pending.request) ?? ""),
             ])
-        }
+        }, total: all.count)
     }
 
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with

@@ -8,11 +8,14 @@ import Logging
 extension BeaconDaemon {
     func registerClient(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
         guard case .string(let appID) = call.arguments[0] else { return [] }
-        guard let app = configuration.apps[appID] else {
-            throw BeacondError(.unknownApp, UnknownAppMessage.text(appID: appID, declared: Array(configuration.apps.keys),
-                                                                   configDirectory: options.configDirectory, suggestFix: true)).dbusError
-        }
         let caller = try callerCredentials(call.sender)
+        guard let app = configuration.apps[appID] else {
+            // A caller learns only the apps it may act as, not every declared app (nor their users).
+            let mine = configuration.apps.values.filter { $0.declaration.users.contains(caller.credentials.userName) }
+                .map(\.declaration.appID)
+            throw BeacondError(.unknownApp, UnknownAppMessage.text(appID: appID, declared: mine, configDirectory: options.configDirectory,
+                                                                   suggestFix: true, forCaller: caller.credentials.userName)).dbusError
+        }
         if let required = app.declaration.executable, caller.credentials.executable == nil,
            app.declaration.users.contains(caller.credentials.userName) {
             // Not the caller's fault: the daemon could not look. Say what the administrator can do.
@@ -27,11 +30,7 @@ extension BeaconDaemon {
             logger.notice("refused RegisterClient(\(appID)) from \(call.sender): \(error.message)")
             throw BeacondError(error).dbusError
         }
-        let live = clients.clients(on: call.sender).count
-        guard live < Self.maximumClientsPerConnection else {
-            throw BeacondError(.invalidArguments, "this connection already has \(live) clients, the most one connection may have; "
-                + "call Close() on the ones you no longer use").dbusError
-        }
+        try checkClientLimits(app: appID, sender: call.sender, userID: caller.credentials.userID, userName: caller.credentials.userName)
         let number = clients.register(appID: appID, sender: call.sender, caller: caller.credentials,
                                       processID: caller.processID).number
         adoptDetachedRegions(into: number)
@@ -48,6 +47,30 @@ extension BeaconDaemon {
         }
         deliverQueuedEvents(to: session)
         return [.objectPath(session.path)]
+    }
+
+    /// Connected clients are bounded per connection, per app and per unix user, so no caller can grow the
+    /// daemon by registering (each client is a session and an exported object). Detached clients are bounded by
+    /// their app's regions instead: a client without regions ends with its connection.
+    func checkClientLimits(app appID: String, sender: String, userID: UInt32, userName: String) throws(DBusCallError) {
+        let onConnection = clients.clients(on: sender).count
+        guard onConnection < Self.maximumClientsPerConnection else {
+            throw BeacondError(.clientLimitExceeded, "this connection already has \(onConnection) clients, the most one connection "
+                + "may have; call Close() on the ones you no longer use").dbusError
+        }
+        let ofApp = clients.connectedCount(of: appID)
+        guard ofApp < configuration.maxClientsPerApp else {
+            throw BeacondError(.clientLimitExceeded, "app \(appID) already has \(ofApp) connected clients, the limit (max_clients_per_app "
+                + "= \(configuration.maxClientsPerApp) in \(configuration.configFile)). Fix: Close() clients of the app that are no "
+                + "longer used (one client per process is enough: it can monitor and range everything the app needs), "
+                + "or ask an administrator to raise the limit").dbusError
+        }
+        let ofUser = clients.connectedCount(ofUser: userID)
+        guard ofUser < configuration.maxClientsPerUser else {
+            throw BeacondError(.clientLimitExceeded, "user \(userName) already has \(ofUser) connected clients, the limit "
+                + "(max_clients_per_user = \(configuration.maxClientsPerUser) in \(configuration.configFile)). Fix: Close() "
+                + "clients that are no longer used, or ask an administrator to raise the limit").dbusError
+        }
     }
 
     struct Caller {
@@ -151,12 +174,7 @@ extension BeaconDaemon {
         } catch {
             throw BeacondError(error).dbusError
         }
-        let limit = configuration.maxRegionsPerClient
-        if session.regions[region.identifier] == nil, session.regions.count >= limit {
-            throw BeacondError(.regionLimitExceeded, "this client already monitors \(session.regions.count) regions, the limit "
-                + "(max_regions_per_client = \(limit) in \(options.configDirectory)/beacond.toml). Fix: StopMonitoring a region "
-                + "you no longer need, monitor a wider region (UUID or UUID+major), or ask an administrator to raise the limit").dbusError
-        }
+        if session.regions[region.identifier] == nil { try checkRegionLimits(session) }
         if session.regions[region.identifier] == region,
            let current = engine.monitoredRegion(client: number, identifier: region.identifier)?.state {
             // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
@@ -179,6 +197,27 @@ extension BeaconDaemon {
         clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
         engineChanged(events)
         return []
+    }
+
+    /// One more region for this client: within `max_regions_per_client` for the client and `max_regions_per_app`
+    /// for its app, whose disconnected clients' regions count too (they are the app's, and its next client takes
+    /// them over), so no sequence of connections grows an app past its limit.
+    func checkRegionLimits(_ session: ClientSession) throws(DBusCallError) {
+        let file = configuration.configFile
+        let fix = "StopMonitoring a region you no longer need, monitor a wider region (UUID or UUID+major), or ask an "
+            + "administrator to raise the limit"
+        let perClient = configuration.maxRegionsPerClient
+        guard session.regions.count < perClient else {
+            throw BeacondError(.regionLimitExceeded, "this client already monitors \(session.regions.count) regions, the limit "
+                + "(max_regions_per_client = \(perClient) in \(file)). Fix: \(fix)").dbusError
+        }
+        let perApp = configuration.maxRegionsPerApp
+        let ofApp = clients.regionCount(of: session.appID)
+        guard ofApp < perApp else {
+            throw BeacondError(.regionLimitExceeded, "app \(session.appID) already monitors \(ofApp) regions in all its clients, "
+                + "connected or not, the limit (max_regions_per_app = \(perApp) in \(file)); this client has "
+                + "\(session.regions.count) of them. Fix: \(fix) (beaconctl regions lists the app's)").dbusError
+        }
     }
 
     func stopMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
@@ -284,7 +323,17 @@ extension BeaconDaemon {
 
     // MARK: Ending
 
-    /// `Close()`: everything of this client stops, Always monitoring included (the app asked for it).
+    /// `Close()`: the client ends as when its connection closes. Its ranging stops; the regions it monitors are
+    /// the app's, not the client's (as in Core Location), so they go on for the app, under the app's other
+    /// connected client or detached until the next one registers. Only StopMonitoring, an administrator or a
+    /// change of authorization stops a region.
+    func clientAsksToClose(_ number: Int) {
+        guard let session = clients[number] else { return }
+        leave(session, why: "Close() called", takeoverExcluding: { $0.number == number })
+    }
+
+    /// Ends a client and everything of it, regions included: for an app no longer declared or a user no longer
+    /// allowed, after its regions failed with MonitoringDidFail.
     func closeClient(_ number: Int, reason: String) {
         guard let session = clients[number] else { return }
         logger.info("client \(session.path) (\(session.appID)) closed: \(reason)", metadata: metadata(session))
@@ -303,34 +352,40 @@ extension BeaconDaemon {
         server?.unexport(path: session.path)
     }
 
-    /// A connection left the bus: its clients are no longer in use. Ranging stops; an Always client's
-    /// monitoring continues without it (docs/dbus-api.md); everything else of it stops.
+    /// A connection left the bus: its clients are no longer in use, and each leaves as with `Close()`.
     func connectionClosed(_ name: String) {
         clients.unwatchEvents(name)
         outbox.forget(name)
         for session in clients.clients(on: name) {
-            let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
-            guard keepsMonitoring else {
-                closeClient(session.number, reason: "its connection \(name) closed")
-                continue
-            }
-            // Detached, its ranging is taken out of the engine (which needs the constraints), then forgotten.
-            clients.detach(session.number)
-            refreshRanging(session.number)
-            clients.removeRangedConstraint(nil, from: session.number)
-            server?.unexport(path: session.path)
-            adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
-            // The app's newest live client takes the regions over now: while the app has a client, its region events
-            // go to that client, not into the queue for a client that may never come.
-            let live = clients.newestLiveClient(of: session.appID, excluding: name)
-            if let live {
-                logger.info("client \(session.path) (\(session.appID)) disconnected; the app's client \(BeacondBus.clientPathPrefix)\(live) takes over its \(session.regions.count) Always regions",
-                            metadata: metadata(session))
-                adoptDetachedRegions(into: live, announce: true)
-            } else {
-                logger.info("client \(session.path) (\(session.appID)) disconnected; its \(session.regions.count) Always regions stay monitored for the app's next client",
-                            metadata: metadata(session))
-            }
+            leave(session, why: "its connection \(name) closed", takeoverExcluding: { $0.sender == name })
+        }
+    }
+
+    /// A client that leaves (Close(), or its connection closed): ranging stops; an Always app's regions stay
+    /// monitored without it (docs/dbus-api.md), the client detached; a client without regions (or whose app may
+    /// no longer monitor, whose regions were already stopped with MonitoringDidFail) just ends. The app's newest
+    /// other connected client, if any, takes the regions over at once: while the app has a client, its region
+    /// events go to that client, not into the queue for a client that may never come.
+    private func leave(_ session: ClientSession, why: String, takeoverExcluding excluded: (ClientSession) -> Bool) {
+        let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
+        guard keepsMonitoring else {
+            closeClient(session.number, reason: why)
+            return
+        }
+        // Detached, its ranging is taken out of the engine (which needs the constraints), then forgotten.
+        clients.detach(session.number)
+        refreshRanging(session.number)
+        clients.removeRangedConstraint(nil, from: session.number)
+        server?.unexport(path: session.path)
+        adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
+        let live = clients.newestLiveClient(of: session.appID, excluding: excluded)
+        if let live {
+            logger.info("client \(session.path) (\(session.appID)) left (\(why)); the app's client \(BeacondBus.clientPathPrefix)\(live) takes over its \(session.regions.count) Always regions",
+                        metadata: metadata(session))
+            adoptDetachedRegions(into: live, announce: true)
+        } else {
+            logger.info("client \(session.path) (\(session.appID)) left (\(why)); its \(session.regions.count) Always regions stay monitored for the app's next client",
+                        metadata: metadata(session))
         }
     }
 }

@@ -40,6 +40,15 @@ extension BeaconDaemon {
         }
     }
 
+    /// An Admin1 listing in pages: `(u offset, u limit) → (aa{sv} entries, u total)`.
+    nonisolated func pagedMethod(_ name: String, _ entries: String,
+                                 _ body: @escaping @Sendable (isolated BeaconDaemon, Page) -> [DBusValue]) -> DBusMethod {
+        adminMethod(name, in: [DBusArgument("offset", "u"), DBusArgument("limit", "u")],
+                    out: [DBusArgument(entries, "aa{sv}"), DBusArgument("total", "u")]) { daemon, call in
+            body(daemon, Page(call))
+        }
+    }
+
     nonisolated func property(_ name: String, _ signature: String, changeSignal: DBusProperty.ChangeSignal = .value,
                               _ read: @escaping @Sendable (isolated BeaconDaemon, String) -> DBusValue) -> DBusProperty {
         DBusProperty(name, signature, changeSignal: changeSignal) { sender in
@@ -60,12 +69,10 @@ extension BeaconDaemon {
         ])
         let admin = DBusInterface(BeacondInterface.admin, methods: [
             adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [daemon.status()] },
-            adminMethod(BeacondMember.listClients, out: [DBusArgument("clients", "aa{sv}")]) { daemon, _ in
-                [BeaconDictionaries.array(daemon.clientList())]
-            },
-            adminMethod(BeacondMember.listPendingRequests, out: [DBusArgument("requests", "aa{sv}")]) { daemon, _ in
-                [BeaconDictionaries.array(daemon.pendingRequestList())]
-            },
+            pagedMethod(BeacondMember.listRegions, "regions") { daemon, page in daemon.regionList(page) },
+            pagedMethod(BeacondMember.listClients, "clients") { daemon, page in daemon.clientList(page) },
+            pagedMethod(BeacondMember.listApps, "apps") { daemon, page in daemon.appList(page) },
+            pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in daemon.pendingRequestList(page) },
             adminMethod(BeacondMember.listReceiverReadings, out: [DBusArgument("readings", "aa{sv}")]) { daemon, _ in
                 [BeaconDictionaries.array(daemon.receiverReadings())]
             },
@@ -131,7 +138,7 @@ extension BeaconDaemon {
                 try daemon.setInUse(client: number, call.arguments[0])
             },
             clientMethod(BeacondMember.close) { daemon, number, _ in
-                daemon.closeClient(number, reason: "Close() called")
+                daemon.clientAsksToClose(number)
                 return []
             },
         ], properties: [BeacondMember.appID, BeacondMember.authorizationStatus, BeacondMember.inUse,

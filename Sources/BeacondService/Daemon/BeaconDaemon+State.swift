@@ -211,7 +211,18 @@ extension BeaconDaemon {
     /// (by then more than the exit timeout has passed since it was last seen). Regions of apps no longer declared
     /// or no longer allowed to monitor are dropped, each logged.
     func restoreRegions() throws(StateStoreError) {
-        let loaded = try store.loadRegions()
+        // A bounded state, whatever the file holds: each app's first max_regions_per_app saved regions resume, the
+        // rest are removed, and said (a file from before the limit, or a limit lowered since).
+        let perApp = configuration.maxRegionsPerApp
+        do {
+            for (appID, count) in try store.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
+                let file = configuration.configFile
+                logger.warning("\(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(file) (its first \(perApp) saved regions resume); raise the limit before a restart to keep more")
+            }
+        } catch {
+            logger.error("\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
+        }
+        let loaded = try store.loadRegions(perApp: perApp)
         for problem in loaded.problems { logger.warning("\(store.file): \(problem)") }
         clients.reserveNumbers(through: try store.highestStoredClient())
         // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved

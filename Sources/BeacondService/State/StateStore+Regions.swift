@@ -23,11 +23,18 @@ public struct StoredRegion: Hashable, Sendable {
 extension StateStore {
     /// Every stored region, by client then order of addition, and the rows that could not be read (each with why), so
     /// the daemon can log them and go on with the rest.
-    public func loadRegions() throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
+    ///
+    /// At most `perApp` regions of each app are read, its first saved ones: a restart loads a bounded state
+    /// whatever the file holds (80,000 rows once took a daemon to 236 MB at start). `trimRegions` removes the rest.
+    public func loadRegions(perApp: Int = .max) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
         let rows: [Row]
         do {
             rows = try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM monitored_region ORDER BY client, rowid")
+                try Row.fetchAll(db, sql: """
+                    SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
+                                   FROM monitored_region)
+                    WHERE place <= ? ORDER BY client, rowid
+                    """, arguments: [perApp])
             }
         } catch {
             throw Self.storeError(error, file: file, doing: "read the monitored regions")
@@ -57,6 +64,28 @@ extension StateStore {
                 heardBy: heardBy))
         }
         return (regions, problems)
+    }
+
+    /// Removes each app's regions beyond its first `perApp` saved ones (those `loadRegions(perApp:)` leaves out),
+    /// and says how many went, by app.
+    public func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int] {
+        do {
+            return try write(.powerLoss) { db in
+                let excess = try Row.fetchAll(db, sql: """
+                    SELECT app_id, COUNT(*) - ? AS excess FROM monitored_region GROUP BY app_id HAVING COUNT(*) > ?
+                    """, arguments: [perApp, perApp])
+                guard !excess.isEmpty else { return [:] }
+                try db.execute(sql: """
+                    DELETE FROM monitored_region WHERE rowid IN (
+                        SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
+                                           FROM monitored_region)
+                        WHERE place > ?)
+                    """, arguments: [perApp])
+                return Dictionary(uniqueKeysWithValues: excess.map { row in (row["app_id"] as String, row["excess"] as Int) })
+            }
+        } catch {
+            throw Self.storeError(error, file: file, doing: "remove the regions beyond max_regions_per_app")
+        }
     }
 
     /// The highest client number any stored row uses (0 if none): new clients are numbered above it, so a

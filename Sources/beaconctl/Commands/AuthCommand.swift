@@ -30,10 +30,10 @@ struct AuthListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List declared apps, their authorization, and requests waiting for a decision.",
         discussion: """
-            From org.beacond.Admin1.GetStatus (Apps and PendingRequests).
+            From org.beacond.Admin1.ListApps and ListPendingRequests.
 
             --json prints {"Apps": [{"AppId", "AuthorizationStatus", "PendingRequest", "DeclarationFile", \
-            "Users", "QueuedEvents"}], "PendingRequests": [{"AppId", "Request", "AuthorizationStatus", "UsageDescription"}]}.
+            "Users", "QueuedEvents", "MonitoredRegions", "ConnectedClients"}], "PendingRequests": [{"AppId", "Request", "AuthorizationStatus", "UsageDescription"}]}.
 
             Example: beaconctl auth list --json | jq '.PendingRequests[].AppId'
 
@@ -48,9 +48,8 @@ struct AuthListCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            let status = try client.status()
-            let apps = status.dictionaries(BeacondStatusKey.apps)
-            let pending = status.dictionaries(BeacondStatusKey.pendingRequests)
+            let apps = try client.apps()
+            let pending = try client.pendingRequests()
             if output.json {
                 print(JSON.object(["Apps": JSON(apps), "PendingRequests": JSON(pending)]).text)
             } else {
@@ -162,9 +161,9 @@ extension ParsableCommand {
     /// and after (`AppAuthorization.change`), so a denied upgrade request is reported as declined, not "denied".
     static func reportChange(_ client: DaemonClient, app: String,
                              _ change: () throws(BeaconctlError) -> Void) throws(BeaconctlError) {
-        let before = try AppAuthorization(app: app, status: client.status())
+        let before = try AppAuthorization(app: app, apps: client.apps())
         try change()
-        let after = try AppAuthorization(app: app, status: client.status())
+        let after = try AppAuthorization(app: app, apps: client.apps())
         Reporting.printLine(AppAuthorization.change(app: app, before: before, after: after))
     }
 }

@@ -65,7 +65,7 @@ struct DoctorCommand: ParsableCommand {
         }
         let status: VarDict
         do {
-            status = try client.status()
+            status = try client.snapshot(regions: 0)
         } catch {
             checks.append(Doctor.adminAccess(refused: error))
             return checks

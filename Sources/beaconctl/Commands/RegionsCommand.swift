@@ -10,7 +10,7 @@ struct RegionsCommand: ParsableCommand {
         discussion: """
             One row per region a client monitors: app, identifier, UUID[:MAJOR[:MINOR]], state \
             (unknown|inside|outside), when a matching beacon was last seen, and the client object. \
-            Taken from org.beacond.Admin1.GetStatus (its Regions entry).
+            Read from org.beacond.Admin1.ListRegions, a page at a time.
 
             --json prints a JSON array of region objects: {"AppId", "Client", "Identifier", "UUID", "Major"?, \
             "Minor"?, "NotifyOnEntry", "NotifyOnExit", "State", "LastSeen" (µs, 0 = never), "LastSeenISO8601"}.
@@ -30,7 +30,7 @@ struct RegionsCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            let regions = try client.status().dictionaries(BeacondStatusKey.regions)
+            let regions = try client.regions()
             if output.json {
                 print(JSON(regions).text)
             } else if regions.isEmpty {

@@ -9,13 +9,16 @@ struct StatusCommand: ParsableCommand {
         abstract: "Show beacond's state: version, location services, scanner, clients, regions, pending requests.",
         discussion: """
             Prints the daemon version and uptime, whether location services are on, the prompt policy, the \
-            scanner source and state with its Bluetooth adapters, the connected clients, every monitored region \
-            with its state and when a matching beacon was last seen, authorization requests waiting for an \
-            administrator, and configuration warnings. Calls org.beacond.Admin1.GetStatus.
+            scanner source and state with its Bluetooth adapters, the clients, the monitored regions (the first \
+            \(StatusText.regionsShown); beaconctl regions lists every one) with their state and when a matching \
+            beacon was last seen, authorization requests waiting for an administrator, the limits in force, and \
+            configuration warnings. Calls org.beacond.Admin1.GetStatus and the paged List* methods.
 
-            --json prints GetStatus's dictionary as one JSON object with the API's keys: Version, \
-            LocationServicesEnabled, Scanning, Scanner, ScannerState, Adapters, Prompt, Clients, Regions, \
-            PendingRequests, Apps, ConfigDirectory, StateDirectory, StateError, Warnings, StartedAt (+ StartedAtISO8601).
+            --json prints GetStatus's dictionary as one JSON object with the API's keys (Version, \
+            LocationServicesEnabled, Scanning, Scanner, ScannerState, Adapters, Prompt, ClientCount, RegionCount, \
+            Limits, ConfigDirectory, StateDirectory, StateError, Warnings, StartedAt (+ StartedAtISO8601), …) \
+            plus the lists walked from Admin1's paged methods: Clients (ListClients), Regions (every one, \
+            ListRegions), PendingRequests (ListPendingRequests) and Apps (ListApps).
 
             Example: beaconctl status --json | jq '.Regions[] | {Identifier, State}'
 
@@ -30,7 +33,8 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            let status = try client.status()
+            // The text shows the first regions (beaconctl regions lists them all); JSON has every one.
+            let status = try client.snapshot(regions: output.json ? .max : StatusText.regionsShown)
             if output.json {
                 print(JSON(status).text)
             } else {

@@ -18,7 +18,9 @@ struct CallerCredentialsTests {
         } throws: { error in
             guard let error = error as? AuthorizationError else { return false }
             return error.kind == .callerNotPermitted && error.appID == "org.example.Shop"
-                && error.message.contains("mallory") && error.message.contains("kiosk, shop")
+                && error.message.contains("mallory") && error.message.contains("is not in users")
+                // The app's other users are none of the caller's business.
+                && !error.message.contains("kiosk")
                 && error.message.contains("/etc/beacond/apps.d/org.example.Shop.toml")
                 && error.message.contains("Fix:")
         }
@@ -56,7 +58,7 @@ struct CallerCredentialsTests {
         #expect {
             try AuthorizationRules.checkCaller(CallerCredentials(userName: "alice", userID: 1000, executable: nil), app: app)
         } throws: { error in
-            (error as? AuthorizationError)?.message.contains("lists no users") == true
+            (error as? AuthorizationError)?.message.contains("alice (uid 1000) may not act as app org.example.Nobody") == true
         }
     }
 }

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconctlKit
 import BeacondAPI
 import DBus
 import MainLoopKit
@@ -197,6 +198,23 @@ final class FakeBeacond: @unchecked Sendable {
         }
     }
 
+    /// An Admin1 listing in pages, `(u offset, u limit) → (aa{sv}, u total)`, of the status sample's list `key`.
+    private func paged(_ name: String, _ key: String) -> DBusMethod {
+        DBusMethod(name, in: [DBusArgument("offset", "u"), DBusArgument("limit", "u")],
+                   out: [DBusArgument("entries", "aa{sv}"), DBusArgument("total", "u")]) { [weak self] call throws(DBusCallError) in
+            guard let self else { return [] }
+            if denyAdmin {
+                throw Self.refuse(.accessDenied, "Admin1 is for root and members of beacond-admin; "
+                                  + "add yourself: sudo usermod -aG beacond-admin $USER")
+            }
+            log.append(name)
+            let all = statusDictionary()[key]?.arrayElements ?? []
+            guard case .uint32(let offset) = call.arguments[0], case .uint32(let limit) = call.arguments[1] else { return [] }
+            let page = Array(all.dropFirst(Int(offset)).prefix(limit == 0 ? 500 : Int(limit)))
+            return [.array(elementSignature: "a{sv}", page), .uint32(UInt32(all.count))]
+        }
+    }
+
     private func adminInterface() -> DBusInterface {
         func admin(_ name: String, _ signature: String = "", out: String = "",
                    _ body: @escaping (DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
@@ -214,13 +232,14 @@ final class FakeBeacond: @unchecked Sendable {
             admin(BeacondMember.getStatus, out: "a{sv}") { [weak self] _ in
                 guard let self else { return [] }
                 log.append("GetStatus")
-                return [.vardict(statusDictionary())]
+                // As the daemon: counts in GetStatus, the lists from the paged methods below.
+                let lists: Set = [StatusListKey.clients, StatusListKey.regions, StatusListKey.apps, StatusListKey.pendingRequests]
+                return [.vardict(statusDictionary().filter { !lists.contains($0.key) })]
             },
-            admin(BeacondMember.listClients, out: "aa{sv}") { [weak self] _ in
-                guard let self else { return [] }
-                log.append("ListClients")
-                return [Samples.dictionaries(clientDictionaries())]
-            },
+            paged(BeacondMember.listClients, StatusListKey.clients),
+            paged(BeacondMember.listRegions, StatusListKey.regions),
+            paged(BeacondMember.listApps, StatusListKey.apps),
+            paged(BeacondMember.listPendingRequests, StatusListKey.pendingRequests),
             admin(BeacondMember.setAuthorization, "ss") { [weak self] call throws(DBusCallError) in
                 guard let self else { return [] }
                 let app = call.arguments[0].stringValue ?? "", status = call.arguments[1].stringValue ?? ""

@@ -39,9 +39,9 @@ enum Samples {
     }
 
     static func appEntry(_ app: String = app, status: String = BeacondStatus.authorizedAlways,
-                         pending: String = "") -> [String: DBusValue] {
+                         pending: String = "", regions: Int = 0) -> [String: DBusValue] {
         [BeacondAppKey.appID: .string(app), BeacondAppKey.authorizationStatus: .string(status),
-         BeacondAppKey.pendingRequest: .string(pending),
+         BeacondAppKey.pendingRequest: .string(pending), BeacondAppKey.monitoredRegions: .uint32(UInt32(regions)),
          BeacondAppKey.declarationFile: .string("/etc/beacond/apps.d/\(app).toml"),
          BeacondAppKey.users: .array(elementSignature: "s", [.string("door")])]
     }
@@ -75,10 +75,11 @@ enum Samples {
             BeacondStatusKey.scannerState: .string(BeacondScannerState.scanning),
             BeacondStatusKey.adapters: dictionaries([]),
             BeacondStatusKey.prompt: .string("admin"),
-            BeacondStatusKey.clients: dictionaries(clients ?? [client(path: "/org/beacond/client/1", status: appStatus)]),
-            BeacondStatusKey.regions: dictionaries(regions ?? [lobby, never]),
-            BeacondStatusKey.pendingRequests: dictionaries(pendingRequests),
-            BeacondStatusKey.apps: dictionaries([appEntry(status: appStatus, pending: pending)]),
+            StatusListKey.clients: dictionaries(clients ?? [client(path: "/org/beacond/client/1", status: appStatus)]),
+            StatusListKey.regions: dictionaries(regions ?? [lobby, never]),
+            StatusListKey.pendingRequests: dictionaries(pendingRequests),
+            StatusListKey.apps: dictionaries([appEntry(status: appStatus, pending: pending,
+                                                       regions: (regions ?? [lobby, never]).count)]),
             BeacondStatusKey.configDirectory: .string("/etc/beacond"),
             BeacondStatusKey.stateDirectory: .string("/var/lib/beacond"),
             BeacondStatusKey.warnings: .array(elementSignature: "s", [.string("apps.d/old.toml:3: unknown key 'colour'")]),

@@ -12,8 +12,8 @@ import Testing
 @Suite("beacond on a private bus", .serialized)
 struct DaemonOnPrivateBusTests {
     /// A started daemon for `body`, stopped afterwards whatever happened.
-    static func withDaemon(_ body: (RunningDaemon) async throws -> Void) async throws {
-        let running = try RunningDaemon()
+    static func withDaemon(settings: String = "", _ body: (RunningDaemon) async throws -> Void) async throws {
+        let running = try RunningDaemon(settings: settings)
         try await running.start()
         do {
             try await body(running)
@@ -44,7 +44,8 @@ struct DaemonOnPrivateBusTests {
     /// Whether Admin1.ListClients shows the client as disconnected (detached).
     static func isDetached(_ running: RunningDaemon, path: String) throws -> Bool {
         let reply = try admin(running).call(destination: BeacondBus.name, path: BeacondBus.managerPath,
-                                            interface: BeacondInterface.admin, member: BeacondMember.listClients)
+                                            interface: BeacondInterface.admin, member: BeacondMember.listClients,
+                                            arguments: [.uint32(0), .uint32(0)])
         guard case .array(_, let clients)? = reply.first else { return false }
         for client in clients {
             guard case .dictionary(_, _, let entries) = client else { continue }

@@ -24,14 +24,13 @@ final class RunningDaemon: @unchecked Sendable {
     private(set) var daemon: BeaconDaemon?
 
     /// A new bus and directories, nothing started.
-    init() throws {
+    /// `settings`: more of beacond.toml, after `[monitoring] exit_timeout = 1` (e.g. "max_regions_per_app = 5").
+    init(settings: String = "") throws {
         bus = try PrivateBus()
         directory = bus.directory.appendingPathComponent("daemon")
         try FileManager.default.createDirectory(atPath: configDirectory + "/apps.d", withIntermediateDirectories: true)
-        let group = getgrgid(getgid()).map { String(cString: $0.pointee.gr_name) } ?? "root"
         let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "root"
-        try "[monitoring]\nexit_timeout = 1\n[authorization]\nadmin_group = \"\(group)\"\n"
-            .write(toFile: configDirectory + "/beacond.toml", atomically: true, encoding: .utf8)
+        try writeSettings(settings)
         try """
             app_id = "\(Self.app)"
             users = ["\(user)"]
@@ -39,6 +38,13 @@ final class RunningDaemon: @unchecked Sendable {
             always_usage = "Tells you when you enter the demo area, also in background."
 
             """.write(toFile: configDirectory + "/apps.d/demo.toml", atomically: true, encoding: .utf8)
+    }
+
+    /// Rewrites beacond.toml: the test's exit timeout and admin group, then `settings` under `[monitoring]`.
+    func writeSettings(_ settings: String) throws {
+        let group = getgrgid(getgid()).map { String(cString: $0.pointee.gr_name) } ?? "root"
+        try "[authorization]\nadmin_group = \"\(group)\"\n[monitoring]\nexit_timeout = 1\n\(settings)\n"
+            .write(toFile: configDirectory + "/beacond.toml", atomically: true, encoding: .utf8)
     }
 
     /// Starts beacond (again, after `stop`: the same state directory, as a restart).
@@ -88,6 +94,20 @@ final class RunningDaemon: @unchecked Sendable {
             try String.fetchOne(db, sql: "SELECT state FROM monitored_region WHERE client = ? AND identifier = ?",
                                 arguments: [client, identifier])
         }
+    }
+
+    /// How many regions the state database holds.
+    func savedRegionCount() throws -> Int {
+        let queue = try DatabaseQueue(path: stateDirectory + "/" + StateStore.databaseFileName,
+                                      configuration: { var c = Configuration(); c.readonly = true; return c }())
+        return try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM monitored_region") ?? 0 }
+    }
+
+    /// `Admin1.Reload`: "" or why the files were rejected.
+    func reload() throws -> String {
+        let admin = try DBusConnection(.address(bus.address))
+        return try TestClient.string(admin.call(destination: BeacondBus.name, path: BeacondBus.managerPath,
+                                                interface: BeacondInterface.admin, member: BeacondMember.reload))
     }
 
     /// A region dictionary for beacon 1/`minor`.
