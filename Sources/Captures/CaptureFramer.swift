@@ -98,7 +98,7 @@ public struct CaptureFramer {
                 guard firstBytes.count >= CaptureError.Reason.shownByteCount || atEnd else { return 0 }
                 throw .notACapture(firstBytes: firstBytes)
             }
-            state = .hexLines(framer)
+            state = framer.stopped ? .stopped(nil) : .hexLines(framer)
             if atEnd, try !framer.finish() { throw .notACapture(firstBytes: firstBytes) }
             return next
         case .stopped(let pcapng):

@@ -16,8 +16,14 @@ enum HexLinesReader {
         var sawData = false
         var firstLine: [UInt8] = []
         var events = 0
-        /// Inside a line over `CaptureFramer.largestRecord` bytes, already counted malformed: skipped to its end.
-        var skippingLine = false
+        /// A line over `CaptureFramer.largestRecord` bytes was counted malformed: as for a binary format's
+        /// oversized record, nothing after it is read (an endless line would otherwise be read for ever).
+        var stopped = false
+        /// Bytes of blank and comment lines before the first data line.
+        var preamble = 0
+        /// A capture's comments before its first event are a few lines: text or a stream with no event line in its
+        /// first mebibyte (an endless comment, `/dev/zero`) is no capture, and is not read on for ever.
+        static let longestPreamble = 1 << 20
 
         /// Appends the events of the complete lines of `text` to `decoded` (their records index it). Returns how
         /// many bytes were framed, or nil when the first line that is neither blank nor a comment is not hex:
@@ -26,24 +32,27 @@ enum HexLinesReader {
         mutating func frame(_ text: Span<UInt8>, atEnd: Bool, decoded: inout [UInt8],
                             into builder: inout RecordBuilder) -> Int? {
             var lineStart = 0
-            while lineStart < text.count {
+            while lineStart < text.count, !stopped {
                 var lineEnd = lineStart
                 while lineEnd < text.count, text[lineEnd] != newline { lineEnd += 1 }
-                if skippingLine {
-                    guard lineEnd < text.count else { return text.count }
-                    skippingLine = false
-                    lineStart = lineEnd + 1
-                    continue
+                if !sawData {
+                    // Before the first event: a control character (a binary file, `/dev/zero`) or a long preamble
+                    // is no text capture.
+                    for index in lineStart..<lineEnd where text[index] < space && text[index] != tab && text[index] != carriageReturn {
+                        return nil
+                    }
+                    guard preamble + lineEnd - lineStart < Self.longestPreamble else { return nil }
                 }
                 guard lineEnd < text.count || atEnd else {
                     guard lineEnd - lineStart > CaptureFramer.largestRecord else { return lineStart }
                     lineNumber += 1
-                    builder.reject("line \(lineNumber)", "longer than the longest line beacond reads (\(CaptureFramer.largestRecord) bytes)")
-                    skippingLine = true
+                    builder.reject("line \(lineNumber)", "longer than the longest line beacond reads (\(CaptureFramer.largestRecord) bytes); the rest is not read")
+                    stopped = true
                     return text.count
                 }
                 lineNumber += 1
                 let field = hexField(text, lineStart..<lineEnd)
+                if field == nil, !sawData { preamble += lineEnd + 1 - lineStart }
                 lineStart = lineEnd + 1
                 guard let field else { continue }
                 let label = "line \(lineNumber)"

@@ -191,6 +191,8 @@ public struct ESPresenseReading: Hashable, Sendable {
         case notAnObject
         case missing(String)
         case wrongType(String)
+        /// A value no radio or ESPresense node produces, with what it must be.
+        case outOfRange(String, Double, must: String)
 
         public var description: String {
             switch self {
@@ -198,7 +200,36 @@ public struct ESPresenseReading: Hashable, Sendable {
             case .notAnObject: return "not a JSON object"
             case .missing(let key): return "no \"\(key)\""
             case .wrongType(let key): return "\"\(key)\" has the wrong type"
+            case .outOfRange(let key, let value, let must):
+                let shown = value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+                return "\"\(key)\" is \(shown); it must be \(must)"
             }
+        }
+    }
+
+    /// The RSSI a Bluetooth controller reports, dBm (HCI's range, Core Specification Vol 4 Part E 7.7.65.2); an
+    /// `rssi@1m` is an RSSI too.
+    public static let radioRSSI = -127.0...20.0
+    /// A receiver's adjustment (`rxAdj`), dB: beacond's `rssi_offset` is bounded the same.
+    public static let adjustments = -50.0...50.0
+    /// The farthest distance, metres: Bluetooth LE's longest reach (coded PHY, in the open) is about a kilometre, and
+    /// a farther estimate places nothing.
+    public static let longestDistance = 1000.0
+
+    /// Refuses a reading no radio or ESPresense node produces (an `rssi` of 200 would enter any region, a
+    /// `distance` of 0 place a beacon at a receiver). `rssi` (rounded, as regions weigh it) and `rssi@1m` must be
+    /// within `radioRSSI` moved by `rxAdj`, which receivers add to one or the other.
+    public func checkPlausible() throws(Invalid) {
+        let adjustment = Double(receiverAdjustment ?? 0)
+        guard Self.adjustments.contains(adjustment) else { throw .outOfRange("rxAdj", adjustment, must: "within -50…50 dB") }
+        let lowest = Self.radioRSSI.lowerBound + adjustment
+        let highest = Self.radioRSSI.upperBound + adjustment
+        for (key, value) in [("rssi", rssi), ("rssi@1m", rssiAtOneMetre.map(Double.init))] {
+            guard let value, !(lowest...highest).contains(value.rounded()) else { continue }
+            throw .outOfRange(key, value, must: "within \(Int(lowest))…\(Int(highest)) dBm")
+        }
+        if let distance, !(distance > 0 && distance <= Self.longestDistance) {
+            throw .outOfRange("distance", distance, must: "above 0 and at most \(Int(Self.longestDistance)) m")
         }
     }
 

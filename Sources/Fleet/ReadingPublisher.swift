@@ -1,7 +1,7 @@
 public import BeaconKit
 
 /// Decides which of this receiver's sightings become published readings: only beacons the administrator chose
-/// and only sightings with an RSSI and a distance,
+/// and only sightings with an RSSI and a distance (at most `ESPresenseReading.longestDistance`),
 /// the first sighting of a beacon at once, then at most one reading per beacon per `interval` (a beacon that
 /// advertises at 10 Hz costs one message a second, not ten), each with the smoothed RSSI (the ranging filter,
 /// plus this receiver's offset) and the distance ranging would give. Pure and clocked by the sightings.
@@ -54,8 +54,9 @@ public struct ReadingPublisher: Sendable {
         let smoothed = (track.filter.smoothedRSSI(at: now) ?? Double(rssi)) + rssiOffset
         let measuredPower = Int(observation.frame.measuredPower)
         let distance = ranging.distanceModel.accuracy(rssi: smoothed, measuredPower: measuredPower)
-        // A reading without a distance is no use to any consumer (mqtt_room requires one): wait for a better one.
-        guard distance >= 0 else { return nil }
+        // A reading without a distance is no use to any consumer (mqtt_room requires one), and one beyond
+        // `longestDistance` other nodes refuse: wait for a better one.
+        guard distance > 0, distance <= ESPresenseReading.longestDistance else { return nil }
         track.lastPublished = now
         let meanInterval = track.sightings > 1
             ? Int(((track.lastSeen - track.firstSeen) / (track.sightings - 1)) / .milliseconds(1)) : nil

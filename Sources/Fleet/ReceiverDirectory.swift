@@ -108,6 +108,7 @@ public struct ReceiverDirectory: Sendable {
             let reading: ESPresenseReading
             do {
                 reading = try ESPresenseReading(json: payload)
+                try reading.checkPlausible()
             } catch {
                 return .single(drop("\(topic): \(error)"))
             }
@@ -117,12 +118,12 @@ public struct ReceiverDirectory: Sendable {
             guard let index = index(of: room, creating: true) else { return .single(drop("\(topic): more than \(capacity) receivers")) }
             receivers[index].readings += 1
             receivers[index].lastReading = now
-            // Clamped before conversion: a hostile 1e300 must not trap.
+            // Clamped: an adjusted RSSI may lie beyond Int8 (down to -177 dBm).
             let rssi = reading.rssi.map { Int8(max(-128, min(127, $0.rounded()))) }
             // A reading is proof the receiver is up, whatever its status said last (a node may publish before it).
             let sighting = Input.sighting(identity, rssi: rssi, distance: reading.distance ?? -1, by: receivers[index].id,
                                           measuredPower: reading.rssiAtOneMetre,
-                                          exactRSSI: reading.rssi.flatMap { $0.isFinite && abs($0) < 1000 ? $0 : nil })
+                                          exactRSSI: reading.rssi)
             guard receivers[index].online else {
                 receivers[index].online = true
                 return .several([.receiverOnline(receivers[index].id), sighting])
@@ -175,6 +176,11 @@ public struct ReceiverDirectory: Sendable {
         nextID += 1
         byRoom[room] = receivers.count - 1
         return receivers.count - 1
+    }
+
+    /// A message the MQTT client dropped before copying it (over its `limit`): counted and named as any other drop.
+    public mutating func droppedUnread(topic: String, bytes: Int, limit: Int) -> Input {
+        drop("\(topic): \(bytes) bytes, more than \(limit)")
     }
 
     private mutating func drop(_ reason: String) -> Input {

@@ -43,8 +43,9 @@ public final class MQTTClient {
     /// that denies the topic): the topic and the broker's reason. MQTT 3.1.1 brokers drop such messages silently.
     public var onPublishRefused: ((String, String) -> Void)?
 
-    /// Messages dropped unread because they were longer than `options.maximumPayload`.
-    public private(set) var oversizedMessages: UInt64 = 0
+    /// Called with the topic and size of each message dropped unread (longer than `options.maximumPayload`), so
+    /// its owner can count it and say which one it was.
+    public var onOversizedMessage: ((String, Int) -> Void)?
 
     /// Patterns to subscribe to on every accepted connection, in the order they were asked for.
     private var subscriptions: [(pattern: String, qos: Int32)] = []
@@ -196,7 +197,7 @@ public final class MQTTClient {
         let count = Int(max(0, message.payloadlen))
         // Counted and dropped before anything is copied: a broker may pass on messages of up to 256 MB.
         guard count <= options.maximumPayload else {
-            oversizedMessages += 1
+            onOversizedMessage?(String(cString: topic), count)
             return
         }
         let payload: [UInt8]

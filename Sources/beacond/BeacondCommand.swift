@@ -45,7 +45,7 @@ struct BeacondCommand: AsyncParsableCommand {
                   --state-dir /tmp/beacond --scanner fifo:/tmp/beacond.fifo
 
             Exit status: 0 stopped by SIGTERM/SIGINT; 1 could not start or lost the bus; 64 usage error; \
-            78 (EX_CONFIG) a configuration file is invalid at start.
+            78 (EX_CONFIG) a configuration file, or the replay: capture, is invalid at start.
             """,
         version: BeacondVersion.current,
         subcommands: [Replay.self])

@@ -106,6 +106,60 @@ struct ConfigurationErrorTests {
             "\(file):2: admin_group = \"beacon admins\" is not a valid unix group name") == true)
     }
 
+    /// Issue 21: a FIFO or a /dev/zero link in apps.d was called a permission problem, a dangling link or a
+    /// directory named *.toml was passed over, and a dangling beacond.toml link meant the defaults (admin_group
+    /// reverted). Each is an error that says what the file is, and nothing is opened that could block.
+    @Test("a configuration file that is no regular file says what it is", arguments: [
+        ("apps.d/door.toml", "fifo", "is a FIFO (named pipe), not a regular file"),
+        ("apps.d/door.toml", "/dev/zero", "is a character device, not a regular file"),
+        ("apps.d/door.toml", "dangling", "is a symbolic link to /nonexistent/door.toml, which cannot be followed"),
+        ("apps.d/door.toml", "directory", "is a directory, not a regular file"),
+        ("beacond.toml", "dangling", "is a symbolic link to /nonexistent/door.toml, which cannot be followed"),
+        ("beacond.toml", "fifo", "is a FIFO (named pipe), not a regular file"),
+        ("beacond.toml", "/dev/zero", "is a character device, not a regular file"),
+    ])
+    func notARegularFile(_ name: String, _ kind: String, _ message: String) throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[authorization]\nadmin_group = \"root\"\n", to: "beacond.toml")
+        try FileManager.default.createDirectory(atPath: directory.path + "/apps.d", withIntermediateDirectories: true)
+        let file = directory.path + "/" + name
+        try? FileManager.default.removeItem(atPath: file)
+        switch kind {
+        case "fifo": #expect(mkfifo(file, 0o600) == 0)
+        case "directory": try FileManager.default.createDirectory(atPath: file, withIntermediateDirectories: true)
+        case "dangling": try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: "/nonexistent/door.toml")
+        default: try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: kind)
+        }
+        let error = try #require(directory.loadError(), "\(name) as \(kind) loaded")
+        #expect(error.file == file && error.message.hasPrefix(message), "\(error)")
+    }
+
+    /// Issue 21: `[scanner] source = "replay:PATH"` at something that cannot be played loaded, and beacond started.
+    @Test("a replay: source whose capture cannot be played is an error at its line", arguments: ["directory", "/dev/zero", "empty"])
+    func unplayableReplaySource(_ kind: String) throws {
+        let directory = try ConfigurationDirectory()
+        let capture = try ReplayScannerTests.unplayable(kind, in: directory)
+        try directory.write("[scanner]\n\nsource = \"replay:\(capture)\"\n", to: "beacond.toml")
+        let error = try #require(directory.loadError(), "replay:\(capture) (\(kind)) loaded")
+        #expect(error.file == directory.settingsFile && error.line == 3, "\(error)")
+        #expect(error.message.hasPrefix("cannot replay \(capture): "), "\(error)")
+    }
+
+    @Test("a replay: source with a capture to play loads")
+    func playableReplaySource() throws {
+        let directory = try ConfigurationDirectory()
+        let capture = try ReplayScannerTests.playable(in: directory)
+        try directory.write("[scanner]\nsource = \"replay:\(capture)\"\n", to: "beacond.toml")
+        #expect(try directory.load().scanner == .replay(path: capture))
+    }
+
+    @Test("a configuration file over 1 MiB is refused, not read")
+    func tooLarge() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("# " + String(repeating: "x", count: 1 << 20) + "\n", to: "beacond.toml")
+        #expect(directory.loadError()?.message.contains("more than a configuration file may hold") == true)
+    }
+
     @Test("a file that is not UTF-8 names the line")
     func notUTF8() throws {
         let directory = try ConfigurationDirectory()

@@ -37,6 +37,14 @@ struct ConfigurationWarningsTests {
         #expect(warning.contains("groupadd"), "\(warning)")
     }
 
+    /// Issue 21: without beacond.toml the default admin_group is checked as a written one is.
+    @Test func aMissingSettingsFileWarnsOfAMissingDefaultAdminGroup() throws {
+        let directory = try ConfigurationDirectory()
+        let accounts = AccountLookup(userExists: { _ in true }, groupExists: { _ in false }, directoryExists: { _ in true })
+        let warnings = try ConfigurationLoader.load(directory: directory.path, accounts: accounts).warnings.map(\.description)
+        #expect(warnings.count == 1 && warnings.first?.hasPrefix(directory.settingsFile + ": admin_group") == true, "\(warnings)")
+    }
+
     @Test func anExistingAdminGroupAndUsersGiveNoWarning() throws {
         let directory = try ConfigurationDirectory()
         try directory.write(Self.app.replacingOccurrences(of: ", \"beacond-no-such-user\"", with: ""), to: "apps.d/door.toml")

@@ -25,6 +25,27 @@ struct ReplayScannerTests {
         return bytes
     }
 
+    /// A capture of three advertisements in `directory`.
+    static func playable(in directory: ConfigurationDirectory) throws -> String {
+        let path = directory.path + "/capture.btsnoop"
+        try Data(capture(records: 3)).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// A path in `directory` that cannot be played: `missing`, `empty`, `garbage` (binary, no magic number),
+    /// `directory`, `fifo` (nobody writes it), or an absolute path given as is (`/dev/zero`).
+    static func unplayable(_ kind: String, in directory: ConfigurationDirectory) throws -> String {
+        let path = kind.hasPrefix("/") ? kind : directory.path + "/capture-" + kind
+        switch kind {
+        case "empty": try Data().write(to: URL(fileURLWithPath: path))
+        case "garbage": try Data((0..<1024).map { UInt8($0 & 0xFF) }).write(to: URL(fileURLWithPath: path))
+        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        case "fifo": #expect(mkfifo(path, 0o600) == 0)
+        default: break
+        }
+        return path
+    }
+
     @Test("a capture of several blocks plays every record in order, then says how many")
     func playsEveryRecordAcrossBlocks() throws {
         let bytes = Self.capture(records: 40_000)  // 2.8 MB: three blocks of CaptureStream
@@ -90,5 +111,36 @@ struct ReplayScannerTests {
         } catch {
             #expect(error.message.contains("holds no HCI event or advertising packet"))
         }
+    }
+
+    /// Issue 21: the daemon took any `replay:` path and started "idle", reading the capture only once someone
+    /// monitored. The check it now makes at start and at every reload names the path, says what it is and how to
+    /// fix it; a FIFO or a device is told from `stat` alone (opening a FIFO nobody writes would wait for ever).
+    @Test("check(path:) refuses what cannot be played, naming the path, what it is and the fix",
+          .timeLimit(.minutes(1)), arguments: [
+              ("missing", "No such file or directory"),
+              ("empty", "empty file (0 bytes), not a capture"),
+              ("garbage", "not a capture file"),
+              ("directory", "it is a directory, not a regular file"),
+              ("/dev/zero", "it is a character device, not a regular file"),
+              ("fifo", "it is a FIFO (named pipe), not a regular file"),
+          ])
+    func checkRefusesWhatCannotPlay(_ kind: String, _ what: String) throws {
+        let directory = try ConfigurationDirectory()
+        let path = try Self.unplayable(kind, in: directory)
+        do {
+            try ReplayScanner.check(path: path)
+            Issue.record("replay:\(path) (\(kind)) passed the check")
+        } catch {
+            #expect(error.message.hasPrefix("cannot replay \(path): "), "\(error)")
+            #expect(error.message.contains(what), "\(error)")
+            #expect(error.message.contains("Fix: point replay:PATH at"), "\(error)")
+        }
+    }
+
+    @Test("check(path:) takes a capture with something to play")
+    func checkTakesACapture() throws {
+        let directory = try ConfigurationDirectory()
+        try ReplayScanner.check(path: try Self.playable(in: directory))
     }
 }

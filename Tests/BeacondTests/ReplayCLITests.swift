@@ -34,8 +34,12 @@ struct ReplayCLITests {
     }
 
     static func beacond(_ arguments: [String]) throws -> Run {
+        try run(try beacondURL(), arguments)
+    }
+
+    static func run(_ executable: URL, _ arguments: [String]) throws -> Run {
         let process = Process()
-        process.executableURL = try beacondURL()
+        process.executableURL = executable
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -202,6 +206,17 @@ struct ReplayCLITests {
         let run = try Self.beacond(["replay", "/nonexistent/capture.log"])
         #expect(run.status == 66)
         #expect(run.stderr.contains("/nonexistent/capture.log"))
+    }
+
+    /// An endless input with no record in its first block (`/dev/zero`, an endless comment line from a pipe) ends
+    /// with exit 66 and why, instead of reading for ever (issue 21). `timeout` kills it after a generous minute: exit
+    /// 124 would be the old endless read.
+    @Test(arguments: [#"exec "$0" replay /dev/zero"#, #"tr '\0' '#' </dev/zero | "$0" replay -"#])
+    func endlessInputWithoutARecordIsExit66(_ script: String) throws {
+        let run = try Self.run(URL(fileURLWithPath: "/usr/bin/timeout"),
+                               ["60", "/bin/sh", "-c", script, try Self.beacondURL().path])
+        #expect(run.status == 66, "stderr: \(run.stderr.prefix(500))")
+        #expect(run.stderr.contains("not a capture"), "stderr: \(run.stderr.prefix(500))")
     }
 
     @Test func fileThatIsNotACaptureIsExit66WithReason() throws {

@@ -110,6 +110,23 @@ struct StreamingTests {
         #expect(sized.malformedDetails.first?.hasPrefix("record 2: included length 2139062143 runs past the end of the file") == true)
     }
 
+    /// Issue 21: `beacond replay /dev/zero` read for ever. Before its first event line, a control character or a
+    /// mebibyte of comments is no capture; after it, a line longer than the largest read stops framing there.
+    @Test("endless input: no event line in the first MiB is no capture, an endless line stops framing")
+    func endlessInputEnds() throws {
+        for start in [[UInt8](repeating: 0, count: 64), [UInt8](repeating: UInt8(ascii: "#"), count: (1 << 20) + 1)] {
+            var framer = CaptureFramer(totalSize: nil)
+            #expect(throws: CaptureError.Reason.self, "\(start.prefix(4))") { try framer.frame(start.span, atEnd: false) }
+        }
+        let event = Array("04 3e 0c 02 01 00 00 aa bb cc dd ee ff 00 c5\n".utf8)
+        var framer = CaptureFramer(totalSize: nil)
+        let endless = event + [UInt8](repeating: UInt8(ascii: "a"), count: CaptureFramer.largestRecord + 1)
+        #expect(try framer.frame(endless.span, atEnd: false) == endless.count)
+        #expect(framer.records.count == 1 && framer.malformedRecords == 1 && framer.isStopped)
+        _ = try framer.frame(([UInt8(ascii: "\n")] + event).span, atEnd: true)
+        #expect(framer.records.isEmpty, "a line after the endless one was read")
+    }
+
     @Test("CaptureStream reads a file and standard input alike, in blocks, and says which input failed")
     func streamReadsFilesAndPipes() throws {
         let path = Fixtures.path(Fixtures.btsnoop)

@@ -54,6 +54,9 @@ struct ReadingPublisherTests {
     @Test func aSightingWithNoDistanceWaitsForOneWithADistance() {
         var publisher = ReadingPublisher(constraints: nil, interval: .seconds(1), rssiOffset: 0, ranging: RangingConfiguration(filter: .latest))
         #expect(publisher.observe(sighting(power: 0, at: 0)) == nil)      // measured power 0: no distance
+        // An odd beacon (measured power -20 heard at -127) is 159 km off: other nodes refuse that, so it
+        // is not sent (issue 21).
+        #expect(publisher.observe(sighting(rssi: -127, power: -20, at: 0)) == nil)
         #expect(publisher.observe(sighting(at: 0.1)) != nil)              // not held back by the interval
     }
 

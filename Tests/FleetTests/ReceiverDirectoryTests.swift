@@ -60,10 +60,37 @@ struct ReceiverDirectoryTests {
         #expect(directory.readingsDropped == 5 && directory.receivers.isEmpty)
     }
 
-    @Test func hostileNumbersDoNotTrap() {
+    /// Values no radio or ESPresense node produces (issue 21: an `rssi` of 1e308 or 200 entered a region with
+    /// EnterRSSI -70, a `distance` of 1e308, -5 or 0 placed a beacon at 1.3e-7 m) are dropped with why.
+    @Test func readingsNoRadioCanProduceAreDroppedWithWhy() {
         var directory = ReceiverDirectory(ownRoom: "hall")
-        let inputs = directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(rssi: 1e300), at: now)
-        #expect(inputs.last == .sighting(identity, rssi: 127, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: nil))
+        let topic = "espresense/devices/\(deviceID)/kitchen"
+        func payload(_ fields: String) -> [UInt8] { Array(#"{"id":"\#(deviceID)",\#(fields)}"#.utf8) }
+        let refused: [(String, String)] = [
+            (#""rssi":1e308,"distance":2"#, #""rssi" is 1e+308; it must be within -127…20 dBm"#),
+            (#""rssi":200,"distance":2"#, #""rssi" is 200; it must be within -127…20 dBm"#),
+            (#""rssi":-128,"distance":2"#, #""rssi" is -128; it must be within -127…20 dBm"#),
+            (#""rssi":15,"rxAdj":-10,"distance":2"#, #""rssi" is 15; it must be within -137…10 dBm"#),
+            (#""rssi":-65,"rxAdj":60,"distance":2"#, #""rxAdj" is 60; it must be within -50…50 dB"#),
+            (#""rssi":-65,"rssi@1m":100,"distance":2"#, #""rssi@1m" is 100; it must be within -127…20 dBm"#),
+            (#""rssi":-65,"distance":1e308"#, #""distance" is 1e+308; it must be above 0 and at most 1000 m"#),
+            (#""rssi":-65,"distance":-5"#, #""distance" is -5; it must be above 0 and at most 1000 m"#),
+            (#""rssi":-65,"distance":0"#, #""distance" is 0; it must be above 0 and at most 1000 m"#),
+            (#""distance":1000.5"#, #""distance" is 1000.5; it must be above 0 and at most 1000 m"#),
+        ]
+        for (fields, reason) in refused {
+            #expect(directory.receive(topic: topic, payload: payload(fields), at: now) == [.dropped("\(topic): \(reason)")], "\(fields)")
+        }
+        #expect(directory.readingsDropped == UInt64(refused.count) && directory.receivers.isEmpty)
+        // The edges are what radios report: a beacond node's rssi_offset moves its rssi by rxAdj.
+        let accepted = [#""rssi":-127,"rssi@1m":20,"distance":1000"#, #""rssi":20,"rssi@1m":-127,"distance":0.01"#,
+                        #""rssi":-135.4,"rxAdj":-10,"distance":2"#, #""rssi":30,"rxAdj":10,"distance":2"#]
+        for fields in accepted {
+            #expect(directory.receive(topic: topic, payload: payload(fields), at: now).last.map { input in
+                if case .sighting = input { true } else { false }
+            } == true, "\(fields)")
+        }
+        #expect(directory.readingsDropped == UInt64(refused.count))
     }
 
     @Test func receiversAreBoundedAndTheBrokerLossTakesThemAllOffline() {

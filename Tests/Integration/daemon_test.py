@@ -23,8 +23,8 @@ from gi.repository import GLib
 
 import fake_bluez
 import hci
-from harness import (ADMIN, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, OTHER_UUID, PROPERTIES,
-                     SIGNAL_TIMEOUT, TestFailure, World, check, describe_result, expect_error, remove_everything,
+from harness import (ADMIN, DEFAULT_SETTINGS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, OTHER_UUID,
+                     PROPERTIES, SIGNAL_TIMEOUT, TestFailure, World, check, describe_result, expect_error, remove_everything,
                      plain, pump_for, pump_until, run_tool)
 
 # Tests 1 and 9 make the administrator's decisions with beaconctl (`auth grant`, `services`), the tool
@@ -501,13 +501,14 @@ def test_bad_calls(suite):
 
 # MARK: 8. bad configuration files
 
-def expect_config_exit(world, file, line, *words):
-    daemon = world.launch()
+def expect_config_exit(world, file, line, *words, scanner=None):
+    """beacond exits 78 within 10 s, its log naming `file:line:` (`file:` when line is None) and each word."""
+    daemon = world.launch(scanner=scanner)
     code = daemon.wait_exit(10)
     check(code is not None, "beacond with a bad %s did not exit within 10 s" % file)
     stderr = daemon.stderr()
     check(code == 78, "beacond with a bad %s exited %s, expected 78; stderr: %s" % (file, code, stderr[-800:]))
-    location = "%s:%d:" % (file, line)
+    location = "%s:%d:" % (file, line) if line is not None else file + ":"
     check(location in stderr, "stderr does not say %s: %s" % (location, stderr[-800:]))
     for word in words:
         check(word in stderr, "stderr does not mention %r: %s" % (word, stderr[-800:]))
@@ -910,6 +911,87 @@ def test_bluez_scanner_lifecycle(suite):
     world.alive()
 
 
+# MARK: 15. a replay: capture that cannot be played
+
+def write_replay_capture(path, records=3000):
+    """A hex-lines capture of DEMO_UUID 1/2: untimed, so played one record per 100 ms (3000: five minutes)."""
+    with open(path, "w") as file:
+        file.write(hci.ibeacon_line(DEMO_UUID, 1, 2) * records)
+
+
+def test_unplayable_replay_capture(suite):
+    """Issue 21: `--scanner replay:` at a missing, empty, garbage or directory path, /dev/zero or a FIFO nobody
+    writes started "idle", the capture being read only once someone monitored. Expect exit 78 at start naming the
+    path, what it is and the fix (the FIFO decided from stat, never opened, so it cannot hang the start), from
+    --scanner and from [scanner] source alike; on reload (Admin1.Reload, SIGHUP) expect the new source rejected,
+    said in the reply, the log and GetStatus ConfigurationError, and the old capture still playing."""
+    world = suite.world()
+    bad = os.path.join(world.directory, "bad")
+    garbage = bytes(range(256)) * 4
+    cases = [("missing", "No such file or directory"), ("empty", "empty file (0 bytes)"),
+             ("garbage", "not a capture file"), ("directory", "it is a directory, not a regular file"),
+             ("/dev/zero", "it is a character device, not a regular file"),
+             ("fifo", "it is a FIFO (named pipe), not a regular file")]
+    for kind, what in cases:
+        path = kind if kind.startswith("/") else bad + "-" + kind
+        if kind == "empty":
+            open(path, "w").close()
+        elif kind == "garbage":
+            with open(path, "wb") as file:
+                file.write(garbage)
+        elif kind == "directory":
+            os.mkdir(path)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        expect_config_exit(world, "--scanner", None, "cannot start", "cannot replay " + path, what, "Fix:",
+                           scanner="replay:" + path)
+    settings = DEFAULT_SETTINGS + "[scanner]\nsource = \"replay:%s\"\n"
+    world.write_settings(settings % "/dev/zero")
+    expect_config_exit(world, world.settings_path, 4, "cannot replay /dev/zero", "character device", scanner="")
+
+    # Reload: the daemon plays a good capture from [scanner] source; a region is inside.
+    good = os.path.join(world.directory, "good.txt")
+    write_replay_capture(good)
+    world.write_settings(settings % good)
+    daemon = world.start_daemon(scanner="")
+    watcher = world.connect()
+    watcher.admin("WatchEvents")
+    demo = world.authorized_client(DEMO, "authorizedAlways")
+    demo.start_monitoring("lobby", DEMO_UUID)
+    demo.wait("DidEnterRegion", what="DidEnterRegion from the replayed capture")
+
+    def last_seen():
+        return int(plain(world.admin.status())["Regions"][0]["LastSeen"])
+
+    for source, reload in (("/dev/zero", "Reload"), (bad + "-directory", "SIGHUP")):
+        world.write_settings(settings % source)
+        if reload == "Reload":
+            reply = str(world.admin.admin("Reload"))
+        else:
+            os.kill(daemon.pid, signal.SIGHUP)
+        event = watcher.collector.wait("Event", where=lambda s: str(s.args[0]) == "ConfigurationRejected",
+                                       what="Event('ConfigurationRejected') for replay:%s" % source)
+        error = str(event.args[1]["Error"])
+        check(reload == "SIGHUP" or reply == error, "Reload answered %r, the event said %r" % (reply, error))
+        where = "%s:4: cannot replay %s" % (world.settings_path, source)
+        check(error.startswith(where), "%s of replay:%s answered %r, expected %r..." % (reload, source, error, where))
+        status = plain(world.admin.status())
+        check(status["ConfigurationError"] == error, "ConfigurationError %r" % status["ConfigurationError"])
+        check(where in daemon.stderr(), "the log does not say %r: %s" % (where, daemon.stderr()[-800:]))
+        check(status["Scanner"] == "replay:" + good and status["ScannerState"] == "scanning",
+              "after the rejected reload: Scanner %r, ScannerState %r" % (status["Scanner"], status["ScannerState"]))
+        # Still playing the old capture: the region keeps being seen.
+        seen = last_seen()
+        check(pump_until(lambda: last_seen() > seen, SIGNAL_TIMEOUT), "the region was not seen again after the reload")
+    check(not demo.collector.since(0, "DidExitRegion", path=demo.path), "a DidExitRegion after a rejected reload")
+
+    # The good capture again: accepted, the error cleared.
+    world.write_settings(settings % good)
+    check(str(world.admin.admin("Reload")) == "", "a reload back to the good capture was rejected")
+    check(plain(world.admin.status())["ConfigurationError"] == "", "ConfigurationError stays after a good reload")
+    world.alive()
+
+
 TESTS = [
     ("0 hci helper lines decode as intended (beacond replay)", test_hci_helper_matches_decoder),
     ("1 full flow: register, request, grant, monitor, enter, exit", test_full_flow),
@@ -926,6 +1008,7 @@ TESTS = [
     ("12 introspection, properties, event watch", test_introspection_properties_events),
     ("13 a scanner that cannot start is reported, regions stay unknown", test_scanner_failure),
     ("14 bluez scanner: discovery, stationary beacon, bluetoothd restarting", test_bluez_scanner_lifecycle),
+    ("15 a replay: capture that cannot be played: exit 78 at start, rejected on reload", test_unplayable_replay_capture),
 ]
 
 

@@ -215,12 +215,14 @@ DEFAULT_APPS = {
 
 
 class Daemon:
-    """One `beacond` process (own process group), its stdout/stderr in files under the test directory."""
+    """One `beacond` process (own process group), its stdout/stderr in files under the test directory. `scanner`:
+    `--scanner`'s value, the fifo scanner when None, no `--scanner` (beacond.toml's `[scanner] source`) when ""."""
 
     def __init__(self, binary, bus_address, config_dir, state_dir, fifo, log_dir, label="beacond", scanner=None):
         self.binary = binary
-        self.arguments = [binary, "--bus", bus_address, "--config-dir", config_dir, "--state-dir", state_dir,
-                          "--scanner", scanner or ("fifo:" + fifo)]
+        self.arguments = [binary, "--bus", bus_address, "--config-dir", config_dir, "--state-dir", state_dir]
+        if scanner != "":
+            self.arguments += ["--scanner", scanner or ("fifo:" + fifo)]
         self.stdout_path = os.path.join(log_dir, label + ".stdout")
         self.stderr_path = os.path.join(log_dir, label + ".stderr")
         with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:

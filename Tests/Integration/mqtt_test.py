@@ -977,6 +977,71 @@ def test_broker_down_is_blind_and_floods_are_bounded(suite):
         broker.close()
 
 
+# MARK: 13. readings no radio can produce, and messages over 64 KiB
+
+def dropped_after(b, count, publish):
+    """Publishes and waits until B has counted one more drop; returns MQTTLastDropped."""
+    publish()
+    check(pump_until(lambda: int(b.admin.status()["MQTTReadingsDropped"]) > count, 10),
+          "B did not count the drop: %s, the last %r" % (b.admin.status()["MQTTReadingsDropped"],
+                                                         str(b.admin.status()["MQTTLastDropped"])))
+    return str(b.admin.status()["MQTTLastDropped"])
+
+
+def test_impossible_readings_are_refused(suite):
+    """An ESPresense node (attic) sends readings no radio or node produces (issue 21): an rssi of 1e308 or 200, a
+    distance of 1e308, -5 or 0, an rssi@1m of 100. Node B, whose client monitors a region with EnterRSSI -70 (AbsentRSSI -80),
+    counts each in MQTTReadingsDropped with its reason in MQTTLastDropped, and its client does not enter; then a
+    real reading (rssi -65, 2 m) enters it."""
+    broker = Broker()
+    attic = None
+    try:
+        b = setup(suite, broker, room="hall", publish="[]")
+        client = b.authorized_client("org.example.Demo", "authorizedAlways")
+        client.start_monitoring("lobby", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), EnterRSSI=dbus.Int16(-70),
+                                AbsentRSSI=dbus.Int16(-80))
+        attic = ESPresenseNode(broker, "attic")
+        check(pump_until(lambda: any(r["Room"] == "attic" for r in b.admin.status()["MQTTReceivers"]), 10),
+              "B never learnt of the attic: %r" % b.admin.status()["MQTTReceivers"])
+        good = '"mac":"c0ffee000002","id":"%s","rssi@1m":-59,%s,"rxAdj":0' % (DEVICE_ID, "%s")
+        cases = [('"rssi":1e308,"distance":2.4', '"rssi" is 1e+308'), ('"rssi":200,"distance":2.4', '"rssi" is 200'),
+                 ('"rssi":-65,"distance":1e308', '"distance" is 1e+308'), ('"rssi":-65,"distance":-5', '"distance" is -5'),
+                 ('"rssi":-65,"distance":0', '"distance" is 0'),
+                 ('"rssi":-65,"distance":2.4,"rssi@1m":100', '"rssi@1m" is 100')]
+        for fields, reason in cases:
+            count = int(b.admin.status()["MQTTReadingsDropped"])
+            last = dropped_after(b, count, lambda: attic.publish("{%s}" % (good % fields)))
+            check(last.startswith(device_topic(room="attic")) and reason in last, "MQTTLastDropped %r for %s" % (last, fields))
+        client.collector.expect_none(1, member="DidEnterRegion", what="an entry from a reading no radio produces")
+        check("it must be within -127…20 dBm" in b.daemon.stderr(), "the first drop was not logged with why")
+        attic.publish("{%s}" % (good % '"rssi":-65,"distance":2.4'))
+        client.wait("DidEnterRegion", timeout=10, what="an entry from a real reading")
+        b.alive()
+    finally:
+        if attic:
+            attic.close()
+        broker.close()
+
+
+def test_oversized_message_is_named(suite):
+    """A message over 64 KiB on a subscribed topic is dropped before it is copied, counted, and named with its topic
+    and size in MQTTLastDropped as every other drop is (issue 21: it was counted but not named)."""
+    broker = Broker()
+    attic = None
+    try:
+        b = setup(suite, broker, room="hall", publish="[]")
+        attic = ESPresenseNode(broker, "attic")
+        check(pump_until(lambda: any(r["Room"] == "attic" for r in b.admin.status()["MQTTReceivers"]), 10),
+              "B never learnt of the attic: %r" % b.admin.status()["MQTTReceivers"])
+        last = dropped_after(b, int(b.admin.status()["MQTTReadingsDropped"]), lambda: attic.publish("x" * 70_000))
+        check(last == "%s: 70000 bytes, more than 65536" % device_topic(room="attic"), "MQTTLastDropped %r" % last)
+        b.alive()
+    finally:
+        if attic:
+            attic.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
@@ -995,6 +1060,8 @@ TESTS = [
      test_broker_down_is_blind_and_floods_are_bounded),
     ("12 rooms: a region @kitchen follows the room, adaptive and per-region exits, beaconctl calibrate writes the fit",
      test_rooms_exits_and_calibration),
+    ("13 readings no radio can produce are dropped with why, and enter no region", test_impossible_readings_are_refused),
+    ("13b a message over 64 KiB is named in MQTTLastDropped", test_oversized_message_is_named),
 ]
 
 if __name__ == "__main__":

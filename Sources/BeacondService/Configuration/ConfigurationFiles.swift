@@ -1,29 +1,82 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// File access for the loader: reading a file as UTF-8 text and listing `apps.d`, with failures as
 /// `ConfigurationError`s that say how to fix them.
 enum ConfigurationFiles {
-    /// The file's text, or nil when it does not exist.
+    /// The most a configuration file may hold: the shipped ones are a few KiB.
+    static let largestFile = 1 << 20
+
+    /// The file's text, or nil when nothing is at that path. Anything else that is not a readable regular file of
+    /// at most `largestFile` bytes is an error that says what it is: the daemon never falls back to its defaults
+    /// while a file is there, and never opens a FIFO or device (which would block it or never end).
     static func readIfPresent(_ file: String) throws(ConfigurationError) -> String? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { return nil }
-        guard !isDirectory.boolValue else {
-            throw ConfigurationError(file: file, line: nil, message: "is a directory, not a file",
-                                     fix: "replace it with a TOML file or remove it")
+        var link = stat()
+        guard lstat(file, &link) == 0 else {
+            guard errno == ENOENT else { throw unusable(file, "cannot be examined: \(String(cString: strerror(errno)))") }
+            return nil
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch {
-            throw ConfigurationError(file: file, line: nil, message: "cannot be read: \(error.localizedDescription)",
+        var status = stat()
+        guard stat(file, &status) == 0 else {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: file)) ?? "?"
+            throw ConfigurationError(file: file, line: nil,
+                                     message: "is a symbolic link to \(target), which cannot be followed: \(String(cString: strerror(errno)))",
+                                     fix: "point the link at the file, or remove the link")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw unusable(file, "is \(kind(status.st_mode)), not a regular file") }
+        guard status.st_size <= Int64(largestFile) else {
+            throw ConfigurationError(file: file, line: nil, message: "is \(status.st_size) bytes, more than a configuration file "
+                                     + "may hold (\(largestFile))", fix: "replace it with the TOML file it should be")
+        }
+        // Opened without blocking, and checked again: the path may have been replaced since `stat`.
+        let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ConfigurationError(file: file, line: nil, message: "cannot be read: \(String(cString: strerror(errno)))",
                                      fix: "make it readable by the daemon's user (check its owner and mode)")
         }
-        return try text(of: data, file: file)
+        defer { close(descriptor) }
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw unusable(file, "changed while it was read")
+        }
+        var bytes = [UInt8](repeating: 0, count: largestFile + 1)
+        var count = 0
+        while count < bytes.count {
+            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if read == 0 { break }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw unusable(file, "cannot be read: \(String(cString: strerror(errno)))")
+            }
+            count += read
+        }
+        guard count <= largestFile else {
+            throw ConfigurationError(file: file, line: nil, message: "grew to more than a configuration file may hold (\(largestFile) bytes)",
+                                     fix: "replace it with the TOML file it should be")
+        }
+        return try text(of: Data(bytes[..<count]), file: file)
+    }
+
+    private static func unusable(_ file: String, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, line: nil, message: message, fix: "replace it with a TOML file, or remove it")
+    }
+
+    /// What kind of file `mode` (from `stat`) says, in words.
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: return "a regular file"
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return "an unknown kind of file"
+        }
     }
 
     /// The `*.toml` files of `directory`, sorted by name; none when it does not exist.
-    static func declarationFiles(in directory: String, warnings: inout [ConfigurationDiagnostic])
-        throws(ConfigurationError) -> [String]
+    static func declarationFiles(in directory: String) throws(ConfigurationError) -> [String]
     {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
@@ -40,16 +93,10 @@ enum ConfigurationFiles {
                                      fix: "make it readable by the daemon's user (check its owner and mode)")
         }
         var files: [String] = []
+        // Every entry named *.toml is read: one that is no readable file (a directory, a dangling link) is an error
+        // from `readIfPresent`, not an app silently missing.
         for name in names.sorted() where name.hasSuffix(".toml") && !name.hasPrefix(".") {
-            let file = directory + "/" + name
-            var entryIsDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: file, isDirectory: &entryIsDirectory),
-               entryIsDirectory.boolValue {
-                warnings.append(ConfigurationDiagnostic(file: file, line: nil,
-                                                        message: "is a directory, not an app declaration; ignored"))
-                continue
-            }
-            files.append(file)
+            files.append(directory + "/" + name)
         }
         return files
     }

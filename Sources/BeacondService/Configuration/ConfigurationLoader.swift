@@ -11,10 +11,14 @@ public enum ConfigurationLoader {
     /// Reads `<dir>/beacond.toml` (absent → defaults, with no error) and `<dir>/apps.d/*.toml` (absent dir → no
     /// apps), sorted by file name. Files starting with `.` are skipped (editor and package-manager leftovers).
     ///
+    /// The scanner source is `scanner` (`beacond --scanner`) when given, else `[scanner] source`; a `replay:` capture
+    /// that cannot be played (`ReplayScanner.check`) is an error naming where the source was set.
+    ///
     /// Throws the first problem that stops the daemon; harmless oddities are in `warnings`, and so are names that
     /// cannot work on this system (`accounts`): a listed user or the `admin_group` that does not exist, and a
     /// configuration directory that is not there.
-    public static func load(directory: String, accounts: AccountLookup = .system) throws(ConfigurationError) -> DaemonConfiguration {
+    public static func load(directory: String, scanner: ScannerSpec? = nil,
+                            accounts: AccountLookup = .system) throws(ConfigurationError) -> DaemonConfiguration {
         let settingsFile = path(directory, settingsFileName)
         var configuration: DaemonConfiguration
         var settingsDocument: TOMLDocument?
@@ -29,6 +33,18 @@ public enum ConfigurationLoader {
         let calibrationFile = path(directory, CalibrationParser.fileName)
         if let text = try ConfigurationFiles.readIfPresent(calibrationFile) {
             try CalibrationParser.parse(try TOMLDocument(file: calibrationFile, text: text), into: &configuration)
+        }
+        if let scanner { configuration.scanner = scanner }
+        if case .replay(let capture) = configuration.scanner {
+            // Checked here, not only when scanning starts: a capture that cannot play is refused at start and
+            // on reload rather than leaving the daemon idle with nothing wrong to see.
+            do {
+                try ReplayScanner.check(path: capture)
+            } catch {
+                throw ConfigurationError(file: scanner == nil ? settingsFile : "--scanner",
+                                         line: scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil,
+                                         message: error.message)
+            }
         }
         if !accounts.directoryExists(directory) {
             configuration.warnings.append(ConfigurationDiagnostic(file: directory, line: nil, message:
@@ -45,7 +61,7 @@ public enum ConfigurationLoader {
         }
         let appsDirectory = path(directory, appsDirectoryName)
         var declaredAt: [String: (file: String, line: Int?)] = [:]
-        for file in try ConfigurationFiles.declarationFiles(in: appsDirectory, warnings: &configuration.warnings) {
+        for file in try ConfigurationFiles.declarationFiles(in: appsDirectory) {
             guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
             let document = try TOMLDocument(file: file, text: text)
             let parsed = try AppDeclarationParser.parse(document)

@@ -169,18 +169,16 @@ extension BeaconDaemon {
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
     /// file, line and problem); a good one applies at once.
     public func reload() {
-        let loaded: DaemonConfiguration
+        let new: DaemonConfiguration
         do {
-            loaded = try ConfigurationLoader.load(directory: options.configDirectory)
+            new = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
         } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
             rejectedConfiguration = "\(error)"
             adminEvent(BeacondEventKind.configurationRejected, [BeacondEventKey.error: .string("\(error)")])
             return
         }
-        var new = loaded
         rejectedConfiguration = nil
-        if let scanner = options.scanner { new.scanner = scanner }
         for warning in new.warnings { logger.warning("\(warning)") }
         let old = configuration
         let oldPolicy = policy

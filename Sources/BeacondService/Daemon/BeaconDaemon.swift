@@ -104,11 +104,10 @@ public actor BeaconDaemon {
         self.clock = clock
         startedAt = clock()
         do {
-            configuration = try ConfigurationLoader.load(directory: options.configDirectory)
+            configuration = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
         } catch {
             throw DaemonStartError(message: "\(error)", isConfigurationError: true)
         }
-        if let scanner = options.scanner { configuration.scanner = scanner }
         do {
             stateLock = try StateDirectoryLock(directory: options.stateDirectory)
             store = try StateStore(directory: options.stateDirectory)

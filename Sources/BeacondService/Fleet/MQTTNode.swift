@@ -106,6 +106,11 @@ final class MQTTNode {
             try client.subscribe(ESPresense.statusSubscription, qos: 1)
             try client.subscribe(ESPresense.deviceSubscription, qos: 0)
             client.onMessage = { [unowned self] message in self.received(message) }
+            client.onOversizedMessage = { [unowned self] topic, bytes in
+                if case .dropped(let reason) = self.directory.droppedUnread(topic: topic, bytes: bytes, limit: options.maximumPayload) {
+                    self.logDrop(reason)
+                }
+            }
         }
         client.onPublishRefused = { [unowned self] topic, reason in
             let refusal = "\(topic): \(reason)"
@@ -152,12 +157,7 @@ final class MQTTNode {
             presenceInput(input, at: now)
             switch input {
             case .dropped(let reason):
-                let now = ContinuousClock.now
-                dropLog.since += 1
-                if dropLog.last.map({ now - $0 >= .seconds(60) }) ?? true {
-                    logger.warning("MQTT: a message of another receiver was dropped (\(dropLog.since) since the last report): \(reason)")
-                    dropLog = (now, 0)
-                }
+                logDrop(reason)
             case .ignored:
                 break
             case .bridgeChanged(let name, let connected):
@@ -184,6 +184,15 @@ final class MQTTNode {
             case .sighting:
                 break
             }
+        }
+    }
+
+    private func logDrop(_ reason: String) {
+        let now = ContinuousClock.now
+        dropLog.since += 1
+        if dropLog.last.map({ now - $0 >= .seconds(60) }) ?? true {
+            logger.warning("MQTT: a message of another receiver was dropped (\(dropLog.since) since the last report): \(reason)")
+            dropLog = (now, 0)
         }
     }
 
@@ -372,7 +381,7 @@ final class MQTTNode {
                     BeacondReceiverKey.readings: .uint64(receiver.readings),
                 ])
             }),
-            BeacondStatusKey.mqttReadingsDropped: .uint64(directory.readingsDropped + client.oversizedMessages),
+            BeacondStatusKey.mqttReadingsDropped: .uint64(directory.readingsDropped),
             BeacondStatusKey.mqttLastDropped: .string(directory.lastDropped ?? ""),
         ]
     }

@@ -42,7 +42,8 @@ public final class FIFOScanner: BeaconScanner {
                     + "Fix: create it with mkfifo \(path), or choose a writable path")
             }
         } else if info.st_mode & S_IFMT != S_IFIFO {
-            throw ScannerError("\(path) exists but is not a FIFO. Fix: remove it, or run mkfifo on a free path")
+            throw ScannerError("\(path) is \(ConfigurationFiles.kind(info.st_mode)), "
+                + "not a FIFO. Fix: point fifo:PATH at a FIFO (mkfifo PATH), or at a free path where beacond creates one")
         }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {

@@ -1,6 +1,10 @@
 import BeaconKit
 import Captures
+import Foundation
 public import MainLoopKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `replay:PATH`: a capture (btsnoop, pcap, pcapng, hex lines) played in real time through the daemon, as
 /// if its advertisements arrived now. Records are paced by the capture's own timestamps (files without
@@ -10,15 +14,10 @@ public final class ReplayScanner: BeaconScanner {
     public let path: String
     private var timer: MainLoop.SourceID?
     private weak var loop: MainLoop?
-    private var stream: CaptureStream?
-    /// The block being played, and the next of its records.
-    private var batch: (bytes: [UInt8], records: [CaptureRecord]) = ([], [])
-    private var nextRecord = 0
-    private var played = 0
+    /// The capture being played (nil once it failed or was stopped).
+    private var cursor: ReplayCursor?
     private var pacer = CapturePacer(longestWait: ReplayScanner.longestWait)
     private var status: ((ScannerStatus) -> Void)?
-    /// Why the capture could not be read on (then `stream` is nil).
-    private var failure: String?
     public var finished: ((Int) -> Void)?
     static let untimedSpacing: Duration = .milliseconds(100)
     /// One silent stretch in a capture never stalls the replay longer than this.
@@ -30,36 +29,52 @@ public final class ReplayScanner: BeaconScanner {
 
     public var label: String { "replay:\(path)" }
 
+    /// Throws why `path` is no capture this scanner can play (the path, what it is, the fix): what `start` checks,
+    /// without starting. The daemon runs it on its `replay:` source at start and at every reload, so a capture that
+    /// cannot play is refused there rather than found out once someone needs scanning.
+    public static func check(path: String) throws(ScannerError) {
+        _ = try open(path: path)
+    }
+
+    /// Opens the capture and reads it up to its first record to deliver. Only a regular file is opened: what it is
+    /// comes from `stat`, since opening a FIFO nobody writes waits for ever and a FIFO or a device would stall the
+    /// daemon's loop in every read. A capture without a record to deliver (a pcapng none of whose interfaces is
+    /// Bluetooth, hex text without an H4 event) is refused, like one that cannot be read.
+    private static func open(path: String) throws(ScannerError) -> ReplayCursor {
+        let fix = "Fix: point replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture file"
+        var info = stat()
+        guard stat(path, &info) == 0, access(path, R_OK) == 0 else {
+            throw ScannerError("cannot replay \(path): \(String(cString: strerror(errno))). \(fix)")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            break
+        case S_IFDIR:
+            throw ScannerError("cannot replay \(path): it is a directory, not a regular file. \(fix)")
+        case let kind:
+            throw ScannerError("cannot replay \(path): it is \(ConfigurationFiles.kind(kind)), not a regular file (the daemon "
+                + "reads its capture on its main loop, which a FIFO or device would stall). \(fix); for live input, use fifo:PATH")
+        }
+        let cursor: ReplayCursor
+        let first: CaptureRecord?
+        do throws(CaptureError) {
+            var opened = ReplayCursor(stream: try CaptureStream(path: path))
+            first = try opened.next()
+            cursor = opened
+        } catch {
+            throw ScannerError("cannot replay \(error). \(fix)")
+        }
+        guard first != nil else {
+            throw ScannerError("cannot replay \(path): it holds no HCI event or advertising packet to play. \(fix) of a "
+                + "Bluetooth controller")
+        }
+        return cursor
+    }
+
     public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
                       status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
         guard timer == nil else { return }
-        do {
-            // A FIFO or a device would block the daemon's loop in open and read: a file only.
-            guard try CaptureStream.check(path: path) == .regularFile else {
-                throw ScannerError("cannot replay \(path): not a regular file (the daemon reads it on its main loop, so a FIFO "
-                    + "or device would stall it). Fix: point --scanner replay:PATH at a capture file, or use fifo:PATH for live input")
-            }
-            let stream = try CaptureStream(path: path)
-            self.stream = stream
-            failure = nil
-            batch = try stream.nextBatch() ?? ([], [])
-            nextRecord = 0
-            played = 0
-            // Up to the first record there is something to deliver: a capture without one (a pcapng none of whose
-            // interfaces is Bluetooth, hex text without an H4 event) is refused here, at start.
-            let first = nextRecordToPlay()
-            if let failure { throw ScannerError("cannot replay \(failure). Fix: point --scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture") }
-            guard first != nil else {
-                throw ScannerError("cannot replay \(path): it holds no HCI event or advertising packet to play. Fix: point "
-                    + "--scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture of a Bluetooth controller")
-            }
-        } catch let error as ScannerError {
-            stream = nil
-            throw error
-        } catch {
-            stream = nil
-            throw ScannerError("cannot replay \(error). Fix: point --scanner replay:PATH at a btsnoop, pcap, pcapng or hex-lines capture")
-        }
+        cursor = try Self.open(path: path)
         self.loop = loop
         self.status = status
         pacer = CapturePacer(longestWait: Self.longestWait)
@@ -70,43 +85,27 @@ public final class ReplayScanner: BeaconScanner {
     public func stop() {
         if let timer { loop?.cancelTimer(timer) }
         timer = nil
-        stream = nil
-        batch = ([], [])
+        cursor = nil
     }
 
-    /// The next record to deliver, reading the next block when this one is done; nil at the end of the capture.
-    /// Records with nothing to deliver (commands, other traffic) are passed over without waiting for their time.
+    /// The next record to deliver; nil at the end of the capture, or when it is damaged further on: what was played
+    /// stays played, and the scanner fails with why (the daemon starts it again later, from the beginning).
     private func nextRecordToPlay() -> CaptureRecord? {
-        while true {
-            while nextRecord < batch.records.count, batch.records[nextRecord].packet == .other {
-                nextRecord += 1
-                played += 1
-            }
-            if nextRecord < batch.records.count { return batch.records[nextRecord] }
-            guard let stream else { return nil }
-            do {
-                guard let next = try stream.nextBatch() else { return nil }
-                batch = next
-                nextRecord = 0
-            } catch {
-                // Damaged further on: what was played stays played; the scanner fails with why (the daemon
-                // starts it again later, from the beginning).
-                failure = "\(error)"
-                status?(.failed("stopped playing \(path): \(error)"))
-                self.stream = nil
-                return nil
-            }
+        do {
+            return try cursor?.next()
+        } catch {
+            status?(.failed("stopped playing \(path): \(error)"))
+            cursor = nil
+            return nil
         }
     }
 
     private func scheduleNext(deliver: @escaping (ScannerInput) -> Void) {
         timer = nil
-        guard let loop, stream != nil else { return }
+        guard let loop, cursor != nil else { return }
         guard let record = nextRecordToPlay() else {
-            let failed = stream == nil
-            stream = nil
-            batch = ([], [])
-            if !failed { finished?(played) }
+            if let played = cursor?.played { finished?(played) }
+            cursor = nil
             return
         }
         let due: ContinuousClock.Instant
@@ -116,11 +115,46 @@ public final class ReplayScanner: BeaconScanner {
             due = ContinuousClock.now + Self.untimedSpacing
         }
         timer = loop.schedule(at: due) { [weak self] in
-            guard let self, self.stream != nil else { return }
-            self.nextRecord += 1
-            self.played += 1
-            deliver(.packet(record.packet, Array(self.batch.bytes[record.payload])))
+            guard let self, let payload = self.cursor?.bytes[record.payload] else { return }
+            self.cursor?.advance()
+            deliver(.packet(record.packet, Array(payload)))
             self.scheduleNext(deliver: deliver)
         }
+    }
+}
+
+/// A capture read a block at a time, record by record, passing over records with nothing to deliver (commands,
+/// other traffic) without waiting for their time.
+private struct ReplayCursor {
+    let stream: CaptureStream
+    /// The block being played: its bytes, its records, and the next of them.
+    private(set) var bytes: [UInt8] = []
+    private var records: [CaptureRecord] = []
+    private var index = 0
+    /// Records delivered or passed over.
+    private(set) var played = 0
+
+    init(stream: CaptureStream) {
+        self.stream = stream
+    }
+
+    /// The next record to deliver, reading the next block when this one is done; nil at the end of the capture.
+    mutating func next() throws(CaptureError) -> CaptureRecord? {
+        while true {
+            while index < records.count, records[index].packet == .other {
+                index += 1
+                played += 1
+            }
+            if index < records.count { return records[index] }
+            guard let block = try stream.nextBatch() else { return nil }
+            (bytes, records) = block
+            index = 0
+        }
+    }
+
+    /// The record `next` returned is delivered.
+    mutating func advance() {
+        index += 1
+        played += 1
     }
 }
