@@ -131,6 +131,12 @@ public final class DBusConnection {
     /// Calls a method and waits for its reply (for the CLI and tests; the daemon never blocks).
     /// An error reply is thrown as `DBusCallError` with the peer's error name and message.
     public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) throws(DBusCallError) -> [DBusValue] {
+        try Self.arguments(of: reply(to: message, timeout: timeout))
+    }
+
+    /// `call`, returning the reply message itself: its sender and serial say which of the peer's signals, still
+    /// queued on this connection, were sent before it.
+    public func reply(to message: DBusMessage, timeout: Duration = .seconds(25)) throws(DBusCallError) -> DBusMessage {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -138,9 +144,13 @@ public final class DBusConnection {
         guard let reply = dbus_connection_send_with_reply_and_block(pointer, message.pointer, milliseconds, &error) else {
             throw DBusCallError(&error, fallback: "no reply")
         }
-        let owned = DBusMessage(adopting: reply)
+        return DBusMessage(adopting: reply)
+    }
+
+    /// A reply's arguments; a type this wrapper cannot read is an error of its own.
+    public static func arguments(of reply: DBusMessage) throws(DBusCallError) -> [DBusValue] {
         do {
-            return try owned.arguments()
+            return try reply.arguments()
         } catch {
             // Not the peer's InvalidArgs: the reply arrived but holds a type this wrapper cannot read.
             throw DBusCallError(name: DBusCallError.unreadableReplyName, message: "the reply could not be read: \(error)")
@@ -150,6 +160,13 @@ public final class DBusConnection {
     /// Convenience: call `member` on `destination` with `arguments`.
     public func call(destination: String, path: String, interface: String, member: String,
                      arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) throws(DBusCallError) -> [DBusValue] {
+        try Self.arguments(of: reply(destination: destination, path: path, interface: interface, member: member,
+                                     arguments: arguments, timeout: timeout))
+    }
+
+    /// Convenience: the reply message of `member` on `destination` with `arguments` (see `reply(to:timeout:)`).
+    public func reply(destination: String, path: String, interface: String, member: String,
+                      arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) throws(DBusCallError) -> DBusMessage {
         let message: DBusMessage
         do {
             message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface, member: member)
@@ -157,7 +174,7 @@ public final class DBusConnection {
         } catch {
             throw DBusCallError.wrap(error)
         }
-        return try call(message, timeout: timeout)
+        return try reply(to: message, timeout: timeout)
     }
 }
 

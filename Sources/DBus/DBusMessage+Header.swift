@@ -24,6 +24,9 @@ extension DBusMessage {
     public var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
     public var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
     public var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
+    /// The sender's number for this message: a connection numbers what it sends in the order it sends it, so of
+    /// two messages from one sender the lower serial was sent first (a reply among the sender's signals).
+    public var serial: UInt32 { dbus_message_get_serial(pointer) }
 
     /// Sets the unicast destination (a signal sent to one connection only).
     public func setDestination(_ name: String) throws(DBusMarshallingError) {

@@ -10,6 +10,13 @@ struct BeacondCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacond",
         abstract: "iBeacon ranging, region monitoring and Core Location-style authorization for Linux.",
+        // Generated, it is one line of 192 columns.
+        usage: """
+            beacond [--bus <system|session|ADDRESS>] [--config-dir <DIR>]
+                    [--state-dir <DIR>] [--log-level <log-level>]
+                    [--scanner <auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH>]
+            beacond replay [<options>] <PATH> ...
+            """,
         discussion: """
             Without a subcommand, beacond runs the daemon: it owns org.beacond on D-Bus, scans Bluetooth \
             Low Energy advertisements while some client monitors or ranges, and serves authorized clients \

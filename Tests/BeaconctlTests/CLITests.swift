@@ -245,6 +245,10 @@ struct CLITests {
         let registered = try Self.json(try #require(live.nextLine()))
         #expect(registered["Kind"] as? String == "ClientRegistered")
         #expect((registered["Data"] as? [String: Any])?["Client"] as? String == "/org/beacond/client/1")
+        // The registration's AuthorizationChanged came before the request's reply, so it is printed before it.
+        let current = try Self.json(try #require(live.nextLine()))
+        #expect(current["Kind"] as? String == "AuthorizationChanged")
+        #expect((current["Data"] as? [String: Any])?["Status"] as? String == "notDetermined")
         let requested = try Self.json(try #require(live.nextLine()))
         #expect(requested["Kind"] as? String == "AuthorizationRequested")
         #expect((requested["Data"] as? [String: Any])?["Status"] as? String == "notDetermined")
@@ -255,7 +259,7 @@ struct CLITests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("waiting for an administrator: beaconctl auth grant com.example.door always"))
         let kinds = try run.lines.map { try Self.json($0)["Kind"] as? String ?? "?" }
-        #expect(kinds == ["ClientRegistered", "AuthorizationRequested", "AuthorizationChanged", "AuthorizationChanged", "DidStartMonitoring",
+        #expect(kinds == ["ClientRegistered", "AuthorizationChanged", "AuthorizationRequested", "AuthorizationChanged", "DidStartMonitoring",
                           "DidDetermineState", "DidEnterRegion"])
         try #require(run.lines.count == 7)
         let granted = try Self.json(run.lines[3])

@@ -15,6 +15,17 @@ struct CalibrationSessionTests {
          BeacondReadingKey.measuredPower: .int16(-59), BeacondReadingKey.timestamp: .uint64(time)]
     }
 
+    @Test("without [mqtt] there are no receivers to fit: refused at once, naming the daemon's beacond.toml")
+    func withoutMQTTThereIsNothingToFit() throws {
+        let off: VarDict = [BeacondStatusKey.mqttBroker: .string(""), BeacondStatusKey.configDirectory: .string("/srv/conf")]
+        let message = try #require(CalibrationSession.missingFleet(status: off))
+        #expect(message.contains("[mqtt]") && message.contains("/srv/conf/beacond.toml"), "\(message)")
+        #expect(CalibrationSession.missingFleet(status: [:]) != nil, "a daemon that says nothing of MQTT has no receivers")
+        let on: VarDict = [BeacondStatusKey.mqttBroker: .string("mqtt://127.0.0.1:1883"),
+                           BeacondStatusKey.mqttState: .string("connecting")]
+        #expect(CalibrationSession.missingFleet(status: on) == nil)
+    }
+
     @Test("a reference is one beacon, a receiver and metres; anything else says what is missing")
     func references() throws {
         let reference = try CalibrationReference(parsing: "\(Self.uuid):9:1@kitchen=1.5")

@@ -18,6 +18,36 @@ struct DoctorTests {
         #expect(DoctorCheck.json(checks).text.hasPrefix(#"{"Checks":[{"Check":"location services on","Detail":"on","Fix":null,"Passed":true}"#))
     }
 
+    /// A non-admin cannot call GetStatus: the refusal itself must name the group and file in force, not the defaults.
+    @Test func adminAccessRefusedNamesTheGroupAndFileInForce() {
+        let refusal = BeaconctlError.calling(
+            BeacondInterface.admin, BeacondMember.getStatus, on: BusChoice(address: .session),
+            DBusCallError(name: BeacondErrorName.accessDenied.rawValue,
+                          message: "org.beacond.Admin1 is for root and members of group 'backup' (admin_group in "
+                              + "/srv/conf/beacond.toml); bob (uid 1000) is neither. Fix: sudo usermod -aG backup bob "
+                              + "and log in again, or run the command as root"))
+        let check = Doctor.adminAccess(refused: refusal)
+        #expect(!check.passed)
+        #expect(check.detail == "org.beacond.Admin1 is for root and members of group 'backup' (admin_group in "
+                    + "/srv/conf/beacond.toml); bob (uid 1000) is neither")
+        #expect(check.fix == "sudo usermod -aG backup bob and log in again, or run the command as root")
+        let text = check.lines.joined(separator: "\n")
+        #expect(!text.contains("beacond-admin") && !text.contains("/etc/beacond"), "\(text)")
+    }
+
+    /// The bus's policy refused before beacond saw the call: beaconctl cannot know the group, and does not guess one.
+    @Test func busRefusalNamesNoGroupItCannotKnow() {
+        let refusal = BeaconctlError.calling(
+            BeacondInterface.admin, BeacondMember.getStatus, on: BusChoice(address: .system),
+            DBusCallError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message"))
+        let check = Doctor.adminAccess(refused: refusal)
+        #expect(check.detail.hasPrefix("the bus refused org.beacond.Admin1.GetStatus: Rejected send message"))
+        #expect(check.fix == AdminAccess.fix)
+        // beacond-admin only as the default, for which the command is given.
+        #expect(!(check.fix ?? "").contains("/etc/beacond/beacond.toml"))
+        #expect((check.fix ?? "").contains("for the default, sudo usermod -aG beacond-admin"))
+    }
+
     @Test func servicesOff() {
         let status = Samples.with(Samples.status(), BeacondStatusKey.locationServicesEnabled, .boolean(false))
         let failed = Self.failing(Doctor.checks(status: status, app: nil))

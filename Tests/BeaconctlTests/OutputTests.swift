@@ -163,4 +163,20 @@ struct AuthorizationChangeTextTests {
         #expect(UntrustedText.escaped("a\u{1B}[31mb\u{9B}2J\nc\u{7F}") == "a\\u{1B}[31mb\\u{9B}2J\\nc\\u{7F}")
         #expect(JSON.string("a\u{9B}b\u{7F}").text == "\"a\\u009bb\\u007f\"")
     }
+
+    /// A right-to-left override makes `moc.elpmaxe` show as `example.com`: bidirectional controls are written out too.
+    @Test func bidirectionalControlsAreWrittenOut() {
+        let bidi: [Unicode.Scalar] = ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}",
+                                      "\u{2068}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}"]
+        for scalar in bidi {
+            let code = String(scalar.value, radix: 16, uppercase: true)
+            #expect(UntrustedText.escaped("a\(Character(scalar))b") == "a\\u{\(code)}b")
+            let hex = String(scalar.value, radix: 16)
+            #expect(JSON.string("a\(Character(scalar))b").text
+                == "\"a\\u" + String(repeating: "0", count: 4 - hex.count) + hex + "b\"")
+        }
+        #expect(UntrustedText.escaped("lobby\u{202E}moc.elpmaxe", quote: "'") == "lobby\\u{202E}moc.elpmaxe")
+        // Letters of right-to-left scripts stay as they are: only the invisible controls are escaped.
+        #expect(UntrustedText.escaped("غرفة שלום") == "غرفة שלום")
+    }
 }

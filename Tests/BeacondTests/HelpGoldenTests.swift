@@ -42,6 +42,59 @@ struct HelpGoldenTests {
         }
     }
 
+    /// The subcommands a help lists under SUBCOMMANDS (one per line at two spaces, the description after it).
+    static func subcommands(_ text: String) -> [String] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "SUBCOMMANDS:") else { return [] }
+        return lines[(start + 1)...].prefix { !$0.isEmpty }.compactMap { line in
+            guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
+            return line.split(separator: " ").first.map(String.init)
+        }
+    }
+
+    /// What keeps a help from being read and copied at 80 columns: a line wider than 80 (USAGE included), and an
+    /// example the parser broke in the middle of a command (its tail lands at column 0 inside the example block,
+    /// which runs from a line `Example…:` to the next empty line and whose lines are all indented).
+    static func eightyColumnProblems(_ text: String) -> [String] {
+        var problems: [String] = []
+        var inExample = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.count > 80 { problems.append("\(line.count) columns: \(line)") }
+            if line.isEmpty {
+                inExample = false
+            } else if line.hasPrefix("Example"), line.hasSuffix(":") {
+                inExample = true
+            } else if inExample, !line.hasPrefix("  ") {
+                problems.append("an example broken mid-command: \(line)")
+            }
+        }
+        return problems
+    }
+
+    @Test func eightyColumnProblemsAreFound() {
+        let broken = "Example:\n  beaconctl regions --json | jq '.[] | select(.State == \"inside\") |\n.Identifier'\n\nUSAGE: x"
+        #expect(Self.eightyColumnProblems(broken) == ["an example broken mid-command: .Identifier'"])
+        let wide = "USAGE: beaconctl " + String(repeating: "[--x] ", count: 12)
+        #expect(Self.eightyColumnProblems(wide).count == 1)
+        #expect(Self.eightyColumnProblems("Examples:\n  a \\\n      b\n\nno example here, at column 0").isEmpty)
+    }
+
+    @Test("every command's --help, found by walking SUBCOMMANDS from beacond and beaconctl, fits 80 columns")
+    func everyHelpFitsEightyColumns() throws {
+        var pending: [[String]] = [["beacond"], ["beaconctl"]]
+        var walked: [[String]] = []
+        while let command = pending.popLast() {
+            walked.append(command)
+            let text = try Self.render(command[0], Array(command.dropFirst()))
+            let problems = Self.eightyColumnProblems(text)
+            #expect(problems.isEmpty, "\(command.joined(separator: " ")) --help at 80 columns: \(problems)")
+            pending += Self.subcommands(text).filter { $0 != "help" }.map { command + [$0] }
+        }
+        // The golden renderings cover every command there is.
+        #expect(Set(walked.map { $0.joined(separator: " ") })
+                == Set(Self.helps.map { ([$0.tool] + $0.arguments).joined(separator: " ") }))
+    }
+
     @Test("each help matches its golden rendering, and no line but USAGE is wider than 80 columns",
           arguments: helps.map { [$0.tool] + $0.arguments })
     func help(_ command: [String]) throws {

@@ -2,7 +2,9 @@
 """The promises beacond's docs make, tried the way a hostile user or a careless administrator would: regions
 that must never vanish at a takeover, an app's events going to its live client, a queue that expires without
 a client, the `executable` check against a forked connection, a state directory deleted under a running
-daemon, a user removed from an app, two daemons on one state directory, a decision that cannot be saved.
+daemon, a user removed from an app, two daemons on one state directory, a decision that cannot be saved; and
+beaconctl's as a new user and a hostile client meet them: doctor and calibrate saying what is in force, and
+`beaconctl client` printing in beacond's order and stopping only what it started.
 
     promises_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
 
@@ -16,8 +18,8 @@ import sys
 import time
 
 from daemon_test import DEMO, main
-from harness import (DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, check, expect_error, plain,
-                     pump_for, pump_until)
+from harness import (DEFAULT_SETTINGS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, TestFailure, check,
+                     describe_result, expect_error, plain, pump_for, pump_until, run_tool)
 from durability_test import queued_count
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,11 +88,9 @@ def test_takeover_keeps_every_region(suite):
     world.alive()
 
 
-def test_takeover_identifier_collision(suite):
-    """Two clients A and B of one Always app, on one connection, both monitor a region named `lobby` (different
-    majors); the connection closes; client C registers. Expect C to hold B's `lobby` (the later client's, as a
-    later StartMonitoring with one identifier replaces the earlier in Core Location) and A's `hall`, and to be
-    told of A's `lobby` with MonitoringDidFail (org.beacond.Error.RegionReplaced, naming it)."""
+def lobby_twice_detached(suite):
+    """A world where two clients A and B of the Always app Demo, on one connection, monitored `lobby` (A major 1,
+    B major 2) and A `hall`, and the connection closed: both are detached, for the app's next client to take over."""
     world = suite.world()
     world.start_daemon()
     world.admin.set_authorization(DEMO, "authorizedAlways")
@@ -101,6 +101,15 @@ def test_takeover_identifier_collision(suite):
     a.round_trip()
     a.close()
     check(disconnected(world, 2), "the two clients are not both detached")
+    return world
+
+
+def test_takeover_identifier_collision(suite):
+    """Two clients A and B of one Always app, on one connection, both monitor a region named `lobby` (different
+    majors); the connection closes; client C registers. Expect C to hold B's `lobby` (the later client's, as a
+    later StartMonitoring with one identifier replaces the earlier in Core Location) and A's `hall`, and to be
+    told of A's `lobby` with MonitoringDidFail (org.beacond.Error.RegionReplaced, naming it)."""
+    world = lobby_twice_detached(suite)
     c = world.client(DEMO, interface=LOCATION_MANAGER)
     failed = c.wait("MonitoringDidFail")
     region = plain(failed.args[0])
@@ -218,6 +227,27 @@ def test_state_directory_deleted(suite):
     world.alive()
 
 
+def block_state_directory(world):
+    """The state directory deleted and a file put in its place, beacond stopped (SIGSTOP) meanwhile so that it cannot
+    make the directory again first: no database can be made until the file is removed. SIGSTOP takes effect
+    asynchronously, so the deletion waits until the process is seen stopped (state T in /proc/PID/stat)."""
+    os.kill(world.daemon.pid, 19)  # SIGSTOP
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open("/proc/%d/stat" % world.daemon.pid) as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "T":
+                    break
+            time.sleep(0.001)  # not a timing assertion: waiting for the stop to take effect, bounded
+        else:
+            raise TestFailure("beacond did not stop within 10 s of SIGSTOP")
+        subprocess.run(["rm", "-rf", world.state_dir], check=True)
+        with open(world.state_dir, "w") as blocker:
+            blocker.write("not a directory\n")
+    finally:
+        os.kill(world.daemon.pid, 18)  # SIGCONT
+
+
 def test_state_directory_unwritable(suite):
     """The state directory is deleted and a file put in its place (beacond stopped with SIGSTOP meanwhile, so it
     cannot recreate it first): a new database cannot be made. Expect: a region change answers StateNotSaved (in
@@ -229,13 +259,7 @@ def test_state_directory_unwritable(suite):
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID, Major=1)
-    os.kill(world.daemon.pid, 19)  # SIGSTOP
-    try:
-        subprocess.run(["rm", "-rf", world.state_dir], check=True)
-        with open(world.state_dir, "w") as blocker:
-            blocker.write("not a directory\n")
-    finally:
-        os.kill(world.daemon.pid, 18)  # SIGCONT
+    block_state_directory(world)
     expect_error(lambda: demo.start_monitoring("hall", DEMO_UUID, Major=2), ERROR + "StateNotSaved", "in effect")
     message = expect_error(lambda: world.admin.set_authorization("org.example.Other", "authorizedAlways"),
                            ERROR + "StateNotSaved", "nothing changed")
@@ -374,19 +398,23 @@ def test_rejected_reload_in_status(suite):
 
 # MARK: 9. hostile text reaches no terminal
 
-HOSTILE = "lob\x1b[31mby\x1b]0;owned\x07\u009b2J\nfake line"
+HOSTILE = "lob\x1b[31mby\x1b]0;owned\x07\u009b2J\u202etxt.exe\u2066\nfake line"
+BIDIRECTIONAL = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
 
 
 def raw_controls(text):
-    """Control characters a terminal would act on (C0 but newline, DEL, C1), as a list of code points."""
-    return sorted({hex(ord(c)) for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
+    """Control characters a terminal would act on (C0 but newline, DEL, C1) and bidirectional controls that would
+    reorder the line, as a list of code points."""
+    return sorted({hex(ord(c)) for c in text
+                   if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F or ord(c) in BIDIRECTIONAL})
 
 
 def test_hostile_text_escaped(suite):
     """A region identifier holding escape sequences (ESC, OSC, 8-bit CSI, a newline: possible only from a database
-    written before identifiers were checked, put there with sqlite3). Expect beaconctl's human output (status,
-    regions, events) and beacond's log to show it escaped (`\\u{1B}`), with no raw control character an
-    administrator's terminal would act on, and no line faked by the newline."""
+    written before identifiers were checked, put there with sqlite3) and bidirectional controls (U+202E, U+2066).
+    Expect beaconctl's human output (status, regions, events) and beacond's log to show it escaped (`\\u{1B}`,
+    `\\u{202E}`), with no raw control character an administrator's terminal would act on, and no line faked by the
+    newline."""
     world = suite.world()
     world.start_daemon()
     demo = world.authorized_client(DEMO, "authorizedAlways")
@@ -418,7 +446,8 @@ def test_hostile_text_escaped(suite):
         check(not raw_controls(text), "%s prints raw control characters %s:\n%s" % (name, raw_controls(text), text[-1200:]))
         check("fake line" not in text.splitlines()[0:0] and not any(l.startswith("fake line") for l in text.splitlines()),
               "%s let the newline start a line of its own" % name)
-    check("\\u{1B}" in outputs["regions"], "regions does not show the escape: %s" % outputs["regions"])
+    check("\\u{1B}" in outputs["regions"] and "\\u{202E}" in outputs["regions"],
+          "regions does not show the escapes: %s" % outputs["regions"])
     check("\\u{1B}" in outputs["beacond log"], "the log does not show the escape")
     world.alive()
 
@@ -536,6 +565,140 @@ def test_client_sigterm_any_moment(suite):
     world.alive()
 
 
+# MARK: 12. doctor as a non-admin names the admin group and the file in force
+
+def test_doctor_names_configured_admin_group(suite):
+    """admin_group = "backup" in the test's own configuration directory; `beaconctl doctor` and `beaconctl status`
+    run as nobody (neither root nor in backup). Expect doctor's admin access check to fail naming group 'backup'
+    and that directory's beacond.toml, in its detail and in its fix, and never the default group beacond-admin
+    or /etc/beacond/beacond.toml, which are not in force; status to exit 77 saying the same."""
+    world = suite.world(settings=DEFAULT_SETTINGS + '[authorization]\nadmin_group = "backup"\n')
+    world.start_daemon()
+    file = os.path.join(world.config_dir, "beacond.toml")
+    doctor = run_tool([world.beaconctl, "doctor", "--bus", world.address], as_nobody=True)
+    check(doctor.returncode == 1, "doctor as nobody: %s" % describe_result(doctor))
+    access = [line for line in doctor.stdout.splitlines() if "admin access" in line]
+    fix = doctor.stdout.split("admin access", 1)[-1].split("fix:", 1)[-1]
+    check(access and "'backup'" in access[0] and file in access[0], "the admin check's detail: %r" % doctor.stdout)
+    check("backup" in fix and "beacond-admin" not in doctor.stdout and "/etc/beacond" not in doctor.stdout,
+          "doctor names a group or file not in force:\n%s" % doctor.stdout)
+    status = run_tool([world.beaconctl, "status", "--bus", world.address], as_nobody=True)
+    check(status.returncode == 77 and "'backup'" in status.stderr and file in status.stderr
+          and "beacond-admin" not in status.stderr, "status as nobody: %s" % describe_result(status))
+    world.alive()
+
+
+# MARK: 13. calibrate without [mqtt] fails at once
+
+def test_calibrate_without_mqtt(suite):
+    """No [mqtt] in beacond.toml: `beaconctl calibrate --reference UUID:9:1@kitchen=1 --seconds 600 --write`.
+    Expect it to fail at once (within 60 s, a bound for a loaded machine, far from the 600 s it would collect),
+    exit 1, with a message naming [mqtt] and the daemon's beacond.toml, without collecting readings."""
+    world = suite.world()
+    world.start_daemon()
+    command = [world.beaconctl, "calibrate", "--reference", DEMO_UUID + ":9:1@kitchen=1", "--seconds", "600",
+               "--write", "--bus", world.address]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise TestFailure("calibrate without [mqtt] still runs after 60 s of its --seconds 600")
+    check(result.returncode == 1, "calibrate without [mqtt]: %s" % describe_result(result))
+    check("[mqtt]" in result.stderr and os.path.join(world.config_dir, "beacond.toml") in result.stderr
+          and "collecting" not in result.stderr, "calibrate's message: %s" % describe_result(result))
+    world.alive()
+
+
+# MARK: 14. beaconctl client prints events in the order beacond sent them
+
+def test_client_prints_in_order(suite):
+    """prompt = "always": `beaconctl client --app Demo monitor UUID:1 --request-state --count 1 --json` registers
+    (beacond sends AuthorizationChanged notDetermined after the reply), requests Always (granted at once), starts
+    monitoring and ends on DidDetermineState. Expect its lines in the order beacond sent them: the registration's
+    AuthorizationChanged(notDetermined) before the request's result, and no notDetermined after any line that
+    says authorizedAlways."""
+    world = suite.world(settings=DEFAULT_SETTINGS + '[authorization]\nprompt = "always"\n')
+    world.start_daemon()
+    result = run_tool([world.beaconctl, "client", "--app", DEMO, "monitor", DEMO_UUID + ":1", "--request-state",
+                       "--count", "1", "--json", "--bus", world.address])
+    check(result.returncode == 0, "client: %s" % describe_result(result))
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    seen = [(line["Kind"], line["Data"].get("Status")) for line in lines]
+    kinds = [kind for kind, _ in seen]
+    check("AuthorizationRequested" in kinds and ("AuthorizationChanged", "notDetermined") in seen,
+          "missing lines: %r" % seen)
+    check(seen.index(("AuthorizationChanged", "notDetermined")) < kinds.index("AuthorizationRequested"),
+          "the registration's notDetermined comes after the request's result: %r" % seen)
+    granted = next(index for index, (_, status) in enumerate(seen) if status == "authorizedAlways")
+    check(("AuthorizationChanged", "notDetermined") not in seen[granted:], "a stale notDetermined after "
+          "authorizedAlways: %r" % seen)
+    check(kinds[-1] == "DidDetermineState", "the run does not end on DidDetermineState: %r" % seen)
+    world.alive()
+
+
+# MARK: 15. beaconctl client stops what it started, and nothing else
+
+def client_regions(world):
+    return sorted(str(r["Identifier"]) for r in regions_of(world))
+
+
+def test_client_stops_only_what_it_started(suite):
+    """Demo is Always; its beacon (major 7) is heard. (a) `beaconctl client --app Demo monitor UUID:7 --identifier
+    keep-me --keep-monitoring` is stopped with SIGTERM once monitoring; then `beaconctl client --app Demo range UUID
+    --count 1` (its client takes keep-me over at registration) runs to its end. Expect `beaconctl regions` to list
+    keep-me still. (b) `beaconctl client --app Demo monitor UUID:8 --identifier mine --request-state --count 1`
+    ends: expect mine stopped and keep-me still there. (c) The state directory made unwritable: `beaconctl client
+    --app Demo monitor UUID:9 --identifier unsaved` is answered StateNotSaved and exits 1; expect keep-me still
+    there (the failed call and the exit wipe nothing)."""
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    keeper = subprocess.Popen([world.beaconctl, "client", "--app", DEMO, "monitor", DEMO_UUID + ":7", "--identifier",
+                               "keep-me", "--keep-monitoring", "--bus", world.address],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    check(pump_until(lambda: client_regions(world) == ["keep-me"], 15), "keep-me is not monitored: %r"
+          % client_regions(world))
+    feeder = world.feeder()  # the fifo scanner makes its FIFO once something is monitored
+    feeder.wait_for_fifo()
+    feeder.start(interval=0.2, beacon_uuid=DEMO_UUID, major=7, minor=2)
+    keeper.send_signal(15)
+    check(keeper.wait(timeout=15) == 0, "the keeping client did not exit 0: %s" % keeper.stderr.read())
+    ranging = beaconctl(world, "client", "--app", DEMO, "range", DEMO_UUID, "--count", "1")
+    check(ranging.returncode == 0, "range: %s" % describe_result(ranging))
+    listed = beaconctl(world, "regions")
+    check(listed.returncode == 0 and "keep-me" in listed.stdout,
+          "after a ranging client of the app exits, regions says:\n%s%s" % (listed.stdout, listed.stderr))
+
+    mine = beaconctl(world, "client", "--app", DEMO, "monitor", DEMO_UUID + ":8", "--identifier", "mine",
+                     "--request-state", "--count", "1")
+    check(mine.returncode == 0, "monitor mine: %s" % describe_result(mine))
+    check(pump_until(lambda: client_regions(world) == ["keep-me"], 5),
+          "after the client that started mine exits, the app's regions are %r" % client_regions(world))
+
+    block_state_directory(world)
+    unsaved = beaconctl(world, "client", "--app", DEMO, "monitor", DEMO_UUID + ":9", "--identifier", "unsaved")
+    check(unsaved.returncode == 1 and "StateNotSaved" not in unsaved.stdout and "in effect" in unsaved.stderr,
+          "monitor answered StateNotSaved: %s" % describe_result(unsaved))
+    check("keep-me" in client_regions(world), "after a StartMonitoring answered StateNotSaved, the app's regions are "
+          "%r" % client_regions(world))
+    os.unlink(world.state_dir)
+    feeder.stop()
+    world.alive()
+
+
+def test_client_failure_starts_nothing(suite):
+    """Two clients of the Always app Demo on one connection both monitor `lobby` (majors 1 and 2), one also
+    `hall`; the connection closes. `beaconctl client --app Demo monitor UUID:5 --identifier mine` registers, takes
+    the regions over and is told MonitoringDidFail (RegionReplaced) for the older `lobby`. Expect it to exit 1 with
+    that message, and the app's regions to be `hall` and `lobby`: `mine` stopped or never started (the failure
+    came before StartMonitoring's reply), nothing it found removed."""
+    world = lobby_twice_detached(suite)
+    result = beaconctl(world, "client", "--app", DEMO, "monitor", DEMO_UUID + ":5", "--identifier", "mine")
+    check(result.returncode == 1 and "same identifier" in result.stderr, "client: %s" % describe_result(result))
+    check(pump_until(lambda: client_regions(world) == ["hall", "lobby"], 5),
+          "after the client ended by MonitoringDidFail, the app's regions are %r" % client_regions(world))
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -550,6 +713,11 @@ TESTS = [
     ("9 hostile text is escaped in beaconctl's output and beacond's log", test_hostile_text_escaped),
     ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
     ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
+    ("12 doctor as a non-admin names the admin group and the file in force", test_doctor_names_configured_admin_group),
+    ("13 calibrate without [mqtt] fails at once", test_calibrate_without_mqtt),
+    ("14 beaconctl client prints events in the order beacond sent them", test_client_prints_in_order),
+    ("15 beaconctl client stops what it started and leaves what it found", test_client_stops_only_what_it_started),
+    ("16 beaconctl client ended by MonitoringDidFail leaves the app's regions", test_client_failure_starts_nothing),
 ]
 
 if __name__ == "__main__":

@@ -52,6 +52,16 @@ public struct CalibrationSession: Sendable {
         self.since = since
     }
 
+    /// Why there is nothing to calibrate, or nil: receivers are the rooms of `[mqtt]`, so without a broker in the
+    /// daemon's configuration (`GetStatus`'s MQTTBroker empty or absent) collecting for `--seconds` could only end
+    /// in "no fit".
+    public static func missingFleet(status: VarDict) -> String? {
+        guard (status.string(BeacondStatusKey.mqttBroker) ?? "").isEmpty else { return nil }
+        return "calibrate fits receivers, and receivers are the rooms of [mqtt]: there is no [mqtt] in "
+            + "\(Doctor.configDirectory(status))/beacond.toml. Add [mqtt] with broker and room (docs/fleet.md), then: "
+            + "sudo systemctl reload beacond; and calibrate again"
+    }
+
     /// The same beacon named twice for one receiver: its readings cannot be at two distances at once.
     public static func duplicate(in references: [CalibrationReference]) -> CalibrationReference? {
         var seen: Set<String> = []

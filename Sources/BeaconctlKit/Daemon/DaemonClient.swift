@@ -8,6 +8,9 @@ public final class DaemonClient {
     public let connection: DBusConnection
     /// How long one call may take before beacond counts as hung.
     public var timeout: Duration
+    /// Who sent the reply to the last call to beacond, and its serial: beacond's signals that came before it were
+    /// sent before it, though they wait on the connection until a receive loop reads them (`SignalLoop`).
+    public private(set) var lastReply: (sender: String, serial: UInt32)?
 
     public init(bus: BusChoice, timeout: Duration = .seconds(25)) throws(BeaconctlError) {
         self.bus = bus
@@ -44,8 +47,10 @@ public final class DaemonClient {
     func call(_ interface: String, _ member: String, path: String = BeacondBus.managerPath,
               _ arguments: [DBusValue] = []) throws(BeaconctlError) -> [DBusValue] {
         do {
-            return try connection.call(destination: BeacondBus.name, path: path, interface: interface,
-                                       member: member, arguments: arguments, timeout: timeout)
+            let reply = try connection.reply(destination: BeacondBus.name, path: path, interface: interface,
+                                             member: member, arguments: arguments, timeout: timeout)
+            if let sender = reply.sender { lastReply = (sender, reply.serial) }
+            return try DBusConnection.arguments(of: reply)
         } catch {
             throw .calling(interface, member, on: bus, error)
         }

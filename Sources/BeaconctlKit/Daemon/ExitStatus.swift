@@ -18,7 +18,7 @@ public enum ExitStatus {
           1   beacond refused (org.beacond.Error.*), or a doctor check failed
           64  usage error (unknown command, malformed argument)
           69  the bus or beacond is not reachable, or beacond left the bus
-          77  access denied (admin commands need root or group beacond-admin)
+          77  access denied (admin commands need root or the admin group)
         """
 }
 
@@ -26,9 +26,12 @@ public enum ExitStatus {
 public enum AdminAccess {
     public static let defaultGroup = "beacond-admin"
 
-    /// What to do about AccessDenied on Admin1.
-    public static let fix = "run as root, or join the admin group (admin_group in /etc/beacond/beacond.toml, "
-        + "default \(defaultGroup)): sudo usermod -aG \(defaultGroup) \"$USER\", then log in again"
+    /// What to do when the bus refused Admin1 (beacond's own refusal names its group and file; this cannot: a
+    /// non-admin cannot ask beacond for its configuration).
+    public static let fix = "run as root, or join the admin group: admin_group in beacond.toml of beacond's "
+        + "configuration directory (/etc/beacond unless beacond runs with --config-dir), which the D-Bus policy must "
+        + "let call Admin1 too (systemd/README.md); for the default, sudo usermod -aG \(defaultGroup) \"$USER\", "
+        + "then log in again"
 
     /// What admin commands say in `--help` about what they need.
     public static let requirement = "Needs root or membership of the admin group (default \(defaultGroup))."

@@ -13,6 +13,23 @@ public enum Doctor {
         public static let daemon = "sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e"
     }
 
+    /// `GetStatus` refused (`Admin1`). beacond's own AccessDenied names the admin_group in force, the beacond.toml
+    /// it is set in and, after "Fix: ", what to run; the bus's (its policy refused before beacond saw the call)
+    /// ends in beaconctl's own fix. Either way the fix shown is the one the message ends in, so doctor never names
+    /// a group or a file other than the message's.
+    public static func adminAccess(refused error: BeaconctlError) -> DoctorCheck {
+        let title = "admin access (\(BeacondInterface.admin))"
+        guard error.exitStatus == ExitStatus.noPermission else {
+            return DoctorCheck(title, passed: false, error.message, fix: "journalctl -u beacond -e")
+        }
+        guard let marker = error.message.ranges(of: " Fix: ").last else {
+            return DoctorCheck(title, passed: false, error.message, fix: AdminAccess.fix)
+        }
+        var detail = error.message[..<marker.lowerBound]
+        if detail.last == "." { detail.removeLast() }
+        return DoctorCheck(title, passed: false, String(detail), fix: String(error.message[marker.upperBound...]))
+    }
+
     /// Checks on `GetStatus()`; with `app`, also that app's declaration, authorization, clients and regions.
     public static func checks(status: VarDict, app: String?) -> [DoctorCheck] {
         var checks = [locationServices(status), stateDatabase(status), scanner(status)]

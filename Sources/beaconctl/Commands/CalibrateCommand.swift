@@ -13,6 +13,12 @@ struct CalibrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calibrate",
         abstract: "Fit each receiver's RSSI offset and path-loss exponent from reference beacons at known distances.",
+        // Generated, it is one line of 168 columns.
+        usage: """
+            beaconctl calibrate --reference <UUID:MAJOR:MINOR@ROOM=METRES> ...
+                      [--seconds <seconds>] [--write] [--config-dir <config-dir>]
+                      [--bus <system|session|ADDRESS>]
+            """,
         discussion: """
             Receivers differ by 10-20 dB, and an offset alone is right at one distance only: beacond gives each \
             receiver an offset and a path-loss exponent. Place reference beacons at measured distances from a \
@@ -28,13 +34,14 @@ struct CalibrateCommand: ParsableCommand {
             With --write, or after you answer y on a terminal, the fits are written to CONFIG_DIR/calibration.toml \
             (other receivers' sections and [beacons] are kept; CONFIG_DIR is the daemon's own unless --config-dir \
             says otherwise) and the daemon is told to reload (org.beacond.Admin1.Reload). Only readings made after \
-            the command starts count. Needs [mqtt] in beacond.toml: rooms are receivers' rooms. No floor plan \
-            is needed.
+            the command starts count. Needs [mqtt] in beacond.toml: rooms are receivers' rooms (without it, \
+            calibrate fails at once, before collecting). No floor plan is needed.
 
             Example:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
-              beaconctl calibrate --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
-                  --reference $UUID:9:1@hall=6 --seconds 60 --write
+              beaconctl calibrate --seconds 60 --write \\
+                  --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
+                  --reference $UUID:9:1@hall=6
 
             \(AdminAccess.requirement)
 
@@ -72,6 +79,9 @@ struct CalibrateCommand: ParsableCommand {
             var parsed: [CalibrationReference] = []
             for text in references { if let reference = try? CalibrationReference(parsing: text) { parsed.append(reference) } }
             let status = try client.status()
+            if let missing = CalibrationSession.missingFleet(status: status) {
+                throw BeaconctlError(exitStatus: ExitStatus.failure, message: missing)
+            }
             let directory = configDir ?? status.string(BeacondStatusKey.configDirectory) ?? "/etc/beacond"
             // Readings the daemon took before this command started say nothing of where the references are now.
             var session = CalibrationSession(references: parsed, since: UInt64(Date().timeIntervalSince1970 * 1_000_000))

@@ -8,6 +8,11 @@ struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "client",
         abstract: "Run a sample client: register as an app, request authorization, monitor or range, print events.",
+        // Generated, it is 86 columns wide.
+        usage: """
+            beaconctl client --app <app> monitor|range
+                      <UUID[:MAJOR[:MINOR]][@ROOM]> [<options>]
+            """,
         discussion: """
             Does what a client program does: RegisterClient(APP) on org.beacond.Manager1, prints \
             AuthorizationChanged, requests authorization (Always for monitor, WhenInUse for range; override \
@@ -15,21 +20,34 @@ struct ClientCommand: ParsableCommand {
             (prompt = "admin"), it says so and waits for `beaconctl auth grant APP …`. Then it calls \
             StartMonitoring({Identifier, UUID, Major?, Minor?}) or StartRanging({UUID, Major?, Minor?}) and \
             prints every signal until SIGINT/SIGTERM or --count region/ranging events (DidEnterRegion, \
-            DidExitRegion, DidDetermineState, DidRangeBeacons). On the way out it stops what it started and \
-            closes the client (with --keep-monitoring it leaves Always monitoring running in the daemon).
+            DidExitRegion, DidDetermineState, DidRangeBeacons).
+
+            On the way out it stops what it started, and nothing else: StopMonitoring for its region if its \
+            StartMonitoring succeeded (not with --keep-monitoring, which leaves Always monitoring running in the \
+            daemon), StopRanging if its StartRanging succeeded. A call that failed (StartMonitoring refused, or \
+            answered StateNotSaved: in effect, not saved) is not undone. Then Close() detaches the client: the \
+            app's other regions, those it took over at registration among them, keep running. With \
+            --keep-monitoring it does not call Close(); the end of its connection detaches it the same way.
 
             A refusal from beacond (org.beacond.Error.*) is printed as `beaconctl: <message>`; the message says \
             the fix. MonitoringDidFail/RangingDidFail end the command the same way.
 
+            Lines come in the order beacond sent what they show: ClientRegistered first; a signal beacond sent \
+            before it answered one of the command's calls is printed before what the command prints of its result \
+            (so the AuthorizationChanged that follows registration comes before AuthorizationRequested, \
+            the request's result).
+
             --json prints one JSON object per line, shaped as `beaconctl events --json` prints events \
             ({"Kind", "Time", "TimeISO8601", "Data"} with Data.AppId and Data.Client), starting with \
-            {"Kind": "ClientRegistered"} and {"Kind": "AuthorizationRequested", "Data": {"Request", "Status"}}.
+            {"Kind": "ClientRegistered"}; the request's result is {"Kind": "AuthorizationRequested", "Data": \
+            {"Request", "Status"}}.
 
             Examples:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
               beaconctl client --app com.example.door monitor $UUID:1 --identifier door
               beaconctl client --app com.example.door range $UUID --count 3 --json
-              beaconctl client --app com.example.door monitor $UUID:1:2@kitchen --entry-delay 10
+              beaconctl client --app com.example.door monitor $UUID:1:2@kitchen \\
+                  --entry-delay 10
 
             UUID:MAJOR:MINOR@ROOM (monitor, with [mqtt]): the region is inside only while its beacon is in that \
             room, as the receivers place it (beaconctl status lists the receivers' rooms).

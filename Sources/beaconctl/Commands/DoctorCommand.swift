@@ -67,9 +67,7 @@ struct DoctorCommand: ParsableCommand {
         do {
             status = try client.snapshot(regions: 0)
         } catch {
-            let denied = error.exitStatus == ExitStatus.noPermission
-            checks.append(DoctorCheck("admin access (\(BeacondInterface.admin))", passed: false, error.message,
-                                      fix: denied ? AdminAccess.fix : "journalctl -u beacond -e"))
+            checks.append(Doctor.adminAccess(refused: error))
             return checks
         }
         checks.append(DoctorCheck("admin access (\(BeacondInterface.admin))", passed: true,

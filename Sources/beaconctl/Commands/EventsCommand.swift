@@ -7,6 +7,11 @@ struct EventsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Print beacond's events as they happen, one line each.",
+        // Generated, it is 83 columns wide.
+        usage: """
+            beaconctl events [--json] [--count <count>]
+                      [--bus <system|session|ADDRESS>]
+            """,
         discussion: """
             Subscribes with org.beacond.Admin1.WatchEvents and prints every Event(kind, data) signal: client \
             registrations, authorization requests and changes, region entries and exits, ranging cycles, \

@@ -16,7 +16,8 @@ struct RegionsCommand: ParsableCommand {
             "Minor"?, "NotifyOnEntry", "NotifyOnExit", "State", "LastSeen" (µs, 0 = never), "LastSeenISO8601"}.
 
             Example:
-              beaconctl regions --json | jq '.[] | select(.State == "inside") | .Identifier'
+              beaconctl regions --json |
+                  jq '.[] | select(.State == "inside") | .Identifier'
 
             \(AdminAccess.requirement)
 

@@ -36,49 +36,65 @@ struct SampleClientRun {
         // A SIGINT/SIGTERM that came while connecting or registering ends the run here, cleanly.
         if loop.interruption.isInterrupted { return }
         path = try client.registerClient(app: app)
-        print(kind: BeacondEventKind.clientRegistered, data: [:])
         let session = self
+        var counted = 0
+        var failure: BeaconctlError?
+        // Every signal of our client, whenever it is read: printed, counted for --count; a failure ends the run.
+        func handle(_ signal: IncomingSignal) -> Bool {
+            guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
+            session.print(kind: kind, data: data)
+            if kind == BeacondMember.monitoringDidFail || kind == BeacondMember.rangingDidFail {
+                failure = Self.failure(kind: kind, data: data, bus: session.client.bus)
+                return false
+            }
+            if Self.countedKinds.contains(kind) { counted += 1 }
+            return count.map { counted < $0 } ?? true
+        }
+        // What beacond sent before the reply to the last call, printed before what we print about that call. A
+        // failure among it ends the run there (nothing more is started); what it counts only decides whether the
+        // receive loop runs. ClientRegistered stays the first line: nothing of a client can come before the client.
+        func handleEarlier() throws(BeaconctlError) {
+            _ = try loop.handleEarlier(handle)
+            if let failure { throw failure }
+        }
+        print(kind: BeacondEventKind.clientRegistered, data: [:])
         var started = false
         do throws(BeaconctlError) {
             if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
-            try authorize(always: requestAlways)
+            try authorize(always: requestAlways, handleEarlier: handleEarlier)
             if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
             switch work {
             case .monitor(let region):
                 try client.startMonitoring(client: path, region: region)
                 started = true
+                try handleEarlier()
                 say("monitoring \(RegionText.region(region)); Ctrl-C stops")
                 if requestState, let identifier = region.string(BeacondKey.identifier) {
                     try client.requestState(client: path, identifier: identifier)
+                    try handleEarlier()
                 }
             case .range(let constraint):
                 try client.startRanging(client: path, constraint: constraint)
                 started = true
+                try handleEarlier()
                 say("ranging \(RegionText.constraint(constraint)); Ctrl-C stops")
             }
-            var counted = 0
-            var failure: BeaconctlError?
-            _ = try loop.run { signal throws(BeaconctlError) in
-                guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
-                session.print(kind: kind, data: data)
-                if kind == BeacondMember.monitoringDidFail || kind == BeacondMember.rangingDidFail {
-                    failure = Self.failure(kind: kind, data: data, bus: session.client.bus)
-                    return false
-                }
-                if Self.countedKinds.contains(kind) { counted += 1 }
-                return count.map { counted < $0 } ?? true
+            if count.map({ counted < $0 }) ?? true {
+                _ = try loop.run(handle)
             }
-            cleanUp(work, started: failure == nil, keep: keepMonitoring)
+            // Ours is stopped after a failure too: MonitoringDidFail may be about another region of the app.
+            cleanUp(work, started: started, keep: keepMonitoring)
             if let failure { throw failure }
         } catch {
-            cleanUp(work, started: started, keep: false)
+            cleanUp(work, started: started, keep: keepMonitoring)
             throw error
         }
     }
 
     /// Requests authorization, and waits for an administrator while the answer is notDetermined.
-    private func authorize(always: Bool) throws(BeaconctlError) {
+    private func authorize(always: Bool, handleEarlier: () throws(BeaconctlError) -> Void) throws(BeaconctlError) {
         let status = try client.requestAuthorization(client: path, always: always)
+        try handleEarlier()
         let level: AuthorizationLevel = always ? .always : .whenInUse
         print(kind: BeacondEventKind.authorizationRequested,
               data: [BeacondEventKey.request: .string(always ? BeacondRequestKind.always : BeacondRequestKind.whenInUse),
@@ -94,7 +110,11 @@ struct SampleClientRun {
         }
     }
 
-    /// Stops what we started and closes the client; failures here change nothing for the user.
+    /// Stops what we started, and only that: `started` is true only once StartMonitoring or StartRanging
+    /// succeeded (a refusal, or StateNotSaved, is not undone by a stop that could remove what was there). Then
+    /// Close(), which detaches the client (the app's other regions, those taken over at registration too, keep
+    /// running); with `keep`, no Close: the connection's end detaches it the same way. Failures here change
+    /// nothing for the user.
     private func cleanUp(_ work: Work, started: Bool, keep: Bool) {
         client.timeout = .seconds(2)
         if started {
