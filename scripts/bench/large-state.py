@@ -108,7 +108,7 @@ def run(options, per_app):
         victim.start_monitoring("victim")
         victim.wait("DidStartMonitoring")
         walker = subprocess.Popen(["sh", "-c", "while :; do %s regions >/dev/null || exit 1; done"
-                                   % " ".join(beaconctl)])
+                                   % " ".join(beaconctl)], start_new_session=True)
         calls, events = [], []
         deadline = time.monotonic() + options.seconds
         try:
@@ -122,7 +122,7 @@ def run(options, per_app):
                 events.append(time.monotonic() - t0)
                 pump_for(0.05)
         finally:
-            walker.kill()
+            os.killpg(walker.pid, 9)  # the loop and the beaconctl it runs
             walker.wait()
         print("  another client while beaconctl regions runs in a loop: %d calls, call p50 %.1f ms p99 %.1f ms, "
               "event p50 %.1f ms p99 %.1f ms; beacond RSS %.1f MB"
