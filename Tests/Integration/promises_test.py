@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from daemon_test import DEMO, main
@@ -536,6 +537,56 @@ def test_client_sigterm_any_moment(suite):
     world.alive()
 
 
+# MARK: 12. every authorization change is an event
+
+def test_admin_events_without_clients(suite):
+    """An administrator watches `beaconctl events --json` while granting, denying and resetting with `beaconctl
+    auth` an app that has no client (issue 21: such changes emitted no event). Expect an AuthorizationChanged
+    event for each, with the app and its new status, and no Client (it has none)."""
+    world = suite.world()
+    world.start_daemon()
+    watcher = subprocess.Popen([world.beaconctl, "events", "--json", "--bus", world.address],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def events(kind, app):
+        found = []
+        for line in list(lines):
+            event = json.loads(line)
+            if event["Kind"] == kind and event["Data"].get("AppId") == app:
+                found.append(event["Data"])
+        return found
+    try:
+        # The watcher is subscribed once it prints the registration of another app's client.
+        subscribed = False
+        for _ in range(20):
+            world.client("org.example.Other").close()
+            subscribed = pump_until(lambda: events("ClientRegistered", "org.example.Other"), 1)
+            if subscribed:
+                break
+        check(subscribed, "beaconctl events printed no ClientRegistered in 20 s")
+        check(not [c for c in world.admin.clients() if c["AppId"] == DEMO], "the app has a client")
+        for arguments, status in ((["grant", DEMO, "always"], "authorizedAlways"), (["deny", DEMO], "denied"),
+                                  (["reset", DEMO], "notDetermined")):
+            result = subprocess.run([world.beaconctl, "auth"] + arguments + ["--bus", world.address],
+                                    capture_output=True, text=True, timeout=30)
+            check(result.returncode == 0, "beaconctl auth %s: exit %d %s" % (" ".join(arguments), result.returncode,
+                                                                            result.stderr))
+            check(pump_until(lambda: [e for e in events("AuthorizationChanged", DEMO) if e.get("Status") == status], 10),
+                  "no AuthorizationChanged to %s after beaconctl auth %s; events: %r"
+                  % (status, " ".join(arguments), lines))
+        changes = events("AuthorizationChanged", DEMO)
+        check([e["Status"] for e in changes] == ["authorizedAlways", "denied", "notDetermined"],
+              "AuthorizationChanged events: %r" % changes)
+        check(all("Client" not in e for e in changes), "an event names a client the app does not have: %r" % changes)
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+    world.alive()
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -550,6 +601,7 @@ TESTS = [
     ("9 hostile text is escaped in beaconctl's output and beacond's log", test_hostile_text_escaped),
     ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
     ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
+    ("12 every authorization change is an Admin1 event, also for an app with no client", test_admin_events_without_clients),
 ]
 
 if __name__ == "__main__":
