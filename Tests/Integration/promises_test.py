@@ -587,6 +587,42 @@ def test_admin_events_without_clients(suite):
     world.alive()
 
 
+# MARK: 13. make run's demo
+
+DEMO_CAPTURE = "Tests/Fixtures/corpus/btsnoop/csacca+horizon-74-at-ble.btsnoop_hci.log"
+DEMO_CAPTURE_UUID = "494E5445-4C4C-495F-524F-434B535F4857"
+
+
+def test_demo_no_false_exit(suite):
+    """`make run`'s demo (scripts/run-demo.sh, with the binaries under test) read as a newcomer would (issue 21:
+    with exit_timeout = 5 the thermometer's 5.5 s silence showed an exit and an entry 0.5 s later, before and after
+    the restart). Expect: the replay enters and exits each thermometer once; the daemon's first client hears one
+    entry and no exit; after kill -9 and the restart the app's next client hears no entry and exactly one exit."""
+    repo = os.path.dirname(os.path.dirname(HERE))
+    result = subprocess.run([os.path.join(repo, "scripts/run-demo.sh"), suite.beacond, suite.beaconctl, DEMO_CAPTURE,
+                             DEMO_CAPTURE_UUID], cwd=repo, capture_output=True, text=True, timeout=180)
+    output = result.stdout
+    check(result.returncode == 0, "run-demo.sh exited %d: %s" % (result.returncode, result.stderr[-1000:]))
+    parts = {}
+    for section in output.split("\n== ")[1:]:
+        parts[section[:1]] = section
+    check(sorted(parts) == ["1", "2", "3"], "the demo's parts are %r" % sorted(parts))
+
+    def count(part, event):
+        return sum(1 for line in parts[part].splitlines() if "  %s " % event in line)
+    for major in ("20594", "20597"):
+        events = [line.split()[2] for line in parts["1"].splitlines()
+                  if " region " in line and line.split()[3] == "%s:%s" % (DEMO_CAPTURE_UUID, major)
+                  and line.split()[2] in ("didEnterRegion", "didExitRegion")]
+        check(events == ["didEnterRegion", "didExitRegion"], "replay, thermometer %s: %r" % (major, events))
+    check(count("2", "DidEnterRegion") == 1 and count("2", "DidExitRegion") == 0,
+          "the daemon's first client heard %d entries and %d exits:\n%s"
+          % (count("2", "DidEnterRegion"), count("2", "DidExitRegion"), parts["2"][-2500:]))
+    check(count("3", "DidEnterRegion") == 0 and count("3", "DidExitRegion") == 1,
+          "after the restart the app's client heard %d entries and %d exits:\n%s"
+          % (count("3", "DidEnterRegion"), count("3", "DidExitRegion"), parts["3"][-2500:]))
+
+
 TESTS = [
     ("1 takeover keeps every region, even beyond max_regions_per_client", test_takeover_keeps_every_region),
     ("1b takeover with one identifier twice: the later wins, the app is told", test_takeover_identifier_collision),
@@ -602,6 +638,7 @@ TESTS = [
     ("10 beaconctl auth says what happened (a declined upgrade is not 'denied')", test_auth_says_what_happened),
     ("11 beaconctl client exits 0 on SIGTERM at any moment", test_client_sigterm_any_moment),
     ("12 every authorization change is an Admin1 event, also for an app with no client", test_admin_events_without_clients),
+    ("13 make run's demo: no false exit, one exit when the beacon is gone", test_demo_no_false_exit),
 ]
 
 if __name__ == "__main__":
