@@ -144,7 +144,7 @@ extension BeaconDaemon {
                     journal.recoveredWithNothingPending()
                     stopStateRetry()
                 } else {
-                    commitState(force: wasLost && !stateFileLost)
+                    commitState(force: wasLost)
                 }
             }
         } catch {
