@@ -13,6 +13,13 @@ struct StateJournalTests {
         return MonitoredRegion(region: region, state: state, lastSeen: nil, lastDeterminedState: state)
     }
 
+    static let diskFull = StateStoreError(file: "/var/lib/beacond/state.sqlite", message: "database or disk is full",
+                                          fix: "free disk space on the file system of /var/lib/beacond")
+    static let readOnly = StateStoreError(file: "/var/lib/beacond/state.sqlite", message: "attempt to write a readonly database",
+                                          fix: "remount the file system read-write")
+    static let deleted = StateStoreError(file: "/var/lib/beacond/state.sqlite", message: "the state database was deleted",
+                                         fix: "make /var/lib/beacond writable")
+
     static func stored(_ identifier: String, client: Int = 1) throws -> StoredRegion {
         StoredRegion(client: client, appID: "org.example.A", monitored: try monitored(identifier, .unknown))
     }
@@ -49,16 +56,16 @@ struct StateJournalTests {
         var journal = StateJournal()
         journal.record(.removeClient(1))
         _ = journal.batch { _ in nil }
-        let first = journal.commitFailed("disk full")
+        let first = journal.commitFailed(Self.diskFull)
         #expect(first == (dropped: 0, isNew: true))
         journal.record(.removeClient(2))
         let retry = journal.batch { _ in nil }
         #expect(retry == [.removeClient(1), .removeClient(2)])
-        let second = journal.commitFailed("disk full")
+        let second = journal.commitFailed(Self.diskFull)
         #expect(second == (dropped: 0, isNew: false))
-        #expect(journal.failure == StateJournal.Failure(reason: "disk full", pending: 2))
+        #expect(journal.failure == StateJournal.Failure(error: Self.diskFull, pending: 2))
         let ended = journal.committed()
-        #expect(ended == StateJournal.Failure(reason: "disk full", pending: 2))
+        #expect(ended == StateJournal.Failure(error: Self.diskFull, pending: 2))
         #expect(journal.failure == nil)
         #expect(journal.isEmpty)
     }
@@ -67,12 +74,86 @@ struct StateJournalTests {
     @Test func anOutageKeepsAtMostTheLimit() throws {
         var journal = StateJournal(maximumUnsavedChanges: 3)
         for client in 1...5 { journal.record(.removeClient(client)) }
-        let outcome = journal.commitFailed("read-only file system")
+        let outcome = journal.commitFailed(Self.readOnly)
         #expect(outcome.dropped == 2)
         let kept = journal.batch { _ in nil }
         #expect(kept == [.removeClient(3), .removeClient(4), .removeClient(5)])
         #expect(journal.failure?.pending == 3)
         #expect(journal.changeCount == 5)
+    }
+
+    /// A full disk under a client that keeps changing its 20 regions (issue 21: each call cost a write of
+    /// everything pending). Expect one write attempt when the disk fails, then one per retry of the backoff
+    /// (0.1 s doubling to its cap), never one per call; calls meanwhile answer with the standing failure; what
+    /// waits is one change per region however often it changed; and the success that follows saves it all.
+    @Test func aFailingDiskIsRetriedOnItsBackoffNotOnEveryCall() throws {
+        var journal = StateJournal()
+        var attempts = 0
+        var written: [StateChange] = []
+        var diskFull = true
+        let write = { (batch: [StateChange]) throws(StateStoreError) in
+            attempts += 1
+            if diskFull { throw Self.diskFull }
+            written = batch
+        }
+        var delays: [Duration] = []
+        var waited = 0
+        for call in 0..<1000 {
+            let identifier = "r\(call % 20)"
+            journal.record(call % 3 == 2 ? .removeRegion(client: 1, identifier: identifier) : .saveRegion(try Self.stored(identifier)))
+            switch journal.commit(currentState: { _ in nil }, write: write) {
+            case .failed(let error, _, _, let retryIn):
+                #expect(error == Self.diskFull)
+                delays.append(retryIn)
+            case .waiting(let error):
+                #expect(error == Self.diskFull)
+                waited += 1
+            case let other:
+                Issue.record("call \(call): \(other)")
+            }
+            // The retry timer fires ten times over the thousand calls.
+            if call % 100 == 50 { journal.retryIsDue() }
+        }
+        #expect(attempts == 11)
+        #expect(waited == 989)
+        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800),
+                           .milliseconds(1600), .milliseconds(3200)] + Array(repeating: StateJournal.maximumRetryDelay, count: 5))
+        #expect(journal.failure?.pending == 20)
+
+        diskFull = false
+        journal.retryIsDue()
+        let saved = journal.commit(currentState: { _ in nil }, write: write)
+        #expect(saved == .saved(ended: StateJournal.Failure(error: Self.diskFull, pending: 20)))
+        #expect(attempts == 12)
+        #expect(written.count == 20)
+        #expect(written.contains(.removeRegion(client: 1, identifier: "r0")))
+
+        // The next outage starts the backoff again from its first delay.
+        diskFull = true
+        journal.record(.removeClient(1))
+        let again = journal.commit(currentState: { _ in nil }, write: write)
+        #expect(again == .failed(Self.diskFull, dropped: 0, isNew: true, retryIn: .milliseconds(100)))
+    }
+
+    /// What waits is one change per row it describes: a region saved then removed is one removal, saved twice
+    /// the later save; a removed client's earlier region changes go, and what follows its removal stays after it.
+    @Test func pendingChangesCoalescePerRegion() throws {
+        var journal = StateJournal()
+        let lobby = try Self.stored("lobby"), hall = try Self.stored("hall"), other = try Self.stored("hall", client: 2)
+        journal.record(.saveRegion(lobby))
+        journal.record(.saveRegion(other))
+        journal.record(.removeRegion(client: 1, identifier: "lobby"))
+        journal.record(.saveRegion(hall))
+        journal.record(.saveRegion(hall))
+        let first = journal.batch { _ in nil }
+        #expect(first == [.saveRegion(other), .removeRegion(client: 1, identifier: "lobby"), .saveRegion(hall)])
+        journal.record(.removeClient(1))
+        journal.record(.saveRegion(lobby))
+        journal.record(.removeClient(1))
+        journal.record(.saveRegion(lobby))
+        let second = journal.batch { _ in nil }
+        #expect(second == [.saveRegion(other), .removeClient(1), .saveRegion(lobby)])
+        #expect(journal.changeCount == 9)
     }
 
     /// Delivered queued events: sent once, their removal recorded only after the signals went out, and counted as
@@ -92,22 +173,31 @@ struct StateJournalTests {
         #expect(sent == [true, false])
         let removal = journal.batch { _ in nil }
         #expect(removal == [.removeQueuedEvents(appID: "org.example.A", ids: [7, 8])])
-        _ = journal.commitFailed("disk full")
+        _ = journal.commitFailed(Self.diskFull)
         #expect(journal.wasSent(queuedEvent: 7))
         _ = journal.committed()
         #expect(!journal.wasSent(queuedEvent: 7))
     }
 
-    /// The database file lost outside a commit: reported once; over without a commit only when nothing waits.
+    /// The database file lost outside a commit: reported once; the next commit tries the write (there is no retry
+    /// timer yet); over without a commit only when nothing waits.
     @Test func aLostFileIsReportedOnceAndEndsWhenNothingWaits() throws {
         var journal = StateJournal()
-        let reported = [journal.failed("the state database was deleted"), journal.failed("the state database was deleted")]
+        let reported = [journal.failed(Self.deleted), journal.failed(Self.deleted)]
         #expect(reported == [true, false])
         journal.record(.removeClient(1))
         journal.recoveredWithNothingPending()
         #expect(journal.failure != nil)
+        // No write has failed yet, so none waits for a retry: the next commit tries.
+        var attempts = 0
+        let tried = journal.commit(currentState: { _ in nil }) { _ throws(StateStoreError) in
+            attempts += 1
+            throw Self.deleted
+        }
+        #expect(tried == .failed(Self.deleted, dropped: 0, isNew: false, retryIn: StateJournal.firstRetryDelay))
+        #expect(attempts == 1)
         _ = journal.committed()
-        journal.failed("again")
+        journal.failed(Self.deleted)
         journal.recoveredWithNothingPending()
         #expect(journal.failure == nil)
     }

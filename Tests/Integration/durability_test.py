@@ -7,6 +7,7 @@ fed through its fifo scanner, killed with SIGKILL, restarted, starved of disk, a
 Each test states its expectation in its docstring. Prints PASS/FAIL per test, then "N passed, N failed"; exits 1
 when anything failed. Needs root (apps are declared for root; the disk-full test mounts a small tmpfs).
 """
+import contextlib
 import json
 import os
 import random
@@ -16,10 +17,12 @@ import sys
 import textwrap
 import time
 
+import dbus
+
 from daemon_test import DEMO, OTHER, main
 import hci
 from harness import (DEFAULT_APPS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, PrivateBus,
-                     TestFailure, check, plain, pump_for, pump_until)
+                     TestFailure, check, expect_error, plain, pump_for, pump_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -395,12 +398,11 @@ def test_kill_during_writes(suite):
 
 # MARK: 6. disk full
 
-def test_disk_full(suite):
-    """The state directory is a 2 MiB tmpfs, filled to the last byte while the app changes regions. Expect: the
-    change that cannot be saved answers org.beacond.Error.StateNotSaved saying the change is in effect, was not
-    saved, and to free disk space; status shows StateError; beacond keeps serving. Once space is freed, the next
-    change saves everything kept, and a restart shows all acknowledged and all in-effect regions."""
-    world = suite.world(settings="[monitoring]\nexit_timeout = 2\nmax_regions_per_client = 20\n")
+@contextlib.contextmanager
+def full_disk(suite, settings):
+    """A world whose state directory is a 2 MiB tmpfs, its daemon started and Demo's client Always, then the
+    tmpfs filled to the last byte: yields (world, client, the filler file to delete)."""
+    world = suite.world(settings=settings)
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", world.state_dir],
                              capture_output=True, text=True)
     check(mounted.returncode == 0, "cannot mount a tmpfs on the state directory (needs root): %s" % mounted.stderr)
@@ -409,6 +411,20 @@ def test_disk_full(suite):
         demo = world.authorized_client(DEMO, "authorizedAlways")
         filler = os.path.join(world.state_dir, "filler")
         subprocess.run(["dd", "if=/dev/zero", "of=" + filler, "bs=4k"], capture_output=True)
+        yield world, demo, filler
+    finally:
+        for daemon in world.daemons:
+            daemon.close()
+        subprocess.run(["umount", "-l", world.state_dir], capture_output=True)
+
+
+def test_disk_full(suite):
+    """The state directory is a 2 MiB tmpfs, filled to the last byte while the app changes regions. Expect: the
+    change that cannot be saved answers org.beacond.Error.StateNotSaved saying the change is in effect, was not
+    saved, and to free disk space; status shows StateError; beacond keeps serving. Once space is freed, beacond
+    saves everything kept by itself (its retry, at most 5 s on), the next change is saved, and a restart shows all
+    acknowledged and all in-effect regions."""
+    with full_disk(suite, "[monitoring]\nexit_timeout = 2\nmax_regions_per_client = 20\n") as (world, demo, filler):
         refused = None
         in_effect = []
         for index in range(400):
@@ -430,8 +446,10 @@ def test_disk_full(suite):
         world.alive()
 
         os.unlink(filler)
+        # Saved by the backoff's next try (at most 5 s on), without a call.
+        check(pump_until(lambda: world.admin.status().get("StateError") == "", 30),
+              "StateError stays 30 s after space was freed: %r" % world.admin.status().get("StateError"))
         demo.start_monitoring("after", DEMO_UUID, Major=1)
-        check(world.admin.status().get("StateError") == "", "StateError stays after space was freed")
         expected = sorted(str(r["Identifier"]) for r in demo.prop("MonitoredRegions"))
         code = world.daemon.terminate()
         check(code == 0, "beacond exited %s" % code)
@@ -439,10 +457,71 @@ def test_disk_full(suite):
         restored = sorted(r["Identifier"] for r in demo_regions(world))
         check(restored == expected, "after restart %r, before %r" % (restored, expected))
         suite.notes.append("refused at change %d" % (index + 1))
-    finally:
-        for daemon in world.daemons:
-            daemon.close()
-        subprocess.run(["umount", "-l", world.state_dir], capture_output=True)
+
+
+def daemon_cpu_seconds(daemon):
+    """User and system CPU time the daemon has used so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % daemon.pid) as file:
+        fields = file.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_disk_full_backoff(suite):
+    """A client adds 300 regions to a full disk, one call after another (issue 21: each call wrote everything
+    still pending, so calls cost more as they piled up, 0.34 s each at 2,100, and other clients waited seconds).
+    Expect: each change answers StateNotSaved ("in effect"), StateError says the disk is full, the last 100 calls
+    cost the daemon at most twice the CPU of the first 100, plus 0.5 s (not O(pending) per call), another
+    client's GetStatus is answered within 2 s throughout, and the write attempts beacond logs are those of its
+    backoff (0.1 s doubling to 5 s), not one per call. Once space is freed, everything is saved without another change, and a restart
+    shows every region."""
+    with full_disk(suite, "[monitoring]\nmax_regions_per_client = 1000\n") as (world, demo, filler):
+        watcher = world.connect()
+        started = time.monotonic()
+        refused = 0
+        slowest = 0.0
+        cpu = []
+        for index in range(300):
+            if index % 100 == 0:
+                cpu.append(daemon_cpu_seconds(world.daemon))
+            try:
+                demo.start_monitoring("r%d" % index, DEMO_UUID, Major=index % 7)
+                # The database's free pages may take the first few; once one is refused, every later one is.
+                check(refused == 0, "change %d was saved after %d were refused on a full disk" % (index, refused))
+            except dbus.exceptions.DBusException as error:
+                check(error.get_dbus_name() == ERROR + "StateNotSaved" and "in effect" in error.get_dbus_message(),
+                      "change %d: %s: %s" % (index, error.get_dbus_name(), error.get_dbus_message()))
+                refused += 1
+            if index % 30 == 0:
+                asked = time.monotonic()
+                status = watcher.status()
+                slowest = max(slowest, time.monotonic() - asked)
+        cpu.append(daemon_cpu_seconds(world.daemon))
+        elapsed = time.monotonic() - started
+        check(refused >= 250, "only %d of 300 changes were refused on a full disk" % refused)
+        check("full" in status.get("StateError", ""), "StateError does not say the disk is full: %r"
+              % status.get("StateError"))
+        first, last = cpu[1] - cpu[0], cpu[3] - cpu[2]
+        check(last <= 2 * first + 0.5, "the daemon's CPU for 100 calls grew with what was pending: %.2f s for the "
+              "first 100, %.2f s for the last 100" % (first, last))
+        check(slowest < 2, "another client's GetStatus took %.1f s" % slowest)
+        attempts = world.daemon.stderr().count("state write failed;")
+        # The backoff allows 7 tries in its first 6.3 s, then one per 5 s.
+        allowed = 7 + int(elapsed / 5) + 1
+        check(1 <= attempts <= allowed, "beacond logged %d write attempts in %.1f s of full disk (its backoff allows "
+              "%d)" % (attempts, elapsed, allowed))
+        world.alive()
+
+        expected = sorted(str(r["Identifier"]) for r in demo.prop("MonitoredRegions"))
+        os.unlink(filler)
+        check(pump_until(lambda: world.admin.status().get("StateError") == "", 30),
+              "StateError stays 30 s after space was freed: %r" % world.admin.status().get("StateError"))
+        code = world.daemon.terminate()
+        check(code == 0, "beacond exited %s" % code)
+        world.start_daemon()
+        restored = sorted(str(r["Identifier"]) for r in demo_regions(world))
+        check(restored == expected, "after restart %d regions, before %d" % (len(restored), len(expected)))
+        suite.notes.append("%d refused in %.1f s, %d write attempts, daemon CPU %.2f s then %.2f s per 100 calls, "
+                           "slowest GetStatus %.3f s" % (refused, elapsed, attempts, first, last, slowest))
 
 
 # MARK: 7. clients vanishing mid-call
@@ -663,6 +742,7 @@ TESTS = [
     ("4 D-Bus activation of the app, rate limited", test_activation),
     ("5 kill -9 during writes loses no acknowledged change", test_kill_during_writes),
     ("6 disk full on the state directory", test_disk_full),
+    ("6b a full disk is retried on a backoff, not once per call", test_disk_full_backoff),
     ("7 clients vanishing mid-call", test_clients_vanishing),
     ("8 the bus restarting", test_bus_restart),
     ("9 a corrupt state database is moved aside", test_corrupt_database),

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from daemon_test import DEMO, main
@@ -697,6 +698,90 @@ def test_client_failure_starts_nothing(suite):
     check(pump_until(lambda: client_regions(world) == ["hall", "lobby"], 5),
           "after the client ended by MonitoringDidFail, the app's regions are %r" % client_regions(world))
     world.alive()
+# MARK: 12. every authorization change is an event
+
+def test_admin_events_without_clients(suite):
+    """An administrator watches `beaconctl events --json` while granting, denying and resetting with `beaconctl
+    auth` an app that has no client (issue 21: such changes emitted no event). Expect an AuthorizationChanged
+    event for each, with the app and its new status, and no Client (it has none)."""
+    world = suite.world()
+    world.start_daemon()
+    watcher = subprocess.Popen([world.beaconctl, "events", "--json", "--bus", world.address],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def events(kind, app):
+        found = []
+        for line in list(lines):
+            event = json.loads(line)
+            if event["Kind"] == kind and event["Data"].get("AppId") == app:
+                found.append(event["Data"])
+        return found
+    try:
+        # The watcher is subscribed once it prints the registration of another app's client.
+        subscribed = False
+        for _ in range(20):
+            world.client("org.example.Other").close()
+            subscribed = pump_until(lambda: events("ClientRegistered", "org.example.Other"), 1)
+            if subscribed:
+                break
+        check(subscribed, "beaconctl events printed no ClientRegistered in 20 s")
+        check(not [c for c in world.admin.clients() if c["AppId"] == DEMO], "the app has a client")
+        for arguments, status in ((["grant", DEMO, "always"], "authorizedAlways"), (["deny", DEMO], "denied"),
+                                  (["reset", DEMO], "notDetermined")):
+            result = subprocess.run([world.beaconctl, "auth"] + arguments + ["--bus", world.address],
+                                    capture_output=True, text=True, timeout=30)
+            check(result.returncode == 0, "beaconctl auth %s: exit %d %s" % (" ".join(arguments), result.returncode,
+                                                                            result.stderr))
+            check(pump_until(lambda: [e for e in events("AuthorizationChanged", DEMO) if e.get("Status") == status], 10),
+                  "no AuthorizationChanged to %s after beaconctl auth %s; events: %r"
+                  % (status, " ".join(arguments), lines))
+        changes = events("AuthorizationChanged", DEMO)
+        check([e["Status"] for e in changes] == ["authorizedAlways", "denied", "notDetermined"],
+              "AuthorizationChanged events: %r" % changes)
+        check(all("Client" not in e for e in changes), "an event names a client the app does not have: %r" % changes)
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+    world.alive()
+
+
+# MARK: 13. make run's demo
+
+DEMO_CAPTURE = "Tests/Fixtures/corpus/btsnoop/csacca+horizon-74-at-ble.btsnoop_hci.log"
+DEMO_CAPTURE_UUID = "494E5445-4C4C-495F-524F-434B535F4857"
+
+
+def test_demo_no_false_exit(suite):
+    """`make run`'s demo (scripts/run-demo.sh, with the binaries under test) read as a newcomer would (issue 21:
+    with exit_timeout = 5 the thermometer's 5.5 s silence showed an exit and an entry 0.5 s later, before and after
+    the restart). Expect: the replay enters and exits each thermometer once; the daemon's first client hears one
+    entry and no exit; after kill -9 and the restart the app's next client hears no entry and exactly one exit."""
+    repo = os.path.dirname(os.path.dirname(HERE))
+    result = subprocess.run([os.path.join(repo, "scripts/run-demo.sh"), suite.beacond, suite.beaconctl, DEMO_CAPTURE,
+                             DEMO_CAPTURE_UUID], cwd=repo, capture_output=True, text=True, timeout=180)
+    output = result.stdout
+    check(result.returncode == 0, "run-demo.sh exited %d: %s" % (result.returncode, result.stderr[-1000:]))
+    parts = {}
+    for section in output.split("\n== ")[1:]:
+        parts[section[:1]] = section
+    check(sorted(parts) == ["1", "2", "3"], "the demo's parts are %r" % sorted(parts))
+
+    def count(part, event):
+        return sum(1 for line in parts[part].splitlines() if "  %s " % event in line)
+    for major in ("20594", "20597"):
+        events = [line.split()[2] for line in parts["1"].splitlines()
+                  if " region " in line and line.split()[3] == "%s:%s" % (DEMO_CAPTURE_UUID, major)
+                  and line.split()[2] in ("didEnterRegion", "didExitRegion")]
+        check(events == ["didEnterRegion", "didExitRegion"], "replay, thermometer %s: %r" % (major, events))
+    check(count("2", "DidEnterRegion") == 1 and count("2", "DidExitRegion") == 0,
+          "the daemon's first client heard %d entries and %d exits:\n%s"
+          % (count("2", "DidEnterRegion"), count("2", "DidExitRegion"), parts["2"][-2500:]))
+    check(count("3", "DidEnterRegion") == 0 and count("3", "DidExitRegion") == 1,
+          "after the restart the app's client heard %d entries and %d exits:\n%s"
+          % (count("3", "DidEnterRegion"), count("3", "DidExitRegion"), parts["3"][-2500:]))
 
 
 TESTS = [
@@ -718,6 +803,8 @@ TESTS = [
     ("14 beaconctl client prints events in the order beacond sent them", test_client_prints_in_order),
     ("15 beaconctl client stops what it started and leaves what it found", test_client_stops_only_what_it_started),
     ("16 beaconctl client ended by MonitoringDidFail leaves the app's regions", test_client_failure_starts_nothing),
+    ("17 every authorization change is an Admin1 event, also for an app with no client", test_admin_events_without_clients),
+    ("18 make run's demo: no false exit, one exit when the beacon is gone", test_demo_no_false_exit),
 ]
 
 if __name__ == "__main__":

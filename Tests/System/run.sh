@@ -121,7 +121,10 @@ pass "initramfs with busybox-static and ${#modules[@]} modules"
 # BEACOND, BEACONCTL and SYSTEST_OUT (a directory shared with this machine, for logs) in its
 # environment. Every "SYSTEST PASS name" / "SYSTEST FAIL name: reason" line on the serial console
 # is a check. The run itself fails when the guest does not report "SYSTEST DONE" within TIMEOUT
-# seconds. With any failure, the guest's logs are printed.
+# seconds times the guest's speed factor: as it starts, the guest times a unit of work against this
+# machine's best time for it (Tests/System/guest/pace.py; SYSTEST_HOST_PACE) and reports how much
+# slower than on an idle host it runs ("SYSTEST SPEED factor", 1 to 6); its own bounds grow alike.
+# With any failure, the guest's logs are printed.
 guest_run() {
     local name=$1 timeout=$2
     shift 2
@@ -131,27 +134,20 @@ guest_run() {
     local out=$work/$name
     mkdir -p "$out/logs"
     chmod 0777 "$out" "$out/logs"
+    local host_pace
+    host_pace=$(python3 Tests/System/guest/pace.py host) || host_pace=0.005
     cat >"$out/env" <<ENV
 export SYSTEST_REPO='$repo' SYSTEST_OUT='$out' SYSTEST_LOGS='$out/logs'
 export SYSTEST_KERNEL_VERSION='$kernel_version' SYSTEST_KERNEL_ROOT='$kernel_root'
 export BEACOND='$beacond' BEACONCTL='$beaconctl'
-export SYSTEST_COMMAND='$*'
+export SYSTEST_COMMAND='$*' SYSTEST_HOST_PACE='$host_pace'
 ENV
     # A systemd run boots the host's systemd into the test's own target (prepare-systemd.sh).
     local systemd=0 boot=
     [[ $name == systemd* ]] && systemd=1 boot=" systemd.unit=beacond-systest.target"
     echo "# guest run $name: $*"
-    local run_started=$SECONDS failures_before=$failed done= line
-    while IFS= read -r line; do
-        line=${line//$'\r'/}
-        echo "$line" >>"$out/console.log"
-        case "$line" in
-            *"SYSTEST PASS "*) pass "$name: ${line#*SYSTEST PASS }" ;;
-            *"SYSTEST FAIL "*) fail "$name: ${line#*SYSTEST FAIL }" ;;
-            *"SYSTEST NOTE "*) echo "     ${line#*SYSTEST NOTE }" ;;
-            *"SYSTEST DONE "*) done=${line#*SYSTEST DONE } ;;
-        esac
-    done < <(timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
+    local run_started=$SECONDS failures_before=$failed done= line speed=1 limit=$timeout qemu console
+    exec {console}< <(exec qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
         -nographic -no-reboot -monitor none -serial stdio \
         -kernel "$kernel_root/boot/vmlinuz-$kernel_version" -initrd "$work/initrd.gz" \
         -append "console=ttyS0 quiet loglevel=3 panic=-1 systest.out=$out systest.systemd=$systemd systest.stage=$repo/Tests/System/guest/stage.sh$boot" \
@@ -160,8 +156,33 @@ ENV
         -fsdev local,id=out,path="$out",security_model=none,multidevs=remap \
         -device virtio-9p-pci,fsdev=out,mount_tag=out \
         -nic none </dev/null 2>&1)
+    qemu=$!
+    # Until the console closes (QEMU exits) or the deadline passes; the deadline moves once the guest
+    # reports its speed factor.
+    while (( SECONDS - run_started < limit )); do
+        IFS= read -r -t $((limit - (SECONDS - run_started))) -u "$console" line || { (($? > 128)) && continue; break; }
+        line=${line//$'\r'/}
+        echo "$line" >>"$out/console.log"
+        case "$line" in
+            *"SYSTEST PASS "*) pass "$name: ${line#*SYSTEST PASS }" ;;
+            *"SYSTEST FAIL "*) fail "$name: ${line#*SYSTEST FAIL }" ;;
+            *"SYSTEST NOTE "*) echo "     ${line#*SYSTEST NOTE }" ;;
+            *"SYSTEST SPEED "*)
+                speed=${line#*SYSTEST SPEED }
+                [[ $speed =~ ^[0-9]+(\.[0-9]+)?$ ]] || speed=1
+                limit=$(awk -v t="$timeout" -v f="$speed" 'BEGIN { printf "%d", t * (f < 1 ? 1 : f > 6 ? 6 : f) + 0.999 }') ;;
+            *"SYSTEST DONE "*) done=${line#*SYSTEST DONE } ;;
+        esac
+    done
+    if kill -0 "$qemu" 2>/dev/null; then
+        kill "$qemu" 2>/dev/null
+        sleep 2
+        kill -9 "$qemu" 2>/dev/null
+    fi
+    wait "$qemu" 2>/dev/null
+    exec {console}<&-
     if [[ -z $done ]]; then
-        fail "$name: the guest finished its run within $timeout s (console: $out/console.log)"
+        fail "$name: the guest finished its run within $limit s ($timeout s times its speed factor $speed; console: $out/console.log)"
     elif [[ $done != 0 ]]; then
         fail "$name: the guest's scenario exited with status $done"
     fi

@@ -81,7 +81,7 @@ public enum Doctor {
         // The daemon's message names the problem and its fix (a full disk, a deleted directory, a replaced file).
         return DoctorCheck("state saved", passed: false, error,
                            fix: "do what the message above says (the fix is in its last parentheses); beacond saves what "
-                               + "it kept in memory at its next change. Details: journalctl -u beacond -e")
+                               + "it kept in memory within seconds of that, on its own. Details: journalctl -u beacond -e")
     }
 
     /// With `[mqtt]` on: connected, and no publication refused. The fix follows the broker's or the system's words.

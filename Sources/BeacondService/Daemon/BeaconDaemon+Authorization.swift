@@ -72,7 +72,13 @@ extension BeaconDaemon {
 
     /// What a change of status means for every client of the app, applied now.
     func apply(_ effects: AuthorizationSideEffects, to appID: String) {
-        for session in clients.clients(of: appID) {
+        let sessions = clients.clients(of: appID)
+        if let status = effects.authorizationChanged, sessions.isEmpty {
+            // An administrator watching events sees every change, also of an app with no client to tell.
+            adminEvent(BeacondEventKind.authorizationChanged,
+                       [BeacondEventKey.appID: .string(appID), BeacondEventKey.status: .string(status.rawValue)])
+        }
+        for session in sessions {
             if let status = effects.authorizationChanged {
                 signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
                 clientPropertiesChanged(session.number, [BeacondMember.authorizationStatus])

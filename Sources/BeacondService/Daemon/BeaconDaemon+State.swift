@@ -13,8 +13,10 @@ import Logging
 ///   or administrator was told; a power cut can lose the engine's last seconds (`StateDurability`).
 /// - Sightings only move a region's last-seen time: that is saved every `lastSeenSaveInterval` while sightings
 ///   arrive, and at shutdown. After a restart the exit timing does not depend on it (see `restoreRegions`).
-/// - A failed commit (disk full, read-only file system) is logged, kept and retried at the next commit; a method
-///   whose change could not be saved answers `StateNotSaved` saying so.
+/// - A failed commit (disk full, read-only file system) is logged and kept, and retried on `StateJournal`'s
+///   backoff (0.1 s doubling to 5 s), not at every commit: a commit meanwhile writes nothing, so a full disk
+///   costs one write attempt per retry, however many calls come. A method whose change could not be saved
+///   answers `StateNotSaved` saying so.
 extension BeaconDaemon {
     /// How often a seen region's last-seen time is saved while sightings arrive.
     static let lastSeenSaveInterval: Duration = .seconds(10)
@@ -29,35 +31,61 @@ extension BeaconDaemon {
         if journal.markRegionChanged(key) { scheduleFlush() }
     }
 
-    /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept).
+    /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept), or
+    /// the standing one while a failed write waits for its retry (nothing is tried then unless `force`).
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
-    func commitState(_ durability: StateDurability = .processCrash) -> StateStoreError? {
+    func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateStoreError? {
         let engine = self.engine
         let rooms = receiverRooms()
         let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
-        guard let batch = journal.batch(currentState: { engine.monitoredRegion(for: $0) },
-                                        heardBy: { Self.storedHearing(engine.receiverRecord(for: $0), rooms: rooms,
-                                                                      exitTimeout: exitTimeout) })
-        else { return nil }
-        do {
+        let outcome = journal.commit(force: force, currentState: { engine.monitoredRegion(for: $0) },
+                                     heardBy: { Self.storedHearing(engine.receiverRecord(for: $0), rooms: rooms,
+                                                                   exitTimeout: exitTimeout) }) { batch throws(StateStoreError) in
             try ensureStateFile()
             try store.apply(batch, durability: durability)
-            if let ended = journal.committed() {
+        }
+        switch outcome {
+        case .nothingToWrite:
+            return nil
+        case .saved(let ended):
+            stopStateRetry()
+            if let ended {
                 logger.notice("the state database is writable again; \(ended.pending) changes kept since the failure are saved")
             }
             return nil
-        } catch {
-            let outcome = journal.commitFailed(error.description)
-            if outcome.dropped > 0 {
-                logger.error("\(outcome.dropped) unsaved state changes dropped: the state database has not been writable for a long time")
+        case .waiting(let error):
+            return error
+        case .failed(let error, let dropped, let isNew, let retryIn):
+            if dropped > 0 {
+                logger.error("\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
             }
-            if outcome.isNew {
+            if isNew {
                 logger.error("cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
                              metadata: ["state.file": "\(store.file)"])
             }
+            // Each try is logged, so the backoff can be seen (and counted) in the log.
+            logger.info("state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
+                        metadata: ["state.file": "\(store.file)"])
+            scheduleStateRetry(in: retryIn)
             return error
         }
+    }
+
+    func scheduleStateRetry(in delay: Duration) {
+        stopStateRetry()
+        stateRetry = loop.schedule(at: .now + delay) {
+            self.assumeIsolated { daemon in
+                daemon.stateRetry = nil
+                daemon.journal.retryIsDue()
+                daemon.commitState()
+            }
+        }
+    }
+
+    func stopStateRetry() {
+        if let stateRetry { loop.cancelTimer(stateRetry) }
+        stateRetry = nil
     }
 
     /// Before a write: the open database must still be the file on disk. SQLite goes on writing to a deleted file
@@ -110,11 +138,17 @@ extension BeaconDaemon {
         do {
             try ensureStateFile()
             if journal.failure != nil {
-                // With nothing pending, a failure that was the lost file is over; anything pending is retried now.
-                if wasLost, journal.isEmpty { journal.recoveredWithNothingPending() } else { commitState() }
+                // With nothing pending, a failure that was the lost file is over; anything pending is written now
+                // to the new file, or else on the retry's backoff.
+                if wasLost, journal.isEmpty {
+                    journal.recoveredWithNothingPending()
+                    stopStateRetry()
+                } else {
+                    commitState(force: wasLost)
+                }
             }
         } catch {
-            if journal.failed(error.description) {
+            if journal.failed(error) {
                 logger.error("cannot save state: \(error). Until it works, a restart loses what changes",
                              metadata: ["state.file": "\(store.file)"])
             }
@@ -126,7 +160,8 @@ extension BeaconDaemon {
     func commitAfterCall(changesBefore: Int) throws(DBusCallError) {
         guard let error = commitState(.powerLoss), journal.changeCount != changesBefore else { return }
         throw BeacondError(.stateNotSaved, "the change is in effect now but could not be saved (\(error.message)), so a "
-            + "restart of beacond would lose it; beacond retries at its next change. Fix: \(error.fix)").dbusError
+            + "restart of beacond would lose it; beacond keeps retrying, at most \(StateJournal.maximumRetryDelay) apart. "
+            + "Fix: \(error.fix)").dbusError
     }
 
     // MARK: Region rows

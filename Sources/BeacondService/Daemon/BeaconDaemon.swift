@@ -76,6 +76,8 @@ public actor BeaconDaemon {
     var journal = StateJournal()
     /// The timer that saves last-seen times while sightings arrive.
     var lastSeenSave: MainLoop.SourceID?
+    /// While the database cannot be written: the next try (`StateJournal`'s backoff).
+    var stateRetry: MainLoop.SourceID?
     /// Fires when the oldest queued event is older than `queue_ttl` (`scheduleQueueExpiry`).
     var queueExpiry: MainLoop.SourceID?
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
@@ -214,8 +216,9 @@ public actor BeaconDaemon {
         stopLastSeenSave()
         stopQueueExpiry()
         stopWatchingStateDirectory()
+        stopStateRetry()
         markSeenRegionsChanged()
-        commitState(.powerLoss)
+        commitState(.powerLoss, force: true)
         flushOutbox()
         connection?.flush()
         // The last write is done: the state directory is free for the next beacond.

@@ -2,22 +2,56 @@ import BeaconKit
 
 /// What must reach the state database and has not yet: the region durability's bookkeeping, with no I/O. The
 /// daemon records changes as they happen, asks for a batch when it commits, and says how the write went; the
-/// journal decides what the next transaction holds, what a failed one keeps, and which delivered queued events
-/// must not be sent twice before their removal is on disk.
+/// journal decides what the next transaction holds, what a failed one keeps, when a failed write is tried again,
+/// and which delivered queued events must not be sent twice before their removal is on disk.
 ///
 /// Nothing else writes these: before, they were six loose properties of the daemon that four files changed.
 struct StateJournal {
     /// Why the database cannot be written now, and how many changes wait for it.
     struct Failure: Equatable {
-        var reason: String
+        var error: StateStoreError
         var pending: Int
+        var reason: String { error.description }
     }
+
+    /// How one commit went.
+    enum CommitOutcome: Equatable {
+        /// Nothing waited to be written.
+        case nothingToWrite
+        /// The batch is in the database; `ended` is the failure this success ends, if there was one.
+        case saved(ended: Failure?)
+        /// The write failed and everything is kept, but for the oldest changes `dropped` beyond the limit;
+        /// `isNew` when the database was writable until now. The next try is due in `retryIn`.
+        case failed(StateStoreError, dropped: Int, isNew: Bool, retryIn: Duration)
+        /// Not tried: the last write failed and its retry is not due yet. The changes wait for it.
+        case waiting(StateStoreError)
+    }
+
+    /// A row of `monitored_region`: the later of two changes to one row replaces the earlier.
+    private struct RegionRow: Hashable {
+        var client: Int
+        var identifier: String
+    }
+
+    /// The first retry after a failed write; each further failure doubles it, up to `maximumRetryDelay`. A full
+    /// disk then costs one write attempt per delay, however many calls and signals come meanwhile (issue 21:
+    /// retrying on each of them cost a write of everything pending, per call).
+    static let firstRetryDelay: Duration = .milliseconds(100)
+    static let maximumRetryDelay: Duration = .seconds(5)
 
     /// Unsaved changes kept for retry while the database cannot be written; beyond this the oldest are dropped,
     /// so a long outage of the disk cannot grow memory without bound.
     let maximumUnsavedChanges: Int
-    /// Structural changes (regions added and removed, events queued and delivered), in order.
-    private(set) var changes: [StateChange] = []
+    /// Structural changes (regions added and removed, events queued and delivered) by the order they were
+    /// recorded in. A region's change replaces the one waiting for its row, so what waits is bounded by the
+    /// rows it describes: a region saved then removed is one removal.
+    private var changes: [Int: StateChange] = [:]
+    private var nextOrder = 0
+    /// The order of the change waiting for each region row.
+    private var rowChanges: [RegionRow: Int] = [:]
+    /// The rows of each client that have a change waiting, and the order of the `removeClient` waiting for it.
+    private var rowsByClient: [Int: Set<String>] = [:]
+    private var clientRemovals: [Int: Int] = [:]
     /// Regions whose state, last determination or last sighting changed: their values are taken at commit time,
     /// so an outage keeps one entry per region, not one per change.
     private(set) var changedRegions: Set<EngineKey> = []
@@ -29,6 +63,9 @@ struct StateJournal {
     /// registration in the same loop turn, or while the database cannot be written).
     private var sentQueuedEvents: Set<Int64> = []
     private(set) var failure: Failure?
+    /// While writes fail: the delay before the next try, and whether it has passed (`retryIsDue`).
+    private var retryDelay: Duration?
+    private var retryDue = false
 
     init(maximumUnsavedChanges: Int = 100_000) {
         self.maximumUnsavedChanges = maximumUnsavedChanges
@@ -38,8 +75,39 @@ struct StateJournal {
     var isEmpty: Bool { changes.isEmpty && changedRegions.isEmpty }
 
     mutating func record(_ change: StateChange) {
-        changes.append(change)
         changeCount &+= 1
+        append(change)
+    }
+
+    /// Adds a change to what waits, replacing what it makes moot.
+    private mutating func append(_ change: StateChange) {
+        switch change {
+        case .saveRegion(let stored):
+            replace(RegionRow(client: stored.client, identifier: stored.monitored.region.identifier))
+        case .removeRegion(let client, let identifier):
+            replace(RegionRow(client: client, identifier: identifier))
+        case .removeClient(let client):
+            // It deletes every row of the client: the changes waiting for them, and an earlier removal, are moot.
+            for identifier in rowsByClient.removeValue(forKey: client) ?? [] {
+                if let earlier = rowChanges.removeValue(forKey: RegionRow(client: client, identifier: identifier)) {
+                    changes[earlier] = nil
+                }
+            }
+            if let earlier = clientRemovals[client] { changes[earlier] = nil }
+            clientRemovals[client] = nextOrder
+        case .updateRegionState, .queueEvent, .removeQueuedEvents:
+            break
+        }
+        changes[nextOrder] = change
+        nextOrder += 1
+    }
+
+    /// The row's waiting change is replaced by the one being appended: a save writes every column and a removal
+    /// deletes the row, so the later alone leaves the row as both would.
+    private mutating func replace(_ row: RegionRow) {
+        if let earlier = rowChanges[row] { changes[earlier] = nil }
+        rowChanges[row] = nextOrder
+        rowsByClient[row.client, default: []].insert(row.identifier)
     }
 
     /// The region's state is saved at the next commit. Not counted in `changeCount`: a state the engine
@@ -64,9 +132,14 @@ struct StateJournal {
     /// was anything (then the caller commits).
     mutating func signalsSent() -> Bool {
         guard !afterSend.isEmpty else { return false }
-        changes += afterSend
+        for change in afterSend { append(change) }
         afterSend.removeAll()
         return true
+    }
+
+    /// The structural changes waiting, in the order they were recorded.
+    private var orderedChanges: [StateChange] {
+        changes.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// The next transaction: the structural changes, then each marked region's values as `currentState` gives
@@ -82,30 +155,66 @@ struct StateJournal {
             changedRegions.removeAll()
             return nil
         }
-        return changes + updates
+        return orderedChanges + updates
+    }
+
+    /// The retry timer fired: the next commit tries the write again.
+    mutating func retryIsDue() {
+        retryDue = true
+    }
+
+    /// Writes the next batch with `write` (the database, or a fake in tests) and records how it went. While a
+    /// failed write's retry is not due, nothing is tried (`waiting`) unless `force` (shutdown, a database file
+    /// just written anew).
+    mutating func commit(force: Bool = false, currentState: (EngineKey) -> MonitoredRegion?,
+                         heardBy: (EngineKey) -> StoredHearing? = { _ in nil },
+                         write: ([StateChange]) throws(StateStoreError) -> Void) -> CommitOutcome {
+        // A failure found outside a commit (the file lost) has no retry timer yet: the first commit tries, and arms it.
+        if let failure, retryDelay != nil, !retryDue, !force, !isEmpty { return .waiting(failure.error) }
+        guard let batch = batch(currentState: currentState, heardBy: heardBy) else { return .nothingToWrite }
+        do {
+            try write(batch)
+        } catch {
+            let outcome = commitFailed(error)
+            let delay = retryDelay.map { min($0 * 2, Self.maximumRetryDelay) } ?? Self.firstRetryDelay
+            retryDelay = delay
+            retryDue = false
+            return .failed(error, dropped: outcome.dropped, isNew: outcome.isNew, retryIn: delay)
+        }
+        return .saved(ended: committed())
     }
 
     /// The batch is in the database. Returns the failure this success ends, if there was one.
     mutating func committed() -> Failure? {
         changes.removeAll()
+        rowChanges.removeAll()
+        rowsByClient.removeAll()
+        clientRemovals.removeAll()
         changedRegions.removeAll()
         if afterSend.isEmpty { sentQueuedEvents.removeAll() }
+        retryDelay = nil
+        retryDue = false
         defer { failure = nil }
         return failure
     }
 
     /// The batch could not be written: everything stays for the next commit, except the oldest changes beyond
     /// `maximumUnsavedChanges`. Returns how many were dropped, and whether this failure is new (not a retry).
-    mutating func commitFailed(_ reason: String) -> (dropped: Int, isNew: Bool) {
+    mutating func commitFailed(_ error: StateStoreError) -> (dropped: Int, isNew: Bool) {
         let dropped = max(0, changes.count - maximumUnsavedChanges)
-        changes.removeFirst(dropped)
-        return (dropped, failed(reason))
+        if dropped > 0 {
+            for order in changes.keys.sorted().prefix(dropped) { changes[order] = nil }
+            rowChanges = rowChanges.filter { changes[$0.value] != nil }
+            rowsByClient = Dictionary(grouping: rowChanges.keys, by: \.client).mapValues { Set($0.map(\.identifier)) }
+            clientRemovals = clientRemovals.filter { changes[$0.value] != nil }
+        }
+        return (dropped, failed(error))
     }
 
     /// The database file cannot be written (found outside a commit). Returns whether this failure is new.
     @discardableResult
-    mutating func failed(_ reason: String) -> Bool {
-        defer { failure = Failure(reason: reason, pending: changes.count) }
+    mutating func failed(_ error: StateStoreError) -> Bool {
+        defer { failure = Failure(error: error, pending: changes.count) }
         return failure == nil
     }
 
@@ -113,5 +222,6 @@ struct StateJournal {
     mutating func recoveredWithNothingPending() {
         guard isEmpty else { return }
         failure = nil
+        retryDelay = nil
     }
 }

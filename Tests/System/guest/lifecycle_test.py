@@ -21,7 +21,7 @@ import vhci_controller  # noqa: E402
 
 EXIT_TIMEOUT = 3
 BLIND_SECONDS = 2 * EXIT_TIMEOUT
-RESUME_BOUND = 5  # the daemon promises 2 s; software emulation gets slack
+RESUME_BOUND = systest.scaled(5)  # the daemon promises 2 s; software emulation gets slack
 UUID = systest.BEACON_UUID
 
 
@@ -95,7 +95,7 @@ def blind_then_back(world, daemon, client, name, take_away, give_back, what, ste
 
     def scanning():
         return scanner_state(daemon) == "scanning"
-    if step("%s: %s: scanning resumes by itself within %d s of the adapter being powered" % (name, what,
+    if step("%s: %s: scanning resumes by itself within %g s of the adapter being powered" % (name, what,
                                                                                            RESUME_BOUND),
             systest.wait_for, scanning, RESUME_BOUND, "ScannerState scanning again"):
         systest.note("%s: %s: scanning again %.1f s after the adapter was powered"
@@ -125,7 +125,7 @@ def scanner_scenario(world, scanner):
 
         def kill_bluetoothd():
             world.bluetoothd.signal(signal.SIGKILL)
-            world.bluetoothd.wait(10)
+            world.bluetoothd.wait(systest.scaled(10))
 
         def start_bluetoothd():
             world.bluetoothd = systest.bluetoothd(world.bus, debug=False)

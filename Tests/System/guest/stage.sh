@@ -5,6 +5,7 @@
 # command with its output on the serial console. With `prepare-systemd` it only prepares the root
 # for systemd (run.sh's systemd scenario boots it next).
 set -u
+mode=${1:-}
 mount -t proc proc /proc
 out=$(sed -n 's/.*systest\.out=\([^ ]*\).*/\1/p' /proc/cmdline)
 # shellcheck source=/dev/null
@@ -17,7 +18,20 @@ unset PYTHONPATH PYENV_VERSION VIRTUAL_ENV
 mkdir -p "/lib/modules/$SYSTEST_KERNEL_VERSION"
 mount --bind "$SYSTEST_KERNEL_ROOT/lib/modules/$SYSTEST_KERNEL_VERSION" "/lib/modules/$SYSTEST_KERNEL_VERSION"
 
-if [[ "${1:-}" == prepare-systemd ]]; then
+# The guest's speed factor (pace.py), measured first, before anything else loads the guest: the scenarios'
+# bounds and run.sh's deadline for this run are multiplied by it (SYSTEST SPEED), so a loaded host gets the time
+# it takes while a hung guest still fails.
+# (No process substitution: before systemd boots, this root has no /dev/fd.)
+pace=$(python3 "$SYSTEST_REPO/Tests/System/guest/pace.py" guest "$SYSTEST_HOST_PACE")
+# shellcheck disable=SC2086
+set -- $pace
+SYSTEST_SPEED=${1:-1}
+[[ $SYSTEST_SPEED =~ ^[0-9]+(\.[0-9]+)?$ ]] || SYSTEST_SPEED=1
+echo "SYSTEST NOTE guest speed factor $SYSTEST_SPEED: a unit of work takes ${3:-?} s here, ${2:-?} times the host's best"
+echo "SYSTEST SPEED $SYSTEST_SPEED"
+export SYSTEST_SPEED
+
+if [[ $mode == prepare-systemd ]]; then
     "$SYSTEST_REPO/Tests/System/guest/prepare-systemd.sh"
     exit
 fi

@@ -33,13 +33,25 @@ as() {
     shift
     setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups env HOME=/ "$@"
 }
-# until_state STATE: waits (bounded) for beacond.service's ActiveState to become STATE.
-until_state() {
-    local tries
-    for tries in $(seq 1 60); do
-        [[ $(systemctl show -p ActiveState --value beacond.service) == "$1" ]] && return 0
+# The guest's speed factor (stage.sh measured it with pace.py): every bound here is multiplied by it.
+speed=${SYSTEST_SPEED:-1}
+# bound SECONDS: a bound of SECONDS on an idle host, for this guest's speed (whole seconds, rounded up).
+bound() { awk -v s="$1" -v f="$speed" 'BEGIN { printf "%d", s * f + 0.999 }'; }
+# within SECONDS COMMAND...: runs COMMAND every 0.5 s until it succeeds (0), or fails once `bound SECONDS`
+# have passed (1).
+within() {
+    local deadline=$((SECONDS + $(bound "$1")))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
         sleep 0.5
     done
+}
+# is_state STATE: beacond.service's ActiveState is STATE.
+is_state() { [[ $(systemctl show -p ActiveState --value beacond.service) == "$1" ]]; }
+# until_state STATE: waits (bounded) for beacond.service's ActiveState to become STATE.
+until_state() {
+    within 30 is_state "$1" && return 0
     detail="beacond.service is $(systemctl show -p ActiveState,SubState,Result beacond.service | tr '\n' ' ')"
     return 1
 }
@@ -112,16 +124,21 @@ status_denied_to_user() {
     [[ $status == 77 ]] || { detail="beaconctl status as beacond-test exited $status, not 77: $(echo "$output" | tail -n 1)"; return 1; }
     # The daemon refuses non-admins too (exit 77 either way): the bus's own log says the installed
     # policy stopped the call before it reached the daemon.
-    local tries uid
+    local uid
     uid=$(id -u beacond-test)
-    for tries in $(seq 1 20); do
-        journalctl --no-pager -o cat -t dbus-daemon | grep 'Rejected send message' | grep "(uid=$uid " |
-            grep -q 'interface="org.beacond.Admin1" member="GetStatus"' && return 0
-        sleep 0.5
-    done
+    within 10 bus_rejected "$uid" && return 0
     detail="dbus-daemon logged no rejection of Admin1.GetStatus from uid $uid: the policy let it through"
     return 1
 }
+
+# bus_rejected UID: dbus-daemon logged that its policy refused UID's Admin1.GetStatus.
+bus_rejected() {
+    journalctl --no-pager -o cat -t dbus-daemon | grep 'Rejected send message' | grep "(uid=$1 " |
+        grep -q 'interface="org.beacond.Admin1" member="GetStatus"'
+}
+
+# scanning_now: beaconctl status says the daemon scans.
+scanning_now() { beaconctl status 2>&1 | grep -q '^scanning now  *yes'; }
 
 # scans_with_hci: a client ranging makes the daemon start its scanner; with the unit's ambient
 # CAP_NET_RAW and CAP_NET_ADMIN, `auto` must pick hci on bluetoothd's hci0 and scan.
@@ -133,24 +150,18 @@ scans_with_hci() {
     setpriv --reuid=beacond-test --regid="$(id -g beacond-test)" --init-groups env HOME=/ \
         beaconctl client --app "$APP" range E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 \
         >"$SYSTEST_LOGS/client.log" 2>&1 &
-    local client=$! tries output granted= status
-    for tries in $(seq 1 60); do
-        beaconctl auth grant "$APP" when-in-use && { granted=1; break; }
-        sleep 0.5
-    done
-    [[ -n $granted ]] || { detail="beaconctl auth grant $APP when-in-use never succeeded"; kill "$client"; return 1; }
-    for tries in $(seq 1 60); do
-        output=$(beaconctl status 2>&1)
-        grep -q '^scanning now  *yes' <<<"$output" && break
-        sleep 0.5
-    done
+    local client=$! output status
+    within 30 beaconctl auth grant "$APP" when-in-use ||
+        { detail="beaconctl auth grant $APP when-in-use never succeeded in $(bound 30) s"; kill "$client"; return 1; }
+    within 30 scanning_now
+    output=$(beaconctl status 2>&1)
     kill "$client"
     wait "$client"
     status=$?
     echo "$output"
     grep -E -A1 '^scanner ' <<<"$output" | while IFS= read -r line; do say "NOTE beaconctl status while ranging: $line"; done
     grep -q '^scanning now  *yes' <<<"$output" ||
-        { detail="not scanning 30 s after the grant: $(grep -E -A1 '^scanner ' <<<"$output" | tr -s ' \n' ' ')"; return 1; }
+        { detail="not scanning $(bound 30) s after the grant: $(grep -E -A1 '^scanner ' <<<"$output" | tr -s ' \n' ' ')"; return 1; }
     # The detail line under "scanner": "hci (auto: CAP_NET_RAW present): hci0 (ADDRESS): ...".
     grep -E -A1 '^scanner ' <<<"$output" | sed -n 2p | grep -E -q '^ *hci \(auto[^)]*\): hci0 ' ||
         { detail="auto did not pick hci on hci0: $(grep -E -A1 '^scanner ' <<<"$output" | tr -s ' \n' ' ')"; return 1; }
@@ -183,6 +194,11 @@ started_by_systemctl() {
     beaconctl status >/dev/null || { detail="beaconctl status after systemctl start exited $?"; return 1; }
 }
 
+# hci0_powered: bluetoothd says its hci0 is powered.
+hci0_powered() {
+    busctl get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered 2>/dev/null | grep -qx 'b true'
+}
+
 # bluetoothd (bluetooth.service, which beacond.service wants) with a virtual controller from btvirt
 # (a transient unit), started one after the other: together, under software emulation, the
 # kernel's HCI Reset to the new controller once timed out (hci0: Opcode 0x0c03 failed: -110).
@@ -190,14 +206,18 @@ virtual_controller() {
     systemctl start bluetooth.service || { detail="systemctl start bluetooth exited $?"; return 1; }
     systemd-run --unit=systest-btvirt --service-type=simple /usr/bin/btvirt -l1 ||
         { detail="systemd-run btvirt exited $?"; return 1; }
-    local tries
-    for tries in $(seq 1 60); do
-        busctl get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered 2>/dev/null | grep -qx 'b true' &&
-            return 0
-        sleep 0.5
-    done
-    detail="bluetoothd has no powered /org/bluez/hci0 30 s after btvirt -l1 started"
+    within 30 hci0_powered && return 0
+    detail="bluetoothd has no powered /org/bluez/hci0 $(bound 30) s after btvirt -l1 started"
     return 1
+}
+
+# monitors_door: beaconctl status lists the region systest-door.
+monitors_door() { beaconctl status 2>/dev/null | grep -q systest-door; }
+# restarted OLD: beacond.service is active with a main process other than OLD.
+restarted() {
+    local new
+    new=$(systemctl show -p MainPID --value beacond.service)
+    [[ $new != 0 && $new != "$1" ]] && is_state active
 }
 
 # regions_survive_kill: an Always app's region, left monitoring by its client, is in /var/lib/beacond
@@ -208,11 +228,8 @@ regions_survive_kill() {
     setpriv --reuid=beacond-test --regid="$(id -g beacond-test)" --init-groups env HOME=/ \
         beaconctl client --app "$APP" monitor E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1 --identifier systest-door \
         --keep-monitoring >"$SYSTEST_LOGS/monitor-client.log" 2>&1 &
-    local client=$! tries old new output
-    for tries in $(seq 1 60); do
-        beaconctl status 2>/dev/null | grep -q systest-door && break
-        sleep 0.5
-    done
+    local client=$! old new output
+    within 30 monitors_door
     kill "$client"
     wait "$client"
     output=$(beaconctl status 2>&1)
@@ -221,12 +238,9 @@ regions_survive_kill() {
     ls -l /var/lib/beacond
     old=$(systemctl show -p MainPID --value beacond.service)
     systemctl kill -s KILL beacond.service || { detail="systemctl kill exited $?"; return 1; }
-    for tries in $(seq 1 60); do
-        new=$(systemctl show -p MainPID --value beacond.service)
-        [[ $new != 0 && $new != "$old" && $(systemctl show -p ActiveState --value beacond.service) == active ]] && break
-        sleep 0.5
-    done
-    [[ $new != 0 && $new != "$old" ]] || { detail="no new main process 30 s after SIGKILL (MainPID $new, was $old)"; return 1; }
+    within 30 restarted "$old"
+    new=$(systemctl show -p MainPID --value beacond.service)
+    [[ $new != 0 && $new != "$old" ]] || { detail="no new main process $(bound 30) s after SIGKILL (MainPID $new, was $old)"; return 1; }
     output=$(beaconctl status 2>&1)
     echo "$output"
     grep -q systest-door <<<"$output" ||

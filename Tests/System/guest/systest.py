@@ -7,7 +7,9 @@ Runs inside the QEMU guest started by Tests/System/run.sh, as root, in an overla
 prints when a check failed.
 
 Every wait is bounded (pump_until); silence windows (no DidExitRegion while a beacon advertises) are the only
-fixed waits. Software emulation (TCG) is slow, so the bounds here are generous: reaching one is a failure.
+fixed waits. Software emulation (TCG) is slow, so the bounds here are generous, and each is multiplied by the
+guest's speed factor (SYSTEST_SPEED, measured by pace.py as the guest starts: 1 on an idle host, more when the host
+is busy): reaching one is a failure.
 """
 import os
 import shutil
@@ -40,9 +42,18 @@ APPLE = 0x004C
 BEACON_UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 APP_ID = "org.beacond.SystemTest"
 
+# How much slower than on an idle host this guest runs (stage.sh, pace.py); every bound below is scaled by it.
+SPEED = float(os.environ.get("SYSTEST_SPEED", "1"))
+
+
+def scaled(seconds):
+    """A bound of `seconds` on an idle host, for this guest's speed."""
+    return seconds * SPEED
+
+
 # Bounds (seconds) for things that take well under a second natively; TCG is 10-50 times slower.
-START_TIMEOUT = 30
-STEP_TIMEOUT = 20
+START_TIMEOUT = scaled(30)
+STEP_TIMEOUT = scaled(20)
 
 results = {"passed": 0, "failed": 0}
 _processes = []  # every Popen started here, stopped by stop_everything
@@ -212,13 +223,13 @@ class Bus(harness.Connection):
 
     def has_owner(self, name):
         return bool(self.bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                           "NameHasOwner", "s", [name], timeout=10))
+                                           "NameHasOwner", "s", [name], timeout=scaled(10)))
 
-    def bluez(self, path, interface, method, signature="", *args, timeout=20):
+    def bluez(self, path, interface, method, signature="", *args, timeout=STEP_TIMEOUT):
         return self.bus.call_blocking(BLUEZ, path, interface, method, signature, list(args), timeout=timeout)
 
     def bluez_objects(self):
-        return plain(self.bus.call_blocking(BLUEZ, "/", OBJECT_MANAGER, "GetManagedObjects", "", [], timeout=20))
+        return plain(self.bus.call_blocking(BLUEZ, "/", OBJECT_MANAGER, "GetManagedObjects", "", [], timeout=STEP_TIMEOUT))
 
 
 # MARK: BlueZ
@@ -338,7 +349,7 @@ class Beacond:
 
     def status(self):
         return plain(self.bus.bus.call_blocking(harness.BUS_NAME, harness.MANAGER_PATH, harness.ADMIN, "GetStatus",
-                                                "", [], timeout=20))
+                                                "", [], timeout=STEP_TIMEOUT))
 
     def alive(self):
         """Runs and answers Admin1.GetStatus; returns the status."""
@@ -348,7 +359,7 @@ class Beacond:
 
     def stop(self):
         """SIGTERM; beacond must exit 0."""
-        status = self.process.stop(20)
+        status = self.process.stop(scaled(20))
         check(status == 0, "beacond exited with %s after SIGTERM" % status)
 
 

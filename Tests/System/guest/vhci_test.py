@@ -142,7 +142,8 @@ def crowd(client, controller, scanner):
                     return index + 1
             return None
         started = time.monotonic()
-        first = systest.wait_for(all_ranged, 30, "a DidRangeBeacons listing all %d beacons with an RSSI" % CROWD)
+        first = systest.wait_for(all_ranged, systest.scaled(30),
+                                 "a DidRangeBeacons listing all %d beacons with an RSSI" % CROWD)
         systest.note("all %d beacons ranged %.1f s after they started" % (CROWD, time.monotonic() - started))
         sent = controller.reports_sent
         systest.pump_for(CROWD_SECONDS)
@@ -238,7 +239,7 @@ def live_replay():
         systest.note("live replay from btmon: %d observations of beacon 1/1 while btmon ran" % len(lines))
     finally:
         os.killpg(pipeline.pid, signal.SIGTERM)
-        pipeline.wait(timeout=10)
+        pipeline.wait(timeout=systest.scaled(10))
 
 
 def scanner_scenario(bus, bluetoothd, controller, scanner):
