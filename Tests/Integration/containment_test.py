@@ -147,7 +147,9 @@ def test_flood(suite):
 def test_beaconctl_client_keeps_what_it_found(suite):
     """The issue's second defect through the real CLI: `beaconctl client --app A monitor UUID:7 --identifier
     keep-me --keep-monitoring`, stopped; then `beaconctl client --app A range UUID --count 1`; `beaconctl
-    regions` still lists keep-me (before: "no monitored regions", deleted by the second client's Close())."""
+    regions` still lists keep-me (before: "no monitored regions", deleted by the second client's Close()); and
+    still after `beaconctl client --app A monitor UUID:7 --identifier keep-me --request-state --count 1`, which
+    found keep-me at registration and so did not start it (before: its StopMonitoring at exit deleted it)."""
     world = hostile_world(suite)
     check(suite.beaconctl is not None, "no beaconctl given")
     world.admin.set_authorization("org.example.Demo", "authorizedAlways")
@@ -169,6 +171,15 @@ def test_beaconctl_client_keeps_what_it_found(suite):
     regions = subprocess.run(beaconctl + ["regions"], capture_output=True, text=True, timeout=60)
     check("keep-me" in regions.stdout, "keep-me is gone after the second client (%s): beaconctl regions says %r"
           % (second.stderr.strip()[-300:], regions.stdout))
+    # A client that monitors the identifier it found (taken over at registration) did not start it: it leaves it.
+    third = subprocess.run(beaconctl + ["client", "--app", "org.example.Demo", "monitor",
+                                        "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:7", "--identifier", "keep-me",
+                                        "--request-state", "--count", "1"],
+                           capture_output=True, text=True, timeout=60, env=env)
+    check(third.returncode == 0, "the third client failed: %s" % third.stderr[-500:])
+    check("already monitors 'keep-me'" in third.stdout, "the third client did not say it found keep-me: %r" % third.stdout)
+    regions = subprocess.run(beaconctl + ["regions"], capture_output=True, text=True, timeout=60)
+    check("keep-me" in regions.stdout, "keep-me is gone after a client monitored it again and exited: %r" % regions.stdout)
 
 
 TESTS = [

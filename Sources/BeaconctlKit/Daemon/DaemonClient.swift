@@ -65,7 +65,7 @@ public final class DaemonClient {
     /// Every entry of a paged Admin1 listing (`(u offset, u limit) → (aa{sv}, u total)`), walked a page at a time,
     /// or its first `most` entries. A listing that changes meanwhile may shift by an entry between two pages; the
     /// walk stops at the total the last page gave, and on an empty page.
-    private func pagedReply(_ member: String, most: Int = .max) throws(BeaconctlError) -> (entries: [VarDict], total: Int) {
+    func pagedReply(_ member: String, most: Int = .max) throws(BeaconctlError) -> (entries: [VarDict], total: Int) {
         var entries: [VarDict] = []
         var total = 0
         repeat {
@@ -167,6 +167,13 @@ public final class DaemonClient {
         _ = try call(BeacondInterface.locationManager, BeacondMember.startMonitoring, path: path, [.vardict(region)])
     }
 
+    /// The identifiers in the client's `MonitoredRegions` property (those it took over at registration too).
+    public func monitoredIdentifiers(client path: String) throws(BeaconctlError) -> [String] {
+        let reply = try call("org.freedesktop.DBus.Properties", "Get", path: path,
+                             [.string(BeacondInterface.locationManager), .string(BeacondMember.monitoredRegions)])
+        return (reply.first?.unwrapped.arrayElements ?? []).compactMap { $0.unwrapped.vardictEntries?.string(BeacondKey.identifier) }
+    }
+
     public func stopMonitoring(client path: String, identifier: String) throws(BeaconctlError) {
         _ = try call(BeacondInterface.locationManager, BeacondMember.stopMonitoring, path: path, [.string(identifier)])
     }
@@ -204,13 +211,10 @@ public final class DaemonClient {
 }
 
 extension DaemonClient {
-    /// `Admin1.ListReceiverReadings`: every receiver's latest raw reading of every beacon heard lately.
+    /// `Admin1.ListReceiverReadings`: every receiver's latest raw reading of every beacon heard lately, walked a
+    /// page at a time.
     public func receiverReadings() throws(BeaconctlError) -> [VarDict] {
-        let reply = try call(BeacondInterface.admin, BeacondMember.listReceiverReadings)
-        guard let first = reply.first, case .array("a{sv}", let elements) = first else {
-            throw .unexpectedReply(BeacondMember.listReceiverReadings, reply)
-        }
-        return elements.compactMap(\.vardictEntries)
+        try pagedReply(BeacondMember.listReceiverReadings).entries
     }
 
     /// `Admin1.Reload`: the daemon reads its configuration again; returns the error that kept the old one ("" if none).

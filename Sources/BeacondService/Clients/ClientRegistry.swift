@@ -110,6 +110,7 @@ struct ClientRegistry: Sendable {
 
     /// A detached client put back after a restart, with its saved regions.
     mutating func restore(number: Int, appID: String, regions: [BeaconRegion]) {
+        remove(number)  // one session per number, and the counts follow (the daemon restores before anyone registers)
         var session = ClientSession(number: number, appID: appID, sender: nil, userID: nil, processID: nil)
         session.inUse = false
         for region in regions { session.addRegion(region) }

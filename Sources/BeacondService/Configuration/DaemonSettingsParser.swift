@@ -102,15 +102,20 @@ enum DaemonSettingsParser {
                 + "(\(configuration.exitTimeout))",
                 fix: "adaptive exits fall between the two: raise exit_timeout (e.g. exit_timeout = 180) or lower exit_timeout_min")
         }
-        if let limit = try section.integer("max_regions_per_client", in: regionLimitRange) {
-            configuration.maxRegionsPerClient = limit
-        }
+        let clientLimit = try section.integer("max_regions_per_client", in: regionLimitRange)
+        if let clientLimit { configuration.maxRegionsPerClient = clientLimit }
         if let limit = try section.integer("max_regions_per_app", in: regionLimitRange) {
             configuration.maxRegionsPerApp = limit
+        } else {
+            // Unset, it is never below what one client may have: a deployment that raised max_regions_per_client
+            // before this key existed keeps every region its apps have at the first start after an upgrade.
+            configuration.maxRegionsPerApp = max(configuration.maxRegionsPerApp, configuration.maxRegionsPerClient)
         }
-        if configuration.maxRegionsPerClient > configuration.maxRegionsPerApp {
+        // Set both ways round, the client's limit could never be reached; the default client limit above a lowered
+        // app limit is simply the app's.
+        if clientLimit != nil, configuration.maxRegionsPerClient > configuration.maxRegionsPerApp {
             configuration.warnings.append(ConfigurationDiagnostic(
-                file: section.document.file, line: section.line(of: "max_regions_per_client") ?? section.line(of: "max_regions_per_app"),
+                file: section.document.file, line: section.line(of: "max_regions_per_client"),
                 message: "max_regions_per_client (\(configuration.maxRegionsPerClient)) is above max_regions_per_app "
                     + "(\(configuration.maxRegionsPerApp)): a client can never reach it, as its app's limit counts its regions too. "
                     + "Fix: raise max_regions_per_app or lower max_regions_per_client"))

@@ -169,9 +169,9 @@ extension BeaconDaemon {
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
     /// file, line and problem); a good one applies at once.
     public func reload() {
-        let new: DaemonConfiguration
+        let loaded: DaemonConfiguration
         do {
-            new = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
+            loaded = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
         } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
             rejectedConfiguration = "\(error)"
@@ -179,6 +179,16 @@ extension BeaconDaemon {
             return
         }
         rejectedConfiguration = nil
+        var new = loaded
+        // A limit lowered below what an app has: new regions are refused at once, the app keeps what it has
+        // until the next restart resumes only its first max_regions_per_app. Said, not done silently.
+        for appID in new.apps.keys.sorted() where clients.regionCount(of: appID) > new.maxRegionsPerApp {
+            new.warnings.append(ConfigurationDiagnostic(
+                file: new.configFile, line: nil,
+                message: "app \(appID) monitors \(clients.regionCount(of: appID)) regions, more than max_regions_per_app = "
+                    + "\(new.maxRegionsPerApp): it adds none until below it, and the next restart resumes only its first "
+                    + "\(new.maxRegionsPerApp) (the others are removed). Fix: raise max_regions_per_app, or StopMonitoring some"))
+        }
         for warning in new.warnings { logger.warning("\(warning)") }
         let old = configuration
         let oldPolicy = policy

@@ -73,9 +73,7 @@ extension BeaconDaemon {
             pagedMethod(BeacondMember.listClients, "clients") { daemon, page in daemon.clientList(page) },
             pagedMethod(BeacondMember.listApps, "apps") { daemon, page in daemon.appList(page) },
             pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in daemon.pendingRequestList(page) },
-            adminMethod(BeacondMember.listReceiverReadings, out: [DBusArgument("readings", "aa{sv}")]) { daemon, _ in
-                [BeaconDictionaries.array(daemon.receiverReadings())]
-            },
+            pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in daemon.receiverReadings(page) },
             adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
                 daemon.reload()
                 return [.string(daemon.rejectedConfiguration ?? "")]

@@ -29,11 +29,13 @@ extension StateStore {
     public func loadRegions(perApp: Int = .max) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
         let rows: [Row]
         do {
+            // `place` follows (client, rowid) within an app, and a client has one app: ordering by it keeps each
+            // client's order of addition (the subquery has no rowid of its own to order by).
             rows = try database.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
                                    FROM monitored_region)
-                    WHERE place <= ? ORDER BY client, rowid
+                    WHERE place <= ? ORDER BY client, place
                     """, arguments: [perApp])
             }
         } catch {

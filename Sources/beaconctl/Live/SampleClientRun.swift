@@ -65,8 +65,13 @@ struct SampleClientRun {
             if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
             switch work {
             case .monitor(let region):
+                // A region of the app with this identifier, taken over at registration, is one we found, not one
+                // we start: StartMonitoring of it (same or replaced) must not make us stop the app's region at exit.
+                let identifier = region.string(BeacondKey.identifier) ?? ""
+                let found = try client.monitoredIdentifiers(client: path).contains(identifier)
                 try client.startMonitoring(client: path, region: region)
-                started = true
+                started = !found
+                if found { say("the app already monitors '\(UntrustedText.escaped(identifier, quote: "'"))': it is left running at exit") }
                 try handleEarlier()
                 say("monitoring \(RegionText.region(region)); Ctrl-C stops")
                 if requestState, let identifier = region.string(BeacondKey.identifier) {

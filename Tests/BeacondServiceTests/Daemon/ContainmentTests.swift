@@ -168,8 +168,16 @@ struct ContainmentTests {
                 }
             }
             #expect(try Self.regionCount(running) == 30)
-            await running.stop()
+            // Lowered by a reload: the app keeps its 30 until the restart, and the warning says so.
             try running.writeSettings("max_regions_per_app = 12\nmax_regions_per_client = 10")
+            #expect(try running.reload() == "")
+            guard case .array(_, let warnings)? = try Self.status(running)[BeacondStatusKey.warnings] else {
+                Issue.record("no Warnings in GetStatus")
+                return
+            }
+            #expect(warnings.contains { "\($0)".contains("monitors 30 regions, more than max_regions_per_app = 12") }, "\(warnings)")
+            #expect(try Self.regionCount(running) == 30)
+            await running.stop()
             try await running.start()
             #expect(try Self.regionCount(running) == 12)
             // The first saved ones, in client then addition order; the rest are gone from the file too.
