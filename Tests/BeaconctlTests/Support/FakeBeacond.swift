@@ -178,6 +178,11 @@ final class FakeBeacond: @unchecked Sendable {
                 clients[path] = nil
                 return []
             },
+        ], properties: [
+            // A new client of the fake takes nothing over: it holds no region when beaconctl looks.
+            DBusProperty(BeacondMember.monitoredRegions, "aa{sv}", changeSignal: .invalidates) { _ in
+                .array(elementSignature: "a{sv}", [])
+            },
         ])
         return DBusObject(path: path, interfaces: [interface]) { sender throws(DBusCallError) in
             guard sender == owner else { throw Self.refuse(.accessDenied, "only the client's owner may call \(path)") }
