@@ -9,8 +9,8 @@ The real beacond on a private dbus-daemon (the integration harness), fed through
   monitored by a long-lived client, so regions enter and exit all the time;
 - a long-lived client ranging the crowd's UUID (a ranging cycle every second);
 - clients coming and going: about one a second registers, monitors a crowd beacon's region, ranges,
-  waits for its DidEnterRegion, then leaves (in turn: Close(); disconnecting, which leaves an Always client's
-  regions running for the app's next client; or staying for a while).
+  waits for its DidEnterRegion, then leaves (in turn: Close(), or disconnecting, either of which leaves an Always
+  client's regions running for the app's next client, within max_regions_per_app; or staying for a while).
 
 The daemon's VmRSS and open descriptors are sampled every second. After the warm-up (default 60 s: allocator
 pools, hash tables and the adopted-regions table reach their steady size), the checks are:

@@ -163,9 +163,11 @@ def scanner_scenario(world, scanner):
                       systest.pump_for(2), check(discovering(world.bus), "hci0 stopped discovering")))
         step("%s: beacond saw no exit while the other client came and went" % name,
              lambda: check(client.count("DidExitRegion", mark) == 0, "DidExitRegion"))
-        # Close() ends the client's Always monitoring too (a mere disconnect would keep it, and scanning, going).
+        # StopMonitoring ends the app's only region, so nobody needs scanning (Close() alone would leave the region
+        # to the app, as a disconnect does, and scanning going); then the client closes.
         step("%s: with beacond's client closed, another client's discovery keeps running" % name,
-             lambda: (world.bus.bluez("/org/bluez/hci0", systest.ADAPTER, "StartDiscovery"), client.lm("Close"),
+             lambda: (world.bus.bluez("/org/bluez/hci0", systest.ADAPTER, "StartDiscovery"),
+                      client.lm("StopMonitoring", "s", client.identifier), client.lm("Close"),
                       client.close(),
                       systest.pump_for(3), check(discovering(world.bus), "beacond stopped the other client's discovery")))
         step("%s: when the other client stops too, nobody discovers (beacond released its session)" % name,
