@@ -123,10 +123,12 @@ def crowd(client, controller, scanner):
     """50 beacons (major 2, minors 1…50) at 10 Hz each: a DidRangeBeacons lists all 50 with an RSSI, and every one
     of the next CROWD_SECONDS lists all 50 (beacond keeps up with 500 reports a second).
 
-    With hci: beacond reads the controller itself, so every beacon must have an RSSI in every second. With bluez:
-    the reports pass through bluetoothd first, which runs on the same software-emulated CPU; a beacon may then miss
-    an RSSI in one second (ranging shows it with RSSI 0 and proximity unknown, as Core Location does), never two,
-    and no beacon may drop out of the list."""
+    A beacon may miss an RSSI in one second (ranging shows it with RSSI 0 and proximity unknown, as Core Location
+    does), never in two running, and no beacon may drop out of the list. Under software emulation the guest's
+    own controller script, and with bluez bluetoothd too, share the emulated CPU: one CI run on a host with
+    nothing else running still saw three hci beacons miss one second ([.., 50, 47, 50, ..]) while the guest was
+    stalled. A beacond that cannot keep up with 500 reports a second misses the same beacons again the next
+    second, which this still fails."""
     beacons = [controller.add_beacon(beacon(2, minor)) for minor in range(1, CROWD + 1)]
     mark = client.collector.mark()
 
@@ -152,14 +154,10 @@ def crowd(client, controller, scanner):
         check(len(counts) >= CROWD_SECONDS - 2, "only %d DidRangeBeacons in %d s" % (len(counts), CROWD_SECONDS))
         check(all(len(listed(signal)) == CROWD for signal in later),
               "beacons listed per DidRangeBeacons over %d s: %s" % (CROWD_SECONDS, [len(listed(s)) for s in later]))
-        if scanner.startswith("hci"):
-            check(all(count == CROWD for count in counts), "beacons heard per DidRangeBeacons over %d s: %s"
-                  % (CROWD_SECONDS, counts))
-        else:
-            missed = [{minor for minor in range(1, CROWD + 1) if minor not in heard(signal)} for signal in later]
-            twice = sorted(set().union(*(a & b for a, b in zip(missed, missed[1:])))) if len(missed) > 1 else []
-            check(not twice, "beacons without an RSSI in two seconds running: %s (heard per second: %s)"
-                  % (twice, counts))
+        missed = [{minor for minor in range(1, CROWD + 1) if minor not in heard(signal)} for signal in later]
+        twice = sorted(set().union(*(a & b for a, b in zip(missed, missed[1:])))) if len(missed) > 1 else []
+        check(not twice, "beacons without an RSSI in two seconds running: %s (heard per second: %s)"
+              % (twice, counts))
         systest.note("%d DidRangeBeacons in %d s; beacons heard in each: %s; the controller sent %d reports meanwhile"
                      % (len(counts), CROWD_SECONDS, counts, controller.reports_sent - sent))
     finally:
@@ -270,8 +268,8 @@ def scanner_scenario(bus, bluetoothd, controller, scanner):
                          "only): %s" % (name, sorted(set(values))))
         step("%s: walk-away (RSSI falling, then silence): exactly one DidExitRegion" % name, walk_away, client,
              controller, walker)
-        step("%s: %d beacons at 10 Hz each: all ranged, every second for %d s%s"
-             % (name, CROWD, CROWD_SECONDS, "" if scanner.startswith("hci") else " (an RSSI missed one second at most)"),
+        step("%s: %d beacons at 10 Hz each: all ranged, every second for %d s (an RSSI missed one second at most)"
+             % (name, CROWD, CROWD_SECONDS),
              crowd, client, controller, scanner)
         step("%s: malformed reports: beacond, bluetoothd and the kernel keep running" % name, malformed, bus,
              daemon, client, controller, bluetoothd)
