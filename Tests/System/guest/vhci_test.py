@@ -148,18 +148,22 @@ def crowd(client, controller, scanner):
                                  "a DidRangeBeacons listing all %d beacons with an RSSI" % CROWD)
         systest.note("all %d beacons ranged %.1f s after they started" % (CROWD, time.monotonic() - started))
         sent = controller.reports_sent
-        systest.pump_for(CROWD_SECONDS)
-        later = client.collector.since(mark, "DidRangeBeacons", path=client.path)[first:]
+        began = time.monotonic()
+        # The next CROWD_SECONDS ranging cycles, waited for as events: beacond ranges once a second, but a guest
+        # stalled by the emulation (one CI run saw none for 5 s on a host with nothing else running) delays them;
+        # a beacond that stops ranging still fails the bound.
+        systest.wait_for(lambda: len(client.collector.since(mark, "DidRangeBeacons", path=client.path)) >= first + CROWD_SECONDS,
+                         systest.scaled(CROWD_SECONDS * 6), "%d more DidRangeBeacons" % CROWD_SECONDS)
+        later = client.collector.since(mark, "DidRangeBeacons", path=client.path)[first:first + CROWD_SECONDS]
         counts = [len(heard(signal)) for signal in later]
-        check(len(counts) >= CROWD_SECONDS - 2, "only %d DidRangeBeacons in %d s" % (len(counts), CROWD_SECONDS))
         check(all(len(listed(signal)) == CROWD for signal in later),
               "beacons listed per DidRangeBeacons over %d s: %s" % (CROWD_SECONDS, [len(listed(s)) for s in later]))
         missed = [{minor for minor in range(1, CROWD + 1) if minor not in heard(signal)} for signal in later]
         twice = sorted(set().union(*(a & b for a, b in zip(missed, missed[1:])))) if len(missed) > 1 else []
         check(not twice, "beacons without an RSSI in two seconds running: %s (heard per second: %s)"
               % (twice, counts))
-        systest.note("%d DidRangeBeacons in %d s; beacons heard in each: %s; the controller sent %d reports meanwhile"
-                     % (len(counts), CROWD_SECONDS, counts, controller.reports_sent - sent))
+        systest.note("%d DidRangeBeacons in %.1f s; beacons heard in each: %s; the controller sent %d reports meanwhile"
+                     % (len(counts), time.monotonic() - began, counts, controller.reports_sent - sent))
     finally:
         for item in beacons:
             controller.remove_beacon(item)
