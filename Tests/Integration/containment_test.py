@@ -18,7 +18,8 @@ import sys
 import time
 
 from daemon_test import main
-from harness import DEFAULT_APPS, DEFAULT_SETTINGS, LOCATION_MANAGER, NOBODY, check, pump_for, pump_until
+from harness import (DEFAULT_APPS, DEFAULT_SETTINGS, NOBODY, check, percentile, pump_for, pump_until,
+                     rss_mb)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTILE = "org.example.Hostile"
@@ -33,17 +34,8 @@ CALL_P99_BOUND_S = 2.0
 STATUS_BOUND_BYTES = 64 * 1024
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
-def rss_mb(pid):
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def hostile_world(suite):

@@ -22,7 +22,7 @@ import dbus
 from daemon_test import DEMO, OTHER, main
 import hci
 from harness import (DEFAULT_APPS, DEMO_UUID, ERROR, LOCATION_MANAGER, MANAGER, MANAGER_PATH, PrivateBus,
-                     TestFailure, check, expect_error, plain, pump_for, pump_until)
+                     TestFailure, check, expect_error, plain, pump_for, pump_until, rss_mb)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -636,12 +636,6 @@ SLEEPER = textwrap.dedent("""
 """)
 
 
-def rss_mb(pid):
-    with open("/proc/%d/status" % pid) as file:
-        for line in file:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0
 
 
 def test_slow_client(suite):

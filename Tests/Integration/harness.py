@@ -132,6 +132,21 @@ def run_tool(arguments, timeout=TOOL_TIMEOUT, as_nobody=False):
         raise TestFailure("%s did not finish within %d s" % (" ".join(command), timeout)) from expired
 
 
+def rss_mb(pid):
+    """A process's resident memory (VmRSS) in MB, 0 if it cannot be read."""
+    with open("/proc/%d/status" % pid) as file:
+        for line in file:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0
+
+
+def percentile(values, fraction):
+    """The value at `fraction` (0.99: p99) of `values`, nan for none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+
 def describe_result(result):
     return "exit %d, stdout %r, stderr %r" % (result.returncode, result.stdout.strip()[:600],
                                             result.stderr.strip()[:600])

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "Tests", "Integration"))
 
 import harness  # noqa: E402
-from harness import DEFAULT_APPS, World, pump_for  # noqa: E402
+from harness import DEFAULT_APPS, World, percentile, pump_for, rss_mb  # noqa: E402
 
 # Loading 100,000 regions is what is measured: give it time.
 harness.START_TIMEOUT = 300
@@ -32,17 +32,8 @@ UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 APPS = 10
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
-def rss_mb(pid):
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def fill(state_dir, regions):
