@@ -120,19 +120,21 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Counts a sighting of `identity` by `receiver` at `now` (a remote receiver's reading), as `observe` does; who
-    /// heard it is kept per region for `receiverWentOffline`.
-    public mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, room: SightingRoom = .unplaced,
-                                 at now: Timestamp, into events: inout [MonitoringEvent<Key>]) {
+    /// heard it is kept per region for `receiverWentOffline`. `receiverRoom` is the receiver's own room: for a region
+    /// with a room, only the loss of a receiver in that room may hold its exit.
+    public mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, in receiverRoom: String? = nil,
+                                 room: SightingRoom = .unplaced, at now: Timestamp, into events: inout [MonitoringEvent<Key>]) {
         var changes: [RegionMonitorCore.Event] = []
         let time = core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
-        let silence = adaptiveSilence(after: identity, at: time)
-        core.observe(identity, rssi: rssi, receiver: receiver, room: room, silence: silence, into: &changes)
+        let silence = adaptiveSilence(after: identity, by: receiver, at: time)
+        core.observe(identity, rssi: rssi, receiver: receiver, receiverRoom: receiverRoom, room: room, silence: silence,
+                     into: &changes)
         deliver(changes, into: &events)
     }
 
     /// With adaptive exits: counts the sighting in `identity`'s rhythm and returns the silence after which it exits,
     /// µs (rounded up to 8 steps per octave, so the monitor keeps few deadline lists). nil: the fixed timeout.
-    private mutating func adaptiveSilence(after identity: BeaconIdentity, at time: Int64) -> Int64? {
+    private mutating func adaptiveSilence(after identity: BeaconIdentity, by receiver: ReceiverID, at time: Int64) -> Int64? {
         guard let adaptive = configuration.adaptiveExit, core.matchesAnyRegion(identity) else { return nil }
         let maximum = configuration.exitTimeout.wholeMicroseconds
         if rhythms[identity] == nil, rhythms.count >= Self.rhythmCapacity {
@@ -140,7 +142,7 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
             guard rhythms.count < Self.rhythmCapacity else { return maximum }
         }
         // Mutated in place: a copy out and back would copy the gap ring on every sighting (measured: 3× slower).
-        rhythms[identity, default: SightingRhythm()].record(time, longestGap: maximum)
+        rhythms[identity, default: SightingRhythm()].record(time, by: receiver, longestGap: maximum)
         guard let learned = rhythms[identity]?.silence(forChancePerHour: adaptive.chance) else { return maximum }
         return Self.roundedUp(min(max(learned, adaptive.minimum.wholeMicroseconds), maximum), atMost: maximum)
     }

@@ -6,14 +6,13 @@ import Foundation
 /// Model: a beacon advertises every `interval` and each advertisement reaches some receiver with probability `p`, so
 /// the gaps between sightings are whole numbers of intervals, geometrically distributed. The chance that a present
 /// beacon goes unheard for `t` is (1 − p)^(t / interval); the exit comes once that is below a chance ε:
-/// t = interval · ln(ε) / ln(1 − p). `interval` is the shortest recent gap (BLE adds 0–10 ms of jitter, never
-/// less) and p is interval / mean gap. Losses come in bursts in real rooms (a body between beacon and receiver), so
+/// t = interval · ln(ε) / ln(1 − p). `interval` is the mean of the recent gaps in the shortest cluster (those under
+/// 1.5 × the shortest: one interval each, give or take BLE's 0–10 ms advertising jitter and the 5–60 ms delivery
+/// latency of remote receivers, which the shortest gap alone would take as a shorter interval and so as missed
+/// advertisements) and p is interval / mean gap. Losses come in bursts in real rooms (a body between beacon and receiver), so
 /// the silence is also never shorter than the longest gap seen (recently, or within hours) and one interval more. The
 /// caller clamps the answer.
 public struct SightingRhythm: Hashable, Sendable {
-    /// Sightings closer than this are one advertisement heard by several receivers (20 ms is BLE's shortest
-    /// advertising interval).
-    public static let sameAdvertisement: Int64 = 20_000
     /// Gaps remembered: 256 advertisements bound the miss rate to a few per cent.
     public static let capacity = 256
     /// Gaps needed before the rhythm is trusted.
@@ -28,8 +27,12 @@ public struct SightingRhythm: Hashable, Sendable {
     private var total: Int64 = 0
     private var sinceRefresh = 0
     private var shortest: Int64?
+    /// The mean of the gaps under 1.5 × `shortest`, from the last refresh.
+    private var clusterMean: Int64?
     private var longest: Int64?
     private(set) public var lastSighting: Int64?
+    /// Which readings are one advertisement heard by several receivers (`AdvertisementGrouping`).
+    private var grouping = AdvertisementGrouping()
     /// The longest gap seen over a long horizon (it halves for every hour since it was seen), µs: a beacon that once
     /// went unheard for 30 s amid a 0.3 s rhythm (recorded runs show it) may do so again long after that gap has
     /// left the ring.
@@ -40,13 +43,12 @@ public struct SightingRhythm: Hashable, Sendable {
 
     public var gapCount: Int { gaps.count }
 
-    /// Counts a sighting at `time`, µs. A gap longer than `longestGap` (the longest exit) is an absence, not part
+    /// Counts a sighting by `receiver` at `time`, µs (its arrival: readings of one advertisement by several receivers
+    /// count once, `AdvertisementGrouping`). A gap longer than `longestGap` (the longest exit) is an absence, not part
     /// of the rhythm: the beacon was gone, so it is not learned.
-    public mutating func record(_ time: Int64, longestGap: Int64 = .max) {
+    public mutating func record(_ time: Int64, by receiver: ReceiverID = .local, longestGap: Int64 = .max) {
         defer { lastSighting = max(lastSighting ?? time, time) }
-        guard let last = lastSighting else { return }
-        let gap = time - last
-        guard gap >= Self.sameAdvertisement, gap <= longestGap else { return }
+        guard let gap = grouping.record(receiver, at: time).gap, gap > 0, gap <= longestGap else { return }
         let stored = UInt32(clamping: gap)
         if gaps.count < Self.capacity {
             gaps.append(stored)
@@ -68,6 +70,14 @@ public struct SightingRhythm: Hashable, Sendable {
         if gaps.count == Self.gapsNeeded || sinceRefresh >= Self.refreshEvery {
             shortest = gaps.min().map(Int64.init)
             longest = gaps.max().map(Int64.init)
+            if let shortest {
+                var sum: Int64 = 0, count: Int64 = 0
+                for gap in gaps where Int64(gap) * 2 < shortest * 3 {
+                    sum += Int64(gap)
+                    count += 1
+                }
+                clusterMean = sum / max(1, count)
+            }
             sinceRefresh = 0
         }
     }
@@ -79,7 +89,7 @@ public struct SightingRhythm: Hashable, Sendable {
     }
 
     /// The learned interval, µs; nil until `gapsNeeded` gaps were seen.
-    public var interval: Int64? { gaps.count >= Self.gapsNeeded ? shortest : nil }
+    public var interval: Int64? { gaps.count >= Self.gapsNeeded ? clusterMean ?? shortest : nil }
 
     /// The share of advertisements heard: interval / mean gap; nil until learned.
     public var receptionRate: Double? {
