@@ -12,9 +12,14 @@ public enum RoomPlacement: Hashable, Sendable {
 ///
 /// Rules (`RoomConfiguration`):
 /// - Each receiver's distances to a beacon are smoothed exponentially in the log domain (as dB are), with time
-///   constant `smoothing`; a room's distance is its nearest receiver's. Readings older than `staleAfter` (or three
-///   of the beacon's usual gaps, for slow tags), and any receiver offline, do not count.
-/// - The first reading places a beacon at once. Afterwards a challenger room takes it only if nearer than the
+///   constant `smoothing`; a room's distance is its nearest receiver's. Any receiver offline does not count, nor a
+///   receiver whose reading is stale: not heard for `staleAfter` AND for more of the beacon's advertisements than it
+///   misses in a row by chance (its own share of advertisements heard says how many: at least 3). Counting the
+///   advertisements it missed, not wall time alone, keeps a slow tag (8 s) in its room when that room's receiver
+///   misses two of them, and lets a room that stopped hearing a beacon others hear lose it after a few.
+/// - The first advertisement's readings are collected before the first placement (they arrive 5–60 ms apart, the
+///   far receiver's often first); the beacon is placed by the reading that starts its second advertisement or comes
+///   `AdvertisementGrouping.window` after its first. Afterwards a challenger room takes it only if nearer than the
 ///   current room's distance by `margin` (0.3: at most 70 % of it), or the current room has no fresh reading, and
 ///   keeps that lead for `dwell`, in readings of its own made that long after the lead began: one noisy reading never
 ///   moves a beacon.
@@ -31,6 +36,17 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         /// Natural log of the smoothed distance.
         var logDistance: Double
         var time: Int64
+        /// The beacon's advertisement (`AdvertisementGrouping.count`) this receiver last heard.
+        var advertisement: UInt64
+        /// The share of the beacon's advertisements this receiver hears, smoothed over about 8.
+        var hearingRate: Double = 1
+
+        /// How many advertisements in a row a receiver hearing this share misses by chance only 1 % of the time:
+        /// at least 3, at most 64.
+        var allowedMisses: UInt64 {
+            guard hearingRate < 0.79 else { return 3 }
+            return UInt64(min(64, max(3, (log(0.01) / log(1 - max(hearingRate, 0.07))).rounded(.up))))
+        }
     }
 
     struct Track: Sendable {
@@ -41,11 +57,32 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         var challenger: String?
         var challengerSince: Int64 = 0
         var lastTime: Int64 = .min
-        /// The usual gap between its sightings, µs (smoothed): a tag heard every 30 s keeps its readings fresh for
+        /// When its first reading arrived.
+        var firstTime: Int64 = .min
+        /// Its advertisements, each counted once however many receivers report it.
+        var grouping = AdvertisementGrouping()
+        /// The usual gap between its advertisements, µs (smoothed): a tag heard every 30 s keeps its readings fresh for
         /// longer than `staleAfter`, or each burst would be judged by its first receiver alone.
         var typicalGap: Int64 = 0
 
         func freshness(_ staleAfter: Int64) -> Int64 { max(staleAfter, typicalGap.multipliedReportingOverflow(by: 3).partialValue) }
+
+        /// Whether `heard` still counts at `time`: a reading younger than `staleAfter` does; an older one until its
+        /// receiver has missed more advertisements than it misses by chance (the current one is not missed yet: its
+        /// readings may still be on their way), and never past that many of the beacon's usual gaps (a beacon gone
+        /// for ten minutes and back is not judged by where it was).
+        func counts(_ heard: Heard, at time: Int64, staleAfter: Int64) -> Bool {
+            let age = time - heard.time
+            guard age >= staleAfter else { return true }
+            let allowed = heard.allowedMisses
+            guard age < typicalGap.multipliedReportingOverflow(by: Int64(allowed + 1)).partialValue else { return false }
+            return heard.advertisement >= grouping.count || grouping.count - heard.advertisement - 1 < allowed
+        }
+
+        /// The first advertisement's readings are in: its window passed, or the next advertisement began.
+        func firstAdvertisementCollected(at time: Int64) -> Bool {
+            grouping.count > 1 || time - firstTime >= AdvertisementGrouping.window
+        }
     }
 
     private var tracks: [Beacon: Track] = [:]
@@ -111,22 +148,41 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     private static func update(_ track: inout Track, sample: Double, by receiver: ReceiverID, in room: String, at time: Int64,
                                rules: Rules, offline: Set<ReceiverID>) {
         let smoothing = rules.smoothing
+        if track.firstTime == .min { track.firstTime = time }
+        let gap = track.grouping.record(receiver, at: time).gap
+        let advertisement = track.grouping.count
         if var heard = track.heard[receiver], time - heard.time < track.freshness(rules.staleAfter), smoothing > 0 {
             let elapsed = Double(max(0, time - heard.time)) / 1_000_000
             let weight = 1 - exp(-elapsed / smoothing)
             heard.logDistance += weight * (sample - heard.logDistance)
             heard.time = max(heard.time, time)
             heard.room = room
+            Self.countHearing(&heard, of: advertisement)
+            track.heard[receiver] = heard
+        } else if var heard = track.heard[receiver] {
+            heard.logDistance = sample
+            heard.time = max(heard.time, time)
+            heard.room = room
+            Self.countHearing(&heard, of: advertisement)
             track.heard[receiver] = heard
         } else {
-            track.heard[receiver] = Heard(room: room, logDistance: sample, time: time)
-        }
-        if track.lastTime != .min, time - track.lastTime >= SightingRhythm.sameAdvertisement {
-            let gap = time - track.lastTime
-            track.typicalGap = track.typicalGap == 0 ? gap : track.typicalGap + (gap - track.typicalGap) / 4
+            track.heard[receiver] = Heard(room: room, logDistance: sample, time: time, advertisement: advertisement)
         }
         track.lastTime = max(track.lastTime, time)
         evaluate(&track, at: time, rules: rules, offline: offline)
+        // After the evaluation: a long absence's gap must not make the readings from before it count.
+        if let gap, gap > 0 {
+            track.typicalGap = track.typicalGap == 0 ? gap : track.typicalGap + (gap - track.typicalGap) / 4
+        }
+    }
+
+    /// A receiver heard `advertisement`: its share of advertisements heard counts the ones it missed since its last.
+    private static func countHearing(_ heard: inout Heard, of advertisement: UInt64) {
+        guard advertisement > heard.advertisement else { return }
+        let missed = min(64, advertisement - heard.advertisement - 1)
+        heard.hearingRate *= pow(7.0 / 8, Double(missed))
+        heard.hearingRate += (1 - heard.hearingRate) / 8
+        heard.advertisement = advertisement
     }
 
     /// Where `beacon` is: nil if no receiver has heard it (or it was forgotten).
@@ -138,8 +194,8 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     public func distances(of beacon: Beacon, at now: Timestamp) -> [ReceiverID: (room: String, distance: Double)] {
         guard let track = tracks[beacon] else { return [:] }
         let time = now.microsecondsSinceEpoch
-        let fresh = track.freshness(staleAfter)
-        return track.heard.filter { time - $0.value.time < fresh }.mapValues { ($0.room, exp($0.logDistance)) }
+        return track.heard.filter { track.counts($0.value, at: time, staleAfter: staleAfter) }
+            .mapValues { ($0.room, exp($0.logDistance)) }
     }
 
     /// The receiver went offline: beacons whose room has no other receiver online become unknown. Returns those.
@@ -182,10 +238,10 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     private static func evaluate(_ track: inout Track, at time: Int64, rules: Rules, offline offlineReceivers: Set<ReceiverID>) {
         guard !track.blind else { return }
         // A beacon is heard by a handful of receivers: a linear pass, no dictionaries, nothing allocated per reading.
-        let fresh = track.freshness(rules.staleAfter)
         var best: (key: String, value: Double, latest: Int64)?
         var incumbent: Double?
-        for (receiver, heard) in track.heard where time - heard.time < fresh && !offlineReceivers.contains(receiver) {
+        for (receiver, heard) in track.heard
+        where track.counts(heard, at: time, staleAfter: rules.staleAfter) && !offlineReceivers.contains(receiver) {
             if heard.room == track.room { incumbent = min(incumbent ?? .infinity, heard.logDistance) }
             if let leader = best, leader.key == heard.room {
                 best = (leader.key, min(leader.value, heard.logDistance), max(leader.latest, heard.time))
@@ -196,6 +252,7 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         }
         guard let best else { return }
         guard let current = track.room else {
+            guard track.firstAdvertisementCollected(at: time) else { return }
             track.room = best.key
             return
         }

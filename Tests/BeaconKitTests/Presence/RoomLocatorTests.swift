@@ -15,17 +15,25 @@ struct RoomLocatorTests {
         RoomLocator(configuration: try RoomConfiguration(margin: 0.3, dwell: .seconds(6), smoothing: .zero))
     }
 
-    @Test("the first reading places a beacon at once")
-    func firstReadingPlaces() throws {
+    @Test("the first advertisement's readings are collected, then the nearest of them places the beacon")
+    func firstAdvertisementPlaces() throws {
         var rooms = try locator()
         #expect(rooms.placement(of: "tag") == nil)
-        #expect(rooms.observe("tag", distance: 2, by: kitchen, in: "kitchen", at: Self.at(0)) == .room("kitchen"))
-        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+        #expect(rooms.observe("tag", distance: 2, by: kitchen, in: "kitchen", at: Self.at(0)) == nil)
+        #expect(rooms.placement(of: "tag") == nil)
+        // The kitchen again: a receiver never hears one advertisement twice, so this is the next one.
+        #expect(rooms.observe("tag", distance: 2, by: kitchen, in: "kitchen", at: Self.at(0.05)) == .room("kitchen"))
+        // Another receiver's reading once the window has passed places a beacon too.
+        var other = try locator()
+        #expect(other.observe("tag", distance: 4, by: kitchen, in: "kitchen", at: Self.at(0)) == nil)
+        #expect(other.observe("tag", distance: 2, by: hall, in: "hall", at: Self.at(0.06)) == nil)
+        #expect(other.observe("tag", distance: 5, by: office, in: "office", at: Self.at(0.2)) == .room("hall"))
     }
 
     @Test("a room only a little nearer (within the margin) never takes the beacon, however long")
     func marginHolds() throws {
         var rooms = try locator()
+        rooms.observe("tag", distance: 3, by: kitchen, in: "kitchen", at: Self.at(-1))
         for second in 0..<60 {
             rooms.observe("tag", distance: 3, by: kitchen, in: "kitchen", at: Self.at(Double(second)))
             rooms.observe("tag", distance: 2.2, by: hall, in: "hall", at: Self.at(Double(second) + 0.5))
@@ -50,6 +58,7 @@ struct RoomLocatorTests {
     @Test("one stray near reading does not move a beacon: the challenger must keep its lead")
     func strayReading() throws {
         var rooms = try locator()
+        rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(-1))
         rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(0))
         rooms.observe("tag", distance: 0.5, by: hall, in: "hall", at: Self.at(1))
         for second in 2..<8 { rooms.observe("tag", distance: 1, by: kitchen, in: "kitchen", at: Self.at(Double(second))) }
@@ -107,11 +116,16 @@ struct RoomLocatorTests {
     @Test("a flood of distinct beacons is bounded: beyond the capacity new ones wait until forget makes room")
     func bounded() throws {
         var rooms = RoomLocator<Int>(configuration: .default, capacity: 100)
-        for beacon in 0..<1000 { rooms.observe(beacon, distance: 1, by: kitchen, in: "kitchen", at: Self.at(Double(beacon) / 1000)) }
+        for beacon in 0..<1000 {
+            // Two advertisements each: the second places it.
+            rooms.observe(beacon, distance: 1, by: kitchen, in: "kitchen", at: Self.at(Double(beacon) / 1000))
+            rooms.observe(beacon, distance: 1, by: kitchen, in: "kitchen", at: Self.at(Double(beacon) / 1000 + 0.0005))
+        }
         #expect(rooms.count == 100)
         #expect(rooms.placement(of: 99) == .room("kitchen") && rooms.placement(of: 100) == nil)
         rooms.forget(notHeardFor: .seconds(60), at: Self.at(120))
         rooms.observe(500, distance: 1, by: kitchen, in: "kitchen", at: Self.at(121))
+        rooms.observe(500, distance: 1, by: kitchen, in: "kitchen", at: Self.at(122))
         #expect(rooms.count == 1 && rooms.placement(of: 500) == .room("kitchen"))
     }
 
@@ -120,6 +134,7 @@ struct RoomLocatorTests {
         var rooms = try locator()
         rooms.observe("old", distance: 1, by: kitchen, in: "kitchen", at: Self.at(0))
         rooms.observe("new", distance: 1, by: kitchen, in: "kitchen", at: Self.at(500))
+        rooms.observe("new", distance: 1, by: kitchen, in: "kitchen", at: Self.at(501))
         rooms.forget(notHeardFor: .seconds(300), at: Self.at(600))
         #expect(rooms.placement(of: "old") == nil)
         #expect(rooms.placement(of: "new") == .room("kitchen"))
@@ -193,9 +208,10 @@ struct SightingRhythmTests {
     @Test("readings of one advertisement by several receivers are one sighting")
     func sameAdvertisement() {
         var rhythm = SightingRhythm()
-        rhythm.record(0)
-        rhythm.record(5_000)
-        rhythm.record(1_000_000)
+        rhythm.record(0, by: ReceiverID(rawValue: 1))
+        rhythm.record(5_000, by: ReceiverID(rawValue: 2))
+        rhythm.record(60_000, by: .local)
+        rhythm.record(1_000_000, by: ReceiverID(rawValue: 1))
         #expect(rhythm.gapCount == 1)
     }
 
