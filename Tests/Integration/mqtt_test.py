@@ -917,6 +917,53 @@ def test_rooms_exits_and_calibration(suite):
         broker.close()
 
 
+# MARK: 15. blindness scoped to the room
+
+def test_offline_receiver_elsewhere_does_not_hold_a_room(suite):
+    """Node hall hears nothing itself; receivers living, kitchen and bedroom (paho-mqtt, ESPresense's format) report
+    beacon 1:2. A region @living enters while living hears it strongest (bedroom hears it through the wall). The
+    bedroom's receiver goes offline (its status says so), then the beacon walks into the kitchen, placed there by
+    online receivers: the living region must exit on time (exit_timeout 20 s after the last reading placed in the
+    living room), never become unknown waiting for the unrelated bedroom."""
+    broker = Broker()
+    receivers = None
+    try:
+        settings = ('[monitoring]\nexit_timeout = 20\n\n[rooms]\nmargin = 0.3\ndwell = 1\n\n'
+                    '[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "hall"\npublish = []\n' % broker.port)
+        hall = setup(suite, broker, settings=settings)
+        client = hall.authorized_client("org.example.Demo", "authorizedAlways")
+        client.start_monitoring("living", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), Room="living")
+        receivers = ReadingPublisher(broker, ["living", "kitchen", "bedroom"])
+        receivers.set("living", {(1, 2): -60.0})
+        receivers.set("bedroom", {(1, 2): -75.0})
+        receivers.set("kitchen", {(1, 2): -82.0})
+        check(client.wait("DidEnterRegion", where=lambda s: str(s.args[0]["Identifier"]) == "living", timeout=15),
+              "no entry of living")
+        check(pump_until(lambda: all(r["Online"] for r in hall.admin.status()["MQTTReceivers"]
+                                     if r["Room"] in ("living", "kitchen", "bedroom")), 10), "a receiver is not online")
+        # The bedroom's receiver dies (its will: offline); the hall must have heard of it before the walk.
+        receivers.set("bedroom", {})
+        receivers.client.publish(status_topic("bedroom"), "offline", qos=1, retain=True).wait_for_publish()
+        check(pump_until(lambda: any(r["Room"] == "bedroom" and not r["Online"]
+                                     for r in hall.admin.status()["MQTTReceivers"]), 10), "bedroom never went offline")
+        mark = client.collector.mark()
+        walked = time.monotonic()
+        receivers.set("kitchen", {(1, 2): -60.0})
+        receivers.set("living", {(1, 2): -82.0})
+        client.wait("DidExitRegion", where=lambda s: str(s.args[0]["Identifier"]) == "living", timeout=60,
+                    what="living's exit while the unrelated bedroom is offline")
+        took = time.monotonic() - walked
+        unknown = [s for s in client.collector.since(mark, member="DidDetermineState")
+                   if str(s.args[0]) == "unknown" and str(s.args[1]["Identifier"]) == "living"]
+        check(not unknown, "living became unknown, held by the offline bedroom: %r" % unknown)
+        # Placed in the kitchen after the dwell (1 s) and the margin, then exit_timeout 20 s: well under 40 s.
+        check(took < 40, "living exited %.1f s after the walk (exit_timeout 20)" % took)
+    finally:
+        if receivers:
+            receivers.close()
+        broker.close()
+
+
 # MARK: 11. the broker down under a fleet region, and a flood of identities
 
 def rss_kb(pid):
@@ -1062,6 +1109,8 @@ TESTS = [
      test_rooms_exits_and_calibration),
     ("13 readings no radio can produce are dropped with why, and enter no region", test_impossible_readings_are_refused),
     ("13b a message over 64 KiB is named in MQTTLastDropped", test_oversized_message_is_named),
+    ("15 an offline receiver of an unrelated room does not hold a room region's exit",
+     test_offline_receiver_elsewhere_does_not_hold_a_room),
 ]
 
 if __name__ == "__main__":

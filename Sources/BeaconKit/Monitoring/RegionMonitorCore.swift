@@ -27,6 +27,9 @@ struct RegionMonitorCore: Sendable {
         var deadlineFloor: Int64?
         /// Unknown because every receiver that heard it lately went offline: no deadline until one returns.
         var blind = false
+        /// A region with a room: the latest sighting of its beacon placed in another room, µs. Online receivers
+        /// place a beacon, so one placed elsewhere since it last counted has left, whoever went offline meanwhile.
+        var placedElsewhere: Int64 = .min
     }
 
     /// Who heard a region lately: this node's own scanner, and remote receivers (allocated only once one does),
@@ -92,6 +95,9 @@ struct RegionMonitorCore: Sendable {
     private var hearings: [Hearing] = []
     /// Remote receivers known to be offline now.
     private(set) var offlineReceivers: Set<ReceiverID> = []
+    /// Each remote receiver's room, as its latest reading said: only a receiver of a region's room can hold that
+    /// region's exit when it goes offline.
+    private var receiverRooms: [ReceiverID: String] = [:]
     private var freeSlots: [Int] = []
     /// The timeout each region entering at this sighting will wait, between matching and entering.
     private var pendingTimeouts: [Int: Int64] = [:]
@@ -249,10 +255,11 @@ struct RegionMonitorCore: Sendable {
     /// Counts one sighting by `receiver` (after the caller moved the clock to it) at the clock's time, in `room`; an
     /// inside region exits after `silence` µs without another (its own ExitDelay instead, if it has one; nil: the
     /// configuration's timeout). A later deadline already set by another beacon of the region is kept.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local,
+    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local, receiverRoom: String? = nil,
                           room: SightingRoom = .unplaced, silence: Int64? = nil, into events: inout [Event]) {
         defer { dropOutdatedRestoredDeadlines() }
         guard !isSuspended else { return }
+        if receiver != .local, let receiverRoom, receiverRooms[receiver] != receiverRoom { receiverRooms[receiver] = receiverRoom }
         let index = self.index
         var entering: [(ordinal: UInt64, slot: Int)] = []
         index.forEachMatch(of: identity) { slot in
@@ -263,7 +270,10 @@ struct RegionMonitorCore: Sendable {
                 // inside, never enter one; leaving is decided once it is placed again.
                 case .unknown: if weight == .enters { weight = .refreshes }
                 case .room(let name) where name == wanted: break
-                case .room, .unplaced: weight = .ignored
+                case .room:
+                    weight = .ignored
+                    records[slot]?.placedElsewhere = clock
+                case .unplaced: weight = .ignored
                 }
             }
             guard weight != .ignored else { return }
@@ -339,13 +349,13 @@ struct RegionMonitorCore: Sendable {
             guard let record = records[slot], let region = regions[slot],
                   record.lastDetermined == .inside, record.state != .outside else { continue }
             let hearing = hearings[slot]
-            let recent = (hearing.remote ?? [:]).filter { $0.value >= since }.map(\.key)
+            let recent = (hearing.remote ?? [:]).filter { $0.value >= since && mayHold(slot, $0.key) }.map(\.key)
             if record.blind {
                 // Already waiting: it now waits for this receiver too, if it heard the region lately.
                 if recent.contains(receiver) { hearings[slot].waitingFor.insert(receiver) }
                 continue
             }
-            guard recent.contains(receiver), hearing.local < since,
+            guard recent.contains(receiver), hearing.local < since, !placedElsewhereSince(record),
                   recent.allSatisfy({ offlineReceivers.contains($0) }) else { continue }
             clearDeadline(slot)
             records[slot]?.blind = true
@@ -363,9 +373,9 @@ struct RegionMonitorCore: Sendable {
     /// offline, or whose receiver's going offline was not known when it was last heard).
     private mutating func blindInsteadOfExit(_ slot: Int, at time: Int64, into events: inout [Event]) -> Bool {
         guard !offlineReceivers.isEmpty, let record = records[slot], let region = regions[slot],
-              record.lastDetermined == .inside, let remote = hearings[slot].remote else { return false }
+              record.lastDetermined == .inside, let remote = hearings[slot].remote, !placedElsewhereSince(record) else { return false }
         let since = (record.lastSeen ?? time).subtractingReportingOverflow(exitTimeout).partialValue
-        let waiting = Set(remote.filter { $0.value >= since && offlineReceivers.contains($0.key) }.keys)
+        let waiting = Set(remote.filter { $0.value >= since && offlineReceivers.contains($0.key) && mayHold(slot, $0.key) }.keys)
         guard !waiting.isEmpty else { return false }
         records[slot]?.blind = true
         hearings[slot].waitingFor = waiting
@@ -387,6 +397,20 @@ struct RegionMonitorCore: Sendable {
             hearings[slot].waitingFor = []
             if !isSuspended { setDeadline(slot) }
         }
+    }
+
+    /// Whether `receiver` going offline may hold the exit of the region in `slot`: any receiver for a region without
+    /// a room; for one with a room, only a receiver in that room (one that could place the beacon there). A receiver
+    /// whose room is not known yet (none of its readings since a restart) may, as before rooms were scoped.
+    private func mayHold(_ slot: Int, _ receiver: ReceiverID) -> Bool {
+        guard let room = rules[slot].room, let receiverRoom = receiverRooms[receiver] else { return true }
+        return receiverRoom == room
+    }
+
+    /// A region with a room whose beacon was placed in another room since it last counted: it is leaving, placed
+    /// there by receivers that are online.
+    private func placedElsewhereSince(_ record: Record) -> Bool {
+        record.placedElsewhere != .min && record.placedElsewhere >= (record.lastSeen ?? .min)
     }
 
     // MARK: Internals

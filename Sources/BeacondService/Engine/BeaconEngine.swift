@@ -47,7 +47,7 @@ struct BeaconEngine {
                                               distance: distance.flatMap { $0 >= 0 ? $0 : nil }, by: receiver, in: room, at: now)
         }
         var monitoring: [MonitoringEvent<EngineKey>] = []
-        pipeline.monitor.observe(identity, rssi: rssi, by: receiver, room: placed, at: now, into: &monitoring)
+        pipeline.monitor.observe(identity, rssi: rssi, by: receiver, in: room, room: placed, at: now, into: &monitoring)
         return events + monitoring.map { .monitoring($0) }
     }
 
