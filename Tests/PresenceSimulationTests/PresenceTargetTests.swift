@@ -9,7 +9,7 @@ import Testing
 /// asserted as it stands (and said in docs/presence.md), so it cannot silently grow.
 @Suite("presence targets")
 struct PresenceTargetTests {
-    /// The table, computed once for every test here (about 50 s in a debug build); a fixture missing or unreadable is
+    /// The table, computed once for every test here (about 50 s in a debug build before the fleet variants and room regions; 5 min on a loaded 2-core machine with them); a fixture missing or unreadable is
     /// every test's failure, with why, not a crash.
     static let table: Result<[PresenceSuite.Row], any Error> = Result {
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
