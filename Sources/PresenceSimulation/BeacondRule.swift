@@ -2,17 +2,23 @@ public import BeaconKit
 import Foundation
 
 /// beacond's room presence, run as the daemon runs it: the real `RoomLocator` (calibrated distances, margin and dwell
-/// hysteresis, unknown while a room's receivers are offline) and the real `RegionMonitor` (one region per beacon;
+/// hysteresis, unknown while a room's receivers are offline) and the real `RegionMonitor` (a region per beacon, and one
+/// per beacon and room with `BeaconRegion.room`, fed each sighting's placement as `BeaconEngine.observe` feeds it;
 /// adaptive exits; a receiver offline makes what only it heard unknown). Receivers are remote receivers 1…n.
 public struct BeacondRule: PresenceAlgorithm {
     public let name: String
     let rooms: [Int]
     let calibrations: [ReceiverCalibration]
     let measuredPower: Double
-    var monitor: RegionMonitor<Int>
+    /// A beacon's region (`room` nil) or its region in one room.
+    struct RegionKey: Hashable, Sendable {
+        var beacon: Int
+        var room: Int?
+    }
+    var monitor: RegionMonitor<RegionKey>
     var locator: RoomLocator<Int>
     var started: Set<Int> = []
-    var events: [MonitoringEvent<Int>] = []
+    var events: [MonitoringEvent<RegionKey>] = []
 
     /// `rooms`: the room of each receiver; `calibrations`: each receiver's (uncalibrated when empty).
     public init(name: String, rooms: [Int], room: RoomConfiguration = .default, monitoring: MonitoringConfiguration,
@@ -34,17 +40,27 @@ public struct BeacondRule: PresenceAlgorithm {
     public mutating func observe(_ reading: SimulatedReading) {
         let now = Timestamp(secondsSinceEpoch: reading.time)
         if started.insert(reading.beacon).inserted {
-            let region = BeaconRegion(identifier: "beacon\(reading.beacon)",
-                                      constraint: BeaconIdentityConstraint(Self.identity(reading.beacon)))
-            monitor.startMonitoring(region, for: reading.beacon, at: now, into: &events)
+            let constraint = BeaconIdentityConstraint(Self.identity(reading.beacon))
+            monitor.startMonitoring(BeaconRegion(identifier: "beacon\(reading.beacon)", constraint: constraint),
+                                    for: RegionKey(beacon: reading.beacon), at: now, into: &events)
+            for room in Set(rooms).sorted() {
+                monitor.startMonitoring(BeaconRegion(identifier: "beacon\(reading.beacon)@\(room)", constraint: constraint,
+                                                     room: String(room)),
+                                        for: RegionKey(beacon: reading.beacon, room: room), at: now, into: &events)
+            }
         }
         let calibration = calibrations.indices.contains(reading.receiver) ? calibrations[reading.receiver] : .uncalibrated
         if let distance = calibration.distance(rssi: Double(reading.rssi), measuredPower: measuredPower) {
             locator.observe(reading.beacon, distance: distance, by: Self.receiver(reading.receiver),
                             in: String(rooms[reading.receiver]), at: now)
         }
+        let placed: SightingRoom = switch locator.placement(of: reading.beacon) {
+        case .room(let name)?: .room(name)
+        case .unknown?: .unknown
+        case nil: .unplaced
+        }
         monitor.observe(Self.identity(reading.beacon), rssi: Int8(clamping: reading.rssi), by: Self.receiver(reading.receiver),
-                        at: now, into: &events)
+                        room: placed, at: now, into: &events)
         events.removeAll(keepingCapacity: true)
     }
 
@@ -63,7 +79,7 @@ public struct BeacondRule: PresenceAlgorithm {
     public mutating func answer(for beacon: Int, at time: Double) -> PresenceAnswer {
         monitor.advance(to: Timestamp(secondsSinceEpoch: time), into: &events)
         events.removeAll(keepingCapacity: true)
-        switch monitor.state(of: beacon) {
+        switch monitor.state(of: RegionKey(beacon: beacon)) {
         case .inside?:
             switch locator.placement(of: beacon) {
             case .room(let name)?: return Int(name).map { .room($0) } ?? .unknown
@@ -71,6 +87,14 @@ public struct BeacondRule: PresenceAlgorithm {
             }
         case .unknown?: return .unknown
         case .outside?, nil: return .away
+        }
+    }
+
+    /// The beacon's region in `room` is outside (asked after `answer(for:at:)` moved the monitor's clock).
+    public mutating func hasLeft(_ room: Int, beacon: Int, answer: PresenceAnswer) -> Bool {
+        switch monitor.state(of: RegionKey(beacon: beacon, room: room)) {
+        case .inside?, .unknown?: false
+        case .outside?, nil: true
         }
     }
 }

@@ -15,11 +15,30 @@ public protocol PresenceAlgorithm {
     mutating func receiverCameOnline(_ receiver: Int, at time: Double)
     /// The answer for `beacon` at `time`, every reading and status before `time` having been observed.
     mutating func answer(for beacon: Int, at time: Double) -> PresenceAnswer
+    /// Whether `beacon` has left `room` by the rule's account, asked right after `answer(for:at:)` gave `answer`:
+    /// for beacond its room region (`BeaconRegion.room`) is outside; for a rule without regions, its answer is
+    /// another room or away.
+    mutating func hasLeft(_ room: Int, beacon: Int, answer: PresenceAnswer) -> Bool
 }
 
 extension PresenceAlgorithm {
     public mutating func receiverWentOffline(_ receiver: Int, at time: Double) {}
     public mutating func receiverCameOnline(_ receiver: Int, at time: Double) {}
+    public mutating func hasLeft(_ room: Int, beacon: Int, answer: PresenceAnswer) -> Bool {
+        answer != .room(room) && answer != .unknown
+    }
+}
+
+/// One departure and how late the answer followed it.
+public struct ExitRecord: Hashable, Sendable, Codable {
+    public var beacon: Int
+    /// The room left (room exits), nil for leaving the building.
+    public var room: Int?
+    /// Where to: another room, or nil (away).
+    public var to: Int?
+    public var departure: Double
+    /// Seconds from the departure to the answer; nil: never answered before the beacon came back or the trace ended.
+    public var delay: Double?
 }
 
 /// How an algorithm did on a trace, against its ground truth, sampled every `step` seconds.
@@ -38,10 +57,22 @@ public struct PresenceScore: Hashable, Sendable {
     public var missedExits: Int
     /// Of the samples where a beacon was present: the share answered unknown.
     public var unknownShare: Double
+    /// Every departure from the building, answered (with its delay) or missed.
+    public var exits: [ExitRecord] = []
+    /// Every departure from a room (to another room or away) and how late the rule said the beacon left that room.
+    public var roomExits: [ExitRecord] = []
 
-    public func exitDelay(quantile: Double) -> Double? {
-        guard !exitDelays.isEmpty else { return nil }
-        let sorted = exitDelays.sorted()
+    public func exitDelay(quantile: Double) -> Double? { Self.quantile(quantile, of: exitDelays) }
+
+    /// The `quantile` of the room-exit delays answered (nil: none).
+    public func roomExitDelay(quantile: Double) -> Double? { Self.quantile(quantile, of: roomExits.compactMap(\.delay)) }
+
+    /// Room departures never answered before the beacon came back to that room or the trace ended.
+    public var missedRoomExits: Int { roomExits.count { $0.delay == nil } }
+
+    public static func quantile(_ quantile: Double, of values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
         return sorted[min(sorted.count - 1, Int((quantile * Double(sorted.count - 1)).rounded()))]
     }
 }
@@ -68,6 +99,8 @@ public enum Evaluation {
         var lastAnsweredRoom = [Int?](repeating: nil, count: beacons)
         var inRoom = 0, correct = 0, present = 0, unknown = 0, flaps = 0, falseExits = 0, truthChanges = 0, missed = 0
         var delays: [Double] = []
+        var exits: [ExitRecord] = []
+        var rooms = RoomExitTally(trace.roomDepartures, beacons: beacons)
         var next = 0
         var time = 0.0
         while time < trace.duration {
@@ -93,13 +126,19 @@ public enum Evaluation {
                         lastTrueRoom[beacon] = room
                     }
                     // Back before the answer turned away: that departure was never answered.
-                    if departure[beacon] != nil {
+                    if let left = departure[beacon] {
                         missed += 1
+                        exits.append(ExitRecord(beacon: beacon, departure: left))
                         departure[beacon] = nil
                     }
                 } else if wasPresent[beacon] == true {
                     // A real departure; answered at once if the answer was away already (a false exit before it).
-                    if previous[beacon] == .away { delays.append(0) } else { departure[beacon] = time }
+                    if previous[beacon] == .away {
+                        delays.append(0)
+                        exits.append(ExitRecord(beacon: beacon, departure: time, delay: 0))
+                    } else {
+                        departure[beacon] = time
+                    }
                 }
                 if let before = previous[beacon] {
                     if answer == .away, before != .away {
@@ -107,10 +146,12 @@ public enum Evaluation {
                             falseExits += 1
                         } else if let left = departure[beacon] {
                             delays.append(time - left)
+                            exits.append(ExitRecord(beacon: beacon, departure: left, delay: time - left))
                             departure[beacon] = nil
                         }
                     }
                 }
+                rooms.sample(beacon, at: time, truth: truth, answer: answer, algorithm: &algorithm)
                 // A flap: the answered room changes (through unknown or away in between, too), as the true room is counted.
                 if case .room(let now) = answer {
                     if let last = lastAnsweredRoom[beacon], last != now { flaps += 1 }
@@ -121,13 +162,62 @@ public enum Evaluation {
             }
             time += step
         }
-        missed += departure.compactMap { $0 }.count
+        for (beacon, left) in departure.enumerated() {
+            guard let left else { continue }
+            missed += 1
+            exits.append(ExitRecord(beacon: beacon, departure: left))
+        }
         let hours = Double(present) * step / 3600
         return PresenceScore(correctRoomRate: inRoom == 0 ? 0 : Double(correct) / Double(inRoom),
                              flapsPerHour: hours == 0 ? 0 : Double(flaps) / hours,
                              truthRoomChangesPerHour: hours == 0 ? 0 : Double(truthChanges) / hours,
                              falseExitsPerHour: hours == 0 ? 0 : Double(falseExits) / hours,
                              exitDelays: delays, missedExits: missed,
-                             unknownShare: present == 0 ? 0 : Double(unknown) / Double(present))
+                             unknownShare: present == 0 ? 0 : Double(unknown) / Double(present),
+                             exits: exits, roomExits: rooms.finished())
+    }
+}
+
+/// Room departures waiting for a rule to say the beacon left that room.
+struct RoomExitTally {
+    let departures: [[RoomDeparture]]
+    var next: [Int]
+    var pending: [[RoomDeparture]]
+    var records: [ExitRecord] = []
+
+    init(_ departures: [[RoomDeparture]], beacons: Int) {
+        self.departures = departures
+        next = Array(repeating: 0, count: beacons)
+        pending = Array(repeating: [], count: beacons)
+    }
+
+    /// At each sample: departures up to `time` wait; one is answered when the rule says the beacon left that room, and
+    /// missed if the beacon is back in it first.
+    mutating func sample<Algorithm: PresenceAlgorithm>(_ beacon: Int, at time: Double, truth: Int??, answer: PresenceAnswer,
+                                                       algorithm: inout Algorithm) {
+        guard departures.indices.contains(beacon) else { return }
+        while next[beacon] < departures[beacon].count, departures[beacon][next[beacon]].time <= time {
+            pending[beacon].append(departures[beacon][next[beacon]])
+            next[beacon] += 1
+        }
+        guard !pending[beacon].isEmpty else { return }
+        var waiting: [RoomDeparture] = []
+        for left in pending[beacon] {
+            if truth == .some(.some(left.room)) {
+                records.append(ExitRecord(beacon: beacon, room: left.room, to: left.to, departure: left.time))
+            } else if algorithm.hasLeft(left.room, beacon: beacon, answer: answer) {
+                records.append(ExitRecord(beacon: beacon, room: left.room, to: left.to, departure: left.time,
+                                          delay: time - left.time))
+            } else {
+                waiting.append(left)
+            }
+        }
+        pending[beacon] = waiting
+    }
+
+    func finished() -> [ExitRecord] {
+        records + pending.enumerated().flatMap { beacon, waiting in
+            waiting.map { ExitRecord(beacon: beacon, room: $0.room, to: $0.to, departure: $0.time) }
+        }
     }
 }

@@ -13,7 +13,22 @@ public enum PresenceSuite {
         public var interval: ClosedRange<Double>
         public var offsets: Double
         public var offline: Bool
+        /// A variant: the trace of scenario `variantOf` (its seed too, so the two rows score one trace), then
+        /// `fleet` applied to it.
+        public var variantOf: Int? = nil
+        public var fleet = FleetConditions()
     }
+
+    /// What a fleet of Wi-Fi receivers adds to a trace (`SimulatedTrace.withLossBursts`, `withReceiverOffline`,
+    /// `withReadingLatency`, in that order).
+    public struct FleetConditions: Sendable {
+        public var latency: ClosedRange<Double>? = nil
+        public var bursts: LossBursts? = nil
+        public var offline: OfflineSchedule? = nil
+    }
+
+    /// ESPresense nodes on Wi-Fi deliver readings 5–60 ms after the advertisement.
+    public static let wifiLatency = 0.005...0.060
 
     public static let scenarios = [
         Scenario(name: "typical: σ 4 dB, 20 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
@@ -24,6 +39,21 @@ public enum PresenceSuite {
                  interval: 0.1...30, offsets: 10, offline: false),
         Scenario(name: "a receiver offline for 10 min of each hour, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
                  interval: 1...1, offsets: 10, offline: true),
+    ] + fleetScenarios
+
+    /// The fleet variants: each is an earlier scenario's trace (the row to compare it with) as Wi-Fi receivers deliver
+    /// it.
+    public static let fleetScenarios = [
+        Scenario(name: "Wi-Fi latency: the typical trace, each reading 5–60 ms late, out of order", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                 interval: 1...1, offsets: 10, offline: false, variantOf: 0, fleet: FleetConditions(latency: wifiLatency)),
+        Scenario(name: "Wi-Fi latency: the slow-tag trace, each reading 5–60 ms late, out of order", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                 interval: 0.1...30, offsets: 10, offline: false, variantOf: 2, fleet: FleetConditions(latency: wifiLatency)),
+        Scenario(name: "loss bursts: the typical trace, each receiver–beacon link blocked ~5 s in 35", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                 interval: 1...1, offsets: 10, offline: false, variantOf: 0,
+                 fleet: FleetConditions(bursts: LossBursts(meanGood: 30, meanBad: 5, lossWhileBad: 0.95))),
+        Scenario(name: "the typical trace with room0's receiver offline 5 min in 10 while beacons walk elsewhere", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                 interval: 1...1, offsets: 10, offline: false, variantOf: 0,
+                 fleet: FleetConditions(offline: OfflineSchedule(receiver: 0, period: 600, duration: 300, phase: 120))),
     ]
 
     /// beacond as the evaluation runs it: the default room settings, adaptive exits from 2 s to 180 s at
@@ -58,7 +88,11 @@ public enum PresenceSuite {
                 ? scenario.interval.lowerBound : [0.1, 1, 5, 10, 30][number % 5]
             return SimulatedBeacon(name: "beacon\(number)", advertisingInterval: interval, stops: stops)
         }
-        return Simulator.run(plan: plan, receivers: receivers, beacons: walkers, radio: scenario.radio, seed: seed)
+        var trace = Simulator.run(plan: plan, receivers: receivers, beacons: walkers, radio: scenario.radio, seed: seed)
+        if let bursts = scenario.fleet.bursts { trace = trace.withLossBursts(bursts, seed: seed) }
+        if let offline = scenario.fleet.offline { trace = trace.withReceiverOffline(offline) }
+        if let latency = scenario.fleet.latency { trace = trace.withReadingLatency(latency, seed: seed) }
+        return trace
     }
 
     /// Each receiver fitted from a reference beacon at 1 m and at 4 m (30 readings each), as `beaconctl calibrate` does.
@@ -94,7 +128,7 @@ public enum PresenceSuite {
     }
 
     /// One row of the table.
-    public struct Row: Codable, Sendable {
+    public struct Row: Encodable, Sendable {
         public var scenario: String
         public var algorithm: String
         public var correctRoomRate: Double
@@ -105,6 +139,41 @@ public enum PresenceSuite {
         public var exitDelayP95: Double?
         public var missedExits: Int
         public var unknownShare: Double
+        /// From each departure from a room (the beacon crossing its wall, or going away) to the rule saying it left
+        /// that room: beacond's room region (`BeaconRegion.room`) outside, a peer's answer another room or away.
+        public var roomExitDelayMedian: Double?
+        public var roomExitDelayP95: Double?
+        public var missedRoomExits: Int
+        /// Every departure (from the building, and from each room), for comparing rows departure by departure.
+        public var exits: [ExitRecord]
+        public var roomExits: [ExitRecord]
+        /// Each beacon's advertising interval, seconds (empty on recorded runs).
+        public var advertisingIntervals: [Double]
+
+        /// The JSON (`beacond-bench presence --json`) has the figures, not every departure.
+        enum CodingKeys: String, CodingKey {
+            case scenario, algorithm, correctRoomRate, flapsPerHour, truthRoomChangesPerHour, falseExitsPerHour,
+                 exitDelayMedian, exitDelayP95, missedExits, unknownShare, roomExitDelayMedian, roomExitDelayP95, missedRoomExits
+        }
+
+        init(scenario: String, algorithm: String, score: PresenceScore, advertisingIntervals: [Double]) {
+            self.scenario = scenario
+            self.algorithm = algorithm
+            correctRoomRate = score.correctRoomRate
+            flapsPerHour = score.flapsPerHour
+            truthRoomChangesPerHour = score.truthRoomChangesPerHour
+            falseExitsPerHour = score.falseExitsPerHour
+            exitDelayMedian = score.exitDelay(quantile: 0.5)
+            exitDelayP95 = score.exitDelay(quantile: 0.95)
+            missedExits = score.missedExits
+            unknownShare = score.unknownShare
+            roomExitDelayMedian = score.roomExitDelay(quantile: 0.5)
+            roomExitDelayP95 = score.roomExitDelay(quantile: 0.95)
+            missedRoomExits = score.missedRoomExits
+            exits = score.exits
+            roomExits = score.roomExits
+            self.advertisingIntervals = advertisingIntervals
+        }
     }
 
     /// The whole table: every simulated scenario (`hours`, `beacons`, `seed`), then each recorded run found in
@@ -113,7 +182,7 @@ public enum PresenceSuite {
                              fixtures: String?, beacondOnly: Bool = false) throws -> [Row] {
         var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?)] = []
         for (number, scenario) in scenarios.enumerated() {
-            let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(number))
+            let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(scenario.variantOf ?? number))
             runs.append((scenario.name, trace, calibrations(trace, radio: scenario.radio, seed: seed)))
         }
         if let fixtures {
@@ -127,11 +196,8 @@ public enum PresenceSuite {
                                         calibrations: run.calibrations, beacondOnly: beacondOnly)
             for index in algorithms.indices {
                 let score = score(&algorithms[index], run.trace)
-                rows.append(Row(scenario: run.name, algorithm: algorithms[index].name, correctRoomRate: score.correctRoomRate,
-                                flapsPerHour: score.flapsPerHour, truthRoomChangesPerHour: score.truthRoomChangesPerHour,
-                                falseExitsPerHour: score.falseExitsPerHour, exitDelayMedian: score.exitDelay(quantile: 0.5),
-                                exitDelayP95: score.exitDelay(quantile: 0.95), missedExits: score.missedExits,
-                                unknownShare: score.unknownShare))
+                rows.append(Row(scenario: run.name, algorithm: algorithms[index].name, score: score,
+                                advertisingIntervals: run.trace.advertisingIntervals))
             }
         }
         return rows

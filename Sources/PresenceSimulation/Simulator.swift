@@ -75,17 +75,30 @@ public struct RadioEnvironment: Hashable, Sendable {
 
 /// One receiver's reception of one advertisement.
 public struct SimulatedReading: Hashable, Sendable {
+    /// When the reading reaches the rules: the advertisement's time, plus the receiver's delivery latency when the
+    /// trace has one (`SimulatedTrace.withReadingLatency`). The daemon has no other clock for a remote reading.
     public var time: Double
     public var receiver: Int
     public var beacon: Int
     public var rssi: Int
+    /// When the beacon advertised: every receiver hearing one advertisement has the same.
+    public var advertisedAt: Double
 
-    public init(time: Double, receiver: Int, beacon: Int, rssi: Int) {
+    public init(time: Double, receiver: Int, beacon: Int, rssi: Int, advertisedAt: Double? = nil) {
         self.time = time
         self.receiver = receiver
         self.beacon = beacon
         self.rssi = rssi
+        self.advertisedAt = advertisedAt ?? time
     }
+}
+
+/// A beacon leaving a room: when it crossed the room's wall (or vanished from it, going away), and where to.
+public struct RoomDeparture: Hashable, Sendable {
+    public var room: Int
+    public var time: Double
+    /// nil: away.
+    public var to: Int?
 }
 
 /// Where a beacon really was from `start` to `end`: a room, nil while away, or walking between rooms (`walking`,
@@ -107,6 +120,10 @@ public struct SimulatedTrace: Sendable {
     public var receiverOffline: [[Range<Double>]]
     /// The receivers the trace was made with.
     public var receivers: [SimulatedReceiver] = []
+    /// Each beacon's departures from rooms, in time order (none for recorded runs: their times are too rough).
+    public var roomDepartures: [[RoomDeparture]] = []
+    /// Each beacon's advertising interval, seconds (empty for recorded runs).
+    public var advertisingIntervals: [Double] = []
 
     /// The room beacon `beacon` was in at `time` (nil: away, or in a corridor between rooms).
     public func room(of beacon: Int, at time: Double) -> Int?? {
@@ -151,7 +168,29 @@ public enum Simulator {
         }
         readings.sort { ($0.time, $0.receiver, $0.beacon) < ($1.time, $1.receiver, $1.beacon) }
         return SimulatedTrace(readings: readings, truth: truth, duration: duration,
-                              receiverOffline: receivers.map(\.offline), receivers: receivers)
+                              receiverOffline: receivers.map(\.offline), receivers: receivers,
+                              roomDepartures: truth.map { departures(from: $0, plan: plan) },
+                              advertisingIntervals: beacons.map(\.advertisingInterval))
+    }
+
+    /// Where a schedule leaves a room: at the wall it crosses walking to the next (found every 50 ms of the walk), or
+    /// at the end of the stay when it goes away.
+    static func departures(from intervals: [TruthInterval], plan: FloorPlan) -> [RoomDeparture] {
+        var departures: [RoomDeparture] = []
+        for (index, stay) in intervals.enumerated() where !stay.walking && index + 1 < intervals.count {
+            guard let room = stay.room else { continue }
+            let next = intervals[index + 1]
+            if next.room == nil {
+                departures.append(RoomDeparture(room: room, time: stay.end, to: nil))
+            } else if next.walking {
+                var time = next.start
+                while time < next.end, let point = position(of: intervals, at: time, plan: plan), plan.room(at: point) == room {
+                    time += 0.05
+                }
+                departures.append(RoomDeparture(room: room, time: min(time, next.end), to: next.room))
+            }
+        }
+        return departures
     }
 
     /// The beacon's stops and the walks between them, in time order.

@@ -66,4 +66,59 @@ struct SimulatorTests {
         #expect(!trace.readings.contains { $0.time > 24.3 && $0.time < 44.1 })
         #expect(abs(trace.duration - (10 + 5 / 1.2 + 10 + 20 + 5)) < 1e-9)
     }
+
+    @Test("Wi-Fi latency: one advertisement's readings arrive 5–60 ms late and spread out, out of advertising order, each receiver's in order")
+    func latency() {
+        let beacons = [SimulatedBeacon(name: "fast", advertisingInterval: 0.1, stops: [.init(room: 4, dwell: 120)]),
+                       SimulatedBeacon(name: "slow", advertisingInterval: 1, stops: [.init(room: 1, dwell: 120)])]
+        let timely = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: beacons, radio: RadioEnvironment(), seed: 5)
+        let late = timely.withReadingLatency(0.005...0.060, seed: 5)
+        #expect(late.readings.count == timely.readings.count)
+        // Kept in order per receiver, a reading waits at most for its predecessor, which arrived within 60 ms of an
+        // earlier advertisement: still 5–60 ms.
+        #expect(late.readings.allSatisfy { ($0.time - $0.advertisedAt) >= 0.005 - 1e-9 && ($0.time - $0.advertisedAt) <= 0.060 + 1e-9 })
+        #expect(zip(late.readings, late.readings.dropFirst()).allSatisfy { $0.time <= $1.time })
+        // Every receiver hears each advertisement on its own, at one advertising time; with latency they spread out.
+        let byAdvertisement = Dictionary(grouping: late.readings) { "\($0.beacon) \($0.advertisedAt)" }
+        let shared = byAdvertisement.values.filter { $0.count >= 3 }
+        #expect(shared.count > 500)
+        let spreads = shared.map { group in group.map(\.time).max()! - group.map(\.time).min()! }
+        #expect(spreads.filter { $0 > 0.020 }.count > shared.count / 2)
+        #expect(zip(late.readings, late.readings.dropFirst()).contains { $0.advertisedAt > $1.advertisedAt })
+        for receiver in 0..<6 {
+            let own = late.readings.filter { $0.receiver == receiver }
+            #expect(zip(own, own.dropFirst()).allSatisfy { $0.advertisedAt <= $1.advertisedAt })
+        }
+        // The same trace: without latency again, readings are the original ones.
+        #expect(Set(late.readings.map { SimulatedReading(time: $0.advertisedAt, receiver: $0.receiver, beacon: $0.beacon, rssi: $0.rssi) })
+                == Set(timely.readings))
+    }
+
+    @Test("loss bursts drop whole stretches of one link; a receiver offline hears nothing in its windows")
+    func burstsAndOffline() {
+        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 0.1, stops: [.init(room: 4, dwell: 1200)])
+        let timely = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 9)
+        let bursty = timely.withLossBursts(LossBursts(meanGood: 30, meanBad: 5, lossWhileBad: 1), seed: 9)
+        // 5 s bad in every 35: about 14 % more lost, in stretches: some gap of receiver 4 lasts several seconds.
+        let kept = Double(bursty.readings.count) / Double(timely.readings.count)
+        #expect(kept > 0.78 && kept < 0.93)
+        let own = bursty.readings.filter { $0.receiver == 4 }.map(\.time)
+        #expect((zip(own, own.dropFirst()).map { $1 - $0 }.max() ?? 0) > 5)
+        let offline = timely.withReceiverOffline(OfflineSchedule(receiver: 4, period: 600, duration: 300, phase: 120))
+        #expect(offline.receiverOffline[4] == [120..<420, 720..<1020])
+        #expect(!offline.readings.contains { $0.receiver == 4 && ((120..<420).contains($0.time) || (720..<1020).contains($0.time)) })
+        #expect(offline.readings.count { $0.receiver != 4 } == timely.readings.count { $0.receiver != 4 })
+    }
+
+    @Test("room departures: at the wall crossed walking to the next room, at the end of the stay going away")
+    func departures() {
+        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: [.init(room: 0, dwell: 10), .init(room: 1, dwell: 10),
+                                                                                  .init(room: nil, dwell: 20), .init(room: 1, dwell: 5)])
+        let trace = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 3)
+        // Centre of room 0 (2.5 m) to the wall at 5 m at 1.2 m/s: about 2.1 s into the walk.
+        let left = trace.roomDepartures[0]
+        #expect(left.count == 2)
+        #expect(left.first?.room == 0 && left.first?.to == 1 && abs((left.first?.time ?? 0) - (10 + 2.5 / 1.2)) < 0.06)
+        #expect(left.last?.room == 1 && left.last?.to == nil && abs((left.last?.time ?? 0) - (10 + 5 / 1.2 + 10)) < 1e-9)
+    }
 }
