@@ -18,12 +18,16 @@ public struct BeacondRule: PresenceAlgorithm {
     var monitor: RegionMonitor<RegionKey>
     var locator: RoomLocator<Int>
     var started: Set<Int> = []
+    /// Whether each beacon also has a region per room (for the room-exit columns). They cost a region per room on
+    /// every sighting, so the suite has them only where a target reads them.
+    let roomRegions: Bool
     var events: [MonitoringEvent<RegionKey>] = []
 
     /// `rooms`: the room of each receiver; `calibrations`: each receiver's (uncalibrated when empty).
     public init(name: String, rooms: [Int], room: RoomConfiguration = .default, monitoring: MonitoringConfiguration,
-                calibrations: [ReceiverCalibration] = [], measuredPower: Double = -59) {
+                calibrations: [ReceiverCalibration] = [], measuredPower: Double = -59, roomRegions: Bool = true) {
         self.name = name
+        self.roomRegions = roomRegions
         self.rooms = rooms
         self.calibrations = calibrations
         self.measuredPower = measuredPower
@@ -31,8 +35,11 @@ public struct BeacondRule: PresenceAlgorithm {
         locator = RoomLocator(configuration: room)
     }
 
+    /// Parsed once: parsing it per reading was a fifth of the suite's time.
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
     static func identity(_ beacon: Int) -> BeaconIdentity {
-        BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: UInt16(beacon))
+        BeaconIdentity(uuid: uuid, major: 1, minor: UInt16(beacon))
     }
 
     static func receiver(_ index: Int) -> ReceiverID { ReceiverID(rawValue: UInt32(index + 1)) }
@@ -43,7 +50,7 @@ public struct BeacondRule: PresenceAlgorithm {
             let constraint = BeaconIdentityConstraint(Self.identity(reading.beacon))
             monitor.startMonitoring(BeaconRegion(identifier: "beacon\(reading.beacon)", constraint: constraint),
                                     for: RegionKey(beacon: reading.beacon), at: now, into: &events)
-            for room in Set(rooms).sorted() {
+            for room in Set(rooms).sorted() where roomRegions {
                 monitor.startMonitoring(BeaconRegion(identifier: "beacon\(reading.beacon)@\(room)", constraint: constraint,
                                                      room: String(room)),
                                         for: RegionKey(beacon: reading.beacon, room: room), at: now, into: &events)
@@ -60,7 +67,7 @@ public struct BeacondRule: PresenceAlgorithm {
         case nil: .unplaced
         }
         monitor.observe(Self.identity(reading.beacon), rssi: Int8(clamping: reading.rssi), by: Self.receiver(reading.receiver),
-                        room: placed, at: now, into: &events)
+                        in: String(rooms[reading.receiver]), room: placed, at: now, into: &events)
         events.removeAll(keepingCapacity: true)
     }
 

@@ -17,6 +17,10 @@ public enum PresenceSuite {
         /// `fleet` applied to it.
         public var variantOf: Int? = nil
         public var fleet = FleetConditions()
+        /// Whether beacond's (uncalibrated) row monitors a region per room too, for the room-exit columns: on the
+        /// traces a target reads them from (typical, and those with a receiver offline); "-" elsewhere, where they
+        /// would only slow the suite.
+        public var roomRegions = false
     }
 
     /// What a fleet of Wi-Fi receivers adds to a trace (`SimulatedTrace.withLossBursts`, `withReceiverOffline`,
@@ -32,13 +36,13 @@ public enum PresenceSuite {
 
     public static let scenarios = [
         Scenario(name: "typical: σ 4 dB, 20 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: false),
+                 interval: 1...1, offsets: 10, offline: false, roomRegions: true),
         Scenario(name: "noisy: σ 6 dB, 50 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 6, packetLoss: 0.5),
                  interval: 1...1, offsets: 10, offline: false),
         Scenario(name: "slow tags: adverts every 0.1–30 s, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
                  interval: 0.1...30, offsets: 10, offline: false),
         Scenario(name: "a receiver offline for 10 min of each hour, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: true),
+                 interval: 1...1, offsets: 10, offline: true, roomRegions: true),
     ] + fleetScenarios
 
     /// The fleet variants: each is an earlier scenario's trace (the row to compare it with) as Wi-Fi receivers deliver
@@ -53,7 +57,8 @@ public enum PresenceSuite {
                  fleet: FleetConditions(bursts: LossBursts(meanGood: 30, meanBad: 5, lossWhileBad: 0.95))),
         Scenario(name: "the typical trace with room0's receiver offline 5 min in 10 while beacons walk elsewhere", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
                  interval: 1...1, offsets: 10, offline: false, variantOf: 0,
-                 fleet: FleetConditions(offline: OfflineSchedule(receiver: 0, period: 600, duration: 300, phase: 120))),
+                 fleet: FleetConditions(offline: OfflineSchedule(receiver: 0, period: 600, duration: 300, phase: 120)),
+                 roomRegions: true),
     ]
 
     /// beacond as the evaluation runs it: the default room settings, adaptive exits from 2 s to 180 s at
@@ -109,11 +114,13 @@ public enum PresenceSuite {
     /// Every algorithm for a trace whose receivers are in `rooms`: beacond (and calibrated, when `calibrations` are
     /// given), then the peers.
     public static func algorithms(rooms: [Int], room: RoomConfiguration, monitoring: MonitoringConfiguration,
-                                  calibrations: [ReceiverCalibration]?, beacondOnly: Bool = false) -> [any PresenceAlgorithm] {
-        var algorithms: [any PresenceAlgorithm] = [BeacondRule(name: beacondName, rooms: rooms, room: room, monitoring: monitoring)]
+                                  calibrations: [ReceiverCalibration]?, beacondOnly: Bool = false,
+                                  roomRegions: Bool = true) -> [any PresenceAlgorithm] {
+        var algorithms: [any PresenceAlgorithm] = [BeacondRule(name: beacondName, rooms: rooms, room: room, monitoring: monitoring,
+                                                               roomRegions: roomRegions)]
         if let calibrations {
             algorithms.append(BeacondRule(name: calibratedName, rooms: rooms, room: room, monitoring: monitoring,
-                                          calibrations: calibrations))
+                                          calibrations: calibrations, roomRegions: false))
         }
         guard !beacondOnly else { return algorithms }
         return algorithms + [
@@ -180,20 +187,20 @@ public enum PresenceSuite {
     /// `fixtures` (nil: none).
     public static func table(hours: Double, beacons: Int, seed: UInt64, room: RoomConfiguration, monitoring: MonitoringConfiguration,
                              fixtures: String?, beacondOnly: Bool = false) throws -> [Row] {
-        var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?)] = []
+        var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?, roomRegions: Bool)] = []
         for (number, scenario) in scenarios.enumerated() {
             let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(scenario.variantOf ?? number))
-            runs.append((scenario.name, trace, calibrations(trace, radio: scenario.radio, seed: seed)))
+            runs.append((scenario.name, trace, calibrations(trace, radio: scenario.radio, seed: seed), scenario.roomRegions))
         }
         if let fixtures {
             for timeline in [RecordedTimeline.starksm64FullPower, .starksm64LowPower] {
-                runs.append((timeline.name, try timeline.trace(directory: fixtures), nil))
+                runs.append((timeline.name, try timeline.trace(directory: fixtures), nil, false))
             }
         }
         var rows: [Row] = []
         for run in runs {
             var algorithms = algorithms(rooms: Array(run.trace.receivers.indices), room: room, monitoring: monitoring,
-                                        calibrations: run.calibrations, beacondOnly: beacondOnly)
+                                        calibrations: run.calibrations, beacondOnly: beacondOnly, roomRegions: run.roomRegions)
             for index in algorithms.indices {
                 let score = score(&algorithms[index], run.trace)
                 rows.append(Row(scenario: run.name, algorithm: algorithms[index].name, score: score,
