@@ -55,6 +55,10 @@ public enum BeacondKey {
                                                                 //    in a region: inside only while its beacon is there
     public static let receivers = "Receivers"                   // a{sd}: with [mqtt]: room -> calibrated, smoothed metres
                                                                 //    from each receiver's fresh readings, this one included
+    public static let receiver = "Receiver"                     // s: with [mqtt]: the receiver (by room) whose reading gave
+                                                                //    RSSI and Accuracy: this node's room when its adapter
+                                                                //    heard the beacon this cycle, else the nearest receiver;
+                                                                //    "" when nobody heard it this cycle
     public static let proximity = "Proximity"
     public static let txPower = "TxPower"
     public static let timestamp = "Timestamp"

@@ -92,13 +92,19 @@ struct EventTextTests {
                 == ["12:00:00.000  com.example.door  \(Samples.uuid)  1:2 -58 dBm 0.92 m near"])
         #expect(RangingTable.plainLines(table.cycles[1], utcOffset: 0)
                 == ["12:00:00.000  com.example.door  \(Samples.uuid)  (no beacons)"])
-        // With [mqtt]: the nearest receiver's room, in a column of its own.
+        // With [mqtt]: the beacon's room, in a column of its own.
         var beacon = Samples.beacon(minor: 2, rssi: -58, accuracy: 0.92, proximity: "near")
         beacon[BeacondKey.room] = .string("kitchen")
         table.update(try cycle("/org/beacond/client/1", [beacon]))
         #expect(table.lines(now: Samples.now, utcOffset: 0).dropFirst().first
                 == "UUID                                  MAJOR  MINOR  RSSI  ACCURACY m  PROXIMITY  ROOM     APP               CLIENT")
         #expect(table.lines(now: Samples.now, utcOffset: 0).last?.contains("near       kitchen  com.example.door") == true)
+        // And the receiver that measured it.
+        beacon[BeacondKey.receiver] = .string("hall")
+        table.update(try cycle("/org/beacond/client/1", [beacon]))
+        #expect(table.lines(now: Samples.now, utcOffset: 0).dropFirst().first
+                == "UUID                                  MAJOR  MINOR  RSSI  ACCURACY m  PROXIMITY  ROOM     RECEIVER  APP               CLIENT")
+        #expect(table.lines(now: Samples.now, utcOffset: 0).last?.contains("near       kitchen  hall      com.example.door") == true)
     }
 
     @Test func clientSignalsAreNamedLikeEvents() {

@@ -119,4 +119,83 @@ struct BeaconEngineTests {
         #expect(Self.monitoring(engine.advance(to: Self.at(209))).allSatisfy { !$0.hasSuffix("didExitRegion") })
         #expect(Self.monitoring(engine.advance(to: Self.at(210))).contains("1 lobby didExitRegion"))
     }
+
+    // MARK: Ranging what the fleet hears
+
+    static let kitchen = ReceiverID(rawValue: 1)
+    static let office = ReceiverID(rawValue: 2)
+
+    /// An engine with rooms (this node in the hall) ranging the UUID for client 1.
+    static func fleetEngine() throws -> (BeaconEngine, BeaconIdentityConstraint) {
+        var engine = try Self.engine()
+        engine.presence = RoomPresence(localRoom: "hall")
+        let constraint = try BeaconIdentityConstraint(uuid: uuid)
+        _ = engine.startRanging([constraint], client: 1, at: Self.at(0))
+        return (engine, constraint)
+    }
+
+    static func remote(_ engine: inout BeaconEngine, minor: UInt16, rssi: Double, by receiver: ReceiverID, in room: String,
+                       at now: Timestamp) -> [BeaconEngine.Event] {
+        engine.observe(BeaconIdentity(uuid: uuid, major: 1, minor: minor), rssi: Int8(rssi), exactRSSI: rssi, measuredPower: -59,
+                       by: receiver, in: room, at: now)
+    }
+
+    static func rangedBeacons(_ events: [BeaconEngine.Event]) -> [[RangedBeacon]] {
+        events.compactMap { event -> [RangedBeacon]? in
+            guard case .ranging(let results, _) = event else { return nil }
+            return results.first?.beacons
+        }
+    }
+
+    /// Uncalibrated receivers: rssi@1m −59 and exponent 2.7.
+    static func metres(_ rssi: Double) -> Double { pow(10, (-59 - rssi) / 27) }
+
+    /// A node whose adapter hears nothing ranges what other receivers hear: every beacon, with the nearest receiver's
+    /// calibrated distance as its accuracy and that receiver's RSSI, nearest first.
+    @Test func rangingListsWhatOtherReceiversHear() throws {
+        var (engine, _) = try Self.fleetEngine()
+        let start = Self.at(0) + .milliseconds(100)
+        _ = Self.remote(&engine, minor: 1, rssi: -75, by: Self.kitchen, in: "kitchen", at: start)
+        _ = Self.remote(&engine, minor: 1, rssi: -85, by: Self.office, in: "office", at: start)
+        _ = Self.remote(&engine, minor: 2, rssi: -62, by: Self.office, in: "office", at: start + .milliseconds(10))
+        let cycles = Self.rangedBeacons(engine.advance(to: Self.at(1)))
+        #expect(cycles.count == 1)
+        let beacons = cycles.first ?? []
+        #expect(beacons.map(\.identity.minor) == [2, 1])
+        #expect(beacons.map(\.rssi) == [-62, -75])
+        #expect(beacons.map { ($0.accuracy * 1000).rounded() } == [Self.metres(-62), Self.metres(-75)].map { ($0 * 1000).rounded() })
+        #expect(beacons.map(\.proximity) == [.near, .far])
+        #expect(beacons.map(\.measuredPower) == [-59, -59])
+        #expect(beacons.map(\.receiver) == ["office", "kitchen"])
+    }
+
+    /// A beacon this adapter hears keeps this adapter's measurement (under this node's room), even with a nearer
+    /// receiver; in a cycle only other receivers hear it, the nearest one's; in a cycle nobody does, none.
+    @Test func whatThisAdapterHearsKeepsItsOwnMeasurement() throws {
+        var (engine, _) = try Self.fleetEngine()
+        _ = engine.ingest(Self.sighting(minor: 1), at: Self.at(0) + .milliseconds(100))
+        _ = Self.remote(&engine, minor: 1, rssi: -50, by: Self.kitchen, in: "kitchen", at: Self.at(0) + .milliseconds(110))
+        let own = Self.rangedBeacons(engine.advance(to: Self.at(1))).first?.first
+        #expect(own?.rssi == -60)
+        #expect(own?.accuracy == RangingConfiguration().distanceModel.accuracy(rssi: -60, measuredPower: -59))
+        #expect(own?.receiver == "hall")
+        _ = Self.remote(&engine, minor: 1, rssi: -50, by: Self.kitchen, in: "kitchen", at: Self.at(1) + .milliseconds(500))
+        let remote = Self.rangedBeacons(engine.advance(to: Self.at(2))).first?.first
+        #expect(remote?.rssi == -50)
+        #expect(remote?.receiver == "kitchen")
+        #expect(remote?.timestamp == Self.at(1) + .milliseconds(500))
+        let silent = Self.rangedBeacons(engine.advance(to: Self.at(3))).first?.first
+        #expect(silent.map { ($0.rssi, $0.accuracy, $0.receiver) } ?? (1, 1, "") == (0, -1, nil))
+    }
+
+    /// Ranging pauses after 60 empty cycles; a reading from another receiver resumes it, as a sighting of this
+    /// adapter does.
+    @Test func aRemoteReadingResumesPausedRanging() throws {
+        var (engine, _) = try Self.fleetEngine()
+        #expect(Self.rangedBeacons(engine.advance(to: Self.at(100))).count == 60)
+        #expect(engine.nextDeadline == nil)
+        _ = Self.remote(&engine, minor: 1, rssi: -60, by: Self.kitchen, in: "kitchen", at: Self.at(100) + .milliseconds(500))
+        let resumed = Self.rangedBeacons(engine.advance(to: Self.at(102)))
+        #expect(resumed.map { $0.map(\.identity.minor) } == [[1], [1]])
+    }
 }

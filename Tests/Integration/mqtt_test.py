@@ -802,9 +802,15 @@ def test_home_assistant(suite):
 
 # MARK: 12. rooms, adaptive exits, calibration
 
+def hall_settings(broker, monitoring, rooms):
+    """Node hall: on the broker, publishing nothing; `monitoring` and `rooms` are those sections' lines."""
+    return ('[monitoring]\n%s\n\n[rooms]\n%s\n\n[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "hall"\npublish = []\n'
+            % (monitoring, rooms, broker.port))
+
+
 class ReadingPublisher:
     """Receivers on the broker, written with paho-mqtt: each room publishes readings (ESPresense's format) of the
-    beacons given in `readings` ({room: {(major, minor): rssi}}) every `interval` seconds while running."""
+    beacons given in `readings` ({room: {(major, minor) or (uuid, major, minor): rssi}}) every 0.1 s while running."""
 
     def __init__(self, broker, rooms):
         self.client = paho.Client(client_id="rooms-%d" % os.getpid(), protocol=paho.MQTTv311)
@@ -827,8 +833,9 @@ class ReadingPublisher:
             with self.lock:
                 current = {room: dict(beacons) for room, beacons in self.readings.items()}
             for room, beacons in current.items():
-                for (major, minor), rssi in beacons.items():
-                    device = "iBeacon:%s-%d-%d" % (DEMO_UUID.lower(), major, minor)
+                for key, rssi in beacons.items():
+                    beacon_uuid, major, minor = key if len(key) == 3 else (DEMO_UUID,) + tuple(key)
+                    device = "iBeacon:%s-%d-%d" % (beacon_uuid.lower(), major, minor)
                     self.client.publish(device_topic(device, room), json.dumps(
                         {"id": device, "rssi@1m": -59, "rssi": rssi, "distance": 10 ** ((-59 - rssi) / 27)}))
             time.sleep(0.1)
@@ -850,9 +857,8 @@ def test_rooms_exits_and_calibration(suite):
     broker = Broker()
     receivers = None
     try:
-        settings = ('[monitoring]\nexit_timeout = 30\nexit_timeout_min = 1\n\n[rooms]\nmargin = 0.3\ndwell = 1\n\n'
-                    '[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "hall"\npublish = []\n' % broker.port)
-        hall = setup(suite, broker, settings=settings)
+        hall = setup(suite, broker, settings=hall_settings(broker, "exit_timeout = 30\nexit_timeout_min = 1",
+                                                           "margin = 0.3\ndwell = 1"))
         client = hall.authorized_client("org.example.Demo", "authorizedAlways")
         client.start_monitoring("kitchen", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), Room="kitchen")
         client.start_monitoring("anywhere", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2))
@@ -928,9 +934,7 @@ def test_offline_receiver_elsewhere_does_not_hold_a_room(suite):
     broker = Broker()
     receivers = None
     try:
-        settings = ('[monitoring]\nexit_timeout = 20\n\n[rooms]\nmargin = 0.3\ndwell = 1\n\n'
-                    '[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "hall"\npublish = []\n' % broker.port)
-        hall = setup(suite, broker, settings=settings)
+        hall = setup(suite, broker, settings=hall_settings(broker, "exit_timeout = 20", "margin = 0.3\ndwell = 1"))
         client = hall.authorized_client("org.example.Demo", "authorizedAlways")
         client.start_monitoring("living", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2), Room="living")
         receivers = ReadingPublisher(broker, ["living", "kitchen", "bedroom"])
@@ -964,6 +968,85 @@ def test_offline_receiver_elsewhere_does_not_hold_a_room(suite):
         broker.close()
 
 
+# MARK: 14. ranging on a node that hears nothing itself
+
+def test_fleet_ranging(suite):
+    """Node hall's own scanner hears nothing (its fifo gets nothing); four receivers (paho-mqtt, ESPresense's format)
+    hear five beacons of the UUID and one of another. A client ranging the UUID gets all five in every cycle, in Core
+    Location's order (nearest first), each with its Room, its Receivers, the nearest receiver's calibrated distance
+    as Accuracy, that receiver's RSSI and its name under Receiver; the other UUID's beacon is not listed. Then hall's
+    own adapter hears 1:2 close by: that beacon keeps what hall measures (its RSSI and the ranging model's
+    accuracy) under Receiver hall, and moves to the front.
+
+    (Failed before remote readings were ranged: every DidRangeBeacons came with an empty list.)"""
+    broker = Broker()
+    receivers = None
+    try:
+        hall = setup(suite, broker, settings=hall_settings(broker, "exit_timeout = 30", "dwell = 1"))
+        client = hall.authorized_client("org.example.Demo", "authorizedWhenInUse")
+        client.start_ranging(DEMO_UUID)
+        feeder = hall.feeder()
+        feeder.wait_for_fifo()
+        receivers = ReadingPublisher(broker, ["kitchen", "office", "garage", "attic"])
+        receivers.set("kitchen", {(1, 1): -60.0, (1, 4): -85.0})
+        receivers.set("office", {(1, 1): -75.0, (1, 2): -65.0})
+        receivers.set("garage", {(1, 2): -80.0, (1, 3): -70.0, (2, 1): -59.0, (OTHER_UUID, 1, 1): -50.0})
+        receivers.set("attic", {(1, 4): -78.0})
+        metres = lambda rssi: 10 ** ((-59 - rssi) / 27)  # uncalibrated: rssi@1m -59, path loss exponent 2.7
+        # (major, minor): (room, measuring receiver's RSSI, every receiver that hears it), nearest first.
+        expected = [((2, 1), "garage", -59, ["garage"]), ((1, 1), "kitchen", -60, ["kitchen", "office"]),
+                    ((1, 2), "office", -65, ["garage", "office"]), ((1, 3), "garage", -70, ["garage"]),
+                    ((1, 4), "attic", -78, ["attic", "kitchen"])]
+
+        def listed(signal):
+            return [mqtt_plain(b) for b in signal.args[0]]
+
+        def matches(beacons, wanted):
+            if [(b["Major"], b["Minor"]) for b in beacons] != [w[0] for w in wanted]:
+                return False
+            return all(b.get("Room") == room and b.get("Receiver") == room and sorted(b.get("Receivers", {})) == hearers
+                       for b, (_, room, _, hearers) in zip(beacons, wanted))
+        last = []
+
+        def settled(signal):
+            last[:] = [listed(signal)]
+            return matches(listed(signal), expected)
+        try:
+            signal = client.wait("DidRangeBeacons", where=settled, timeout=20)
+        except TestFailure:
+            raise TestFailure("ranging never listed the fleet's beacons with their rooms; last cycle: %r" % last)
+        beacons = listed(signal)
+        for beacon, (_, room, rssi, _) in zip(beacons, expected):
+            check(beacon["UUID"] == DEMO_UUID, "another UUID was ranged: %r" % beacon)
+            check(abs(beacon["Accuracy"] - metres(rssi)) < 0.01 and abs(beacon["Receivers"][room] - metres(rssi)) < 0.01,
+                  "accuracy is not the nearest receiver's distance: %r" % beacon)
+            check(beacon["RSSI"] == rssi and beacon["TxPower"] == -59, "RSSI is not the measuring receiver's: %r" % beacon)
+        accuracies = [b["Accuracy"] for b in beacons]
+        check(accuracies == sorted(accuracies), "not nearest first: %r" % accuracies)
+        check([b["Proximity"] for b in beacons] == ["near", "near", "near", "near", "far"],
+              "proximities %r" % [b["Proximity"] for b in beacons])
+        # hall's own adapter hears 1:2 at -56 dBm (advertising -59): its own measurement wins, under its own room.
+        feeder.start(interval=0.2, rssi=-56, tx_power=-59)
+
+        def own(signal):
+            beacons = listed(signal)
+            last[:] = [beacons]
+            return beacons and (beacons[0]["Major"], beacons[0]["Minor"]) == (1, 2) and beacons[0].get("Receiver") == "hall"
+        try:
+            signal = client.wait("DidRangeBeacons", where=own, timeout=10)
+        except TestFailure:
+            raise TestFailure("hall's own sighting did not range 1:2 first under Receiver hall; last cycle: %r" % last)
+        beacon = listed(signal)[0]
+        check(beacon["RSSI"] == -56 and 0 < beacon["Accuracy"] < 1 and "hall" in beacon["Receivers"], "own %r" % beacon)
+        check(len(listed(signal)) == 5, "a beacon went missing: %r" % listed(signal))
+        feeder.stop()
+        hall.alive()
+    finally:
+        if receivers:
+            receivers.close()
+        broker.close()
+
+
 # MARK: 16. one advertisement heard by several receivers, delivered late and out of order
 
 def test_latency_does_not_delay_exits(suite):
@@ -977,9 +1060,7 @@ def test_latency_does_not_delay_exits(suite):
     publisher = listener = None
     rooms = ["living", "kitchen", "bedroom"]
     try:
-        settings = ('[monitoring]\nexit_timeout = 60\nexit_timeout_min = 1\n\n'
-                    '[mqtt]\nbroker = "mqtt://127.0.0.1:%d"\nroom = "hall"\npublish = []\n' % broker.port)
-        hall = setup(suite, broker, settings=settings)
+        hall = setup(suite, broker, settings=hall_settings(broker, "exit_timeout = 60\nexit_timeout_min = 1", ""))
         client = hall.authorized_client("org.example.Demo", "authorizedAlways")
         client.start_monitoring("prompt", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2))
         client.start_monitoring("late", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(3))
@@ -1187,6 +1268,8 @@ TESTS = [
      test_rooms_exits_and_calibration),
     ("13 readings no radio can produce are dropped with why, and enter no region", test_impossible_readings_are_refused),
     ("13b a message over 64 KiB is named in MQTTLastDropped", test_oversized_message_is_named),
+    ("14 ranging on a node that hears nothing itself: every beacon the fleet hears, with its room, nearest first",
+     test_fleet_ranging),
     ("15 an offline receiver of an unrelated room does not hold a room region's exit",
      test_offline_receiver_elsewhere_does_not_hold_a_room),
     ("16 one advertisement reported by three receivers 5-60 ms late: the adaptive exit is as without latency",

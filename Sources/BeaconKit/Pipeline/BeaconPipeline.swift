@@ -7,7 +7,8 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public enum Event: Sendable, Hashable {
         case observation(IBeaconObservation)
         case monitoring(MonitoringEvent<Key>)
-        /// One ranging cycle: every ranged constraint with the beacons it matches, nearest first.
+        /// One ranging cycle: every ranged constraint with the beacons it matches, nearest first (with `presence`, also
+        /// those only other receivers hear).
         case ranging([RangingResult<Key>], at: Timestamp)
     }
 
@@ -95,11 +96,25 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         }
         if !ranger.rangedKeys.isEmpty {
             ranger.observe(observation)
-            if nextRangingCycle == nil, ranger.trackedBeaconCount > 0, let phase = rangingPhase {
-                nextRangingCycle = Self.firstCycle(after: observation.timestamp, phase: phase, interval: rangingInterval)
-                emptyRangingCycles = 0
-            }
+            resumeRanging(after: observation.timestamp)
         }
+    }
+
+    /// Another receiver's reading of `identity` at `time`, already placed in `presence` (a fleet's): ranging lists the
+    /// beacon from the nearest receiver's measurement in cycles this adapter does not hear it, and the reading resumes
+    /// paused cycles as a sighting does. The caller advances the clock first.
+    public mutating func observeRemotely(_ identity: BeaconIdentity, measuredPower: Int?, at time: Timestamp) {
+        guard !ranger.rangedKeys.isEmpty else { return }
+        ranger.observeRemotely(identity, measuredPower: measuredPower, at: time)
+        resumeRanging(after: time)
+    }
+
+    /// Cycles paused after `emptyRangingCyclesBeforePause` empty ones resume, on their old phase, once a ranged beacon
+    /// is heard again.
+    private mutating func resumeRanging(after time: Timestamp) {
+        guard nextRangingCycle == nil, ranger.trackedBeaconCount > 0, let phase = rangingPhase else { return }
+        nextRangingCycle = Self.firstCycle(after: time, phase: phase, interval: rangingInterval)
+        emptyRangingCycles = 0
     }
 
     /// Moves the clock to `time`, producing every exit and ranging cycle due by then, in time order.
@@ -109,7 +124,7 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         while let cycle = nextRangingCycle, cycle <= time {
             monitor.advance(to: cycle, into: &monitoringScratch)
             drainMonitoringEvents(into: &events)
-            let results = ranger.rangeBeacons(at: cycle)
+            let results = ranger.rangeBeacons(at: cycle, fleet: presence)
             events.append(.ranging(results, at: cycle))
             rangingPhase = cycle
             // Core Location reports every second while ranging is on, empty results included, up to

@@ -61,19 +61,32 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
 
     /// Feeds one sighting. Ignored unless the beacon matches a ranged constraint.
     public mutating func observe(_ observation: IBeaconObservation) {
-        let identity = observation.identity
-        guard index.containsMatch(for: identity) else { return }
+        guard let slot = slot(for: observation.identity, measuredPower: observation.frame.measuredPower,
+                              at: observation.timestamp) else { return }
+        beacons[slot].record(observation)
+    }
+
+    /// Another receiver heard `identity` (a fleet's reading, placed in rooms): in a cycle this adapter does not hear
+    /// it, the beacon is reported from the nearest receiver's measurement (``rangeBeacons(at:fleet:)``). One
+    /// dictionary probe; nothing allocated unless the beacon is new. Ignored unless it matches a ranged constraint.
+    public mutating func observeRemotely(_ identity: BeaconIdentity, measuredPower: Int?, at time: Timestamp) {
+        guard let slot = slot(for: identity, measuredPower: Int8(clamping: measuredPower ?? 0), at: time) else { return }
+        beacons[slot].recordRemotely(at: time)
+    }
+
+    /// The slot of a beacon matching a ranged constraint, tracked from now if new (the stalest evicted when the table
+    /// is full); nil when no ranged constraint matches it.
+    private mutating func slot(for identity: BeaconIdentity, measuredPower: Int8, at time: Timestamp) -> Int? {
+        guard index.containsMatch(for: identity) else { return nil }
         if let slot = slotOf[identity] {
-            beacons[slot].record(observation)
             recency.touch(slot)
-            return
+            return slot
         }
-        guard configuration.maxTrackedBeacons > 0 else { return }
+        guard configuration.maxTrackedBeacons > 0 else { return nil }
         if slotOf.count >= configuration.maxTrackedBeacons, let stalest = recency.oldest {
             forget(slot: stalest)
         }
-        var beacon = TrackedBeacon(filter: configuration.filter.makeFilter(), observation: observation)
-        beacon.record(observation)
+        let beacon = TrackedBeacon(filter: configuration.filter.makeFilter(), measuredPower: measuredPower, lastSeen: time)
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -86,6 +99,7 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
         }
         slotOf[identity] = slot
         recency.touch(slot)
+        return slot
     }
 
     /// One ranging cycle at `now`: drops beacons unheard for ``RangingConfiguration/beaconExpiry``,
@@ -93,13 +107,18 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
     /// beacons sorted nearest first (known accuracy ascending, unknown last, ties by identity).
     /// Beacons not heard since the previous cycle are reported with RSSI 0, accuracy −1 and proximity
     /// unknown, as Core Location does. Call it about once a second.
-    public mutating func rangeBeacons(at now: Timestamp) -> [RangingResult<Key>] {
+    ///
+    /// With `fleet` (a node with rooms), a beacon this adapter did not hear this cycle but another receiver did
+    /// (``observeRemotely(_:measuredPower:at:)``) is reported from the nearest receiver's measurement: its calibrated
+    /// distance as accuracy, its RSSI, and its room as ``RangedBeacon/receiver``; what this adapter hears keeps its
+    /// own measurement, under `fleet.localRoom`.
+    public mutating func rangeBeacons(at now: Timestamp, fleet: RoomPresence? = nil) -> [RangingResult<Key>] {
         expireBeacons(at: now)
         var ranged: [(beacon: RangedBeacon, order: IdentityOrder)] = []
         ranged.reserveCapacity(slotOf.count)
         for slot in identities.indices {
             guard let identity = identities[slot] else { continue }
-            let beacon = beacons[slot].rangingCycle(at: now, identity: identity, configuration: configuration)
+            let beacon = beacons[slot].rangingCycle(at: now, identity: identity, configuration: configuration, fleet: fleet)
             ranged.append((beacon, IdentityOrder(identity)))
         }
         ranged.sort { lhs, rhs in
@@ -160,12 +179,15 @@ private struct TrackedBeacon: Sendable {
     var filter: AnyRSSIFilter
     var measuredPower: Int8
     var lastSeen: Timestamp
+    /// This adapter heard it since the previous cycle.
     var heardThisCycle = false
+    /// Another receiver heard it since the previous cycle.
+    var heardElsewhereThisCycle = false
 
-    init(filter: AnyRSSIFilter, observation: IBeaconObservation) {
+    init(filter: AnyRSSIFilter, measuredPower: Int8, lastSeen: Timestamp) {
         self.filter = filter
-        self.measuredPower = observation.frame.measuredPower
-        self.lastSeen = observation.timestamp
+        self.measuredPower = measuredPower
+        self.lastSeen = lastSeen
     }
 
     /// A sighting without RSSI still counts as heard (the beacon is there), and reports whatever
@@ -177,17 +199,34 @@ private struct TrackedBeacon: Sendable {
         heardThisCycle = true
     }
 
-    /// This cycle's report; starts the next cycle.
-    mutating func rangingCycle(at now: Timestamp, identity: BeaconIdentity,
-                               configuration: RangingConfiguration) -> RangedBeacon {
-        defer { heardThisCycle = false }
-        guard heardThisCycle, let smoothed = filter.smoothedRSSI(at: now), smoothed.isFinite else {
-            return RangedBeacon(identity: identity, rssi: 0, accuracy: -1, proximity: .unknown,
-                                measuredPower: measuredPower, timestamp: lastSeen)
+    /// Another receiver's reading: the beacon is there; the measurement is read from the rooms at the cycle.
+    mutating func recordRemotely(at time: Timestamp) {
+        lastSeen = max(lastSeen, time)
+        heardElsewhereThisCycle = true
+    }
+
+    /// This cycle's report; starts the next cycle. This adapter's own measurement first, then the nearest other
+    /// receiver's, else not heard.
+    mutating func rangingCycle(at now: Timestamp, identity: BeaconIdentity, configuration: RangingConfiguration,
+                               fleet: RoomPresence?) -> RangedBeacon {
+        defer {
+            heardThisCycle = false
+            heardElsewhereThisCycle = false
         }
-        let accuracy = configuration.distanceModel.accuracy(rssi: smoothed, measuredPower: Int(measuredPower))
-        return RangedBeacon(identity: identity, rssi: Int(smoothed.rounded()), accuracy: accuracy,
-                            proximity: configuration.proximityThresholds.proximity(forAccuracy: accuracy),
+        let thresholds = configuration.proximityThresholds
+        if heardThisCycle, let smoothed = filter.smoothedRSSI(at: now), smoothed.isFinite {
+            let accuracy = configuration.distanceModel.accuracy(rssi: smoothed, measuredPower: Int(measuredPower))
+            return RangedBeacon(identity: identity, rssi: Int(smoothed.rounded()), accuracy: accuracy,
+                                proximity: thresholds.proximity(forAccuracy: accuracy),
+                                measuredPower: measuredPower, timestamp: lastSeen, receiver: fleet?.localRoom)
+        }
+        if heardElsewhereThisCycle, let measured = fleet?.nearestReceiver(of: identity, at: now) {
+            return RangedBeacon(identity: identity, rssi: measured.rssi.map { Int($0.rounded()) } ?? 0,
+                                accuracy: measured.distance, proximity: thresholds.proximity(forAccuracy: measured.distance),
+                                measuredPower: measured.measuredPower.map { Int8(clamping: $0) } ?? measuredPower,
+                                timestamp: lastSeen, receiver: measured.receiver)
+        }
+        return RangedBeacon(identity: identity, rssi: 0, accuracy: -1, proximity: .unknown,
                             measuredPower: measuredPower, timestamp: lastSeen)
     }
 }

@@ -11,21 +11,26 @@ public struct RangedBeacon: Hashable, Sendable, CustomStringConvertible {
     public var proximity: BeaconProximity
     /// The beacon's calibrated RSSI at 1 m, from its latest advertisement.
     public var measuredPower: Int8
-    /// When the beacon was last heard (as `CLBeacon.timestamp`).
+    /// When the beacon was last heard, by this adapter or (with rooms) any receiver (as `CLBeacon.timestamp`).
     public var timestamp: Timestamp
+    /// With rooms: the receiver (by its room) whose reading gave `rssi` and `accuracy`: this node's own room when its
+    /// adapter heard the beacon this cycle, else the nearest receiver that did. nil without rooms, or when nobody
+    /// heard it this cycle.
+    public var receiver: String?
 
     public init(identity: BeaconIdentity, rssi: Int, accuracy: Double, proximity: BeaconProximity,
-                measuredPower: Int8, timestamp: Timestamp) {
+                measuredPower: Int8, timestamp: Timestamp, receiver: String? = nil) {
         self.identity = identity
         self.rssi = rssi
         self.accuracy = accuracy
         self.proximity = proximity
         self.measuredPower = measuredPower
         self.timestamp = timestamp
+        self.receiver = receiver
     }
 
     public var description: String {
-        "\(identity) rssi=\(rssi) accuracy=\(accuracy) \(proximity.rawValue)"
+        "\(identity) rssi=\(rssi) accuracy=\(accuracy) \(proximity.rawValue)" + (receiver.map { " receiver=\($0)" } ?? "")
     }
 }
 

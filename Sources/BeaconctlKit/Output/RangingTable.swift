@@ -51,15 +51,18 @@ public struct RangingTable: Sendable {
     }
 
     /// The whole table (for a terminal that is redrawn every cycle). With `[mqtt]` on, the beacons carry a `Room`
-    /// (the receiver nearest them), shown in a ROOM column after PROXIMITY.
+    /// (the receiver nearest them) and a `Receiver` (the one whose reading gave RSSI and accuracy), shown in ROOM and
+    /// RECEIVER columns after PROXIMITY.
     public func lines(now: Timestamp, utcOffset: Int64) -> [String] {
-        let rooms = cycles.contains { $0.beacons.contains { $0.string(BeacondKey.room) != nil } }
+        let extra = [(BeacondKey.room, "ROOM"), (BeacondKey.receiver, "RECEIVER")].filter { key, _ in
+            cycles.contains { $0.beacons.contains { $0.string(key) != nil } }
+        }
         var columns = Self.columns
-        if rooms { columns.insert(.init("ROOM"), at: 6) }
+        columns.insert(contentsOf: extra.map { TextTable.Column($0.1) }, at: 6)
         let table = TextTable(columns: columns, rows: cycles.flatMap { cycle in
             cycle.beacons.map { beacon in
                 var row = Self.row(beacon, cycle)
-                if rooms { row.insert(beacon.string(BeacondKey.room).flatMap { $0.isEmpty ? nil : $0 } ?? "-", at: 6) }
+                row.insert(contentsOf: extra.map { key, _ in beacon.string(key).flatMap { $0.isEmpty ? nil : $0 } ?? "-" }, at: 6)
                 return row
             }
         })

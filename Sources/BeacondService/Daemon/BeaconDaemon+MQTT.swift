@@ -108,8 +108,8 @@ extension BeaconDaemon {
         }
     }
 
-    /// Another receiver's reading or status, for the engine: its sightings count for monitoring, and its going
-    /// offline makes what only it heard unknown.
+    /// Another receiver's reading or status, for the engine: its sightings count for monitoring and ranging, and its
+    /// going offline makes what only it heard unknown.
     func fleetInput(_ input: ReceiverDirectory.Input) {
         let now = clock()
         switch input {
@@ -127,9 +127,9 @@ extension BeaconDaemon {
         }
     }
 
-    /// A ranged beacon's dictionary, with `Room` and `Receivers` while `[mqtt]` is on: the beacon's room as the room
-    /// locator places it ("" when it cannot be said), and every receiver's calibrated, smoothed distance from fresh
-    /// readings by room.
+    /// A ranged beacon's dictionary, with `Room`, `Receivers` and `Receiver` while `[mqtt]` is on: the beacon's room as
+    /// the room locator places it ("" when it cannot be said), every receiver's calibrated, smoothed distance from fresh
+    /// readings by room, and the receiver whose reading gave its RSSI and accuracy ("" when nobody heard it this cycle).
     func rangedBeaconDictionary(_ beacon: RangedBeacon) -> DBusValue {
         let plain = BeaconDictionaries.dictionary(beacon)
         guard mqttNode != nil, let presence = engine.presence, case .dictionary(let key, let value, var entries) = plain else { return plain }
@@ -140,6 +140,7 @@ extension BeaconDaemon {
         entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receivers), value: .variant(.dictionary(
             keySignature: "s", valueSignature: "d",
             distances.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
+        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receiver), value: .variant(.string(beacon.receiver ?? ""))))
         return .dictionary(keySignature: key, valueSignature: value, entries)
     }
 

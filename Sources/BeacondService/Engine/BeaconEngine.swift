@@ -33,9 +33,9 @@ struct BeaconEngine {
 
     // MARK: Remote receivers
 
-    /// Another receiver's reading of `identity` (MQTT), from the receiver in `room`: it places the beacon (with rooms)
-    /// and counts for monitoring as a sighting of that receiver. Ranging stays this node's own: its dictionaries
-    /// describe what this adapter hears.
+    /// Another receiver's reading of `identity` (MQTT), from the receiver in `room`: it places the beacon (with rooms),
+    /// counts for monitoring as a sighting of that receiver, and (placed) is ranged from the nearest receiver in cycles
+    /// this adapter does not hear the beacon.
     mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, exactRSSI: Double? = nil, distance: Double? = nil, measuredPower: Int? = nil,
                           by receiver: ReceiverID, in room: String? = nil, at now: Timestamp) -> [Event] {
         var events: [Event] = []
@@ -45,6 +45,7 @@ struct BeaconEngine {
         if pipeline.presence != nil, let room {
             placed = pipeline.presence!.place(identity, rssi: exactRSSI ?? rssi.map(Double.init), advertisedPower: measuredPower,
                                               distance: distance.flatMap { $0 >= 0 ? $0 : nil }, by: receiver, in: room, at: now)
+            pipeline.observeRemotely(identity, measuredPower: measuredPower, at: now)
         }
         var monitoring: [MonitoringEvent<EngineKey>] = []
         pipeline.monitor.observe(identity, rssi: rssi, by: receiver, in: room, room: placed, at: now, into: &monitoring)

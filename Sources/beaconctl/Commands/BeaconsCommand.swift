@@ -13,14 +13,16 @@ struct BeaconsCommand: ParsableCommand {
         discussion: """
             Subscribes with org.beacond.Admin1.WatchEvents and shows every DidRangeBeacons cycle (about one a \
             second per ranging client and constraint): UUID, major, minor, RSSI (0 = not heard this cycle), \
-            accuracy in metres, proximity, and the app ranging. On a terminal the table is redrawn each cycle; \
+            accuracy in metres, proximity, and the app ranging; with [mqtt] also the beacon's room (ROOM) and \
+            the receiver whose reading gave its RSSI and accuracy (RECEIVER: the daemon's own room, or the \
+            nearest receiver when only others heard it). On a terminal the table is redrawn each cycle; \
             otherwise each beacon is printed as a plain line. Beacons appear only while some client ranges \
             (try: beaconctl client --app APP range UUID).
 
             --once prints the first cycle and exits. --json prints each cycle as one JSON object \
             (the DidRangeBeacons event: {"Kind", "Time", "TimeISO8601", "Data": {"AppId", "Client", \
             "Constraint", "Beacons": [{"UUID", "Major", "Minor", "RSSI", "Accuracy", "Proximity", "TxPower", \
-            "Timestamp", "TimestampISO8601"}]}}).
+            "Timestamp", "TimestampISO8601"}, with [mqtt] also "Room", "Receivers", "Receiver"]}}).
 
             Example: beaconctl beacons --once --json | jq '.Data.Beacons[0].Accuracy'
 

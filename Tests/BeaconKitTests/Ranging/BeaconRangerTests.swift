@@ -74,6 +74,37 @@ struct BeaconRangerTests {
         #expect(heard?.timestamp == t(3))
     }
 
+    /// With rooms, beacons only other receivers hear are ranged from the nearest one and sorted with this adapter's:
+    /// minor 1 heard here at −69 dBm (3.16 m), minor 2 only by kitchen at −59 (1 m, uncalibrated), minor 3 here at −75
+    /// (6.3 m) and by kitchen at −55: this adapter's own measurement stays. Without rooms a remote-only beacon is
+    /// reported as not heard.
+    @Test func fleetMeasurementsAreRangedWithThisAdaptersOwn() throws {
+        var ranger = BeaconRanger<String>(configuration: plain)
+        ranger.startRanging(try uuidConstraint(), key: "a")
+        var fleet = RoomPresence(localRoom: "hall")
+        let kitchen = ReceiverID(rawValue: 1)
+        func local(_ number: UInt16, _ rssi: Int8) {
+            ranger.observe(Fixture.observation(minor(number), rssi: rssi, at: 1))
+            _ = fleet.place(minor(number), rssi: Double(rssi), advertisedPower: -59, by: .local, in: "hall", at: t(1))
+        }
+        func remote(_ number: UInt16, _ rssi: Double) {
+            _ = fleet.place(minor(number), rssi: rssi, advertisedPower: -59, by: kitchen, in: "kitchen", at: t(1))
+            ranger.observeRemotely(minor(number), measuredPower: -59, at: t(1))
+        }
+        local(1, -69)
+        remote(2, -59)
+        local(3, -75)
+        remote(3, -55)
+        let beacons = ranger.rangeBeacons(at: t(1.5), fleet: fleet).first?.beacons ?? []
+        #expect(beacons.map(\.identity.minor) == [2, 1, 3])
+        #expect(beacons.map(\.receiver) == ["kitchen", "hall", "hall"])
+        #expect(beacons.map(\.rssi) == [-59, -69, -75])
+        #expect(beacons.map { ($0.accuracy * 100).rounded() } == [100, 316, 631])
+        remote(2, -59)
+        #expect(ranger.rangeBeacons(at: t(2.5)).first?.beacons.first { $0.identity.minor == 2 }
+                == RangedBeacon(identity: minor(2), rssi: 0, accuracy: -1, proximity: .unknown, measuredPower: -59, timestamp: t(1)))
+    }
+
     @Test func smoothsWithTheConfiguredFilterAcrossCycles() throws {
         var ranger = BeaconRanger<String>(configuration: RangingConfiguration(distanceModel: .freeSpaceLogDistance))
         ranger.startRanging(try uuidConstraint(), key: "a")
