@@ -97,6 +97,8 @@ public struct BeacondRule: PresenceAlgorithm {
         }
     }
 
+    public var scoresRoomExits: Bool { roomRegions }
+
     /// The beacon's region in `room` is outside (asked after `answer(for:at:)` moved the monitor's clock).
     public mutating func hasLeft(_ room: Int, beacon: Int, answer: PresenceAnswer) -> Bool {
         switch monitor.state(of: RegionKey(beacon: beacon, room: room)) {

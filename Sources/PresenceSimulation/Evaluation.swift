@@ -19,6 +19,8 @@ public protocol PresenceAlgorithm {
     /// for beacond its room region (`BeaconRegion.room`) is outside; for a rule without regions, its answer is
     /// another room or away.
     mutating func hasLeft(_ room: Int, beacon: Int, answer: PresenceAnswer) -> Bool
+    /// Whether the rule's room exits are scored (beacond's only where it monitors regions per room).
+    var scoresRoomExits: Bool { get }
 }
 
 extension PresenceAlgorithm {
@@ -27,6 +29,7 @@ extension PresenceAlgorithm {
     public mutating func hasLeft(_ room: Int, beacon: Int, answer: PresenceAnswer) -> Bool {
         answer != .room(room) && answer != .unknown
     }
+    public var scoresRoomExits: Bool { true }
 }
 
 /// One departure and how late the answer followed it.
@@ -151,7 +154,7 @@ public enum Evaluation {
                         }
                     }
                 }
-                rooms.sample(beacon, at: time, truth: truth, answer: answer, algorithm: &algorithm)
+                if algorithm.scoresRoomExits { rooms.sample(beacon, at: time, truth: truth, answer: answer, algorithm: &algorithm) }
                 // A flap: the answered room changes (through unknown or away in between, too), as the true room is counted.
                 if case .room(let now) = answer {
                     if let last = lastAnsweredRoom[beacon], last != now { flaps += 1 }

@@ -95,7 +95,7 @@ struct PresenceEvaluation: ParsableCommand {
                   + seconds(row.exitDelayP95).leftPadded(11) + String(row.missedExits).leftPadded(8)
                   + String(format: " %7.1f %%", row.unknownShare * 100) + seconds(row.roomExitDelayMedian).leftPadded(15)
                   + seconds(row.roomExitDelayP95).leftPadded(15)
-                  + (row.scenario.hasPrefix("starksm64") ? "-" : String(row.missedRoomExits)).leftPadded(13))
+                  + (row.scenario.hasPrefix("starksm64") || row.roomExits.isEmpty ? "-" : String(row.missedRoomExits)).leftPadded(13))
         }
     }
 

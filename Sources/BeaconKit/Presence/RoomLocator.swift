@@ -190,11 +190,12 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         tracks[beacon].flatMap(placement)
     }
 
-    /// Each receiver's smoothed distance to `beacon`, metres, from readings fresh at `now`, by receiver.
+    /// Each online receiver's smoothed distance to `beacon`, metres, from readings that still count at `now`, by receiver.
     public func distances(of beacon: Beacon, at now: Timestamp) -> [ReceiverID: (room: String, distance: Double)] {
         guard let track = tracks[beacon] else { return [:] }
         let time = now.microsecondsSinceEpoch
-        return track.heard.filter { track.counts($0.value, at: time, staleAfter: staleAfter) }
+        // An offline receiver's reading does not count here either: it is never the nearest receiver ranging names.
+        return track.heard.filter { !offlineReceivers.contains($0.key) && track.counts($0.value, at: time, staleAfter: staleAfter) }
             .mapValues { ($0.room, exp($0.logDistance)) }
     }
 
