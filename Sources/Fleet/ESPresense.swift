@@ -134,34 +134,41 @@ public enum ESPresense {
     public static func topic(_ topic: String) -> Topic {
         // By the UTF-8 bytes where they lie (every message of a subscription passes here): four levels, the first
         // `espresense`.
-        let utf8 = topic.utf8
-        var slashes: (String.Index, String.Index, String.Index) = (utf8.startIndex, utf8.startIndex, utf8.startIndex)
+        let bytes = topic.utf8.span
+        var slashes = (0, 0, 0)
         var count = 0
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
-            if utf8[index] == UInt8(ascii: "/") {
-                switch count {
-                case 0: slashes.0 = index
-                case 1: slashes.1 = index
-                case 2: slashes.2 = index
-                default: return .other
-                }
-                count += 1
+        for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "/") {
+            switch count {
+            case 0: slashes.0 = index
+            case 1: slashes.1 = index
+            case 2: slashes.2 = index
+            default: return .other
             }
-            utf8.formIndex(after: &index)
+            count += 1
         }
-        guard count == 3 else { return .other }
-        let kind = utf8[utf8.index(after: slashes.0)..<slashes.1]
-        let name = utf8[utf8.index(after: slashes.1)..<slashes.2]
-        let last = utf8[utf8.index(after: slashes.2)..<utf8.endIndex]
-        guard utf8[utf8.startIndex..<slashes.0].elementsEqual(channel.utf8), !name.isEmpty, !last.isEmpty else { return .other }
-        if kind.elementsEqual("devices".utf8) {
-            return .device(id: String(Substring(name)), room: String(Substring(last)))
+        guard count == 3, slashes.2 - slashes.1 > 1, bytes.count - slashes.2 > 1,
+              level(bytes, 0..<slashes.0, is: channel) else { return .other }
+        func text(_ range: Range<Int>) -> String {
+            let utf8 = topic.utf8
+            return String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)]))
         }
-        if kind.elementsEqual("rooms".utf8), last.elementsEqual("status".utf8) {
-            return .roomStatus(room: String(Substring(name)))
+        if level(bytes, slashes.0 + 1..<slashes.1, is: "devices") {
+            return .device(id: text(slashes.1 + 1..<slashes.2), room: text(slashes.2 + 1..<bytes.count))
+        }
+        if level(bytes, slashes.0 + 1..<slashes.1, is: "rooms"), level(bytes, slashes.2 + 1..<bytes.count, is: "status") {
+            return .roomStatus(room: text(slashes.1 + 1..<slashes.2))
         }
         return .other
+    }
+
+    private static func level(_ bytes: Span<UInt8>, _ range: Range<Int>, is word: String) -> Bool {
+        guard range.count == word.utf8.count else { return false }
+        var index = range.lowerBound
+        for byte in word.utf8 {
+            guard bytes[index] == byte else { return false }
+            index += 1
+        }
+        return true
     }
 }
 

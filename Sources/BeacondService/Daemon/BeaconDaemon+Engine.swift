@@ -29,7 +29,7 @@ extension BeaconDaemon {
     }
 
     func armEngineTimer() {
-        guard let deadline = engine.nextDeadline else {
+        guard let deadline = engine.nextDeadline() else {
             stopEngineTimer()
             return
         }
