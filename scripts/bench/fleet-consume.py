@@ -8,7 +8,8 @@ A private Mosquitto on loopback (logging errors and warnings only: `log_type all
 beacond (room "hall", `subscribe = true`, hearing nothing itself) on a private bus with an Always client monitoring
 one region per beacon, so every reading goes through the fleet monitor. Over each window: readings beacond took
 (the sum of GetStatus MQTTReceivers Readings), readings it dropped, its CPU (utime+stime from /proc) and resident
-memory, Mosquitto's CPU and the publisher's. Needs root. Usage:
+memory, Mosquitto's CPU and the publisher's, and beacond's read(2) calls per reading taken (/proc/PID/io syscr).
+Needs root. Usage:
 
 scripts/bench/fleet-consume.py [BEACOND [BENCH]] [--rate N] [--seconds S]
     (defaults .build/release/beacond .build/release/beacond-bench, rates 10000 and 100000, 10 s each)
