@@ -24,42 +24,67 @@ public enum ESPresense {
     /// The beacon an `iBeacon:` device id names (any case, as `mqtt_room` compares them), or nil for another kind
     /// of id (`mac`, `name:`, `altBeacon:`, …) or a malformed one.
     public static func identity(fromDeviceID id: String) -> BeaconIdentity? {
-        // Read from the UTF-8 bytes: every remote reading names its device, so this is on the consuming hot path
-        // (UUID(uuidString:) and splitting cost more than the rest of a reading together).
-        let bytes = Array(id.utf8)
-        let prefix = Array("ibeacon:".utf8)
-        guard bytes.count >= prefix.count + 36 + 4,
-              prefix.indices.allSatisfy({ bytes[$0] == prefix[$0] || (bytes[$0] >= 0x41 && bytes[$0] <= 0x5A && bytes[$0] | 0x20 == prefix[$0]) })
-        else { return nil }
-        var uuid = [UInt8](repeating: 0, count: 16)
-        var position = prefix.count
+        // Read from the UTF-8 bytes where they lie (a span: no copy, no allocation): every remote reading names its
+        // device, so this is on the consuming hot path (UUID(uuidString:) and splitting cost more than the rest of a
+        // reading together).
+        let bytes = id.utf8.span
+        let prefix = "ibeacon:".utf8
+        guard bytes.count >= prefix.count + 36 + 4 else { return nil }
+        var position = 0
+        for expected in prefix {
+            let byte = bytes[position]
+            guard byte == expected || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == expected) else { return nil }
+            position += 1
+        }
+        // The UUID's 16 bytes, big-endian in two halves.
+        var halves: (UInt64, UInt64) = (0, 0)
         for byteIndex in 0..<16 {
-            if [4, 6, 8, 10].contains(byteIndex) {
+            if byteIndex == 4 || byteIndex == 6 || byteIndex == 8 || byteIndex == 10 {
                 guard bytes[position] == UInt8(ascii: "-") else { return nil }
                 position += 1
             }
             guard let high = hexDigit(bytes[position]), let low = hexDigit(bytes[position + 1]) else { return nil }
-            uuid[byteIndex] = high << 4 | low
+            let byte = UInt64(high << 4 | low)
+            if byteIndex < 8 { halves.0 = halves.0 << 8 | byte } else { halves.1 = halves.1 << 8 | byte }
             position += 2
         }
-        func decimal() -> UInt16? {
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "-") else { return nil }
-            position += 1
-            var value: UInt32 = 0
-            let start = position
-            while position < bytes.count, let digit = decimalDigit(bytes[position]), position - start < 5 {
-                value = value * 10 + UInt32(digit)
-                position += 1
-            }
-            // As ESPresense writes them (%u): no leading zero, so one beacon has one id.
-            guard position > start, value <= UInt32(UInt16.max), bytes[start] != UInt8(ascii: "0") || position == start + 1
-            else { return nil }
-            return UInt16(value)
-        }
-        guard let major = decimal(), let minor = decimal(), position == bytes.count else { return nil }
-        let identifier = UUID(uuid: (uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7],
-                                     uuid[8], uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15]))
+        guard let major = decimal(bytes, at: &position), let minor = decimal(bytes, at: &position), position == bytes.count
+        else { return nil }
+        func byte(_ half: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: half >> (56 - 8 * index)) }
+        let (a, b) = halves
+        let identifier = UUID(uuid: (byte(a, 0), byte(a, 1), byte(a, 2), byte(a, 3), byte(a, 4), byte(a, 5), byte(a, 6), byte(a, 7),
+                                     byte(b, 0), byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7)))
         return BeaconIdentity(uuid: identifier, major: major, minor: minor)
+    }
+
+    /// `-` and a major or minor in decimal, as ESPresense writes them (%u): no leading zero, so one beacon has one id.
+    private static func decimal(_ bytes: Span<UInt8>, at position: inout Int) -> UInt16? {
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "-") else { return nil }
+        position += 1
+        var value: UInt32 = 0
+        let start = position
+        while position < bytes.count, let digit = decimalDigit(bytes[position]), position - start < 5 {
+            value = value * 10 + UInt32(digit)
+            position += 1
+        }
+        guard position > start, value <= UInt32(UInt16.max), bytes[start] != UInt8(ascii: "0") || position == start + 1
+        else { return nil }
+        return UInt16(value)
+    }
+
+    /// Whether two device ids are one, in any case (`mqtt_room` compares them lowercased): byte by byte for ASCII
+    /// ids, so the check every remote reading makes (its payload's id against its topic's) allocates nothing.
+    public static func sameDeviceID(_ first: String, _ second: String) -> Bool {
+        let (a, b) = (first.utf8.span, second.utf8.span)
+        for index in 0..<min(a.count, b.count) {
+            let (x, y) = (a[index], b[index])
+            // Unicode lowercasing may change lengths and fold other characters: it decides once a byte is not ASCII.
+            if x >= 0x80 || y >= 0x80 { return first.lowercased() == second.lowercased() }
+            guard x == y || (x ^ y == 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z")) else { return false }
+        }
+        guard a.count != b.count else { return true }
+        // One is the other's ASCII prefix: lowercasing the rest of the longer cannot make it vanish.
+        return false
     }
 
     private static func hexDigit(_ byte: UInt8) -> UInt8? {
@@ -107,26 +132,43 @@ public enum ESPresense {
     }
 
     public static func topic(_ topic: String) -> Topic {
-        // By the UTF-8 bytes (every message of a subscription passes here): four levels, the first `espresense`.
-        let bytes = Array(topic.utf8)
-        var slashes: [Int] = []
-        for index in bytes.indices where bytes[index] == UInt8(ascii: "/") {
-            slashes.append(index)
-            if slashes.count > 3 { return .other }
+        // By the UTF-8 bytes where they lie (every message of a subscription passes here): four levels, the first
+        // `espresense`.
+        let bytes = topic.utf8.span
+        var slashes = (0, 0, 0)
+        var count = 0
+        for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "/") {
+            switch count {
+            case 0: slashes.0 = index
+            case 1: slashes.1 = index
+            case 2: slashes.2 = index
+            default: return .other
+            }
+            count += 1
         }
-        guard slashes.count == 3 else { return .other }
-        func level(_ number: Int) -> ArraySlice<UInt8> {
-            let start = number == 0 ? 0 : slashes[number - 1] + 1
-            return bytes[start..<(number == 3 ? bytes.count : slashes[number])]
+        guard count == 3, slashes.2 - slashes.1 > 1, bytes.count - slashes.2 > 1,
+              level(bytes, 0..<slashes.0, is: channel) else { return .other }
+        func text(_ range: Range<Int>) -> String {
+            let utf8 = topic.utf8
+            return String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)]))
         }
-        guard level(0).elementsEqual(channel.utf8), !level(2).isEmpty, !level(3).isEmpty else { return .other }
-        if level(1).elementsEqual("devices".utf8) {
-            return .device(id: String(decoding: level(2), as: UTF8.self), room: String(decoding: level(3), as: UTF8.self))
+        if level(bytes, slashes.0 + 1..<slashes.1, is: "devices") {
+            return .device(id: text(slashes.1 + 1..<slashes.2), room: text(slashes.2 + 1..<bytes.count))
         }
-        if level(1).elementsEqual("rooms".utf8), level(3).elementsEqual("status".utf8) {
-            return .roomStatus(room: String(decoding: level(2), as: UTF8.self))
+        if level(bytes, slashes.0 + 1..<slashes.1, is: "rooms"), level(bytes, slashes.2 + 1..<bytes.count, is: "status") {
+            return .roomStatus(room: text(slashes.1 + 1..<slashes.2))
         }
         return .other
+    }
+
+    private static func level(_ bytes: Span<UInt8>, _ range: Range<Int>, is word: String) -> Bool {
+        guard range.count == word.utf8.count else { return false }
+        var index = range.lowerBound
+        for byte in word.utf8 {
+            guard bytes[index] == byte else { return false }
+            index += 1
+        }
+        return true
     }
 }
 
@@ -224,10 +266,13 @@ public struct ESPresenseReading: Hashable, Sendable {
         guard Self.adjustments.contains(adjustment) else { throw .outOfRange("rxAdj", adjustment, must: "within -50…50 dB") }
         let lowest = Self.radioRSSI.lowerBound + adjustment
         let highest = Self.radioRSSI.upperBound + adjustment
-        for (key, value) in [("rssi", rssi), ("rssi@1m", rssiAtOneMetre.map(Double.init))] {
-            guard let value, !(lowest...highest).contains(value.rounded()) else { continue }
+        // One key at a time, not a list of them: this runs for every remote reading.
+        func checkRSSI(_ key: String, _ value: Double?) throws(Invalid) {
+            guard let value, !(lowest...highest).contains(value.rounded()) else { return }
             throw .outOfRange(key, value, must: "within \(Int(lowest))…\(Int(highest)) dBm")
         }
+        try checkRSSI("rssi", rssi)
+        try checkRSSI("rssi@1m", rssiAtOneMetre.map(Double.init))
         if let distance, !(distance > 0 && distance <= Self.longestDistance) {
             throw .outOfRange("distance", distance, must: "above 0 and at most \(Int(Self.longestDistance)) m")
         }
@@ -243,42 +288,46 @@ public struct ESPresenseReading: Hashable, Sendable {
             throw error == .notAnObject ? .notAnObject : .notJSON
         }
         let values = parsed.values
-        func value(_ key: String) -> ReadingJSON.Value? {
-            Self.keys.firstIndex(of: key).flatMap { values[$0] }
-        }
-        func string(_ key: String) throws(Invalid) -> String? {
-            switch value(key) {
+        // By position in `keys` (a reading is parsed 100,000 times a second on a consuming node: no search by name).
+        func string(_ key: Key) throws(Invalid) -> String? {
+            switch values[key.rawValue] {
             case nil, .null?: return nil
             case .string(let text)?: return text
-            default: throw .wrongType(key)
+            default: throw .wrongType(key.name)
             }
         }
-        func number(_ key: String) throws(Invalid) -> Double? {
-            switch value(key) {
+        func number(_ key: Key) throws(Invalid) -> Double? {
+            switch values[key.rawValue] {
             case nil, .null?: return nil
             case .number(let value)? where value.isFinite: return value
-            default: throw .wrongType(key)
+            default: throw .wrongType(key.name)
             }
         }
-        func integer(_ key: String) throws(Invalid) -> Int? {
+        func integer(_ key: Key) throws(Invalid) -> Int? {
             guard let value = try number(key) else { return nil }
-            guard abs(value) < 1e9 else { throw .wrongType(key) }
+            guard abs(value) < 1e9 else { throw .wrongType(key.name) }
             return Int(value.rounded())
         }
-        guard let id = try string("id") else { throw .missing("id") }
+        guard let id = try string(.id) else { throw .missing("id") }
         guard !id.isEmpty else { throw .wrongType("id") }
-        guard let distance = try number("distance") else { throw .missing("distance") }
+        guard let distance = try number(.distance) else { throw .missing("distance") }
         self.id = id
         self.distance = distance
-        mac = try string("mac")
-        name = try string("name")
-        rssiAtOneMetre = try integer("rssi@1m")
-        rssi = try number("rssi")
-        receiverAdjustment = try integer("rxAdj")
-        interval = try integer("int")
+        mac = try string(.mac)
+        name = try string(.name)
+        rssiAtOneMetre = try integer(.rssiAtOneMetre)
+        rssi = try number(.rssi)
+        receiverAdjustment = try integer(.receiverAdjustment)
+        interval = try integer(.interval)
     }
 
-    /// The keys beacond reads; the rest of a reading is skipped (validated as JSON, not kept).
+    /// The keys beacond reads, in `keys`' order; the rest of a reading is skipped (validated as JSON, not kept).
+    private enum Key: Int {
+        case id, mac, name, rssiAtOneMetre, rssi, receiverAdjustment, distance, interval
+
+        var name: String { ESPresenseReading.keys[rawValue] }
+    }
+
     static let keys = ["id", "mac", "name", "rssi@1m", "rssi", "rxAdj", "distance", "int"]
     static let keyBytes = keys.map { Array($0.utf8) }
 

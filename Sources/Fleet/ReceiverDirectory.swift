@@ -45,6 +45,8 @@ public struct ReceiverDirectory: Sendable {
     public let capacity: Int
     public let maximumPayload: Int
     private var byRoom: [String: Int] = [:]
+    /// `receivers`' indices by id: every remote reading asks for its receiver's room (`room(of:)`).
+    private var byID: [ReceiverID: Int] = [:]
     public private(set) var receivers: [Receiver] = []
     public private(set) var readingsDropped: UInt64 = 0
     public private(set) var lastDropped: String?
@@ -57,6 +59,7 @@ public struct ReceiverDirectory: Sendable {
         self.maximumPayload = maximumPayload
         for receiver in known where receiver.room != ownRoom && byRoom[receiver.room] == nil {
             byRoom[receiver.room] = receivers.count
+            byID[receiver.id] = receivers.count
             receivers.append(receiver)
         }
         nextID = (known.map(\.id.rawValue).max() ?? 0) + 1
@@ -66,11 +69,22 @@ public struct ReceiverDirectory: Sendable {
 
     public func receiver(_ room: String) -> Receiver? { byRoom[room].map { receivers[$0] } }
 
+    /// The room of the receiver numbered `id`, if this directory holds it.
+    public func room(of id: ReceiverID) -> String? { byID[id].map { receivers[$0].room } }
+
     /// One message of a subscription: what it means for the monitor, in order.
     public mutating func receive(topic: String, payload: [UInt8], at now: Timestamp) -> [Input] {
+        var inputs: [Input] = []
+        receive(topic: topic, payload: payload, at: now, into: &inputs)
+        return inputs
+    }
+
+    /// `receive`, appending to `inputs`: a consumer that keeps the array (emptied, its capacity kept) allocates
+    /// nothing per message for it.
+    public mutating func receive(topic: String, payload: [UInt8], at now: Timestamp, into inputs: inout [Input]) {
         switch interpret(topic: topic, payload: payload, at: now) {
-        case .single(let input): return [input]
-        case .several(let inputs): return inputs
+        case .single(let input): inputs.append(input)
+        case .several(let several): inputs.append(contentsOf: several)
         }
     }
 
@@ -113,7 +127,7 @@ public struct ReceiverDirectory: Sendable {
                 return .single(drop("\(topic): \(error)"))
             }
             // The topic names the device, as ESPresense-companion reads it; a payload that says otherwise is suspect.
-            guard reading.id.lowercased() == id.lowercased() else { return .single(drop("\(topic): the payload's id is \(reading.id)")) }
+            guard ESPresense.sameDeviceID(reading.id, id) else { return .single(drop("\(topic): the payload's id is \(reading.id)")) }
             guard let identity = ESPresense.identity(fromDeviceID: id) else { return .single(.ignored) }
             guard let index = index(of: room, creating: true) else { return .single(drop("\(topic): more than \(capacity) receivers")) }
             receivers[index].readings += 1
@@ -175,6 +189,7 @@ public struct ReceiverDirectory: Sendable {
         receivers.append(Receiver(room: room, id: ReceiverID(rawValue: nextID), online: false, lastReading: nil, readings: 0))
         nextID += 1
         byRoom[room] = receivers.count - 1
+        byID[receivers[receivers.count - 1].id] = receivers.count - 1
         return receivers.count - 1
     }
 

@@ -38,7 +38,7 @@ struct BeaconEngineTests {
         _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(0))
         #expect(engine.needsScanning)
         #expect(Self.monitoring(engine.ingest(Self.sighting(), at: Self.at(1))) == ["1 lobby didDetermineState(inside)", "1 lobby didEnterRegion"])
-        #expect(engine.nextDeadline == Self.at(31))
+        #expect(engine.nextDeadline() == Self.at(31))
         #expect(Self.monitoring(engine.advance(to: Self.at(30))).isEmpty)
         #expect(Self.monitoring(engine.advance(to: Self.at(31))) == ["1 lobby didDetermineState(outside)", "1 lobby didExitRegion"])
     }

@@ -29,6 +29,36 @@ struct ReceiverDirectoryTests {
         #expect(kitchen?.online == true && kitchen?.readings == 2 && kitchen?.lastReading == now)
     }
 
+    /// The daemon asks each remote reading's receiver for its room by id (issue 22: by a search of every receiver).
+    @Test func aReceiversRoomIsFoundByItsID() {
+        let known = [ReceiverDirectory.Receiver(room: "attic", id: ReceiverID(rawValue: 7), online: false, lastReading: nil, readings: 0)]
+        var directory = ReceiverDirectory(ownRoom: "hall", known: known)
+        _ = directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now)
+        var inputs: [ReceiverDirectory.Input] = [.ignored]
+        directory.receive(topic: "espresense/devices/\(deviceID)/cellar", payload: reading(), at: now, into: &inputs)
+        #expect(inputs == [.ignored, .receiverOnline(ReceiverID(rawValue: 9)),
+                           .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 9), measuredPower: -59, exactRSSI: -70.4)])
+        #expect(directory.room(of: ReceiverID(rawValue: 7)) == "attic")
+        #expect(directory.room(of: ReceiverID(rawValue: 8)) == "kitchen")
+        #expect(directory.room(of: ReceiverID(rawValue: 9)) == "cellar")
+        #expect(directory.room(of: ReceiverID(rawValue: 10)) == nil && directory.room(of: .local) == nil)
+    }
+
+    /// The payload's id and the topic's are one in any case, as `mqtt_room` compares them (lowercased), also
+    /// where lowercasing is not ASCII's.
+    @Test func aPayloadsIDMatchesItsTopicsInAnyCase() {
+        #expect(ESPresense.sameDeviceID("iBeacon:E2C56DB5-dffb-48D2-b060-D0F5A71096E0-1-2", "ibeacon:e2c56db5-DFFB-48d2-B060-d0f5a71096e0-1-2"))
+        #expect(!ESPresense.sameDeviceID("iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2", "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-3"))
+        #expect(!ESPresense.sameDeviceID("name:a", "name:a1") && !ESPresense.sameDeviceID("name:a1", "name:a"))
+        // `@` and `` ` `` differ from `` ` `` and `@` by 0x20 too, but are not letters.
+        #expect(!ESPresense.sameDeviceID("name:@", "name:`") && !ESPresense.sameDeviceID("name:[", "name:{"))
+        #expect(ESPresense.sameDeviceID("name:ÄRGER", "name:ärger") && !ESPresense.sameDeviceID("name:Ärger", "name:ärgern"))
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        let upper = "iBeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-2"
+        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(upper), at: now).last
+            == .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4))
+    }
+
     @Test func ownPublicationsOtherDevicesAndOtherTopicsAreIgnored() {
         var directory = ReceiverDirectory(ownRoom: "hall")
         #expect(directory.receive(topic: "espresense/devices/\(deviceID)/hall", payload: reading(), at: now) == [.ignored])

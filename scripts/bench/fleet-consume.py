@@ -8,7 +8,8 @@ A private Mosquitto on loopback (logging errors and warnings only: `log_type all
 beacond (room "hall", `subscribe = true`, hearing nothing itself) on a private bus with an Always client monitoring
 one region per beacon, so every reading goes through the fleet monitor. Over each window: readings beacond took
 (the sum of GetStatus MQTTReceivers Readings), readings it dropped, its CPU (utime+stime from /proc) and resident
-memory, Mosquitto's CPU and the publisher's. Needs root. Usage:
+memory, Mosquitto's CPU and the publisher's, and beacond's read(2) calls per reading taken (/proc/PID/io syscr).
+Needs root. Usage:
 
 scripts/bench/fleet-consume.py [BEACOND [BENCH]] [--rate N] [--seconds S]
     (defaults .build/release/beacond .build/release/beacond-bench, rates 10000 and 100000, 10 s each)
@@ -34,12 +35,22 @@ ROOMS = 100
 BEACONS = 1000
 
 
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as file:
+def proc_value(pid, name, key):
+    """The number after `key` in /proc/PID/`name` (0 when absent)."""
+    with open("/proc/%d/%s" % (pid, name)) as file:
         for line in file:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key):
                 return int(line.split()[1])
     return 0
+
+
+def rss_kb(pid):
+    return proc_value(pid, "status", "VmRSS:")
+
+
+def read_calls(pid):
+    """read(2)-family calls the process made: libmosquitto reads each packet in several."""
+    return proc_value(pid, "io", "syscr:")
 
 
 def taken(status):
@@ -72,6 +83,7 @@ def main():
         for rate in rates:
             before = world.admin.status()
             cpu, broker_cpu = daemon_load.cpu_seconds(pid), daemon_load.cpu_seconds(broker.process.pid)
+            reads = read_calls(pid)
             flood = subprocess.Popen([bench, "mqtt-flood", "--port", str(broker.port), "--rooms", str(ROOMS),
                                       "--beacons", str(BEACONS), "--rate", str(rate), "--seconds", str(arguments.seconds),
                                       "--uuid", UUID], stdout=subprocess.PIPE, text=True)
@@ -90,14 +102,16 @@ def main():
             # Over the publishing time, though the drain second is included: an overstatement, never an understatement.
             beacond_cpu = (daemon_load.cpu_seconds(pid) - cpu) / published["seconds"] * 100
             mosquitto_cpu = (daemon_load.cpu_seconds(broker.process.pid) - broker_cpu) / published["seconds"] * 100
+            reads = read_calls(pid) - reads
             after = world.admin.status()
             took = taken(after) - taken(before)
             dropped = int(after["MQTTReadingsDropped"]) - int(before["MQTTReadingsDropped"])
             print("%6d readings/s offered for %.1f s: published %d (%.0f/s), beacond took %d (%.1f %% of them), "
-                  "dropped %d; CPU beacond %.1f %%, mosquitto %.1f %%, publisher %.1f %%; beacond RSS peak %.1f MB"
+                  "dropped %d; CPU beacond %.1f %%, mosquitto %.1f %%, publisher %.1f %%; beacond RSS peak %.1f MB; "
+                  "beacond's read calls per reading taken %.2f"
                   % (rate, published["seconds"], published["published"], published["rate"], took,
                      100.0 * took / max(1, published["published"]), dropped, beacond_cpu, mosquitto_cpu, publisher_cpu,
-                     peak / 1024))
+                     peak / 1024, reads / max(1, took)))
         print("beacond after: RSS %.1f MB, %d receivers known" % (rss_kb(pid) / 1024, len(world.admin.status()["MQTTReceivers"])))
     finally:
         if world:

@@ -25,16 +25,26 @@ extension BeaconDaemon {
     func stopEngineTimer() {
         if let engineTimer { loop.cancelTimer(engineTimer) }
         engineTimer = nil
+        engineTimerFires = nil
     }
 
     func armEngineTimer() {
-        stopEngineTimer()
-        guard let deadline = engine.nextDeadline else { return }
+        guard let deadline = engine.nextDeadline() else {
+            stopEngineTimer()
+            return
+        }
         let delay = deadline - clock()
-        let wait: Duration = delay > .zero ? min(delay, .seconds(3600)) : .zero
-        engineTimer = loop.schedule(at: .now + wait) {
+        let fires = ContinuousClock.now + (delay > .zero ? min(delay, .seconds(3600)) : .zero)
+        // A timer that fires no later stays: firing early only advances the engine to its time and arms again.
+        // Remote readings move deadlines later, and re-arming after each (100,000 a second on a busy fleet) cost a
+        // cancel and a schedule apiece.
+        if engineTimer != nil, let armed = engineTimerFires, armed <= fires { return }
+        stopEngineTimer()
+        engineTimerFires = fires
+        engineTimer = loop.schedule(at: fires) {
             self.assumeIsolated { daemon in
                 daemon.engineTimer = nil
+                daemon.engineTimerFires = nil
                 let events = daemon.engine.advance(to: daemon.clock())
                 daemon.engineChanged(events)
             }

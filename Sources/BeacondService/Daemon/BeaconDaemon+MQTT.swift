@@ -114,7 +114,7 @@ extension BeaconDaemon {
         let now = clock()
         switch input {
         case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower, let exactRSSI):
-            let room = mqttNode?.directory.receivers.first { $0.id == receiver }?.room
+            let room = mqttNode?.directory.room(of: receiver)
             engineChanged(engine.observe(identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
                                          by: receiver, in: room, at: now))
             scheduleLastSeenSave()

@@ -63,6 +63,8 @@ public actor BeaconDaemon {
     /// The pipeline every client's regions and ranging run in; changed only through its methods.
     var engine: BeaconEngine
     var engineTimer: MainLoop.SourceID?
+    /// When `engineTimer` fires.
+    var engineTimerFires: ContinuousClock.Instant?
     /// When the scanner runs and what it is doing (`ScanControl`); the two below change only as it says.
     var scanControl = ScanControl()
     var scanner: (any BeaconScanner)?

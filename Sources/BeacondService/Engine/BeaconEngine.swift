@@ -103,7 +103,9 @@ struct BeaconEngine {
     }
 
     /// When `advance` next has something to do; nil while nothing is monitored or ranged.
-    var nextDeadline: Timestamp? { pipeline.nextDeadline }
+    /// Mutating only so the daemon's engine is read in place: as a getter, every call (one per remote reading)
+    /// copied the whole engine out of the actor and released it again (perf, issue 22).
+    mutating func nextDeadline() -> Timestamp? { pipeline.nextDeadline }
 
     /// Someone monitors or ranges, so the scanner should run.
     var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }

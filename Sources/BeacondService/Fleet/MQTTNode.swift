@@ -146,9 +146,14 @@ final class MQTTNode {
         client.stop()
     }
 
+    /// What the message being handled means, kept between messages so its capacity is reused.
+    private var inputs: [ReceiverDirectory.Input] = []
+
     private func received(_ message: MQTTMessage) {
         let now = clock()
-        let inputs = directory.receive(topic: message.topic, payload: message.payload, at: now)
+        inputs.removeAll(keepingCapacity: true)
+        directory.receive(topic: message.topic, payload: message.payload, at: now, into: &inputs)
+        let inputs = inputs
         // A bridge's drop takes every receiver offline at once: one line for it, not one per receiver.
         var quiet = false
         for input in inputs {
