@@ -193,7 +193,7 @@ struct BeaconEngineTests {
     @Test func aRemoteReadingResumesPausedRanging() throws {
         var (engine, _) = try Self.fleetEngine()
         #expect(Self.rangedBeacons(engine.advance(to: Self.at(100))).count == 60)
-        #expect(engine.nextDeadline == nil)
+        #expect(engine.nextDeadline() == nil)
         _ = Self.remote(&engine, minor: 1, rssi: -60, by: Self.kitchen, in: "kitchen", at: Self.at(100) + .milliseconds(500))
         let resumed = Self.rangedBeacons(engine.advance(to: Self.at(102)))
         #expect(resumed.map { $0.map(\.identity.minor) } == [[1], [1]])
