@@ -180,7 +180,7 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     private static func countHearing(_ heard: inout Heard, of advertisement: UInt64) {
         guard advertisement > heard.advertisement else { return }
         let missed = min(64, advertisement - heard.advertisement - 1)
-        heard.hearingRate *= pow(7.0 / 8, Double(missed))
+        if missed > 0 { heard.hearingRate *= pow(7.0 / 8, Double(missed)) }
         heard.hearingRate += (1 - heard.hearingRate) / 8
         heard.advertisement = advertisement
     }

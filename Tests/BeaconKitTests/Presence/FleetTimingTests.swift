@@ -71,6 +71,20 @@ struct FleetTimingTests {
         #expect(rhythm.interval == 30_000)
     }
 
+    @Test("receivers numbered from 256 up are grouped as those below: a repeat is the next advertisement", arguments: [1, 300])
+    func largeReceiverNumbers(base: UInt32) {
+        var grouping = AdvertisementGrouping()
+        let a = ReceiverID(rawValue: base), b = ReceiverID(rawValue: base + 63), c = ReceiverID(rawValue: base + 200)
+        #expect(grouping.record(a, at: 0) == (true, nil))
+        #expect(grouping.record(b, at: 10_000) == (false, nil))
+        #expect(grouping.record(c, at: 20_000) == (false, nil))
+        #expect(grouping.heardCurrent(c) && !grouping.heardCurrent(ReceiverID(rawValue: base + 1)))
+        #expect(grouping.record(b, at: 30_000) == (true, 30_000))
+        #expect(!grouping.heardCurrent(a) && !grouping.heardCurrent(c))
+        #expect(grouping.record(a, at: 200_000) == (true, 170_000))
+        #expect(grouping.count == 3)
+    }
+
     @Test("exits with 5–60 ms reading latency come within one advertising interval of exits without")
     func latencyDoesNotDelayExits() throws {
         let receivers = [living, kitchen, bedroom]
