@@ -191,7 +191,7 @@ struct CalibrationTests {
 
 @Suite("SightingRhythm: a beacon's interval and loss, learned")
 struct SightingRhythmTests {
-    @Test("nothing is trusted before 8 gaps; then the interval is the shortest gap and the rate interval / mean gap")
+    @Test("nothing is trusted before 8 gaps; then the interval is the mean of the shortest cluster of gaps and the rate interval / mean gap")
     func learns() {
         var rhythm = SightingRhythm()
         var time: Int64 = 0
