@@ -18,7 +18,7 @@ enum DaemonRunner {
             daemon = try BeaconDaemon(options: options, loop: loop, logger: logger)
         } catch let error as DaemonStartError {
             logger.critical("cannot start: \(error.message)")
-            throw ExitCode(error.isConfigurationError ? 78 : 1)
+            throw ExitCode(error.exitStatus)
         }
         try loop.startThread()
         let service = DaemonService(daemon: daemon, logger: logger)

@@ -126,18 +126,4 @@ struct ClientRegistryTests {
         #expect(registry.newestLiveClient(of: "org.example.A", excluding: ":1.1") == second)
         #expect(registry.newestLiveClient(of: "org.example.B", excluding: ":1.1") == nil)
     }
-
-    @Test("event watchers: each connection once, in name order, until it unwatches or leaves")
-    func eventWatchers() {
-        var registry = ClientRegistry()
-        #expect(!registry.hasEventWatchers)
-        registry.watchEvents(":1.9")
-        registry.watchEvents(":1.10")
-        registry.watchEvents(":1.9")
-        #expect(registry.eventWatchers == [":1.10", ":1.9"])
-        registry.unwatchEvents(":1.9")
-        #expect(registry.eventWatchers == [":1.10"])
-        registry.unwatchEvents(":1.10")
-        #expect(!registry.hasEventWatchers)
-    }
 }

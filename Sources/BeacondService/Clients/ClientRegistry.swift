@@ -12,8 +12,6 @@ struct ClientRegistry: Sendable {
     private var numbersBySender: [String: Set<Int>] = [:]
     /// The number the next client gets; never reused, also across restarts (`reserveNumbers`).
     private(set) var nextNumber = 1
-    /// Connections that asked for `Admin1.Event` (`WatchEvents`), until `UnwatchEvents` or they leave the bus.
-    private var watchers: Set<String> = []
     /// Regions per app, attached and detached clients together: the app's limit is checked at every
     /// StartMonitoring, so it is kept as sessions change rather than counted.
     private var regionsByApp: [String: Int] = [:]
@@ -24,15 +22,6 @@ struct ClientRegistry: Sendable {
     private(set) var regionCount = 0
 
     init() {}
-
-    /// The connections watching `Admin1.Event`, in name order (the order events are admitted in).
-    var eventWatchers: [String] { watchers.sorted() }
-    var hasEventWatchers: Bool { !watchers.isEmpty }
-
-    mutating func watchEvents(_ sender: String) { watchers.insert(sender) }
-
-    /// `UnwatchEvents`, or the connection left the bus.
-    mutating func unwatchEvents(_ sender: String) { watchers.remove(sender) }
 
     subscript(number: Int) -> ClientSession? { sessions[number] }
 

@@ -175,7 +175,7 @@ extension BeaconDaemon {
         } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
             rejectedConfiguration = "\(error)"
-            adminEvent(BeacondEventKind.configurationRejected, [BeacondEventKey.error: .string("\(error)")])
+            notify(.configurationRejected("\(error)"))
             return
         }
         rejectedConfiguration = nil
@@ -224,8 +224,7 @@ extension BeaconDaemon {
         configureRooms()
         applyPolicyChange(from: oldPolicy)
         logger.notice("configuration reloaded from \(options.configDirectory)")
-        adminEvent(BeacondEventKind.configurationReloaded,
-                   [BeacondEventKey.warnings: .array(elementSignature: "s", new.warnings.map { .string("\($0)") })])
+        notify(.configurationReloaded(warnings: new.warnings.map { "\($0)" }))
     }
 
     /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).

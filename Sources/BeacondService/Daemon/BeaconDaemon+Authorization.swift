@@ -35,10 +35,7 @@ extension BeaconDaemon {
         } else if let note = outcome.note {
             logger.info("\(request.methodName) from \(session.appID): \(note)", metadata: metadata(session))
         }
-        var data = clientEventData(session)
-        data[BeacondEventKey.request] = .string(request.rawValue)
-        data[BeacondEventKey.disposition] = .string(disposition)
-        adminEvent(BeacondEventKind.authorizationRequested, data)
+        notify(.authorizationRequested(ClientAddress(session), request, disposition: disposition))
         apply(outcome.sideEffects, to: session.appID)
         return [.string(outcome.effectiveStatus.rawValue)]
     }
@@ -75,16 +72,13 @@ extension BeaconDaemon {
         let sessions = clients.clients(of: appID)
         if let status = effects.authorizationChanged, sessions.isEmpty {
             // An administrator watching events sees every change, also of an app with no client to tell.
-            adminEvent(BeacondEventKind.authorizationChanged,
-                       [BeacondEventKey.appID: .string(appID), BeacondEventKey.status: .string(status.rawValue)])
+            notify(.authorizationChanged(appID: appID, status))
         }
         for session in sessions {
             if let status = effects.authorizationChanged {
-                signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
-                clientPropertiesChanged(session.number, [BeacondMember.authorizationStatus])
-                var data = clientEventData(session)
-                data[BeacondEventKey.status] = .string(status.rawValue)
-                adminEvent(BeacondEventKind.authorizationChanged, data)
+                notify(session, .authorizationChanged(status), .clientOnly)
+                clientPropertiesChanged(session.number, [.authorizationStatus])
+                notify(session, .authorizationChanged(status), .administratorsOnly)
             }
             if let failure = effects.monitoringFailure { failMonitoring(session.number, BeacondError(failure)) }
             if let failure = effects.rangingFailure { failRanging(session.number, BeacondError(failure)) }
@@ -101,19 +95,13 @@ extension BeaconDaemon {
         guard let session = clients[number], !session.regions.isEmpty else { return }
         var events: [EngineEvent] = []
         for region in session.orderedRegions {
-            signalClient(session, BeacondMember.monitoringDidFail,
-                         [BeaconDictionaries.dictionary(region), .string(error.name.rawValue), .string(error.message)])
-            var data = clientEventData(session)
-            data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
-            data[BeacondEventKey.error] = .string(error.name.rawValue)
-            data[BeacondEventKey.message] = .string(error.message)
-            adminEvent(BeacondEventKind.monitoringDidFail, data)
+            notify(session, .monitoringDidFail(region, error))
             events += engine.stopMonitoring(client: number, identifier: region.identifier, at: clock())
             clients.removeRegion(region.identifier, from: number)
             saveLater(.removeRegion(client: number, identifier: region.identifier))
         }
         logger.notice("monitoring of \(session.path) stopped: \(error.message)", metadata: metadata(session))
-        clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
+        clientPropertiesChanged(number, [.monitoredRegions])
         if !session.isConnected { removeSession(number) }
         engineChanged(events)
     }
@@ -121,17 +109,11 @@ extension BeaconDaemon {
     func failRanging(_ number: Int, _ error: BeacondError) {
         guard let session = clients[number], !session.rangedConstraints.isEmpty else { return }
         for constraint in session.rangedConstraints {
-            signalClient(session, BeacondMember.rangingDidFail,
-                         [BeaconDictionaries.dictionary(constraint), .string(error.name.rawValue), .string(error.message)])
-            var data = clientEventData(session)
-            data[BeacondEventKey.constraint] = BeaconDictionaries.dictionary(constraint)
-            data[BeacondEventKey.error] = .string(error.name.rawValue)
-            data[BeacondEventKey.message] = .string(error.message)
-            adminEvent(BeacondEventKind.rangingDidFail, data)
+            notify(session, .rangingDidFail(constraint, error))
         }
         if session.rangingActive { engine.stopRanging(session.rangedConstraints, client: number) }
         clients.removeRangedConstraint(nil, from: number)
-        clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
+        clientPropertiesChanged(number, [.rangedConstraints])
         engineChanged([])
     }
 
@@ -222,8 +204,8 @@ extension BeaconDaemon {
         guard oldPolicy != newPolicy else { return }
         if oldPolicy.locationServicesEnabled != newPolicy.locationServicesEnabled {
             logger.notice("location services are now \(newPolicy.locationServicesEnabled ? "on" : "off")")
-            managerPropertiesChanged([BeacondMember.locationServicesEnabled: .boolean(newPolicy.locationServicesEnabled)])
-            adminEvent(BeacondEventKind.locationServicesChanged, [BeacondEventKey.enabled: .boolean(newPolicy.locationServicesEnabled)])
+            bus?.propertyChanged(.locationServicesEnabled(newPolicy.locationServicesEnabled))
+            notify(.locationServicesChanged(enabled: newPolicy.locationServicesEnabled))
         }
         for appID in clients.appIDs {
             guard let app = configuration.apps[appID] else { continue }

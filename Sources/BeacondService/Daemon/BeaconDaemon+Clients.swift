@@ -35,15 +35,15 @@ extension BeaconDaemon {
                                       processID: caller.processID).number
         adoptDetachedRegions(into: number)
         guard let session = clients[number] else { return [] }
-        server?.export(clientObject(number))
+        bus?.server.export(clientObject(number))
         logger.info("client \(session.path) registered as \(appID)",
                     metadata: metadata(session).merging(["client.user": "\(caller.credentials.userName)",
                                                          "client.sender": "\(call.sender)"]) { $1 })
-        adminEvent(BeacondEventKind.clientRegistered, clientEventData(session))
+        notify(.clientRegistered(ClientAddress(session)))
         // One code path for clients: the current status arrives as AuthorizationChanged (after this reply).
         let effects = AuthorizationRules.registration(app: app.declaration, record: record(appID), policy: policy)
         if let status = effects.authorizationChanged {
-            signalClient(session, BeacondMember.authorizationChanged, [.string(status.rawValue)])
+            notify(session, .authorizationChanged(status), .clientOnly)
         }
         deliverQueuedEvents(to: session)
         return [.objectPath(session.path)]
@@ -129,15 +129,9 @@ extension BeaconDaemon {
             let message = "region \(region.identifier) of \(session.appID) stopped: \(replaced.by) has the same identifier and replaces "
                 + "it (one identifier is one region per app, as in Core Location). Fix: give the app's regions distinct identifiers"
             logger.notice("\(message)", metadata: metadata(session))
-            signalClient(session, BeacondMember.monitoringDidFail,
-                         [BeaconDictionaries.dictionary(region), .string(BeacondErrorName.regionReplaced.rawValue), .string(message)])
-            var data = clientEventData(session)
-            data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
-            data[BeacondEventKey.error] = .string(BeacondErrorName.regionReplaced.rawValue)
-            data[BeacondEventKey.message] = .string(message)
-            adminEvent(BeacondEventKind.monitoringDidFail, data)
+            notify(session, .monitoringDidFail(region, BeacondError(.regionReplaced, message)))
         }
-        if announce, !plan.moves.isEmpty { clientPropertiesChanged(number, [BeacondMember.monitoredRegions]) }
+        if announce, !plan.moves.isEmpty { clientPropertiesChanged(number, [.monitoredRegions]) }
         engineChanged([])
     }
 
@@ -179,13 +173,9 @@ extension BeaconDaemon {
            let current = engine.monitoredRegion(client: number, identifier: region.identifier)?.state {
             // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
             // keeps its state: a beacon that is still there must not enter again. The client hears the state.
-            var data = clientEventData(session)
-            data[BeacondEventKey.region] = BeaconDictionaries.dictionary(region)
-            signalClient(session, BeacondMember.didStartMonitoring, [BeaconDictionaries.dictionary(region)])
-            adminEvent(BeacondEventKind.didStartMonitoring, data)
+            notify(session, .didStartMonitoring(region))
             if current != .unknown {
-                signalClient(session, BeacondMember.didDetermineState,
-                             [.string(current.rawValue), BeaconDictionaries.dictionary(region), eventInfo(at: clock(), late: false)])
+                notify(session, .didDetermineState(current, region, EventInfo(at: clock())), .clientOnly)
             }
             return []
         }
@@ -194,7 +184,7 @@ extension BeaconDaemon {
         let events = engine.startMonitoring(region, client: number, at: clock())
         saveLater(.saveRegion(storedRegion(session, region)))
         logger.info("\(session.appID) monitors \(region)", metadata: metadata(session))
-        clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
+        clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
         return []
     }
@@ -227,7 +217,7 @@ extension BeaconDaemon {
         clients.removeRegion(identifier, from: number)
         saveLater(.removeRegion(client: number, identifier: identifier))
         let events = engine.stopMonitoring(client: number, identifier: identifier, at: clock())
-        clientPropertiesChanged(number, [BeacondMember.monitoredRegions])
+        clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
         return []
     }
@@ -268,7 +258,7 @@ extension BeaconDaemon {
         }
         clients.addRangedConstraint(constraint, to: number)
         logger.info("\(session.appID) ranges \(constraint)", metadata: metadata(session))
-        clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
+        clientPropertiesChanged(number, [.rangedConstraints])
         refreshRanging(number)
         return []
     }
@@ -284,7 +274,7 @@ extension BeaconDaemon {
         }
         if session.rangingActive { engine.stopRanging([constraint], client: number) }
         clients.removeRangedConstraint(constraint, from: number)
-        clientPropertiesChanged(number, [BeacondMember.rangedConstraints])
+        clientPropertiesChanged(number, [.rangedConstraints])
         engineChanged([])
         return []
     }
@@ -316,7 +306,7 @@ extension BeaconDaemon {
         guard let session = clients[number], case .boolean(let inUse) = argument else { return [] }
         guard session.inUse != inUse else { return [] }
         clients.setInUse(inUse, for: number)
-        clientPropertiesChanged(number, [BeacondMember.inUse])
+        clientPropertiesChanged(number, [.inUse])
         refreshRanging(number)
         return []
     }
@@ -338,7 +328,7 @@ extension BeaconDaemon {
         guard let session = clients[number] else { return }
         logger.info("client \(session.path) (\(session.appID)) closed: \(reason)", metadata: metadata(session))
         removeSession(number)
-        adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
+        notify(.clientClosed(ClientAddress(session)))
         engineChanged([])
     }
 
@@ -349,13 +339,12 @@ extension BeaconDaemon {
         let events = engine.remove(client: number, regions: session.regionOrder,
                                    ranging: session.rangingActive ? session.rangedConstraints : [], at: clock())
         route(events)
-        server?.unexport(path: session.path)
+        bus?.server.unexport(path: session.path)
     }
 
     /// A connection left the bus: its clients are no longer in use, and each leaves as with `Close()`.
     func connectionClosed(_ name: String) {
-        clients.unwatchEvents(name)
-        outbox.forget(name)
+        bus?.forget(name)
         for session in clients.clients(on: name) {
             leave(session, why: "its connection \(name) closed", takeoverExcluding: { $0.sender == name })
         }
@@ -376,8 +365,8 @@ extension BeaconDaemon {
         clients.detach(session.number)
         refreshRanging(session.number)
         clients.removeRangedConstraint(nil, from: session.number)
-        server?.unexport(path: session.path)
-        adminEvent(BeacondEventKind.clientClosed, clientEventData(session))
+        bus?.server.unexport(path: session.path)
+        notify(.clientClosed(ClientAddress(session)))
         let live = clients.newestLiveClient(of: session.appID, excluding: excluded)
         if let live {
             logger.info("client \(session.path) (\(session.appID)) left (\(why)); the app's client \(BeacondBus.clientPathPrefix)\(live) takes over its \(session.regions.count) Always regions",
@@ -394,7 +383,7 @@ extension BeaconDaemon {
     /// The bus's word on who `sender` is. The object server asked the bus before it dispatched the call (the
     /// manager object needs caller credentials), without blocking the loop, and keeps the answer per connection.
     func peerCredentials(_ sender: String) throws(DBusCallError) -> DBusPeerCredentials {
-        switch server?.callerCredentials(of: sender) {
+        switch bus?.server.callerCredentials(of: sender) {
         case .success(let peer)?:
             return peer
         case .failure(let error)?:

@@ -22,15 +22,9 @@ extension BeaconDaemon {
         updateScanning()
     }
 
-    func stopEngineTimer() {
-        if let engineTimer { loop.cancelTimer(engineTimer) }
-        engineTimer = nil
-        engineTimerFires = nil
-    }
-
     func armEngineTimer() {
         guard let deadline = engine.nextDeadline() else {
-            stopEngineTimer()
+            timers.cancel(.engine)
             return
         }
         let delay = deadline - clock()
@@ -38,17 +32,8 @@ extension BeaconDaemon {
         // A timer that fires no later stays: firing early only advances the engine to its time and arms again.
         // Remote readings move deadlines later, and re-arming after each (100,000 a second on a busy fleet) cost a
         // cancel and a schedule apiece.
-        if engineTimer != nil, let armed = engineTimerFires, armed <= fires { return }
-        stopEngineTimer()
-        engineTimerFires = fires
-        engineTimer = loop.schedule(at: fires) {
-            self.assumeIsolated { daemon in
-                daemon.engineTimer = nil
-                daemon.engineTimerFires = nil
-                let events = daemon.engine.advance(to: daemon.clock())
-                daemon.engineChanged(events)
-            }
-        }
+        if let armed = timers.deadline(.engine), armed <= fires { return }
+        arm(.engine, at: fires)
     }
 
     func route(_ events: [EngineEvent]) {
@@ -63,56 +48,34 @@ extension BeaconDaemon {
 
     func deliver(_ event: MonitoringEvent<EngineKey>) {
         guard case .region(let client, _) = event.key, let session = clients[client] else { return }
-        let region = BeaconDictionaries.dictionary(event.region)
-        let info = eventInfo(at: event.timestamp, late: false)
-        var data = clientEventData(session)
-        data[BeacondEventKey.region] = region
+        let info = EventInfo(at: event.timestamp)
         switch event.kind {
         case .didStartMonitoring:
-            signalClient(session, BeacondMember.didStartMonitoring, [region])
-            adminEvent(BeacondEventKind.didStartMonitoring, data)
+            notify(session, .didStartMonitoring(event.region))
         case .didDetermineState(let state):
             markRegionChanged(event.key)
-            signalClient(session, BeacondMember.didDetermineState, [.string(state.rawValue), region, info])
-            data[BeacondEventKey.state] = .string(state.rawValue)
-            adminEvent(BeacondEventKind.didDetermineState, data)
+            notify(session, .didDetermineState(state, event.region, info))
         case .didEnterRegion:
             markRegionChanged(event.key)
             logger.info("\(session.appID) entered region \(event.region.identifier)", metadata: metadata(session))
-            signalClient(session, BeacondMember.didEnterRegion, [region, info])
-            adminEvent(BeacondEventKind.didEnterRegion, data)
+            notify(session, .didEnterRegion(event.region, info))
             if !session.isConnected { queueForApp(session, .didEnterRegion, event) }
         case .didExitRegion:
             markRegionChanged(event.key)
             logger.info("\(session.appID) exited region \(event.region.identifier)", metadata: metadata(session))
-            signalClient(session, BeacondMember.didExitRegion, [region, info])
-            adminEvent(BeacondEventKind.didExitRegion, data)
+            notify(session, .didExitRegion(event.region, info))
             if !session.isConnected { queueForApp(session, .didExitRegion, event) }
         }
     }
 
     func deliver(_ result: RangingResult<EngineKey>) {
-        guard case .ranging(let client, _) = result.key, let session = clients[client], session.rangingActive else { return }
-        // The next cycle replaces this one: a peer that is not reading misses it rather than stall beacond.
-        // Admission comes first, so a result nobody gets is never built (10,000 beacons take ~100 ms).
-        // Every beacon dictionary has the same keys and nearly the same size: one built weighs them all.
-        let constraint = BeaconDictionaries.dictionary(result.constraint)
-        let perBeacon = result.beacons.first.map { rangedBeaconDictionary($0).marshalledSizeEstimate } ?? 0
-        let bytes = Self.signalBytes([constraint]) + result.beacons.count * perBeacon
-        let what = "DidRangeBeacons of \(session.path) (\(session.appID))"
-        let toClient = session.sender.map { admitDroppable(to: $0, bytes: bytes, what: what) } ?? false
-        let toWatchers = clients.eventWatchers.filter { admitDroppable(to: $0, bytes: bytes, what: "Admin1.Event(\(what))") }
-        guard toClient || !toWatchers.isEmpty else { return }
-        let beacons = BeaconDictionaries.array(result.beacons.map(rangedBeaconDictionary))
-        if toClient, let sender = session.sender {
-            queueSignal(path: session.path, interface: BeacondInterface.locationManager,
-                        member: BeacondMember.didRangeBeacons, [beacons, constraint], to: sender, counted: true)
-        }
-        guard !toWatchers.isEmpty else { return }
-        var data = clientEventData(session)
-        data[BeacondEventKey.beacons] = beacons
-        data[BeacondEventKey.constraint] = constraint
-        adminEvent(BeacondEventKind.didRangeBeacons, data, admitted: toWatchers)
+        guard case .ranging(let client, _) = result.key, let session = clients[client], session.rangingActive,
+              let bus else { return }
+        let address = ClientAddress(session)
+        let audience = bus.rangingAudience(address, constraint: result.constraint, beacons: result.beacons.count,
+                                           first: result.beacons.first.map(report))
+        guard !audience.isEmpty else { return }
+        bus.range(address, constraint: result.constraint, result.beacons.map(report), to: audience)
     }
 
     func metadata(_ session: ClientSession) -> Logger.Metadata {
@@ -146,7 +109,7 @@ extension BeaconDaemon {
             }
             return scanner
         case .hci, .bluez, .auto:
-            guard let server else { throw ScannerError("not connected to the bus") }
+            guard let server = bus?.server else { throw ScannerError("not connected to the bus") }
             let mode: BlueZScannerSource.Mode
             var choice: String?
             var adapterName: String?
@@ -172,16 +135,9 @@ extension BeaconDaemon {
                 scanner?.stop()
                 scanner = nil
             case .scheduleRetry:
-                if let scannerRetry { loop.cancelTimer(scannerRetry) }
-                scannerRetry = loop.schedule(at: .now + Self.scannerRetryInterval) {
-                    self.assumeIsolated { daemon in
-                        daemon.scannerRetry = nil
-                        daemon.perform(daemon.scanControl.retryDue(needsScanning: daemon.needsScanning))
-                    }
-                }
+                arm(.scannerRetry, at: .now + Self.scannerRetryInterval)
             case .cancelRetry:
-                if let scannerRetry { loop.cancelTimer(scannerRetry) }
-                scannerRetry = nil
+                timers.cancel(.scannerRetry)
             case .resumeDetection:
                 engine.resumeDetection(at: clock())
                 mqttNode?.localDetection(suspended: false)
@@ -189,8 +145,8 @@ extension BeaconDaemon {
             case .suspendDetection:
                 suspendDetection()
             case .scanningChanged(let now):
-                managerPropertiesChanged([BeacondMember.scanning: .boolean(now)])
-                adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(now)])
+                bus?.propertyChanged(.scanning(now))
+                notify(.scanningChanged(now))
             case .log(let level, let message):
                 switch level {
                 case .info: logger.info("\(message)")

@@ -127,21 +127,13 @@ extension BeaconDaemon {
         }
     }
 
-    /// A ranged beacon's dictionary, with `Room`, `Receivers` and `Receiver` while `[mqtt]` is on: the beacon's room as
-    /// the room locator places it ("" when it cannot be said), every receiver's calibrated, smoothed distance from fresh
-    /// readings by room, and the receiver whose reading gave its RSSI and accuracy ("" when nobody heard it this cycle).
-    func rangedBeaconDictionary(_ beacon: RangedBeacon) -> DBusValue {
-        let plain = BeaconDictionaries.dictionary(beacon)
-        guard mqttNode != nil, let presence = engine.presence, case .dictionary(let key, let value, var entries) = plain else { return plain }
-        let distances = presence.distances(of: beacon.identity, at: clock())
+    /// A ranged beacon with, while `[mqtt]` is on, where the room locator places it and every receiver's calibrated,
+    /// smoothed distance from fresh readings by room.
+    func report(_ beacon: RangedBeacon) -> RangedBeaconReport {
+        guard mqttNode != nil, let presence = engine.presence else { return RangedBeaconReport(beacon: beacon, room: nil, receivers: [:]) }
         var room = ""
         if case .room(let name) = presence.placement(of: beacon.identity) { room = name }
-        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.room), value: .variant(.string(room))))
-        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receivers), value: .variant(.dictionary(
-            keySignature: "s", valueSignature: "d",
-            distances.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
-        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receiver), value: .variant(.string(beacon.receiver ?? ""))))
-        return .dictionary(keySignature: key, valueSignature: value, entries)
+        return RangedBeaconReport(beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: clock()))
     }
 
     /// `ListReceiverReadings`: every receiver's latest raw reading of every beacon heard in the last minute (empty

@@ -88,11 +88,11 @@ extension BeaconDaemon {
                 daemon, call throws(DBusCallError) in try daemon.setLocationServicesEnabled(call)
             },
             adminMethod(BeacondMember.watchEvents) { daemon, call in
-                daemon.clients.watchEvents(call.sender)
+                daemon.bus?.watchEvents(call.sender)
                 return []
             },
             adminMethod(BeacondMember.unwatchEvents) { daemon, call in
-                daemon.clients.unwatchEvents(call.sender)
+                daemon.bus?.unwatchEvents(call.sender)
                 return []
             },
         ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])

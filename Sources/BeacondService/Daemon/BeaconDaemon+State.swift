@@ -49,7 +49,7 @@ extension BeaconDaemon {
         case .nothingToWrite:
             return nil
         case .saved(let ended):
-            stopStateRetry()
+            timers.cancel(.stateRetry)
             if let ended {
                 logger.notice("the state database is writable again; \(ended.pending) changes kept since the failure are saved")
             }
@@ -67,25 +67,9 @@ extension BeaconDaemon {
             // Each try is logged, so the backoff can be seen (and counted) in the log.
             logger.info("state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
                         metadata: ["state.file": "\(store.file)"])
-            scheduleStateRetry(in: retryIn)
+            arm(.stateRetry, at: .now + retryIn)
             return error
         }
-    }
-
-    func scheduleStateRetry(in delay: Duration) {
-        stopStateRetry()
-        stateRetry = loop.schedule(at: .now + delay) {
-            self.assumeIsolated { daemon in
-                daemon.stateRetry = nil
-                daemon.journal.retryIsDue()
-                daemon.commitState()
-            }
-        }
-    }
-
-    func stopStateRetry() {
-        if let stateRetry { loop.cancelTimer(stateRetry) }
-        stateRetry = nil
     }
 
     /// Before a write: the open database must still be the file on disk. SQLite goes on writing to a deleted file
@@ -142,7 +126,7 @@ extension BeaconDaemon {
                 // to the new file, or else on the retry's backoff.
                 if wasLost, journal.isEmpty {
                     journal.recoveredWithNothingPending()
-                    stopStateRetry()
+                    timers.cancel(.stateRetry)
                 } else {
                     commitState(force: wasLost)
                 }
@@ -172,21 +156,10 @@ extension BeaconDaemon {
         return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
     }
 
-    func stopLastSeenSave() {
-        if let lastSeenSave { loop.cancelTimer(lastSeenSave) }
-        lastSeenSave = nil
-    }
-
     /// While sightings arrive, one timer saves the regions' last-seen times; none runs while nothing is seen.
     func scheduleLastSeenSave() {
-        guard lastSeenSave == nil, engine.monitoredCount > 0 else { return }
-        lastSeenSave = loop.schedule(at: .now + Self.lastSeenSaveInterval) {
-            self.assumeIsolated { daemon in
-                daemon.lastSeenSave = nil
-                daemon.markSeenRegionsChanged()
-                daemon.commitState()
-            }
-        }
+        guard !timers.isArmed(.lastSeenSave), engine.monitoredCount > 0 else { return }
+        arm(.lastSeenSave, at: .now + Self.lastSeenSaveInterval)
     }
 
     func markSeenRegionsChanged() {

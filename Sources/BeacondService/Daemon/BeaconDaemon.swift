@@ -22,11 +22,28 @@ public struct DaemonOptions: Sendable {
     }
 }
 
-/// Why the daemon could not start. `isConfigurationError` selects exit status 78 (EX_CONFIG).
-public struct DaemonStartError: Error, CustomStringConvertible {
-    public var message: String
-    public var isConfigurationError: Bool
+/// Why the daemon could not start, and the exit status that tells systemd which kind of failure it was.
+public enum DaemonStartError: Error, CustomStringConvertible {
+    /// beacond.toml or apps.d is wrong: EX_CONFIG (78), which `RestartPreventExitStatus=` can keep from looping.
+    case configuration(String)
+    /// The state directory or database cannot be used.
+    case state(String)
+    /// The bus cannot be reached, or its name cannot be owned.
+    case bus(String)
+
+    public var message: String {
+        switch self {
+        case .configuration(let message), .state(let message), .bus(let message): message
+        }
+    }
+
     public var description: String { message }
+
+    /// sysexits.h's EX_CONFIG for a configuration error, else 1.
+    public var exitStatus: Int32 {
+        if case .configuration = self { return 78 }
+        return 1
+    }
 }
 
 /// The daemon's behaviour: client sessions, the authorization flow, the engine, scan control and the admin
@@ -55,33 +72,21 @@ public actor BeaconDaemon {
     /// once a reload succeeds.
     var rejectedConfiguration: String?
 
-    var connection: DBusConnection?
-    var server: DBusObjectServer?
+    /// The bus face (`BusFace`): connection, exported objects, signals out; nil before start and after shutdown.
+    var bus: BusFace?
     /// The registered clients and the connections watching `Admin1.Event` (`ClientRegistry`): they change only
     /// through it.
     var clients = ClientRegistry()
     /// The pipeline every client's regions and ranging run in; changed only through its methods.
     var engine: BeaconEngine
-    var engineTimer: MainLoop.SourceID?
-    /// When `engineTimer` fires.
-    var engineTimerFires: ContinuousClock.Instant?
     /// When the scanner runs and what it is doing (`ScanControl`); the two below change only as it says.
     var scanControl = ScanControl()
     var scanner: (any BeaconScanner)?
-    /// While scanning is needed but the scanner could not start: the next attempt.
-    var scannerRetry: MainLoop.SourceID?
-
-    /// The signals waiting to go out and the flow control towards each peer (`SignalOutbox`).
-    var outbox = SignalOutbox()
 
     /// What must reach the state database and has not yet (`StateJournal`; committed by `BeaconDaemon+State`).
     var journal = StateJournal()
-    /// The timer that saves last-seen times while sightings arrive.
-    var lastSeenSave: MainLoop.SourceID?
-    /// While the database cannot be written: the next try (`StateJournal`'s backoff).
-    var stateRetry: MainLoop.SourceID?
-    /// Fires when the oldest queued event is older than `queue_ttl` (`scheduleQueueExpiry`).
-    var queueExpiry: MainLoop.SourceID?
+    /// Every timer, by name (`DaemonTimer`); each fires into `timerFired`.
+    var timers: TimerSet<DaemonTimer>
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
     var delivery = BackgroundDelivery()
 
@@ -110,15 +115,16 @@ public actor BeaconDaemon {
         do {
             configuration = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
         } catch {
-            throw DaemonStartError(message: "\(error)", isConfigurationError: true)
+            throw .configuration("\(error)")
         }
         do {
             stateLock = try StateDirectoryLock(directory: options.stateDirectory)
             store = try StateStore(directory: options.stateDirectory)
             authorization = AuthorizationService(records: try store.loadAll(), servicesSwitch: try store.locationServicesSwitch())
         } catch {
-            throw DaemonStartError(message: "\(error)", isConfigurationError: false)
+            throw .state("\(error)")
         }
+        timers = TimerSet(loop: loop)
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         (failures, failureContinuation) = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
@@ -162,41 +168,40 @@ public actor BeaconDaemon {
         do {
             try restoreRegions()
         } catch {
-            throw DaemonStartError(message: "\(error)", isConfigurationError: false)
+            throw .state("\(error)")
         }
         let connection: DBusConnection
         do {
             connection = try DBusConnection(options.bus)
         } catch {
-            throw DaemonStartError(message: "cannot connect to the \(Self.describe(options.bus)): \(error.message)",
-                                   isConfigurationError: false)
+            throw .bus("cannot connect to the \(Self.describe(options.bus)): \(error.message)")
         }
-        let server: DBusObjectServer
+        let uniqueName = connection.uniqueName
+        let bus: BusFace
         do {
-            server = try DBusObjectServer(connection: connection, loop: loop)
+            bus = BusFace(connection: connection, server: try DBusObjectServer(connection: connection, loop: loop), logger: logger,
+                          clock: clock, flushDue: { [unowned self] in self.flushSoon() })
         } catch {
-            throw DaemonStartError(message: "cannot serve on the bus: \(error)", isConfigurationError: false)
+            throw .bus("cannot serve on the bus: \(error)")
         }
-        self.connection = connection
-        self.server = server
-        server.connectionClosed = { name in
+        self.bus = bus
+        bus.server.connectionClosed = { name in
             self.assumeIsolated { $0.connectionClosed(name) }
         }
-        server.disconnected = {
+        bus.server.disconnected = {
             self.assumeIsolated { $0.busDisconnected() }
         }
-        server.export(managerObject())
+        bus.server.export(managerObject())
         let ownership: DBusConnection.NameOwnership
         do {
-            ownership = try connection.requestName(BeacondBus.name)
+            ownership = try bus.connection.requestName(BeacondBus.name)
         } catch {
-            throw DaemonStartError(message: "cannot own \(BeacondBus.name): \(error.message). On the system bus the D-Bus "
-                + "policy /usr/share/dbus-1/system.d/org.beacond.conf must let this user own it (make install puts it there)",
-                                   isConfigurationError: false)
+            throw .bus("cannot own \(BeacondBus.name): \(error.message). On the system bus the D-Bus "
+                + "policy /usr/share/dbus-1/system.d/org.beacond.conf must let this user own it (make install puts it there)")
         }
         guard ownership == .primaryOwner || ownership == .alreadyOwner else {
-            throw DaemonStartError(message: "another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
-                + "stop it first (systemctl stop beacond)", isConfigurationError: false)
+            throw .bus("another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
+                + "stop it first (systemctl stop beacond)")
         }
         // Resumed regions need the scanner; anything their restore left to save is saved now.
         watchStateDirectory()
@@ -206,7 +211,7 @@ public actor BeaconDaemon {
         dropExpiredQueuedEvents()
         scheduleQueueExpiry()
         logger.info("beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
-                    metadata: ["bus.unique_name": "\(connection.uniqueName)", "scanner": "\(configuration.scanner)",
+                    metadata: ["bus.unique_name": "\(uniqueName)", "scanner": "\(configuration.scanner)",
                                "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)"])
     }
 
@@ -214,20 +219,15 @@ public actor BeaconDaemon {
     public func shutdown() {
         stopMQTT()
         perform(scanControl.shutdown())
-        stopEngineTimer()
-        stopLastSeenSave()
-        stopQueueExpiry()
+        timers.cancelAll()
         stopWatchingStateDirectory()
-        stopStateRetry()
         markSeenRegionsChanged()
         commitState(.powerLoss, force: true)
         flushOutbox()
-        connection?.flush()
+        bus?.close()
         // The last write is done: the state directory is free for the next beacond.
         stateLock.release()
-        if let server { for path in server.exportedPaths { server.unexport(path: path) } }
-        server = nil
-        connection = nil
+        bus = nil
         failureContinuation.finish()
         logger.info("beacond stopped")
     }
@@ -245,96 +245,83 @@ public actor BeaconDaemon {
         }
     }
 
+    // MARK: Timers
+
+    /// Arms the named timer: it fires into `timerFired`.
+    func arm(_ timer: DaemonTimer, at deadline: ContinuousClock.Instant) {
+        timers.arm(timer, at: deadline) {
+            self.assumeIsolated { $0.timerFired(timer) }
+        }
+    }
+
+    func timerFired(_ timer: DaemonTimer) {
+        timers.fired(timer)
+        switch timer {
+        case .engine:
+            engineChanged(engine.advance(to: clock()))
+        case .scannerRetry:
+            perform(scanControl.retryDue(needsScanning: needsScanning))
+        case .lastSeenSave:
+            markSeenRegionsChanged()
+            commitState()
+        case .stateRetry:
+            journal.retryIsDue()
+            commitState()
+        case .queueExpiry:
+            dropExpiredQueuedEvents()
+            scheduleQueueExpiry()
+        }
+    }
+
     // MARK: Signals out
 
-    /// Queues a signal (`SignalOutbox`: after the current method's reply, in order). `counted`: admitted as
-    /// droppable, already counted.
-    func queueSignal(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?,
-                     counted: Bool = false) {
-        let signal = SignalOutbox.Signal(path: path, interface: interface, member: member, arguments: arguments,
-                                         destination: destination)
-        if outbox.queue(signal, counted: counted) { flushSoon() }
-    }
-
-    func scheduleFlush() {
-        if outbox.flushNeeded() { flushSoon() }
-    }
-
-    func flushSoon() {
+    /// Flushes after the current dispatch (a method's reply goes first).
+    nonisolated func flushSoon() {
         loop.execute { self.assumeIsolated { $0.flushOutbox() } }
+    }
+
+    /// A state change waits for the next flush, which commits it.
+    func scheduleFlush() {
+        bus?.scheduleFlushIfNeeded()
     }
 
     /// Commits the state the signals report, then sends them, then commits what sending them settles.
     func flushOutbox() {
         commitState()
-        let signals = outbox.takeForSending()
         defer {
             if journal.signalsSent() { commitState() }
         }
-        guard let server else { return }
-        for signal in signals {
-            do {
-                try server.emit(path: signal.path, interface: signal.interface, member: signal.member,
-                                arguments: signal.arguments, destination: signal.destination)
-            } catch {
-                logger.error("could not send \(signal.interface).\(signal.member): \(error)")
-            }
-        }
-        pingPeers()
+        bus?.send()
     }
 
-    static let smallSignalBytes = SignalOutbox.smallSignalBytes
+    func notify(_ session: ClientSession, _ event: ClientEvent, _ audience: Audience = .clientAndAdministrators) {
+        bus?.notify(ClientAddress(session), event, audience)
+    }
 
-    /// A signal on a client's object, to that client's connection only (location is private).
-    func signalClient(_ session: ClientSession, _ member: String, _ arguments: [DBusValue]) {
-        guard let sender = session.sender else { return }
-        queueSignal(path: session.path, interface: BeacondInterface.locationManager, member: member, arguments,
-                    to: sender)
+    func notify(_ event: AdminEvent) {
+        bus?.notify(event)
     }
 
     /// The client's properties as they are now (read from the registry, not from a caller's copy).
-    func clientPropertiesChanged(_ number: Int, _ names: [String]) {
-        guard let session = clients[number], let sender = session.sender else { return }
-        var changed: [String: DBusValue] = [:]
-        var invalidated: [DBusValue] = []
-        for name in names {
-            switch Self.clientPropertyChangeSignal(name) {
-            case .value: changed[name] = clientProperty(name, session)
-            case .invalidates: invalidated.append(.string(name))
+    func clientPropertiesChanged(_ number: Int, _ names: [ClientPropertyName]) {
+        guard let session = clients[number] else { return }
+        bus?.propertiesChanged(ClientAddress(session), names.map { name in
+            switch name {
+            case .authorizationStatus: .authorizationStatus(effectiveStatus(session.appID))
+            case .inUse: .inUse(session.inUse)
+            case .monitoredRegions: .monitoredRegions
+            case .rangedConstraints: .rangedConstraints
             }
-        }
-        queueSignal(path: session.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    [.string(BeacondInterface.locationManager), .vardict(changed), .array(elementSignature: "s", invalidated)],
-                    to: sender)
-    }
-
-    func managerPropertiesChanged(_ changed: [String: DBusValue]) {
-        queueSignal(path: BeacondBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
-    }
-
-    /// `Admin1.Event` to every watcher that reads (flow control: events are for watching, and a stopped
-    /// `beaconctl events` must not stall the daemon), or to the watchers `admitted` for a ranging event.
-    func adminEvent(_ kind: String, _ data: [String: DBusValue], admitted: [String]? = nil) {
-        guard clients.hasEventWatchers else { return }
-        let recipients = admitted ?? clients.eventWatchers.filter {
-            admitDroppable(to: $0, bytes: Self.smallSignalBytes, what: "Admin1.Event(\(kind))")
-        }
-        guard !recipients.isEmpty else { return }
-        var data = data
-        data[BeacondEventKey.timestamp] = .uint64(UInt64(clamping: clock().microsecondsSinceEpoch))
-        for watcher in recipients {
-            queueSignal(path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
-                        [.string(kind), .vardict(data)], to: watcher, counted: true)
-        }
-    }
-
-    func clientEventData(_ session: ClientSession) -> [String: DBusValue] {
-        [BeacondEventKey.appID: .string(session.appID), BeacondEventKey.client: .objectPath(session.path)]
+        })
     }
 }
 
 extension BeaconDaemon {
     /// A round trip through the loop (the watchdog pings systemd only when this returns).
     public func ping() {}
+}
+
+/// A client property by name; `clientPropertiesChanged` reads its value as it is now.
+enum ClientPropertyName {
+    case authorizationStatus, inUse, monitoredRegions, rangedConstraints
 }
