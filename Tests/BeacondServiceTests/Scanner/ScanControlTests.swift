@@ -172,4 +172,16 @@ struct ScanControlTests {
         _ = control.needChanged(needsScanning: true)
         #expect(control.startFailed("denied").first == .log(.error, "cannot scan: denied"))
     }
+
+    @Test("one state says whether a scanner exists and whether its retry is armed")
+    func oneState() {
+        var control = Self.blind("denied")
+        #expect(control.state == .blind(reason: "denied", detail: ""))
+        _ = control.retryDue(needsScanning: true)
+        #expect(control.state == .phase(.failed(reason: "denied", detail: "")), "the retry came: no timer, no scanner yet")
+        _ = control.started(label: "fifo:/x")
+        #expect(control.state == .phase(.starting(label: "fifo:/x")))
+        _ = control.reported(.waiting("adapter off"), label: "fifo:/x", needsScanning: true)
+        #expect(control.state == .phase(.waiting(label: "fifo:/x", reason: "adapter off")))
+    }
 }
