@@ -21,23 +21,53 @@ struct DiscoveryStateMachine {
         case forgetDevices(under: String?)
     }
 
+    /// Whether discovery is wanted and, if so, what it is doing: one value, so discovery running or waiting
+    /// while nobody wants it cannot be written down.
+    private enum Phase: Equatable {
+        /// Not wanted (before `start`, after `stop`).
+        case stopped
+        /// Wanted; bluetoothd has not yet said whether discovery can run (the first GetManagedObjects or
+        /// StartDiscovery is out). Shown as `.stopped`: nothing is seen yet, and there is no reason to give.
+        case starting
+        /// Wanted but impossible now; the reason says why and what would fix it.
+        case waiting(String)
+        /// Wanted, and discovery runs on this adapter.
+        case discovering(BlueZAdapter)
+    }
+
     /// `hciN`, or nil for the first powered adapter.
     let adapterName: String?
-    private(set) var state: BlueZDiscovery.State = .stopped
+    private var phase: Phase = .stopped
+    /// bluetoothd's adapters as it last described them. Independent of `phase`: they describe bluetoothd, not
+    /// what beacond wants of it, and are kept across `stop` and `start`.
     private(set) var adapters: [String: BlueZAdapter] = [:]
-    /// Discovery is wanted (between `start` and `stop`).
-    private(set) var wanted = false
-    /// GetManagedObjects is out: another refresh would only repeat it.
+    /// GetManagedObjects is out: another refresh would only repeat it. Independent of `phase`: a `stop` does
+    /// not recall a call, so one asked before a `stop` may still be out after the next `start`; its answer is
+    /// then used.
     private var refreshing = false
     /// SetDiscoveryFilter/StartDiscovery are out: a second start would make bluetoothd answer InProgress.
+    /// Independent of `phase` for the same reason: the answer comes whether or not discovery is still wanted,
+    /// and `discoveryStarted` releases a session nobody wants any more.
     private var startingDiscovery = false
 
     init(adapterName: String?) {
         self.adapterName = adapterName
     }
 
+    /// What `BlueZDiscovery` reports: `.stopped` also while starting.
+    var state: BlueZDiscovery.State {
+        switch phase {
+        case .stopped, .starting: return .stopped
+        case .waiting(let reason): return .waiting(reason)
+        case .discovering(let adapter): return .discovering(adapter)
+        }
+    }
+
+    /// Discovery is wanted (between `start` and `stop`).
+    var wanted: Bool { phase != .stopped }
+
     var isDiscovering: Bool {
-        if case .discovering = state { return true }
+        if case .discovering = phase { return true }
         return false
     }
 
@@ -45,17 +75,16 @@ struct DiscoveryStateMachine {
 
     mutating func start() -> [Action] {
         guard !wanted else { return [] }
-        wanted = true
+        phase = .starting
         return refreshDue()
     }
 
     mutating func stop() -> [Action] {
         guard wanted else { return [] }
-        wanted = false
         var actions: [Action] = []
-        if case .discovering(let adapter) = state { actions.append(.stopDiscovery(path: adapter.path, retryAfterwards: false)) }
+        if case .discovering(let adapter) = phase { actions.append(.stopDiscovery(path: adapter.path, retryAfterwards: false)) }
         actions.append(.forgetDevices(under: nil))
-        state = .stopped
+        phase = .stopped
         return actions
     }
 
@@ -83,10 +112,10 @@ struct DiscoveryStateMachine {
         refreshing = false
         guard wanted else { return [] }
         if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-            state = .waiting("bluetoothd is not running (org.bluez is not on the bus). Fix: systemctl start bluetooth")
+            phase = .waiting("bluetoothd is not running (org.bluez is not on the bus). Fix: systemctl start bluetooth")
             return []
         }
-        state = .waiting("bluetoothd did not answer GetManagedObjects: \(error.message)")
+        phase = .waiting("bluetoothd did not answer GetManagedObjects: \(error.message)")
         return [.scheduleRetry]
     }
 
@@ -101,17 +130,17 @@ struct DiscoveryStateMachine {
         }
         switch result {
         case .success:
-            state = .discovering(adapters[adapter.path] ?? adapter)
+            phase = .discovering(adapters[adapter.path] ?? adapter)
             return []
         case .failure(let error) where error.name == "org.bluez.Error.InProgress":
             // bluetoothd answers InProgress both when our session already exists and when its start failed
             // because the controller is busy (e.g. discovery left running by a bluetoothd that was killed): then
             // it has dropped our session. Release whatever is ours and start afresh.
-            state = .waiting("bluetoothd could not start discovery on \(adapter.name) (\(error.message)); retrying")
+            phase = .waiting("bluetoothd could not start discovery on \(adapter.name) (\(error.message)); retrying")
             return [.stopDiscovery(path: adapter.path, retryAfterwards: true)]
         case .failure(let error):
             let filterNote = filterFailed ? " (SetDiscoveryFilter failed too)" : ""
-            state = .waiting("bluetoothd refused StartDiscovery on \(adapter.name): \(error.name): \(error.message)\(filterNote)")
+            phase = .waiting("bluetoothd refused StartDiscovery on \(adapter.name): \(error.name): \(error.message)\(filterNote)")
             return [.scheduleRetry]
         }
     }
@@ -124,7 +153,7 @@ struct DiscoveryStateMachine {
         // Adapters appear through InterfacesAdded as bluetoothd registers them; ask as well.
         if running { return refreshDue() }
         adapters = [:]
-        state = .waiting("bluetoothd stopped (org.bluez left the bus); scanning resumes when it is back. Fix: systemctl start bluetooth")
+        phase = .waiting("bluetoothd stopped (org.bluez left the bus); scanning resumes when it is back. Fix: systemctl start bluetooth")
         return [.forgetDevices(under: nil)]
     }
 
@@ -136,8 +165,8 @@ struct DiscoveryStateMachine {
     mutating func adapterRemoved(_ path: String) -> [Action] {
         adapters[path] = nil
         var actions: [Action] = []
-        if case .discovering(let adapter) = state, adapter.path == path {
-            state = .waiting("adapter \(adapter.name) was removed; scanning resumes when it is back")
+        if case .discovering(let adapter) = phase, adapter.path == path {
+            phase = .waiting("adapter \(adapter.name) was removed; scanning resumes when it is back")
             actions.append(.forgetDevices(under: path))
         }
         return actions + chooseAdapterIfWaiting()
@@ -147,11 +176,11 @@ struct DiscoveryStateMachine {
     mutating func adapterChanged(_ path: String, _ changed: [String: DBusValue]) -> [Action] {
         updateAdapter(path, changed)
         guard let adapter = adapters[path] else { return [] }
-        guard case .discovering(let current) = state, current.path == path else {
+        guard case .discovering(let current) = phase, current.path == path else {
             return adapter.powered ? chooseAdapterIfWaiting() : []
         }
         if !adapter.powered {
-            state = .waiting("adapter \(adapter.name) was powered off (or blocked by rfkill); scanning resumes when it is on")
+            phase = .waiting("adapter \(adapter.name) was powered off (or blocked by rfkill); scanning resumes when it is on")
             return []
         }
         if changed["Discovering"] == .boolean(false) {
@@ -159,15 +188,15 @@ struct DiscoveryStateMachine {
             // not back on within 2 s, we are blind: say so and start a fresh session.
             return [.scheduleDiscoveringCheck(path: path)]
         }
-        state = .discovering(adapter)
+        phase = .discovering(adapter)
         return []
     }
 
     /// Two seconds after bluetoothd said discovery stopped on `path`.
     mutating func discoveringCheckDue(path: String) -> [Action] {
-        guard wanted, case .discovering(let current) = state, current.path == path,
+        guard wanted, case .discovering(let current) = phase, current.path == path,
               adapters[path]?.discovering == false else { return [] }
-        state = .waiting("discovery on \(current.name) stopped; restarting it")
+        phase = .waiting("discovery on \(current.name) stopped; restarting it")
         return [.stopDiscovery(path: path, retryAfterwards: true)]
     }
 
@@ -186,15 +215,15 @@ struct DiscoveryStateMachine {
         guard let adapter else {
             let which = adapterName.map { "adapter \($0)" } ?? "Bluetooth adapter"
             let known = candidates.map(\.name).joined(separator: ", ")
-            state = .waiting("no \(which) in bluetoothd" + (known.isEmpty ? "" : " (it has \(known))")
+            phase = .waiting("no \(which) in bluetoothd" + (known.isEmpty ? "" : " (it has \(known))")
                 + ". Plug one in, or check rfkill list and dmesg")
             return []
         }
         guard adapter.powered else {
-            state = .waiting("adapter \(adapter.name) is powered off. Fix: bluetoothctl power on (and rfkill unblock bluetooth if it is blocked)")
+            phase = .waiting("adapter \(adapter.name) is powered off. Fix: bluetoothctl power on (and rfkill unblock bluetooth if it is blocked)")
             return []
         }
-        if case .discovering(let current) = state, current.path == adapter.path { return [] }
+        if case .discovering(let current) = phase, current.path == adapter.path { return [] }
         guard !startingDiscovery else { return [] }
         startingDiscovery = true
         return [.startDiscovery(adapter)]

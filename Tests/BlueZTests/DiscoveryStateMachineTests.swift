@@ -139,4 +139,28 @@ struct DiscoveryStateMachineTests {
         #expect(starting.bluetoothd(running: true).isEmpty)
         #expect(starting.start() == [.getManagedObjects])
     }
+
+    @Test("wanted again while GetManagedObjects is still out: its answer is awaited, not asked again")
+    func restartWhileAskingObjects() {
+        var machine = Machine(adapterName: nil)
+        #expect(machine.start() == [.getManagedObjects])
+        #expect(machine.wanted)
+        #expect(machine.state == .stopped, "nothing known yet")
+        #expect(machine.stop() == [.forgetDevices(under: nil)])
+        #expect(!machine.wanted)
+        #expect(machine.start().isEmpty, "the first GetManagedObjects is still out")
+        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]) == [.startDiscovery(Self.hci("hci0"))])
+    }
+
+    @Test("wanted again while StartDiscovery is still out: no second start, and its success is kept")
+    func restartWhileStartingDiscovery() {
+        var machine = Machine(adapterName: nil)
+        _ = machine.start()
+        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]) == [.startDiscovery(Self.hci("hci0"))])
+        #expect(machine.stop() == [.forgetDevices(under: nil)])
+        #expect(machine.start() == [.getManagedObjects])
+        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]).isEmpty, "StartDiscovery is still out")
+        #expect(machine.discoveryStarted(on: Self.hci("hci0"), .success(()), filterFailed: false).isEmpty)
+        #expect(machine.state == .discovering(Self.hci("hci0")))
+    }
 }

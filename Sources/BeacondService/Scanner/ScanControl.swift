@@ -69,85 +69,99 @@ public struct ScanControl: Sendable {
 
     public enum Level: Hashable, Sendable { case info, notice, warning, error }
 
-    public private(set) var phase: ScannerPhase = .idle
-    /// Whether a scanner object exists (started, or starting).
-    public private(set) var hasScanner = false
-    public private(set) var retryPending = false
-    /// The reason the last start failed, so retries failing alike are not logged again.
+    /// Scan control's one state: what the scanner does, whether a scanner exists and whether a retry is armed
+    /// all follow from it, so they cannot disagree (scanning without a scanner, a retry armed beside one).
+    public enum State: Hashable, Sendable {
+        /// No retry armed. A scanner exists while `starting`, `scanning` or `waiting`; a `failed` one failed, or
+        /// its retry came, while nobody needed scanning, and the next need starts one at once.
+        case phase(ScannerPhase)
+        /// No scanner (it could not start, or failed) while someone needs scanning: blind, the retry timer armed.
+        case blind(reason: String, detail: String)
+    }
+
+    public private(set) var state: State = .phase(.idle)
+    /// The reason the last start failed, so starts failing alike are not logged again until scanning works.
+    /// Not part of `state`: it is a memory of what was said, and outlives every state but scanning (a stop, the
+    /// next start, a wait); scanning clears it.
     private var lastStartFailure: String?
 
     public init() {}
 
+    /// What the scanner is doing, for status and Manager1 `Scanning`.
+    public var phase: ScannerPhase {
+        switch state {
+        case .phase(let phase): return phase
+        case .blind(let reason, let detail): return .failed(reason: reason, detail: detail)
+        }
+    }
+
+    /// Whether a scanner object exists (started, or starting).
+    public var hasScanner: Bool {
+        switch state {
+        case .phase(.starting), .phase(.scanning), .phase(.waiting): return true
+        case .phase(.idle), .phase(.failed), .blind: return false
+        }
+    }
+
+    /// Whether the retry timer is armed.
+    public var retryPending: Bool {
+        if case .blind = state { return true }
+        return false
+    }
+
     /// After every change to the engine: start a scanner when someone needs one, stop it when nobody does.
     /// A scanner that is starting or waiting is left alone; a failed one is retried by its timer.
     public mutating func needChanged(needsScanning: Bool) -> [Action] {
-        if needsScanning {
-            guard !hasScanner, !retryPending else { return [] }
-            return [.startScanner]
-        }
-        guard phase.isScanning || hasScanner || retryPending else { return [] }
-        var actions: [Action] = []
-        if retryPending { actions.append(.cancelRetry) }
-        retryPending = false
-        actions += stop(then: .idle)
-        actions.append(.log(.info, "scanning stopped: nobody monitors or ranges"))
-        return actions
+        let scannerOrRetry = hasScanner || retryPending
+        if needsScanning { return scannerOrRetry ? [] : [.startScanner] }
+        guard scannerOrRetry else { return [] }
+        let cancel: [Action] = retryPending ? [.cancelRetry] : []
+        return cancel + stop(then: .idle) + [.log(.info, "scanning stopped: nobody monitors or ranges")]
     }
 
     /// The scanner was made and asked to start; it reports through `reported`.
     public mutating func started(label: String) -> [Action] {
-        hasScanner = true
-        phase = .starting(label: label)
-        var actions: [Action] = retryPending ? [.cancelRetry] : []
-        retryPending = false
-        actions.append(.log(.info, "scanner starting: \(label)"))
-        return actions
+        let cancel: [Action] = retryPending ? [.cancelRetry] : []
+        state = .phase(.starting(label: label))
+        return cancel + [.log(.info, "scanner starting: \(label)")]
     }
 
     /// The scanner could not be made or started: blind, and tried again later.
     public mutating func startFailed(_ reason: String) -> [Action] {
-        var actions: [Action] = []
         // Said once per reason, not at every retry (until scanning works again).
-        if lastStartFailure != reason { actions.append(.log(.error, "cannot scan: \(reason)")) }
+        let said: [Action] = lastStartFailure == reason ? [] : [.log(.error, "cannot scan: \(reason)")]
         lastStartFailure = reason
-        hasScanner = false
-        phase = .failed(reason: reason, detail: phase.detail)
-        return actions + blind()
+        return said + blind(reason: reason, detail: phase.detail)
     }
 
     /// What a started scanner reports: seeing, waiting (it recovers by itself), or failed (retried later).
     public mutating func reported(_ status: ScannerStatus, label: String, needsScanning: Bool) -> [Action] {
         guard hasScanner else { return [] }
+        let wasScanning = phase.isScanning
         switch status {
         case .scanning(let detail):
-            var actions: [Action] = phase.isScanning ? [] : [.log(.notice, "scanning: \(detail)")]
-            let was = phase.isScanning
-            phase = .scanning(label: label, detail: detail)
+            state = .phase(.scanning(label: label, detail: detail))
             lastStartFailure = nil
-            actions.append(.resumeDetection)
-            if !was { actions.append(.scanningChanged(true)) }
-            return actions
+            if wasScanning { return [.resumeDetection] }
+            return [.log(.notice, "scanning: \(detail)"), .resumeDetection, .scanningChanged(true)]
         case .waiting(let reason):
             var actions: [Action] = []
             if phase.stateText != BeacondScannerState.waitingPrefix + reason {
                 actions.append(.log(.warning, "cannot scan now: \(reason)"))
             }
-            let was = phase.isScanning
-            phase = .waiting(label: label, reason: reason)
-            if was { actions.append(.scanningChanged(false)) }
-            actions.append(.suspendDetection)
-            return actions
+            state = .phase(.waiting(label: label, reason: reason))
+            if wasScanning { actions.append(.scanningChanged(false)) }
+            return actions + [.suspendDetection]
         case .failed(let reason):
-            var actions: [Action] = [.log(.error, "scanner failed: \(reason)")]
-            actions += stop(then: .failed(reason: reason, detail: phase.detail))
-            if needsScanning { actions += blind() }
-            return actions
+            let detail = phase.detail
+            let actions: [Action] = [.log(.error, "scanner failed: \(reason)")] + stop(then: .failed(reason: reason, detail: detail))
+            return needsScanning ? actions + blind(reason: reason, detail: detail) : actions
         }
     }
 
     /// The retry timer fired.
     public mutating func retryDue(needsScanning: Bool) -> [Action] {
-        retryPending = false
+        if case .blind(let reason, let detail) = state { state = .phase(.failed(reason: reason, detail: detail)) }
         return needsScanning && !hasScanner ? [.startScanner] : []
     }
 
@@ -159,25 +173,20 @@ public struct ScanControl: Sendable {
 
     /// beacond stops.
     public mutating func shutdown() -> [Action] {
-        var actions: [Action] = retryPending ? [.cancelRetry] : []
-        retryPending = false
-        actions += stop(then: .idle)
-        return actions
+        let cancel: [Action] = retryPending ? [.cancelRetry] : []
+        return cancel + stop(then: .idle)
     }
 
     private mutating func stop(then next: ScannerPhase) -> [Action] {
-        let was = phase.isScanning
-        hasScanner = false
-        phase = next
-        return [.stopScanner] + (was ? [.scanningChanged(false)] : [])
+        let wasScanning = phase.isScanning
+        state = .phase(next)
+        return [.stopScanner] + (wasScanning ? [.scanningChanged(false)] : [])
     }
 
-    private mutating func blind() -> [Action] {
-        var actions: [Action] = [.suspendDetection]
-        if !retryPending {
-            retryPending = true
-            actions.append(.scheduleRetry)
-        }
-        return actions
+    /// Nothing can be seen until a scanner works again: detection is suspended and the retry timer armed (once).
+    private mutating func blind(reason: String, detail: String) -> [Action] {
+        let armed = retryPending
+        state = .blind(reason: reason, detail: detail)
+        return [.suspendDetection] + (armed ? [] : [.scheduleRetry])
     }
 }

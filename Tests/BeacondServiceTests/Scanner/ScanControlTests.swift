@@ -101,4 +101,87 @@ struct ScanControlTests {
         #expect(control.shutdown() == [.cancelRetry, .stopScanner])
         #expect(!control.retryPending)
     }
+
+    /// Scanning on `fifo:/x`, reading.
+    static func scanning() -> ScanControl {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        _ = control.started(label: "fifo:/x")
+        _ = control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
+        return control
+    }
+
+    /// Needed, but the scanner could not be made: blind, its retry armed.
+    static func blind(_ reason: String) -> ScanControl {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        _ = control.startFailed(reason)
+        return control
+    }
+
+    @Test("a scanner that fails while nobody needs scanning is left without a retry; the next need starts one at once")
+    func failsWhileNotNeeded() {
+        var control = Self.scanning()
+        #expect(control.reported(.failed("gone"), label: "fifo:/x", needsScanning: false)
+            == [.log(.error, "scanner failed: gone"), .stopScanner, .scanningChanged(false)])
+        #expect(control.phase == .failed(reason: "gone", detail: "fifo:/x: reading"))
+        #expect(!control.hasScanner)
+        #expect(!control.retryPending)
+        // Nothing runs and nothing is armed: no second stop, no "scanning stopped".
+        #expect(control.needChanged(needsScanning: false).isEmpty)
+        #expect(control.needChanged(needsScanning: true) == [.startScanner])
+    }
+
+    @Test("a retry due when nobody needs scanning leaves neither timer nor scanner; shutdown then cancels nothing")
+    func retryDueWhenNotNeeded() {
+        var control = Self.blind("denied")
+        #expect(control.retryDue(needsScanning: false).isEmpty)
+        #expect(control.phase == .failed(reason: "denied", detail: ""))
+        #expect(!control.hasScanner)
+        #expect(!control.retryPending)
+        #expect(control.sourceChanged(needsScanning: true).isEmpty, "no scanner to replace")
+        #expect(control.shutdown() == [.stopScanner])
+        #expect(control.phase == .idle)
+    }
+
+    @Test("a scanner that cannot even be made keeps what the failed one last read, and is retried")
+    func failedAgainBeforeStarting() {
+        var control = Self.scanning()
+        _ = control.reported(.failed("gone"), label: "fifo:/x", needsScanning: true)
+        #expect(control.retryDue(needsScanning: true) == [.startScanner])
+        // The daemon could not make a scanner: no `started` came before.
+        #expect(control.startFailed("no such file")
+            == [.log(.error, "cannot scan: no such file"), .suspendDetection, .scheduleRetry])
+        #expect(control.phase == .failed(reason: "no such file", detail: "fifo:/x: reading"))
+        #expect(control.retryPending)
+    }
+
+    @Test("a start failure is said once until scanning works, even across a stop; then it is said again")
+    func startFailureSaidOnceUntilScanning() {
+        var control = ScanControl()
+        _ = control.needChanged(needsScanning: true)
+        #expect(control.startFailed("denied").first == .log(.error, "cannot scan: denied"))
+        _ = control.needChanged(needsScanning: false)
+        #expect(control.phase == .idle)
+        #expect(control.needChanged(needsScanning: true) == [.startScanner])
+        #expect(control.startFailed("denied") == [.suspendDetection, .scheduleRetry])
+        _ = control.retryDue(needsScanning: true)
+        _ = control.started(label: "fifo:/x")
+        _ = control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
+        _ = control.needChanged(needsScanning: false)
+        _ = control.needChanged(needsScanning: true)
+        #expect(control.startFailed("denied").first == .log(.error, "cannot scan: denied"))
+    }
+
+    @Test("one state says whether a scanner exists and whether its retry is armed")
+    func oneState() {
+        var control = Self.blind("denied")
+        #expect(control.state == .blind(reason: "denied", detail: ""))
+        _ = control.retryDue(needsScanning: true)
+        #expect(control.state == .phase(.failed(reason: "denied", detail: "")), "the retry came: no timer, no scanner yet")
+        _ = control.started(label: "fifo:/x")
+        #expect(control.state == .phase(.starting(label: "fifo:/x")))
+        _ = control.reported(.waiting("adapter off"), label: "fifo:/x", needsScanning: true)
+        #expect(control.state == .phase(.waiting(label: "fifo:/x", reason: "adapter off")))
+    }
 }
