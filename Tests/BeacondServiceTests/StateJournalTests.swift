@@ -28,7 +28,7 @@ struct StateJournalTests {
     /// when marked), once per region however often it changed; ranging keys and regions gone are not written.
     @Test func aBatchHoldsChangesThenCurrentRegionStates() throws {
         var journal = StateJournal()
-        let empty = journal.batch { _ in nil }
+        let empty = journal.batch(current: [:])
         #expect(empty == nil)
         let lobby = try Self.stored("lobby")
         journal.record(.saveRegion(lobby))
@@ -39,14 +39,14 @@ struct StateJournalTests {
         #expect(marked == [true, false, false])
         journal.markRegionChanged(.region(client: 9, identifier: "gone"))
         let inside = try Self.monitored("lobby", .inside)
-        let batch = journal.batch { $0 == key ? inside : nil }
+        let batch = journal.batch(current: [key: StateJournal.RegionValues(monitored: inside, heardBy: nil)])
         #expect(batch == [.saveRegion(lobby), .removeRegion(client: 1, identifier: "old"),
                           .updateRegionState(client: 1, identifier: "lobby", inside)])
         #expect(journal.changeCount == 2)
         let ended = journal.committed()
         #expect(ended == nil)
         #expect(journal.isEmpty)
-        let after = journal.batch { _ in inside }
+        let after = journal.batch(current: [key: StateJournal.RegionValues(monitored: inside, heardBy: nil)])
         #expect(after == nil)
     }
 
@@ -55,11 +55,11 @@ struct StateJournalTests {
     @Test func aFailedCommitKeepsTheChangesUntilOneSucceeds() throws {
         var journal = StateJournal()
         journal.record(.removeClient(1))
-        _ = journal.batch { _ in nil }
+        _ = journal.batch(current: [:])
         let first = journal.commitFailed(Self.diskFull)
         #expect(first == (dropped: 0, isNew: true))
         journal.record(.removeClient(2))
-        let retry = journal.batch { _ in nil }
+        let retry = journal.batch(current: [:])
         #expect(retry == [.removeClient(1), .removeClient(2)])
         let second = journal.commitFailed(Self.diskFull)
         #expect(second == (dropped: 0, isNew: false))
@@ -76,7 +76,7 @@ struct StateJournalTests {
         for client in 1...5 { journal.record(.removeClient(client)) }
         let outcome = journal.commitFailed(Self.readOnly)
         #expect(outcome.dropped == 2)
-        let kept = journal.batch { _ in nil }
+        let kept = journal.batch(current: [:])
         #expect(kept == [.removeClient(3), .removeClient(4), .removeClient(5)])
         #expect(journal.failure?.pending == 3)
         #expect(journal.changeCount == 5)
@@ -101,7 +101,7 @@ struct StateJournalTests {
         for call in 0..<1000 {
             let identifier = "r\(call % 20)"
             journal.record(call % 3 == 2 ? .removeRegion(client: 1, identifier: identifier) : .saveRegion(try Self.stored(identifier)))
-            switch journal.commit(currentState: { _ in nil }, write: write) {
+            switch journal.commit(write: write) {
             case .failed(let error, _, _, let retryIn):
                 #expect(error == Self.diskFull)
                 delays.append(retryIn)
@@ -122,7 +122,7 @@ struct StateJournalTests {
 
         diskFull = false
         journal.retryIsDue()
-        let saved = journal.commit(currentState: { _ in nil }, write: write)
+        let saved = journal.commit(write: write)
         #expect(saved == .saved(ended: StateJournal.Failure(error: Self.diskFull, pending: 20)))
         #expect(attempts == 12)
         #expect(written.count == 20)
@@ -131,7 +131,7 @@ struct StateJournalTests {
         // The next outage starts the backoff again from its first delay.
         diskFull = true
         journal.record(.removeClient(1))
-        let again = journal.commit(currentState: { _ in nil }, write: write)
+        let again = journal.commit(write: write)
         #expect(again == .failed(Self.diskFull, dropped: 0, isNew: true, retryIn: .milliseconds(100)))
     }
 
@@ -145,13 +145,13 @@ struct StateJournalTests {
         journal.record(.removeRegion(client: 1, identifier: "lobby"))
         journal.record(.saveRegion(hall))
         journal.record(.saveRegion(hall))
-        let first = journal.batch { _ in nil }
+        let first = journal.batch(current: [:])
         #expect(first == [.saveRegion(other), .removeRegion(client: 1, identifier: "lobby"), .saveRegion(hall)])
         journal.record(.removeClient(1))
         journal.record(.saveRegion(lobby))
         journal.record(.removeClient(1))
         journal.record(.saveRegion(lobby))
-        let second = journal.batch { _ in nil }
+        let second = journal.batch(current: [:])
         #expect(second == [.saveRegion(other), .removeClient(1), .saveRegion(lobby)])
         #expect(journal.changeCount == 9)
     }
@@ -165,13 +165,13 @@ struct StateJournalTests {
         #expect(journal.wasSent(queuedEvent: 7) && journal.wasSent(queuedEvent: 8) && !journal.wasSent(queuedEvent: 9))
         // A commit before the signals are sent does not write the removal, nor forget what was sent.
         journal.record(.removeClient(3))
-        let before = journal.batch { _ in nil }
+        let before = journal.batch(current: [:])
         #expect(before == [.removeClient(3)])
         _ = journal.committed()
         #expect(journal.wasSent(queuedEvent: 7))
         let sent = [journal.signalsSent(), journal.signalsSent()]
         #expect(sent == [true, false])
-        let removal = journal.batch { _ in nil }
+        let removal = journal.batch(current: [:])
         #expect(removal == [.removeQueuedEvents(appID: "org.example.A", ids: [7, 8])])
         _ = journal.commitFailed(Self.diskFull)
         #expect(journal.wasSent(queuedEvent: 7))
@@ -190,7 +190,7 @@ struct StateJournalTests {
         #expect(journal.failure != nil)
         // No write has failed yet, so none waits for a retry: the next commit tries.
         var attempts = 0
-        let tried = journal.commit(currentState: { _ in nil }) { _ throws(StateStoreError) in
+        let tried = journal.commit { _ throws(StateStoreError) in
             attempts += 1
             throw Self.deleted
         }

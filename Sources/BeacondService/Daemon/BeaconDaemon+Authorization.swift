@@ -13,7 +13,7 @@ extension BeaconDaemon {
         let outcome: AuthorizationRequestOutcome
         do {
             outcome = try authorization.request(request, appID: session.appID, app: app.declaration, policy: policy,
-                                                save: saver(for: session.appID))
+                                                save: { record throws(StateStoreError) in try stateFile.save(record, for: session.appID) })
         } catch {
             if case .refused(let refusal) = error {
                 logger.notice("\(request.methodName) from \(session.appID) refused: \(refusal.message)", metadata: metadata(session))
@@ -38,14 +38,6 @@ extension BeaconDaemon {
         notify(.authorizationRequested(ClientAddress(session), request, disposition: disposition))
         apply(outcome.sideEffects, to: session.appID)
         return [.string(outcome.effectiveStatus.rawValue)]
-    }
-
-    /// Decisions are durable before they are acknowledged: the service applies one only once this has saved it.
-    func saver(for appID: String) -> (AuthorizationRecord) throws(StateStoreError) -> Void {
-        { record throws(StateStoreError) in
-            try self.ensureStateFile()
-            try self.store.save(record, for: appID)
-        }
     }
 
     /// A refusal by the rules, or a decision that could not be saved (the caller's error, not a lost grant).
@@ -154,7 +146,7 @@ extension BeaconDaemon {
         }
         let outcome: AuthorizationAdminOutcome
         do {
-            outcome = try authorization.setStatus(status, appID: appID, app: app.declaration, policy: policy, save: saver(for: appID))
+            outcome = try authorization.setStatus(status, appID: appID, app: app.declaration, policy: policy, save: { record throws(StateStoreError) in try stateFile.save(record, for: appID) })
         } catch {
             throw dbusError(error, what: "the authorization of \(appID)")
         }
@@ -169,7 +161,7 @@ extension BeaconDaemon {
         let (appID, app) = try declaredApp(call.arguments[0])
         let outcome: AuthorizationAdminOutcome
         do {
-            outcome = try authorization.reset(appID: appID, app: app.declaration, policy: policy, save: saver(for: appID))
+            outcome = try authorization.reset(appID: appID, app: app.declaration, policy: policy, save: { record throws(StateStoreError) in try stateFile.save(record, for: appID) })
         } catch {
             throw dbusError(error, what: "the authorization of \(appID)")
         }
@@ -187,8 +179,7 @@ extension BeaconDaemon {
         let oldPolicy = policy
         do {
             let changed = try authorization.setServicesSwitch(enabled) { enabled throws(StateStoreError) in
-                try self.ensureStateFile()
-                try self.store.saveLocationServicesSwitch(enabled)
+                try stateFile.saveLocationServicesSwitch(enabled)
             }
             guard changed else { return [] }
         } catch {

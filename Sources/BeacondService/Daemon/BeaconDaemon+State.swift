@@ -36,14 +36,18 @@ extension BeaconDaemon {
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
     func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateStoreError? {
-        let engine = self.engine
-        let rooms = receiverRooms()
-        let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
-        let outcome = journal.commit(force: force, currentState: { engine.monitoredRegion(for: $0) },
-                                     heardBy: { Self.storedHearing(engine.receiverRecord(for: $0), rooms: rooms,
-                                                                   exitTimeout: exitTimeout) }) { batch throws(StateStoreError) in
-            try ensureStateFile()
-            try store.apply(batch, durability: durability)
+        // Only what the journal marked is read, and only when a write may happen.
+        var current: [EngineKey: StateJournal.RegionValues] = [:]
+        if !journal.changedRegions.isEmpty, !journal.waitsForRetry(force: force) {
+            let rooms = receiverRooms()
+            let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
+            for key in journal.changedRegions {
+                guard let monitored = engine.monitoredRegion(for: key) else { continue }
+                current[key] = StateJournal.RegionValues(monitored: monitored, heardBy: Self.storedHearing(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
+            }
+        }
+        let outcome = journal.commit(force: force, current: current) { batch throws(StateStoreError) in
+            try stateFile.apply(batch, durability: durability)
         }
         switch outcome {
         case .nothingToWrite:
@@ -72,55 +76,11 @@ extension BeaconDaemon {
         }
     }
 
-    /// Before a write: the open database must still be the file on disk. SQLite goes on writing to a deleted file
-    /// as if nothing happened, so without this a change would be acknowledged as saved and gone at the next
-    /// restart. A deleted database is written out to a new file (with the directory and its lock made again), so
-    /// nothing is lost; one that cannot be (the directory cannot be made) or that was replaced by another file is
-    /// an error like a full disk: reported (`StateError`, `StateNotSaved`) and retried at the next write.
-    func ensureStateFile() throws(StateStoreError) {
-        guard let problem = store.fileProblem() else {
-            stateFileLost = false
-            return
-        }
-        stateFileLost = true
-        guard !FileManager.default.fileExists(atPath: store.file) else { throw problem }
-        logger.error("\(problem.message); writing the state beacond holds to a new database",
-                     metadata: ["state.file": "\(store.file)"])
-        do {
-            let lock = try StateDirectoryLock(directory: options.stateDirectory)
-            try store.copy(to: store.file)
-            store = try StateStore(directory: options.stateDirectory)
-            stateLock = lock
-        } catch {
-            throw StateStoreError(file: store.file, message: "\(problem.message), and a new one cannot be written: \(error.message)",
-                                  fix: error.fix)
-        }
-        watchStateDirectory()
-        stateFileLost = false
-        logger.notice("the state is saved again, in a new \(store.file)")
-    }
-
-    func stopWatchingStateDirectory() {
-        stateWatch?.stop()
-        stateWatch = nil
-    }
-
-    /// Checks the database file as soon as something in the state directory is deleted or moved.
-    func watchStateDirectory() {
-        stateWatch?.stop()
-        stateWatch = StateDirectoryWatch(directory: options.stateDirectory, loop: loop) {
-            self.assumeIsolated { daemon in
-                // Deferred: the event may come while the directory is half removed (rm -rf is still running).
-                daemon.loop.execute { daemon.assumeIsolated { $0.checkStateFile() } }
-            }
-        }
-    }
-
     /// Outside a commit (a watch event, GetStatus): recover or report a lost database now, not at the next change.
     func checkStateFile() {
-        let wasLost = stateFileLost
+        let wasLost = stateFile.isLost
         do {
-            try ensureStateFile()
+            _ = try stateFile.ensured()
             if journal.failure != nil {
                 // With nothing pending, a failure that was the lost file is over; anything pending is written now
                 // to the new file, or else on the retry's backoff.

@@ -59,13 +59,10 @@ public actor BeaconDaemon {
     let startedAt: Timestamp
 
     var configuration: DaemonConfiguration
-    /// Replaced only when the database file was deleted under the daemon (`ensureStateFile`).
-    var store: StateStore
-    /// One daemon per state directory, held for the daemon's life.
-    var stateLock: StateDirectoryLock
-    var stateWatch: StateDirectoryWatch?
-    /// Set while the database file is gone or replaced and could not be written anew.
-    var stateFileLost = false
+    /// The state directory: its lock, the database and the watch on it (`StateFile`).
+    let stateFile: StateFile
+    /// The open database (replaced only when its file was deleted under the daemon: `StateFile`).
+    var store: StateStore { stateFile.store }
     /// Every app's authorization and the services switch (`AuthorizationService`), changed only once saved.
     var authorization: AuthorizationService
     /// Why the files on disk were rejected at the last reload (the previous configuration stays in force); nil
@@ -118,9 +115,9 @@ public actor BeaconDaemon {
             throw .configuration("\(error)")
         }
         do {
-            stateLock = try StateDirectoryLock(directory: options.stateDirectory)
-            store = try StateStore(directory: options.stateDirectory)
-            authorization = AuthorizationService(records: try store.loadAll(), servicesSwitch: try store.locationServicesSwitch())
+            stateFile = try StateFile(directory: options.stateDirectory, logger: logger)
+            authorization = AuthorizationService(records: try stateFile.store.loadAll(),
+                                                 servicesSwitch: try stateFile.store.locationServicesSwitch())
         } catch {
             throw .state("\(error)")
         }
@@ -128,7 +125,7 @@ public actor BeaconDaemon {
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         (failures, failureContinuation) = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
-        if let note = store.recoveryNote { logger.error("\(note)") }
+        if let note = stateFile.store.recoveryNote { logger.error("\(note)") }
     }
 
     /// The engine's clock: wall time read once at start, advanced by CLOCK_BOOTTIME. Exit timeouts and ranging
@@ -204,7 +201,12 @@ public actor BeaconDaemon {
                 + "stop it first (systemctl stop beacond)")
         }
         // Resumed regions need the scanner; anything their restore left to save is saved now.
-        watchStateDirectory()
+        stateFile.watch(on: loop) {
+            self.assumeIsolated { daemon in
+                // Deferred: the event may come while the directory is half removed (rm -rf is still running).
+                daemon.loop.execute { daemon.assumeIsolated { $0.checkStateFile() } }
+            }
+        }
         startMQTT()
         engineChanged([])
         commitState()
@@ -220,13 +222,12 @@ public actor BeaconDaemon {
         stopMQTT()
         perform(scanControl.shutdown())
         timers.cancelAll()
-        stopWatchingStateDirectory()
         markSeenRegionsChanged()
         commitState(.powerLoss, force: true)
         flushOutbox()
         bus?.close()
         // The last write is done: the state directory is free for the next beacond.
-        stateLock.release()
+        stateFile.close()
         bus = nil
         failureContinuation.finish()
         logger.info("beacond stopped")

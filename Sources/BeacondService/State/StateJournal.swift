@@ -142,20 +142,31 @@ struct StateJournal {
         changes.sorted { $0.key < $1.key }.map(\.value)
     }
 
-    /// The next transaction: the structural changes, then each marked region's values as `currentState` gives
-    /// them now (a region gone from the engine is skipped). nil when there is nothing to write.
-    mutating func batch(currentState: (EngineKey) -> MonitoredRegion?,
-                        heardBy: (EngineKey) -> StoredHearing? = { _ in nil }) -> [StateChange]? {
+    /// A marked region's values as they are now: its state, and who heard it (nil: only this node's scanner).
+    struct RegionValues {
+        var monitored: MonitoredRegion
+        var heardBy: StoredHearing?
+    }
+
+    /// The next transaction: the structural changes, then each marked region's values as `current` gives them
+    /// (the caller reads them for `changedRegions`; a region it has no values for, gone from the engine, is
+    /// skipped). nil when there is nothing to write.
+    mutating func batch(current: [EngineKey: RegionValues]) -> [StateChange]? {
         var updates: [StateChange] = []
         for key in changedRegions {
-            guard case .region(let client, let identifier) = key, let monitored = currentState(key) else { continue }
-            updates.append(.updateRegionState(client: client, identifier: identifier, monitored, heardBy: heardBy(key)))
+            guard case .region(let client, let identifier) = key, let values = current[key] else { continue }
+            updates.append(.updateRegionState(client: client, identifier: identifier, values.monitored, heardBy: values.heardBy))
         }
         guard !changes.isEmpty || !updates.isEmpty else {
             changedRegions.removeAll()
             return nil
         }
         return orderedChanges + updates
+    }
+
+    /// While a failed write's retry is not due, a commit tries nothing (unless `force`).
+    func waitsForRetry(force: Bool) -> Bool {
+        failure != nil && retryDelay != nil && !retryDue && !force && !isEmpty
     }
 
     /// The retry timer fired: the next commit tries the write again.
@@ -166,12 +177,11 @@ struct StateJournal {
     /// Writes the next batch with `write` (the database, or a fake in tests) and records how it went. While a
     /// failed write's retry is not due, nothing is tried (`waiting`) unless `force` (shutdown, a database file
     /// just written anew).
-    mutating func commit(force: Bool = false, currentState: (EngineKey) -> MonitoredRegion?,
-                         heardBy: (EngineKey) -> StoredHearing? = { _ in nil },
+    mutating func commit(force: Bool = false, current: [EngineKey: RegionValues] = [:],
                          write: ([StateChange]) throws(StateStoreError) -> Void) -> CommitOutcome {
         // A failure found outside a commit (the file lost) has no retry timer yet: the first commit tries, and arms it.
-        if let failure, retryDelay != nil, !retryDue, !force, !isEmpty { return .waiting(failure.error) }
-        guard let batch = batch(currentState: currentState, heardBy: heardBy) else { return .nothingToWrite }
+        if let failure, waitsForRetry(force: force) { return .waiting(failure.error) }
+        guard let batch = batch(current: current) else { return .nothingToWrite }
         do {
             try write(batch)
         } catch {

@@ -1,0 +1,93 @@
+import BeaconKit
+import Foundation
+import Logging
+import MainLoopKit
+
+/// The state directory as the daemon holds it: its lock (one beacond per directory), the open database, and the
+/// watch that notices the file being deleted or moved. Every write goes through `ensured()`, which checks that
+/// the open database is still the file on disk: SQLite goes on writing to a deleted file as if nothing happened,
+/// so without this a change would be acknowledged as saved and gone at the next restart. A deleted database is
+/// written out to a new file (with the directory and its lock made again), so nothing is lost; one that cannot
+/// be (the directory cannot be made) or that was replaced by another file is an error like a full disk.
+final class StateFile {
+    let directory: String
+    private(set) var store: StateStore
+    private var lock: StateDirectoryLock
+    private var watch: StateDirectoryWatch?
+    /// Set while the database file is gone or replaced and could not be written anew.
+    private(set) var isLost = false
+    private let logger: Logger
+
+    init(directory: String, logger: Logger) throws(StateStoreError) {
+        self.directory = directory
+        self.logger = logger
+        lock = try StateDirectoryLock(directory: directory)
+        store = try StateStore(directory: directory)
+    }
+
+    var file: String { store.file }
+
+    /// The store, once its file is checked (and written anew if it was deleted).
+    func ensured() throws(StateStoreError) -> StateStore {
+        guard let problem = store.fileProblem() else {
+            isLost = false
+            return store
+        }
+        isLost = true
+        guard !FileManager.default.fileExists(atPath: store.file) else { throw problem }
+        logger.error("\(problem.message); writing the state beacond holds to a new database",
+                     metadata: ["state.file": "\(store.file)"])
+        do {
+            let lock = try StateDirectoryLock(directory: directory)
+            try store.copy(to: store.file)
+            store = try StateStore(directory: directory)
+            self.lock = lock
+        } catch {
+            throw StateStoreError(file: store.file, message: "\(problem.message), and a new one cannot be written: \(error.message)",
+                                  fix: error.fix)
+        }
+        rewatch()
+        isLost = false
+        logger.notice("the state is saved again, in a new \(store.file)")
+        return store
+    }
+
+    /// Saves an authorization decision, for `AuthorizationService` (which applies it only once saved).
+    func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError) {
+        try ensured().save(record, for: appID)
+    }
+
+    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError) {
+        try ensured().saveLocationServicesSwitch(enabled)
+    }
+
+    /// Writes a journal batch (`StateJournal`).
+    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateStoreError) {
+        try ensured().apply(batch, durability: durability)
+    }
+
+    /// Runs `changed` on the loop as soon as something in the state directory is deleted or moved, so a lost
+    /// database is recovered or reported at once, not at the next change.
+    func watch(on loop: MainLoop, changed: @escaping () -> Void) {
+        watchLoop = loop
+        watchChanged = changed
+        rewatch()
+    }
+
+    private var watchLoop: MainLoop?
+    private var watchChanged: (() -> Void)?
+
+    private func rewatch() {
+        watch?.stop()
+        guard let watchLoop, let watchChanged else { return }
+        watch = StateDirectoryWatch(directory: directory, loop: watchLoop, changed: watchChanged)
+    }
+
+    /// The last write is done: the watch stops and the directory is free for the next beacond.
+    func close() {
+        watch?.stop()
+        watch = nil
+        watchChanged = nil
+        lock.release()
+    }
+}
