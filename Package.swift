@@ -57,8 +57,9 @@ let package = Package(
         .target(name: "BeacondAPI", swiftSettings: strict),
         // Several receivers as one: ESPresense's MQTT conventions (topics, device ids, readings); pure, no I/O.
         .target(name: "Fleet", dependencies: ["BeaconKit", "BeacondAPI"], swiftSettings: strict),
-        // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
-        .target(name: "TestKit", swiftSettings: strict),
+        // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon and Mosquitto, waiting on a
+        // running loop); never linked into the daemon.
+        .target(name: "TestKit", dependencies: ["MainLoopKit"], swiftSettings: strict),
         // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (issue 13).
         .target(name: "PresenceSimulation", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
         .target(name: "BeacondService",
