@@ -57,8 +57,9 @@ let package = Package(
         .target(name: "BeacondAPI", swiftSettings: strict),
         // Several receivers as one: ESPresense's MQTT conventions (topics, device ids, readings); pure, no I/O.
         .target(name: "Fleet", dependencies: ["BeaconKit", "BeacondAPI"], swiftSettings: strict),
-        // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon); never linked into the daemon.
-        .target(name: "TestKit", swiftSettings: strict),
+        // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon and Mosquitto, waiting on a
+        // running loop); never linked into the daemon.
+        .target(name: "TestKit", dependencies: ["MainLoopKit"], swiftSettings: strict),
         // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (issue 13).
         .target(name: "PresenceSimulation", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
         .target(name: "BeacondService",
@@ -93,7 +94,7 @@ let package = Package(
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "MainLoopKit", "BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
-                                                            "TestKit", .product(name: "GRDB", package: "GRDB.swift"),
+                                                            "Fleet", "MQTT", "TestKit", .product(name: "GRDB", package: "GRDB.swift"),
                                                             .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],

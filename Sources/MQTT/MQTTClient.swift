@@ -32,9 +32,39 @@ public final class MQTTClient {
     private let loop: MainLoop
     public let options: MQTTOptions
 
-    public private(set) var state: MQTTConnectionState = .stopped {
-        didSet { if state != oldValue { onStateChange?(state) } }
+    /// What the client is doing, with what belongs only to that: `state` is how its owner sees it.
+    private enum Phase {
+        case stopped
+        /// CONNECT is under way; `refusal` is what CONNACK said when the broker refused, for the disconnect that
+        /// follows it.
+        case connecting(refusal: String?)
+        case connected
+        /// `retry` is the timer of the next attempt.
+        case waitingToReconnect(reason: String, retryIn: Duration, retry: MainLoop.SourceID)
+        /// `stop` winds the connection down: messages still arriving are not handed to the owner, who already
+        /// sees `stopped`.
+        case stopping
+
+        var state: MQTTConnectionState {
+            switch self {
+            case .stopped, .stopping: .stopped
+            case .connecting: .connecting
+            case .connected: .connected
+            case .waitingToReconnect(let reason, let retryIn, _): .waitingToReconnect(reason: reason, retryIn: retryIn)
+            }
+        }
     }
+
+    private var phase: Phase = .stopped {
+        didSet {
+            let state = phase.state
+            if state != oldValue.state { onStateChange?(state) }
+        }
+    }
+
+    /// What the client is doing, as its owner sees it.
+    public var state: MQTTConnectionState { phase.state }
+
     /// Called on the loop thread whenever `state` changes.
     public var onStateChange: ((MQTTConnectionState) -> Void)?
     /// Every message of a subscription, on the loop thread.
@@ -54,15 +84,9 @@ public final class MQTTClient {
 
     /// Unsubscriptions sent by `stop`, not yet acknowledged.
     private var pendingUnsubscriptions: Set<Int32> = []
-    /// Set while `stop` winds the connection down: messages still arriving are not handed to the owner.
-    private var stopping = false
-    private var wanted = false
     private var backoff: ReconnectBackoff
     private var socket: (fd: Int32, source: MainLoop.SourceID, events: MainLoop.Events)?
     private var keepAliveTimer: MainLoop.SourceID?
-    private var retryTimer: MainLoop.SourceID?
-    /// What CONNACK said when the broker refused, for the disconnect that follows it.
-    private var refusal: String?
     /// libmosquitto's last error-level log line (OpenSSL's reason for a TLS failure is only there).
     private var lastLibraryError: String?
 
@@ -94,7 +118,7 @@ public final class MQTTClient {
         mosquitto_user_data_set(handle, nil)
         if let socket { loop.removeDescriptor(socket.source) }
         if let keepAliveTimer { loop.cancelTimer(keepAliveTimer) }
-        if let retryTimer { loop.cancelTimer(retryTimer) }
+        if case .waitingToReconnect(_, _, let retry) = phase { loop.cancelTimer(retry) }
         mosquitto_destroy(handle)
     }
 
@@ -161,28 +185,28 @@ public final class MQTTClient {
     }
 
     private func connected(_ code: Int32) {
+        guard case .connecting = phase else { return }
         guard code == 0 else {
             let text = options.protocolVersion == .v5 ? mosquitto_reason_string(code) : mosquitto_connack_string(code)
-            refusal = "the broker refused the connection: " + (text.map { String(cString: $0) } ?? "code \(code)")
+            phase = .connecting(refusal: "the broker refused the connection: " + (text.map { String(cString: $0) } ?? "code \(code)"))
             return
         }
-        refusal = nil
         lastLibraryError = nil
         backoff.reset()
-        state = .connected
+        phase = .connected
         // A clean session starts with no subscriptions: ask again for everything.
         for subscription in subscriptions { sendSubscribe(subscription.pattern, qos: subscription.qos) }
     }
 
     private func disconnected(_ code: Int32) {
         removeSocket()
-        guard wanted else {
-            state = .stopped
-            return
+        let refusal: String?
+        switch phase {
+        case .stopped, .stopping: return
+        case .connecting(let refused): refusal = refused
+        case .connected, .waitingToReconnect: refusal = nil
         }
-        let reason = refusal ?? (code == 0 ? "the broker closed the connection" : connectionLostText(code))
-        refusal = nil
-        scheduleReconnect(reason: reason)
+        scheduleReconnect(reason: refusal ?? (code == 0 ? "the broker closed the connection" : connectionLostText(code)))
     }
 
     private func connectionLostText(_ code: Int32) -> String {
@@ -193,7 +217,8 @@ public final class MQTTClient {
     }
 
     private func received(_ message: mosquitto_message) {
-        guard !stopping, let topic = message.topic else { return }
+        if case .stopping = phase { return }
+        guard let topic = message.topic else { return }
         let count = Int(max(0, message.payloadlen))
         // Counted and dropped before anything is copied: a broker may pass on messages of up to 256 MB.
         guard count <= options.maximumPayload else {
@@ -219,14 +244,12 @@ public final class MQTTClient {
 
     /// Starts connecting (and keeps reconnecting until `stop`). Returns at once; `state` says how it goes.
     public func start() {
-        guard !wanted else { return }
-        wanted = true
+        guard case .stopped = phase else { return }
         connect()
     }
 
     private func connect() {
-        retryTimer = nil
-        state = .connecting
+        phase = .connecting(refusal: nil)
         lastLibraryError = nil
         // Resolving a host name happens here, on the loop thread (libmosquitto's getaddrinfo); an address or a
         // name in /etc/hosts costs nothing.
@@ -244,12 +267,12 @@ public final class MQTTClient {
         if let keepAliveTimer { loop.cancelTimer(keepAliveTimer) }
         keepAliveTimer = nil
         let delay = backoff.nextDelay()
-        state = .waitingToReconnect(reason: reason, retryIn: delay)
-        if let retryTimer { loop.cancelTimer(retryTimer) }
-        retryTimer = loop.schedule(at: .now + delay) { [weak self] in
-            guard let self, self.wanted else { return }
+        if case .waitingToReconnect(_, _, let retry) = phase { loop.cancelTimer(retry) }
+        let retry = loop.schedule(at: .now + delay) { [weak self] in
+            guard let self, case .waitingToReconnect = self.phase else { return }
             self.connect()
         }
+        phase = .waitingToReconnect(reason: reason, retryIn: delay, retry: retry)
     }
 
     /// Ends the connection with a DISCONNECT (so the broker does not publish the will) and stops reconnecting.
@@ -259,13 +282,18 @@ public final class MQTTClient {
     /// unread data makes the kernel reset the connection, and a broker that sees the reset before it has read the
     /// DISCONNECT publishes the will after all (seen: a node subscribed to its own status said `offline` twice).
     public func stop(flushWithin: Duration = .seconds(1)) {
-        guard wanted else { return }
-        wanted = false
-        if let retryTimer { loop.cancelTimer(retryTimer) }
-        retryTimer = nil
-        if case .connected = state {
+        let wasConnected: Bool
+        switch phase {
+        case .stopped, .stopping: return
+        case .waitingToReconnect(_, _, let retry):
+            loop.cancelTimer(retry)
+            wasConnected = false
+        case .connecting: wasConnected = false
+        case .connected: wasConnected = true
+        }
+        phase = .stopping
+        if wasConnected {
             let deadline = ContinuousClock.now + flushWithin
-            stopping = true
             for subscription in subscriptions {
                 var mid: Int32 = 0
                 if mosquitto_unsubscribe(handle, &mid, subscription.pattern) == Int32(MOSQ_ERR_SUCCESS.rawValue) {
@@ -275,7 +303,6 @@ public final class MQTTClient {
             settle(until: deadline)
             _ = mosquitto_disconnect(handle)
             flush(within: max(.milliseconds(100), ContinuousClock.now.duration(to: deadline)))
-            stopping = false
         }
         if socket != nil {
             // Not connected yet, or the DISCONNECT could not be written in time: drop the connection.
@@ -284,7 +311,7 @@ public final class MQTTClient {
         }
         if let keepAliveTimer { loop.cancelTimer(keepAliveTimer) }
         keepAliveTimer = nil
-        state = .stopped
+        phase = .stopped
     }
 
     /// Reads and writes until the broker has acknowledged the unsubscriptions and QoS > 0 publications and nothing
@@ -319,7 +346,7 @@ public final class MQTTClient {
 
     private func updateSocketInterest() {
         // Stopped: whatever libmosquitto still holds is not watched (no callback may come after `stop`).
-        guard wanted || stopping else {
+        if case .stopped = phase {
             removeSocket()
             return
         }
@@ -411,13 +438,13 @@ public final class MQTTClient {
         try check(mosquitto_sub_topic_check(pattern), "subscribe to \(pattern)")
         guard !subscriptions.contains(where: { $0.pattern == pattern }) else { return }
         subscriptions.append((pattern, Int32(qos)))
-        if case .connected = state { sendSubscribe(pattern, qos: Int32(qos)) }
+        if case .connected = phase { sendSubscribe(pattern, qos: Int32(qos)) }
     }
 
     /// Sends an existing subscription's SUBSCRIBE again while connected: the broker replaces it and sends its
     /// retained messages again (MQTT 3.1.1 §3.8.4; MQTT 5 with the default retain handling).
     public func resendSubscription(_ pattern: String) {
-        guard case .connected = state, let subscription = subscriptions.first(where: { $0.pattern == pattern }) else { return }
+        guard case .connected = phase, let subscription = subscriptions.first(where: { $0.pattern == pattern }) else { return }
         sendSubscribe(subscription.pattern, qos: subscription.qos)
     }
 

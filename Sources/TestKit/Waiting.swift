@@ -1,4 +1,5 @@
 import Foundation
+public import MainLoopKit
 import Synchronization
 
 /// A shareable lock-protected value for tests whose effects happen on another thread (`Mutex` itself cannot
@@ -18,4 +19,24 @@ public func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool
         usleep(2000)
     }
     return condition()
+}
+
+extension MainLoop {
+    /// Runs `body` on the loop's thread and waits (up to `timeout`) for what it returns or throws: for a test whose
+    /// objects live on a running loop and may be touched only there.
+    public func onThread<T: Sendable>(timeout: Duration = .seconds(15), _ body: @escaping @Sendable () throws -> T) throws -> T {
+        let result = Locked<Result<T, any Error>?>(nil)
+        execute {
+            let outcome = Result { try body() }
+            result.withLock { $0 = outcome }
+        }
+        guard eventually(timeout: timeout, { result.withLock { $0 } != nil }) else { throw LoopDidNotRun(timeout: timeout) }
+        return try result.withLock { $0 }!.get()
+    }
+}
+
+/// The loop did not run a body in time (stopped, or stuck in something else).
+public struct LoopDidNotRun: Error, CustomStringConvertible {
+    public let timeout: Duration
+    public var description: String { "the main loop did not run the body within \(timeout)" }
 }

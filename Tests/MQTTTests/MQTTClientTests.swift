@@ -32,14 +32,8 @@ final class LoopClient: @unchecked Sendable {
     /// Runs `body` with the client on the loop thread and waits for it.
     @discardableResult
     func onLoop<T: Sendable>(_ body: @escaping @Sendable (MQTTClient) throws -> T) throws -> T {
-        let result = Locked<Result<T, any Error>?>(nil)
-        loop.execute { [self] in
-            // The client is touched only here, on the loop thread.
-            let outcome = Result { try body(self.client!) }
-            result.withLock { $0 = outcome }
-        }
-        #expect(eventually { result.withLock { $0 } != nil })
-        return try result.withLock { $0 }!.get()
+        // The client is touched only there, on the loop thread.
+        try loop.onThread { [self] in try body(self.client!) }
     }
 
     var state: MQTTConnectionState { states.withLock { $0.last ?? .stopped } }

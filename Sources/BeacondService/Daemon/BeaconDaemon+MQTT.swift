@@ -172,13 +172,6 @@ extension BeaconDaemon {
 
     /// `GetStatus`'s MQTT keys: the node's, "off", or "failed" with why no node runs.
     var mqttStatus: [String: DBusValue] {
-        if let mqttNode { return mqttNode.statusEntries }
-        var entries = MQTTNode.offStatusEntries
-        if let broker = configuration.mqtt.broker {
-            entries[BeacondStatusKey.mqttBroker] = .string("\(broker)")
-            entries[BeacondStatusKey.mqttState] = .string("failed")
-            entries[BeacondStatusKey.mqttDetail] = .string(mqttProblem ?? "")
-        }
-        return entries
+        (mqttNode?.status ?? .withoutNode(broker: configuration.mqtt.broker, problem: mqttProblem)).statusEntries
     }
 }

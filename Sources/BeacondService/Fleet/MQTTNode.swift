@@ -1,6 +1,5 @@
 import BeaconKit
 import BeacondAPI
-import DBus
 import Fleet
 import Logging
 import MainLoopKit
@@ -361,43 +360,18 @@ final class MQTTNode {
         }
     }
 
-    /// `GetStatus`'s MQTT keys.
-    var statusEntries: [String: DBusValue] {
-        let (state, detail): (String, String)
+    /// What `GetStatus` says of this node.
+    var status: MQTTNodeStatus {
+        let connection: MQTTNodeStatus.Connection
         switch client.state {
-        case .stopped: (state, detail) = ("stopped", "")
-        case .connecting: (state, detail) = ("connecting", "")
-        case .connected: (state, detail) = ("connected", "")
-        case .waitingToReconnect(let reason, _): (state, detail) = ("waiting", reason)
+        case .stopped: connection = .stopped
+        case .connecting: connection = .connecting
+        case .connected: connection = .connected
+        case .waitingToReconnect(let reason, _): connection = .waiting(reason)
         }
-        return [
-            BeacondStatusKey.mqttBroker: .string(settings.broker.map { "\($0)" } ?? ""),
-            BeacondStatusKey.mqttState: .string(state),
-            BeacondStatusKey.mqttDetail: .string(detail),
-            BeacondStatusKey.mqttRoom: .string(room),
-            BeacondStatusKey.mqttReadingsPublished: .uint64(readingsPublished),
-            BeacondStatusKey.mqttReadingsNotSent: .uint64(readingsNotSent),
-            BeacondStatusKey.mqttRefused: .string(lastRefusal ?? ""),
-            BeacondStatusKey.mqttReceivers: .array(elementSignature: "a{sv}", directory.receivers.map { receiver in
-                .vardict([
-                    BeacondReceiverKey.room: .string(receiver.room),
-                    BeacondReceiverKey.online: .boolean(receiver.online),
-                    BeacondReceiverKey.lastReading: .uint64(UInt64(clamping: receiver.lastReading?.microsecondsSinceEpoch ?? 0)),
-                    BeacondReceiverKey.readings: .uint64(receiver.readings),
-                ])
-            }),
-            BeacondStatusKey.mqttReadingsDropped: .uint64(directory.readingsDropped),
-            BeacondStatusKey.mqttLastDropped: .string(directory.lastDropped ?? ""),
-        ]
+        return MQTTNodeStatus(broker: settings.broker, connection: connection, room: room,
+                              readingsPublished: readingsPublished, readingsNotSent: readingsNotSent,
+                              lastRefusal: lastRefusal, receivers: directory.receivers,
+                              readingsDropped: directory.readingsDropped, lastDropped: directory.lastDropped)
     }
-
-    /// `GetStatus`'s MQTT keys while `[mqtt]` is off.
-    static let offStatusEntries: [String: DBusValue] = [
-        BeacondStatusKey.mqttBroker: .string(""), BeacondStatusKey.mqttState: .string("off"),
-        BeacondStatusKey.mqttDetail: .string(""), BeacondStatusKey.mqttRoom: .string(""),
-        BeacondStatusKey.mqttReadingsPublished: .uint64(0), BeacondStatusKey.mqttReadingsNotSent: .uint64(0),
-        BeacondStatusKey.mqttRefused: .string(""),
-        BeacondStatusKey.mqttReceivers: .array(elementSignature: "a{sv}", []),
-        BeacondStatusKey.mqttReadingsDropped: .uint64(0), BeacondStatusKey.mqttLastDropped: .string(""),
-    ]
 }
