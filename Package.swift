@@ -60,7 +60,7 @@ let package = Package(
         // Helpers shared by tests and the benchmark (seeded randomness, a private dbus-daemon and Mosquitto, waiting on a
         // running loop); never linked into the daemon.
         .target(name: "TestKit", dependencies: ["MainLoopKit"], swiftSettings: strict),
-        // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (issue 13).
+        // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (docs/presence.md).
         .target(name: "PresenceSimulation", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
         .target(name: "BeacondService",
                 dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",

@@ -192,8 +192,8 @@ struct ReadingJSON {
             if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
                 // No escape: one String from the bytes where they lie.
                 index = end + 1
-                // Validated and copied from a span: `String(validating:)` of a slice took a generic path that cost
-                // more than the rest of the key's parse (perf, issue 22).
+                // Validated and copied from a span: `String(validating:)` of a slice takes a generic path that costs
+                // more than the rest of the key's parse.
                 guard let text = try? String(copying: UTF8Span(validating: bytes.span.extracting(start..<end))) else {
                     throw .notJSON
                 }

@@ -104,7 +104,7 @@ struct BeaconEngine {
 
     /// When `advance` next has something to do; nil while nothing is monitored or ranged.
     /// Mutating only so the daemon's engine is read in place: as a getter, every call (one per remote reading)
-    /// copied the whole engine out of the actor and released it again (perf, issue 22).
+    /// would copy the whole engine out of the actor and release it again.
     mutating func nextDeadline() -> Timestamp? { pipeline.nextDeadline }
 
     /// Someone monitors or ranges, so the scanner should run.

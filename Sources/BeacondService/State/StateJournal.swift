@@ -34,8 +34,8 @@ struct StateJournal {
     }
 
     /// The first retry after a failed write; each further failure doubles it, up to `maximumRetryDelay`. A full
-    /// disk then costs one write attempt per delay, however many calls and signals come meanwhile (issue 21:
-    /// retrying on each of them cost a write of everything pending, per call).
+    /// disk then costs one write attempt per delay, however many calls and signals come meanwhile
+    /// (retrying at each of them would cost a write of everything pending, per call).
     static let firstRetryDelay: Duration = .milliseconds(100)
     static let maximumRetryDelay: Duration = .seconds(5)
 

@@ -9,7 +9,7 @@ import Testing
 struct ShippedConfigurationTests {
     /// The repository's config/ folder, found from this file's path.
     private static let shippedDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("config").path
 
     private static var exampleApp: AppConfiguration {
