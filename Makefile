@@ -42,7 +42,8 @@ build: deps
 run: build
 	@scripts/run-demo.sh "$(RELEASE_BIN)/beacond" "$(RELEASE_BIN)/beaconctl" "$(DEMO_CAPTURE)" "$(DEMO_UUID)"
 
-# Every test suite (unit and CLI tests run by swift test, then 20 s of libFuzzer on each decoder
+# Every test suite (first the code's layout: scripts/check-format.sh runs swift-format's lint with
+# .swift-format and checks its line limit; then unit and CLI tests run by swift test, then 20 s of libFuzzer on each decoder
 # and capture reader (scripts/fuzz.sh, docs/reliability.md; about 3.5 min with its build), then the
 # packaging checks: systemd-analyze verify, make install into a temporary root, the D-Bus policy on
 # a real bus),
@@ -55,6 +56,7 @@ run: build
 # it in /var/cache/beacond-ha once, about 3 minutes; docs/fleet.md). The soak test keeps the daemon under
 # steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md).
 test: test-deps
+	SWIFT=$(SWIFT) scripts/check-format.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	SWIFT=$(SWIFT) scripts/fuzz.sh --seconds 20

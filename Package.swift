@@ -41,12 +41,15 @@ let package = Package(
         .target(name: "BeaconKit", swiftSettings: strict),
         // Capture file formats (btsnoop, pcap, pcapng, hex lines) → HCI events.
         .target(name: "Captures", dependencies: ["BeaconKit"], swiftSettings: strict),
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
-                       providers: [.apt(["libdbus-1-dev"])]),
-        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez",
-                       providers: [.apt(["libbluetooth-dev"])]),
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto",
-                       providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(
+            name: "CDBus", pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(
+            name: "CBlueZ", pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
         // The one thread that polls descriptors and timers and runs the daemon's actor: the bus, scanners and
         // timers all use it, so it is no part of the D-Bus wrapper.
         .target(name: "MainLoopKit", swiftSettings: strict),
@@ -62,44 +65,63 @@ let package = Package(
         .target(name: "TestKit", dependencies: ["MainLoopKit"], swiftSettings: strict),
         // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (docs/presence.md).
         .target(name: "PresenceSimulation", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
-        .target(name: "BeacondService",
-                dependencies: ["BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
-                               .product(name: "TOMLKit", package: "TOMLKit"),
-                               .product(name: "GRDB", package: "GRDB.swift"),
-                               .product(name: "Logging", package: "swift-log")],
-                swiftSettings: strict),
-        .executableTarget(name: "beacond",
-                          dependencies: ["BeacondService", "BeaconKit", "Captures", "DBus", "MainLoopKit",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                                         .product(name: "Logging", package: "swift-log"),
-                                         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                                         .product(name: "UnixSignals", package: "swift-service-lifecycle")],
-                          swiftSettings: strict),
+        .target(
+            name: "BeacondService",
+            dependencies: [
+                "BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "beacond",
+            dependencies: [
+                "BeacondService", "BeaconKit", "Captures", "DBus", "MainLoopKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         // beaconctl's logic that needs no process (typed daemon calls, output, doctor checks), so tests can reach it.
         .target(name: "BeaconctlKit", dependencies: ["DBus", "BeacondAPI", "BeaconKit"], swiftSettings: strict),
-        .executableTarget(name: "beaconctl",
-                          dependencies: ["BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
-                          swiftSettings: strict),
-        .executableTarget(name: "beacond-bench",
-                          dependencies: ["BeaconKit", "Captures", "TestKit", "Fleet", "MQTT", "MainLoopKit", "PresenceSimulation",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
-                          swiftSettings: strict),
+        .executableTarget(
+            name: "beaconctl",
+            dependencies: [
+                "BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "beacond-bench",
+            dependencies: [
+                "BeaconKit", "Captures", "TestKit", "Fleet", "MQTT", "MainLoopKit", "PresenceSimulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "BeaconKitTests", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
-        .testTarget(name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
-                    resources: [], swiftSettings: strict),
+        .testTarget(
+            name: "CapturesTests", dependencies: ["Captures", "BeaconKit", "TestKit"],
+            resources: [], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "BeaconKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "PresenceSimulationTests", dependencies: ["PresenceSimulation"], swiftSettings: strict),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MainLoopKit", "TestKit"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "MainLoopKit", "BeaconKit", "TestKit"], swiftSettings: strict),
-        .testTarget(name: "BeacondServiceTests", dependencies: ["BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
-                                                            "Fleet", "MQTT", "TestKit", .product(name: "GRDB", package: "GRDB.swift"),
-                                                            .product(name: "Logging", package: "swift-log")],
-                    swiftSettings: strict),
-        .testTarget(name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
-                    swiftSettings: strict),
-        .testTarget(name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
-                    exclude: ["Golden"], swiftSettings: strict),
+        .testTarget(
+            name: "BeacondServiceTests",
+            dependencies: [
+                "BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
+                "Fleet", "MQTT", "TestKit", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
+            exclude: ["Golden"], swiftSettings: strict),
     ]
 )

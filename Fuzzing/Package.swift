@@ -32,14 +32,19 @@ let package = Package(
         // Declares libFuzzer's driver entry point for Swift.
         .target(name: "CLibFuzzer"),
         // The invariants each target checks, and the writers its round trips need.
-        .target(name: "FuzzSupport",
-                dependencies: ["CLibFuzzer",
-                               .product(name: "BeaconKit", package: rootPackage),
-                               .product(name: "Captures", package: rootPackage),
-                               .product(name: "Fleet", package: rootPackage)],
-                swiftSettings: strict),
-    ] + targets.map {
-        .executableTarget(name: "fuzz-\($0)", dependencies: ["FuzzSupport"], path: "Sources/fuzz-\($0)",
-                          swiftSettings: fuzzTarget)
-    }
+        .target(
+            name: "FuzzSupport",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "BeaconKit", package: rootPackage),
+                .product(name: "Captures", package: rootPackage),
+                .product(name: "Fleet", package: rootPackage),
+            ],
+            swiftSettings: strict),
+    ]
+        + targets.map {
+            .executableTarget(
+                name: "fuzz-\($0)", dependencies: ["FuzzSupport"], path: "Sources/fuzz-\($0)",
+                swiftSettings: fuzzTarget)
+        }
 )

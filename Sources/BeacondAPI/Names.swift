@@ -50,15 +50,15 @@ public enum BeacondKey {
     public static let exitDelay = "ExitDelay"
     public static let rssi = "RSSI"
     public static let accuracy = "Accuracy"
-    public static let room = "Room"                             // s: with [mqtt]: the beacon's room (nearest calibrated
-                                                                //    receiver, with hysteresis; "" when it cannot be said);
-                                                                //    in a region: inside only while its beacon is there
-    public static let receivers = "Receivers"                   // a{sd}: with [mqtt]: room -> calibrated, smoothed metres
-                                                                //    from each receiver's fresh readings, this one included
-    public static let receiver = "Receiver"                     // s: with [mqtt]: the receiver (by room) whose reading gave
-                                                                //    RSSI and Accuracy: this node's room when its adapter
-                                                                //    heard the beacon this cycle, else the nearest receiver;
-                                                                //    "" when nobody heard it this cycle
+    public static let room = "Room" // s: with [mqtt]: the beacon's room (nearest calibrated
+    //    receiver, with hysteresis; "" when it cannot be said);
+    //    in a region: inside only while its beacon is there
+    public static let receivers = "Receivers" // a{sd}: with [mqtt]: room -> calibrated, smoothed metres
+    //    from each receiver's fresh readings, this one included
+    public static let receiver = "Receiver" // s: with [mqtt]: the receiver (by room) whose reading gave
+    //    RSSI and Accuracy: this node's room when its adapter
+    //    heard the beacon this cycle, else the nearest receiver;
+    //    "" when nobody heard it this cycle
     public static let proximity = "Proximity"
     public static let txPower = "TxPower"
     public static let timestamp = "Timestamp"
@@ -84,104 +84,104 @@ public enum BeacondStatus {
 
 /// Keys of `Admin1.GetStatus() → a{sv}`.
 public enum BeacondStatusKey {
-    public static let version = "Version"                       // s
+    public static let version = "Version" // s
     public static let locationServicesEnabled = "LocationServicesEnabled" // b
-    public static let scanning = "Scanning"                     // b: the scanner is running now
-    public static let scanner = "Scanner"                       // s: the configured source, e.g. "fifo:/run/x"
-    public static let scannerState = "ScannerState"             // s: "idle", "scanning", or "failed: <reason>"
-    public static let scannerDetail = "ScannerDetail"           // s: the scanner in use and what it reads ("" when idle),
-                                                                //    e.g. "hci (auto: CAP_NET_RAW present): hci0 (…): every advertising report …"
-    public static let adapters = "Adapters"                     // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
-    public static let prompt = "Prompt"                         // s: admin|deny|when-in-use|always
+    public static let scanning = "Scanning" // b: the scanner is running now
+    public static let scanner = "Scanner" // s: the configured source, e.g. "fifo:/run/x"
+    public static let scannerState = "ScannerState" // s: "idle", "scanning", or "failed: <reason>"
+    public static let scannerDetail = "ScannerDetail" // s: the scanner in use and what it reads ("" when idle),
+    //    e.g. "hci (auto: CAP_NET_RAW present): hci0 (…): every advertising report …"
+    public static let adapters = "Adapters" // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
+    public static let prompt = "Prompt" // s: admin|deny|when-in-use|always
     // Counts, never lists: GetStatus's size does not grow with what clients did. The lists are paged (List*).
-    public static let clientCount = "ClientCount"               // u: every client, connected or detached
+    public static let clientCount = "ClientCount" // u: every client, connected or detached
     public static let connectedClientCount = "ConnectedClientCount" // u: clients with a connection
-    public static let regionCount = "RegionCount"               // u: monitored regions of every app
+    public static let regionCount = "RegionCount" // u: monitored regions of every app
     public static let pendingRequestCount = "PendingRequestCount" // u
-    public static let appCount = "AppCount"                     // u: declared apps
-    public static let queuedEventCount = "QueuedEventCount"     // u: region events waiting for apps' next clients
-    public static let limits = "Limits"                         // a{sv}: BeacondLimitKey, the bounds in force
-    public static let configDirectory = "ConfigDirectory"       // s
-    public static let stateDirectory = "StateDirectory"         // s
-    public static let stateError = "StateError"                 // s: "" or why the state database cannot be written now
-    public static let warnings = "Warnings"                     // as: configuration warnings in force
+    public static let appCount = "AppCount" // u: declared apps
+    public static let queuedEventCount = "QueuedEventCount" // u: region events waiting for apps' next clients
+    public static let limits = "Limits" // a{sv}: BeacondLimitKey, the bounds in force
+    public static let configDirectory = "ConfigDirectory" // s
+    public static let stateDirectory = "StateDirectory" // s
+    public static let stateError = "StateError" // s: "" or why the state database cannot be written now
+    public static let warnings = "Warnings" // as: configuration warnings in force
     public static let configurationError = "ConfigurationError" // s: "" or why the files on disk were rejected at the
-                                                                //    last reload (file:line: problem); the previous
-                                                                //    configuration stays in force
+    //    last reload (file:line: problem); the previous
+    //    configuration stays in force
     public static let locationServicesConfigured = "LocationServicesConfigured" // b: location_services in beacond.toml
     public static let locationServicesSwitch = "LocationServicesSwitch" // b: the administrator's switch (beaconctl services)
-    public static let startedAt = "StartedAt"                   // t: µs since the Unix epoch
-    public static let mqttBroker = "MQTTBroker"                 // s: "" when [mqtt] is off, else mqtt[s]://host:port
-    public static let mqttState = "MQTTState"                   // s: "off", "connecting", "connected" or "waiting"
-    public static let mqttDetail = "MQTTDetail"                 // s: why it is waiting (the broker's or the system's words)
-    public static let mqttRoom = "MQTTRoom"                     // s: this receiver's room as topics carry it
+    public static let startedAt = "StartedAt" // t: µs since the Unix epoch
+    public static let mqttBroker = "MQTTBroker" // s: "" when [mqtt] is off, else mqtt[s]://host:port
+    public static let mqttState = "MQTTState" // s: "off", "connecting", "connected" or "waiting"
+    public static let mqttDetail = "MQTTDetail" // s: why it is waiting (the broker's or the system's words)
+    public static let mqttRoom = "MQTTRoom" // s: this receiver's room as topics carry it
     public static let mqttReadingsPublished = "MQTTReadingsPublished" // t: readings published since start
     public static let mqttReadingsNotSent = "MQTTReadingsNotSent" // t: readings due while not connected (not kept)
-    public static let mqttRefused = "MQTTRefused"               // s: "" or the last publication the broker refused:
-                                                                //    "topic: reason" (MQTT 5; e.g. an ACL)
-    public static let mqttReceivers = "MQTTReceivers"           // aa{sv}: BeacondReceiverKey, the other receivers heard of
+    public static let mqttRefused = "MQTTRefused" // s: "" or the last publication the broker refused:
+    //    "topic: reason" (MQTT 5; e.g. an ACL)
+    public static let mqttReceivers = "MQTTReceivers" // aa{sv}: BeacondReceiverKey, the other receivers heard of
     public static let mqttReadingsDropped = "MQTTReadingsDropped" // t: messages of other receivers that were unusable
-    public static let mqttLastDropped = "MQTTLastDropped"       // s: "" or why the last one was (topic: reason)
+    public static let mqttLastDropped = "MQTTLastDropped" // s: "" or why the last one was (topic: reason)
 }
 
 /// Keys of the entries of `GetStatus()["MQTTReceivers"]`: the other receivers on the broker.
 public enum BeacondReceiverKey {
-    public static let room = "Room"                             // s: as its topics carry it
-    public static let online = "Online"                         // b: its status is online (or it published since)
-    public static let lastReading = "LastReading"               // t: µs since the epoch, 0 = none yet
-    public static let readings = "Readings"                     // t: readings taken from it
+    public static let room = "Room" // s: as its topics carry it
+    public static let online = "Online" // b: its status is online (or it published since)
+    public static let lastReading = "LastReading" // t: µs since the epoch, 0 = none yet
+    public static let readings = "Readings" // t: readings taken from it
 }
 
 /// Keys of `GetStatus()["Limits"]`: the bounds in force (beacond.toml, docs/dbus-api.md "Bounds").
 public enum BeacondLimitKey {
     public static let maxRegionsPerClient = "MaxRegionsPerClient" // u
-    public static let maxRegionsPerApp = "MaxRegionsPerApp"     // u
-    public static let maxClientsPerApp = "MaxClientsPerApp"     // u: connected clients
-    public static let maxClientsPerUser = "MaxClientsPerUser"   // u: connected clients, whatever their app
+    public static let maxRegionsPerApp = "MaxRegionsPerApp" // u
+    public static let maxClientsPerApp = "MaxClientsPerApp" // u: connected clients
+    public static let maxClientsPerUser = "MaxClientsPerUser" // u: connected clients, whatever their app
     public static let maxClientsPerConnection = "MaxClientsPerConnection" // u
-    public static let maxPageSize = "MaxPageSize"               // u: the most entries one List* reply carries
+    public static let maxPageSize = "MaxPageSize" // u: the most entries one List* reply carries
 }
 
 /// Keys of `ListClients(offset, limit) → (aa{sv}, total)` entries.
 public enum BeacondClientKey {
-    public static let path = "Path"                             // o
-    public static let appID = "AppId"                           // s
-    public static let sender = "Sender"                         // s: unique bus name, "" once disconnected
-    public static let unixUserID = "UnixUserID"                 // u
-    public static let processID = "ProcessID"                   // u
+    public static let path = "Path" // o
+    public static let appID = "AppId" // s
+    public static let sender = "Sender" // s: unique bus name, "" once disconnected
+    public static let unixUserID = "UnixUserID" // u
+    public static let processID = "ProcessID" // u
     public static let authorizationStatus = "AuthorizationStatus" // s
-    public static let inUse = "InUse"                           // b
-    public static let connected = "Connected"                   // b
-    public static let monitoredRegions = "MonitoredRegions"     // u: count
-    public static let rangedConstraints = "RangedConstraints"   // u: count
+    public static let inUse = "InUse" // b
+    public static let connected = "Connected" // b
+    public static let monitoredRegions = "MonitoredRegions" // u: count
+    public static let rangedConstraints = "RangedConstraints" // u: count
 }
 
 /// Keys of `ListRegions(offset, limit) → (aa{sv}, total)` entries (a region dictionary plus these).
 public enum BeacondRegionStatusKey {
-    public static let appID = "AppId"                           // s
-    public static let client = "Client"                         // o
-    public static let state = "State"                           // s: unknown|inside|outside
-    public static let lastSeen = "LastSeen"                     // t: µs since the epoch, 0 = never
+    public static let appID = "AppId" // s
+    public static let client = "Client" // o
+    public static let state = "State" // s: unknown|inside|outside
+    public static let lastSeen = "LastSeen" // t: µs since the epoch, 0 = never
 }
 
 /// Keys of `ListPendingRequests(offset, limit) → (aa{sv}, total)` entries.
 public enum BeacondPendingRequestKey {
-    public static let appID = "AppId"                           // s
-    public static let request = "Request"                       // s: "whenInUse" | "always"
-    public static let currentStatus = "AuthorizationStatus"     // s
-    public static let usageDescription = "UsageDescription"     // s: what the app declared for this request
+    public static let appID = "AppId" // s
+    public static let request = "Request" // s: "whenInUse" | "always"
+    public static let currentStatus = "AuthorizationStatus" // s
+    public static let usageDescription = "UsageDescription" // s: what the app declared for this request
 }
 
 /// Keys of `ListApps(offset, limit) → (aa{sv}, total)` entries (every declared app, for `beaconctl auth list`).
 public enum BeacondAppKey {
-    public static let appID = "AppId"                           // s
+    public static let appID = "AppId" // s
     public static let authorizationStatus = "AuthorizationStatus" // s: the stored status (restricted while services are off is not shown here)
-    public static let pendingRequest = "PendingRequest"         // s: "" | "whenInUse" | "always"
-    public static let declarationFile = "DeclarationFile"       // s
-    public static let users = "Users"                           // as
-    public static let queuedEvents = "QueuedEvents"             // u: region events waiting for the app's next client
-    public static let monitoredRegions = "MonitoredRegions"     // u: the app's regions, all its clients together
-    public static let connectedClients = "ConnectedClients"     // u
+    public static let pendingRequest = "PendingRequest" // s: "" | "whenInUse" | "always"
+    public static let declarationFile = "DeclarationFile" // s
+    public static let users = "Users" // as
+    public static let queuedEvents = "QueuedEvents" // u: region events waiting for the app's next client
+    public static let monitoredRegions = "MonitoredRegions" // u: the app's regions, all its clients together
+    public static let connectedClients = "ConnectedClients" // u
 }
 
 /// `Admin1.Event(s kind, a{sv} data)` kinds. Data always has `AppId` and `Client` (o) when about a client.
@@ -189,18 +189,18 @@ public enum BeacondEventKind {
     public static let clientRegistered = "ClientRegistered"
     public static let clientClosed = "ClientClosed"
     public static let authorizationRequested = "AuthorizationRequested" // data: Request s, Disposition s
-    public static let authorizationChanged = "AuthorizationChanged"     // data: Status s
-    public static let didStartMonitoring = "DidStartMonitoring"         // data: Region a{sv}
-    public static let didDetermineState = "DidDetermineState"           // data: State s, Region a{sv}
-    public static let didEnterRegion = "DidEnterRegion"                 // data: Region a{sv}
-    public static let didExitRegion = "DidExitRegion"                   // data: Region a{sv}
-    public static let didRangeBeacons = "DidRangeBeacons"               // data: Beacons aa{sv}, Constraint a{sv}
-    public static let monitoringDidFail = "MonitoringDidFail"           // data: Region a{sv}, Error s, Message s
-    public static let rangingDidFail = "RangingDidFail"                 // data: Constraint a{sv}, Error s, Message s
+    public static let authorizationChanged = "AuthorizationChanged" // data: Status s
+    public static let didStartMonitoring = "DidStartMonitoring" // data: Region a{sv}
+    public static let didDetermineState = "DidDetermineState" // data: State s, Region a{sv}
+    public static let didEnterRegion = "DidEnterRegion" // data: Region a{sv}
+    public static let didExitRegion = "DidExitRegion" // data: Region a{sv}
+    public static let didRangeBeacons = "DidRangeBeacons" // data: Beacons aa{sv}, Constraint a{sv}
+    public static let monitoringDidFail = "MonitoringDidFail" // data: Region a{sv}, Error s, Message s
+    public static let rangingDidFail = "RangingDidFail" // data: Constraint a{sv}, Error s, Message s
     public static let locationServicesChanged = "LocationServicesChanged" // data: Enabled b
-    public static let scanningChanged = "ScanningChanged"               // data: Scanning b
-    public static let configurationReloaded = "ConfigurationReloaded"   // data: Warnings as
-    public static let configurationRejected = "ConfigurationRejected"   // data: Error s (old config stays)
+    public static let scanningChanged = "ScanningChanged" // data: Scanning b
+    public static let configurationReloaded = "ConfigurationReloaded" // data: Warnings as
+    public static let configurationRejected = "ConfigurationRejected" // data: Error s (old config stays)
 }
 
 /// Keys of the event dictionary (`a{sv}`) after the region in `DidEnterRegion`, `DidExitRegion` and
@@ -257,9 +257,9 @@ extension BeacondStatus {
 
 /// Keys of the adapter entries in `GetStatus()["Adapters"]`.
 public enum BeacondAdapterKey {
-    public static let name = "Name"                             // s: hci0
-    public static let address = "Address"                       // s: 00:1A:7D:DA:71:13
-    public static let powered = "Powered"                       // b
+    public static let name = "Name" // s: hci0
+    public static let address = "Address" // s: 00:1A:7D:DA:71:13
+    public static let powered = "Powered" // b
 }
 
 /// Values of `Request` (pending requests, `AuthorizationRequested` events) and of an app's `PendingRequest`.

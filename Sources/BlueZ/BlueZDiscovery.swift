@@ -75,21 +75,27 @@ public final class BlueZDiscovery {
         guard !machine.wanted else { return }
         if subscribed.isEmpty {
             let sender = "sender='\(Self.service)'"
-            subscribed.append(try server.addSignalHandler(matchRule: "type='signal',\(sender),interface='\(Self.objectManager)'") {
-                [weak self] message in self?.objectManagerSignal(message)
-            })
-            subscribed.append(try server.addSignalHandler(
-                matchRule: "type='signal',\(sender),interface='\(Self.properties)',member='PropertiesChanged',path_namespace='/org/bluez'") {
-                [weak self] message in self?.propertiesChanged(message)
-            })
-            subscribed.append(try server.addSignalHandler(
-                matchRule: "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.service)'") {
-                [weak self] message in
-                guard message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
-                      message.signature == "sss", let arguments = try? message.arguments(),
-                      case .string(Self.service) = arguments[0], case .string(let newOwner) = arguments[2] else { return }
-                self?.apply { $0.bluetoothd(running: !newOwner.isEmpty) }
-            })
+            subscribed.append(
+                try server.addSignalHandler(matchRule: "type='signal',\(sender),interface='\(Self.objectManager)'") {
+                    [weak self] message in self?.objectManagerSignal(message)
+                })
+            subscribed.append(
+                try server.addSignalHandler(
+                    matchRule: "type='signal',\(sender),interface='\(Self.properties)',member='PropertiesChanged',path_namespace='/org/bluez'"
+                ) {
+                    [weak self] message in self?.propertiesChanged(message)
+                })
+            subscribed.append(
+                try server.addSignalHandler(
+                    matchRule: "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.service)'"
+                ) {
+                    [weak self] message in
+                    guard message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+                        message.signature == "sss", let arguments = try? message.arguments(),
+                        case .string(Self.service) = arguments[0], case .string(let newOwner) = arguments[2]
+                    else { return }
+                    self?.apply { $0.bluetoothd(running: !newOwner.isEmpty) }
+                })
         }
         apply { $0.start() }
     }
@@ -127,11 +133,15 @@ public final class BlueZDiscovery {
                 "DuplicateData": .boolean(true),
                 "RSSI": .int16(-127),
             ])
-            server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
-                             member: "SetDiscoveryFilter", arguments: [filter]) { [weak self] filterResult in
+            server.callAsync(
+                destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
+                member: "SetDiscoveryFilter", arguments: [filter]
+            ) { [weak self] filterResult in
                 guard let self else { return }
-                self.server.callAsync(destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
-                                      member: "StartDiscovery") { [weak self] result in
+                self.server.callAsync(
+                    destination: Self.service, path: adapter.path, interface: Self.adapterInterface,
+                    member: "StartDiscovery"
+                ) { [weak self] result in
                     let started = result.map { _ in () }
                     self?.apply { $0.discoveryStarted(on: adapter, started, filterFailed: (try? filterResult.get()) == nil) }
                 }
@@ -172,7 +182,8 @@ public final class BlueZDiscovery {
 
     private func objectManagerSignal(_ message: DBusMessage) {
         guard message.interface == Self.objectManager, let arguments = try? message.arguments(), arguments.count == 2,
-              case .objectPath(let path) = arguments[0] else { return }
+            case .objectPath(let path) = arguments[0]
+        else { return }
         switch message.member {
         case "InterfacesAdded":
             for (interface, properties) in Self.interfaces(arguments[1]) {
@@ -184,10 +195,11 @@ public final class BlueZDiscovery {
             }
         case "InterfacesRemoved":
             guard case .array(_, let names) = arguments[1] else { return }
-            let removed = Set(names.compactMap { value -> String? in
-                if case .string(let name) = value { return name }
-                return nil
-            })
+            let removed = Set(
+                names.compactMap { value -> String? in
+                    if case .string(let name) = value { return name }
+                    return nil
+                })
             if removed.contains(Self.adapterInterface) { apply { $0.adapterRemoved(path) } }
             if removed.contains(Self.deviceInterface) { devices[path] = nil }
         default:
@@ -197,8 +209,9 @@ public final class BlueZDiscovery {
 
     private func propertiesChanged(_ message: DBusMessage) {
         guard message.interface == Self.properties, let path = message.path,
-              let arguments = try? message.arguments(), arguments.count >= 2,
-              case .string(let interface) = arguments[0], let changed = arguments[1].vardictEntries else { return }
+            let arguments = try? message.arguments(), arguments.count >= 2,
+            case .string(let interface) = arguments[0], let changed = arguments[1].vardictEntries
+        else { return }
         if interface == Self.adapterInterface {
             apply { $0.adapterChanged(path, changed) }
         } else if interface == Self.deviceInterface {
@@ -225,7 +238,8 @@ public final class BlueZDiscovery {
         }
         devices[path] = entry
         guard report, heard, reportsAdvertisements, state != .stopped, let payload = entry.payload,
-              let frame = IBeaconParser.parse(appleManufacturerPayload: payload.span) else { return }
+            let frame = IBeaconParser.parse(appleManufacturerPayload: payload.span)
+        else { return }
         advertisement?(BlueZAdvertisement(frame: frame, rssi: entry.rssi, address: entry.address, addressType: entry.addressType))
     }
 
@@ -234,7 +248,8 @@ public final class BlueZDiscovery {
         guard case .dictionary("q", "v", let entries) = value else { return nil }
         for entry in entries {
             guard case .uint16(IBeaconParser.appleCompanyIdentifier) = entry.key,
-                  case .variant(.array("y", let bytes)) = entry.value else { continue }
+                case .variant(.array("y", let bytes)) = entry.value
+            else { continue }
             return bytes.compactMap { value -> UInt8? in
                 if case .byte(let byte) = value { return byte }
                 return nil

@@ -1,7 +1,7 @@
 import CBlueZ
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why the HCI socket could not be used, with the errno and the fix.

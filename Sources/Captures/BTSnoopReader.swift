@@ -22,15 +22,17 @@ enum BTSnoopReader {
         guard version == 1 else { throw .unsupportedVersion(format: "btsnoop", version: String(version)) }
         let datalink = order.uint32(bytes, at: 12)
         guard let encoding = PacketEncoding(btsnoopDatalink: datalink) else {
-            throw .unsupportedLinkType(kind: "btsnoop datalink", found: [datalink],
-                                       supported: PacketEncoding.supportedBTSnoopDatalinks)
+            throw .unsupportedLinkType(
+                kind: "btsnoop datalink", found: [datalink],
+                supported: PacketEncoding.supportedBTSnoopDatalinks)
         }
         let records = FixedHeaderRecords(headerLength: recordHeaderLength, encoding: encoding) { bytes, offset in
             let ticks = Int64(bitPattern: order.uint64(bytes, at: offset + 16))
-            return RecordHeader(includedLength: Int(order.uint32(bytes, at: offset + 4)),
-                                originalLength: Int(order.uint32(bytes, at: offset)),
-                                flags: order.uint32(bytes, at: offset + 8),
-                                timestamp: Timestamp(microsecondsSinceEpoch: ticks &- unixEpochOffset))
+            return RecordHeader(
+                includedLength: Int(order.uint32(bytes, at: offset + 4)),
+                originalLength: Int(order.uint32(bytes, at: offset)),
+                flags: order.uint32(bytes, at: offset + 8),
+                timestamp: Timestamp(microsecondsSinceEpoch: ticks &- unixEpochOffset))
         }
         return (.btsnoop(datalink: datalink), records)
     }

@@ -47,25 +47,34 @@ public struct Capture: Sendable {
             throw CaptureError(path: path, reason: error)
         }
         // `frame` throws or tells the format: it has all the bytes.
-        return Capture(path: path, format: framer.format ?? .hexLines, bytes: framer.recordsIndexDecoded ? framer.decoded : bytes,
-                       records: framer.records, malformedRecords: framer.malformedRecords,
-                       malformedDetails: framer.malformedDetails)
+        return Capture(
+            path: path, format: framer.format ?? .hexLines, bytes: framer.recordsIndexDecoded ? framer.decoded : bytes,
+            records: framer.records, malformedRecords: framer.malformedRecords,
+            malformedDetails: framer.malformedDetails)
     }
 
     /// Decodes every record with BeaconKit's decoders, calling `body` with each advertising report
     /// and the record it came from. Report `dataRange`s index `bytes`. Every decoded record (HCI
     /// event or advertising PDU) is added to `counters`; `.other` records are skipped uncounted.
-    public func forEachAdvertisingReport(counters: inout DecodeCounters,
-                                         _ body: (AdvertisingReport, CaptureRecord) -> Void) {
+    public func forEachAdvertisingReport(
+        counters: inout DecodeCounters,
+        _ body: (AdvertisingReport, CaptureRecord) -> Void
+    ) {
         let span = bytes.span
         for record in records {
             switch record.packet {
             case .hciEvent:
-                counters.add(HCIEventDecoder.decode(event: span.extracting(record.payload),
-                                                    offset: record.payload.lowerBound) { body($0, record) })
+                counters.add(
+                    HCIEventDecoder.decode(
+                        event: span.extracting(record.payload),
+                        offset: record.payload.lowerBound
+                    ) { body($0, record) })
             case .linkLayerAdvertisement(let rssi):
-                counters.add(LinkLayerDecoder.decode(advertisingPDU: span.extracting(record.payload),
-                                                     offset: record.payload.lowerBound, rssi: rssi) { body($0, record) })
+                counters.add(
+                    LinkLayerDecoder.decode(
+                        advertisingPDU: span.extracting(record.payload),
+                        offset: record.payload.lowerBound, rssi: rssi
+                    ) { body($0, record) })
             case .other:
                 continue
             }

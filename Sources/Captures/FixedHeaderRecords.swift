@@ -30,8 +30,10 @@ struct FixedHeaderRecords {
     /// and reading goes on, since the included length alone frames the next record. `bytesLeft(start)`: how many
     /// bytes the whole input still has from `start` of `bytes`, when that is known before the end (a regular file).
     /// Returns where framing stopped: the start of the first record not complete yet.
-    mutating func frame(_ bytes: Span<UInt8>, from offset: Int, atEnd: Bool, bytesLeft: (Int) -> Int?,
-                        into builder: inout RecordBuilder) -> (next: Int, finished: Bool) {
+    mutating func frame(
+        _ bytes: Span<UInt8>, from offset: Int, atEnd: Bool, bytesLeft: (Int) -> Int?,
+        into builder: inout RecordBuilder
+    ) -> (next: Int, finished: Bool) {
         var offset = offset
         while offset < bytes.count {
             guard bytes.count - offset >= headerLength else {
@@ -45,15 +47,19 @@ struct FixedHeaderRecords {
             let complete = header.includedLength <= bytes.count - start
             if !complete, let left = atEnd ? bytes.count - start : bytesLeft(start), header.includedLength > left {
                 number += 1
-                builder.reject("record \(number)", "included length \(header.includedLength) runs past the end of the file "
-                               + "(\(left) bytes left)")
+                builder.reject(
+                    "record \(number)",
+                    "included length \(header.includedLength) runs past the end of the file "
+                        + "(\(left) bytes left)")
                 return (bytes.count, true)
             }
             // The same limit whether the record came whole or in pieces, so a file reads alike either way.
             guard header.includedLength <= CaptureFramer.largestRecord else {
                 number += 1
-                builder.reject("record \(number)", "included length \(header.includedLength) is more than the largest "
-                               + "record beacond reads (\(CaptureFramer.largestRecord) bytes)")
+                builder.reject(
+                    "record \(number)",
+                    "included length \(header.includedLength) is more than the largest "
+                        + "record beacond reads (\(CaptureFramer.largestRecord) bytes)")
                 return (bytes.count, true)
             }
             guard complete else { return (offset, false) }
@@ -63,8 +69,9 @@ struct FixedHeaderRecords {
                 builder.reject("record \(number)", "included length \(header.includedLength) exceeds original length \(header.originalLength)")
                 continue
             }
-            let classified = encoding.classify(bytes, start..<offset, flags: header.flags,
-                                               complete: header.includedLength == header.originalLength)
+            let classified = encoding.classify(
+                bytes, start..<offset, flags: header.flags,
+                complete: header.includedLength == header.originalLength)
             builder.append(number: number, timestamp: header.timestamp, classified, label: "record \(number)")
         }
         return (offset, false)

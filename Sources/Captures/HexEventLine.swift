@@ -19,27 +19,33 @@ public enum HexEventLine {
             var digits = 0
             for index in field where text[index] != HexLinesReader.space {
                 guard HexLinesReader.hexValue(text[index]) != nil else {
-                    return .malformed("not hex (character \(CaptureError.Reason.hex([text[index]])) at column "
-                        + "\(index + 1)); a line is one H4 HCI event as hex bytes, e.g. \"04 3e 2a 02 01 …\"")
+                    return .malformed(
+                        "not hex (character \(CaptureError.Reason.hex([text[index]])) at column "
+                            + "\(index + 1)); a line is one H4 HCI event as hex bytes, e.g. \"04 3e 2a 02 01 …\"")
                 }
                 digits += 1
             }
-            return .malformed(digits % 2 == 1 ? "odd number of hex digits (\(digits))"
-                                              : "a hex byte split by a space; write two digits per byte")
+            return .malformed(
+                digits % 2 == 1
+                    ? "odd number of hex digits (\(digits))"
+                    : "a hex byte split by a space; write two digits per byte")
         }
         guard bytes.first == PacketEncoding.h4EventType else {
-            return .malformed("not an HCI event (an H4 event line starts with 04, this one with "
-                + "\(CaptureError.Reason.hex([bytes[0]])))")
+            return .malformed(
+                "not an HCI event (an H4 event line starts with 04, this one with "
+                    + "\(CaptureError.Reason.hex([bytes[0]])))")
         }
         let event = Array(bytes.dropFirst())
         guard event.count >= 2 else {
-            return .malformed("HCI event too short (\(event.count) byte\(event.count == 1 ? "" : "s") after 04; "
-                + "an event has at least an event code and a parameter length)")
+            return .malformed(
+                "HCI event too short (\(event.count) byte\(event.count == 1 ? "" : "s") after 04; "
+                    + "an event has at least an event code and a parameter length)")
         }
         let declared = Int(event[1])
         guard declared == event.count - 2 else {
-            return .malformed("HCI event length mismatch (its header says \(declared) parameter bytes, the line has "
-                + "\(event.count - 2))")
+            return .malformed(
+                "HCI event length mismatch (its header says \(declared) parameter bytes, the line has "
+                    + "\(event.count - 2))")
         }
         return .event(event)
     }

@@ -29,8 +29,10 @@ enum HexLinesReader {
         /// many bytes were framed, or nil when the first line that is neither blank nor a comment is not hex:
         /// then the input is not hex lines at all (a text document, a binary file), rather than hex lines with
         /// errors.
-        mutating func frame(_ text: Span<UInt8>, atEnd: Bool, decoded: inout [UInt8],
-                            into builder: inout RecordBuilder) -> Int? {
+        mutating func frame(
+            _ text: Span<UInt8>, atEnd: Bool, decoded: inout [UInt8],
+            into builder: inout RecordBuilder
+        ) -> Int? {
             var lineStart = 0
             while lineStart < text.count, !stopped {
                 var lineEnd = lineStart
@@ -46,7 +48,9 @@ enum HexLinesReader {
                 guard lineEnd < text.count || atEnd else {
                     guard lineEnd - lineStart > CaptureFramer.largestRecord else { return lineStart }
                     lineNumber += 1
-                    builder.reject("line \(lineNumber)", "longer than the longest line beacond reads (\(CaptureFramer.largestRecord) bytes); the rest is not read")
+                    builder.reject(
+                        "line \(lineNumber)",
+                        "longer than the longest line beacond reads (\(CaptureFramer.largestRecord) bytes); the rest is not read")
                     stopped = true
                     return text.count
                 }
@@ -71,8 +75,10 @@ enum HexLinesReader {
                     continue
                 }
                 events += 1
-                builder.records.append(CaptureRecord(number: lineNumber, timestamp: nil, packet: .hciEvent,
-                                                     payload: (mark + 1)..<decoded.count))
+                builder.records.append(
+                    CaptureRecord(
+                        number: lineNumber, timestamp: nil, packet: .hciEvent,
+                        payload: (mark + 1)..<decoded.count))
             }
             return text.count
         }

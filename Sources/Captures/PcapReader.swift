@@ -27,7 +27,8 @@ enum PcapReader {
 
     /// The file header (the first `fileHeaderLength` bytes): the format and the framer of the records after it.
     static func header(_ bytes: Span<UInt8>, order: ByteOrder, nanoseconds: Bool) throws(CaptureError.Reason)
-        -> (CaptureFormat, FixedHeaderRecords) {
+        -> (CaptureFormat, FixedHeaderRecords)
+    {
         guard bytes.count >= fileHeaderLength else {
             throw .truncatedHeader(header: "pcap file", needed: fileHeaderLength, available: bytes.count)
         }
@@ -42,11 +43,13 @@ enum PcapReader {
         let records = FixedHeaderRecords(headerLength: recordHeaderLength, encoding: encoding) { bytes, offset in
             let seconds = Int64(order.uint32(bytes, at: offset))
             let fraction = Int64(order.uint32(bytes, at: offset + 4))
-            return RecordHeader(includedLength: Int(order.uint32(bytes, at: offset + 8)),
-                                originalLength: Int(order.uint32(bytes, at: offset + 12)),
-                                flags: 0,
-                                timestamp: Timestamp(microsecondsSinceEpoch:
-                                    seconds * 1_000_000 + (nanoseconds ? fraction / 1000 : fraction)))
+            return RecordHeader(
+                includedLength: Int(order.uint32(bytes, at: offset + 8)),
+                originalLength: Int(order.uint32(bytes, at: offset + 12)),
+                flags: 0,
+                timestamp: Timestamp(
+                    microsecondsSinceEpoch:
+                        seconds * 1_000_000 + (nanoseconds ? fraction / 1000 : fraction)))
         }
         return (.pcap(linkType: linkType), records)
     }

@@ -91,12 +91,14 @@ enum PcapngPacket {
             if let snapLength = section.interfaces.first?.snapLength, snapLength > 0 {
                 captured = min(captured, snapLength)
             }
-            self = .packet(interfaceID: 0, ticks: nil, data: (start + 4)..<(start + 4 + captured),
-                           originalLength: originalLength)
+            self = .packet(
+                interfaceID: 0, ticks: nil, data: (start + 4)..<(start + 4 + captured),
+                originalLength: originalLength)
             return
         }
         guard body.count >= 20 else { self = .malformed("packet block shorter than its 20-byte header"); return }
-        let interfaceID = type == PcapngReader.obsoletePacketType
+        let interfaceID =
+            type == PcapngReader.obsoletePacketType
             ? Int(order.uint16(bytes, at: start)) : Int(order.uint32(bytes, at: start))
         let ticks = UInt64(order.uint32(bytes, at: start + 4)) << 32 | UInt64(order.uint32(bytes, at: start + 8))
         let captured = Int(order.uint32(bytes, at: start + 12))
@@ -105,7 +107,8 @@ enum PcapngPacket {
             self = .malformed("captured length \(captured) runs past the end of its block (\(body.count - 20) bytes)")
             return
         }
-        self = .packet(interfaceID: interfaceID, ticks: ticks, data: (start + 20)..<(start + 20 + captured),
-                       originalLength: originalLength)
+        self = .packet(
+            interfaceID: interfaceID, ticks: ticks, data: (start + 20)..<(start + 20 + captured),
+            originalLength: originalLength)
     }
 }

@@ -39,8 +39,10 @@ enum PcapngReader {
 
         /// Frames the complete blocks of `bytes` from `offset` (`base`: the file offset of `bytes`, for labels);
         /// at the end (`atEnd`) the rest too. As `FixedHeaderRecords.frame`.
-        mutating func frame(_ bytes: Span<UInt8>, from offset: Int, base: Int, atEnd: Bool, bytesLeft: (Int) -> Int?,
-                            into builder: inout RecordBuilder) -> (next: Int, finished: Bool) {
+        mutating func frame(
+            _ bytes: Span<UInt8>, from offset: Int, base: Int, atEnd: Bool, bytesLeft: (Int) -> Int?,
+            into builder: inout RecordBuilder
+        ) -> (next: Int, finished: Bool) {
             var offset = offset
             while offset < bytes.count {
                 let remaining = bytes.count - offset
@@ -71,8 +73,10 @@ enum PcapngReader {
                 }
                 // The same limit whether the block came whole or in pieces.
                 guard length <= CaptureFramer.largestRecord else {
-                    builder.reject(label, "block length \(length) is more than the largest block beacond reads "
-                                   + "(\(CaptureFramer.largestRecord) bytes)")
+                    builder.reject(
+                        label,
+                        "block length \(length) is more than the largest block beacond reads "
+                            + "(\(CaptureFramer.largestRecord) bytes)")
                     return (bytes.count, true)
                 }
                 guard length <= remaining else { return (offset, false) }
@@ -113,16 +117,19 @@ enum PcapngReader {
     /// Reads the byte order and version of the section header at `offset`.
     static func sectionHeader(_ bytes: Span<UInt8>, at offset: Int) throws(CaptureError.Reason) -> Section {
         guard bytes.count - offset >= minimumSectionHeaderLength else {
-            throw .truncatedHeader(header: "pcapng section", needed: minimumSectionHeaderLength,
-                                   available: bytes.count - offset)
+            throw .truncatedHeader(
+                header: "pcapng section", needed: minimumSectionHeaderLength,
+                available: bytes.count - offset)
         }
         let order: ByteOrder
         switch ByteOrder.bigEndian.uint32(bytes, at: offset + 8) {
         case byteOrderMagic: order = .bigEndian
         case byteOrderMagic.byteSwapped: order = .littleEndian
         case let other:
-            throw .corruptHeader(format: "pcapng", detail: "byte-order magic \(CaptureError.Reason.hex(bytesOf(other))), "
-                                 + "expected 1A 2B 3C 4D in either byte order")
+            throw .corruptHeader(
+                format: "pcapng",
+                detail: "byte-order magic \(CaptureError.Reason.hex(bytesOf(other))), "
+                    + "expected 1A 2B 3C 4D in either byte order")
         }
         let major = order.uint16(bytes, at: offset + 12)
         guard major == 1 else {
@@ -132,12 +139,16 @@ enum PcapngReader {
     }
 
     static func bytesOf(_ value: UInt32) -> [UInt8] {
-        [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
-         UInt8(truncatingIfNeeded: value)]
+        [
+            UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value),
+        ]
     }
 
-    static func appendPacket(_ packet: PcapngPacket, _ bytes: Span<UInt8>, number: Int, section: Section,
-                             to builder: inout RecordBuilder) {
+    static func appendPacket(
+        _ packet: PcapngPacket, _ bytes: Span<UInt8>, number: Int, section: Section,
+        to builder: inout RecordBuilder
+    ) {
         let label = "packet \(number)"
         switch packet {
         case .malformed(let why):
@@ -156,9 +167,10 @@ enum PcapngReader {
                 builder.reject(label, "captured length \(data.count) exceeds original length \(originalLength)")
                 return
             }
-            let classified: PacketEncoding.Classified = interface.encoding.map {
-                $0.classify(bytes, data, flags: 0, complete: data.count == originalLength)
-            } ?? .packet(.other, data)
+            let classified: PacketEncoding.Classified =
+                interface.encoding.map {
+                    $0.classify(bytes, data, flags: 0, complete: data.count == originalLength)
+                } ?? .packet(.other, data)
             builder.append(number: number, timestamp: ticks.flatMap(interface.timestamp(ticks:)), classified, label: label)
         }
     }

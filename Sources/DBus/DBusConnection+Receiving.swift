@@ -24,8 +24,10 @@ extension DBusConnection {
     /// The next incoming message for which `accept` holds (others are dropped), waiting at most `timeout`
     /// (nil: forever). Nil on timeout. Throws once the connection is closed (the daemon or bus went away).
     /// By default the bus's own signals (NameAcquired, which every connection gets) are skipped.
-    public func nextMessage(timeout: Duration?,
-                            where accept: (DBusMessage) -> Bool = { $0.sender != "org.freedesktop.DBus" }) throws(DBusCallError) -> DBusMessage? {
+    public func nextMessage(
+        timeout: Duration?,
+        where accept: (DBusMessage) -> Bool = { $0.sender != "org.freedesktop.DBus" }
+    ) throws(DBusCallError) -> DBusMessage? {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
             if let message = dbus_connection_pop_message(pointer) {
@@ -46,8 +48,9 @@ extension DBusConnection {
             if let deadline {
                 let remaining = ContinuousClock.now.duration(to: deadline)
                 if remaining <= .zero { return nil }
-                milliseconds = Int32(clamping: remaining.components.seconds * 1000
-                    + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+                milliseconds = Int32(
+                    clamping: remaining.components.seconds * 1000
+                        + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
             }
             guard dbus_connection_read_write(pointer, milliseconds) != 0 else {
                 throw DBusCallError(name: "org.freedesktop.DBus.Error.Disconnected", message: "the bus connection was closed")

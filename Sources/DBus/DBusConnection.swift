@@ -158,15 +158,21 @@ public final class DBusConnection {
     }
 
     /// Convenience: call `member` on `destination` with `arguments`.
-    public func call(destination: String, path: String, interface: String, member: String,
-                     arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) throws(DBusCallError) -> [DBusValue] {
-        try Self.arguments(of: reply(destination: destination, path: path, interface: interface, member: member,
-                                     arguments: arguments, timeout: timeout))
+    public func call(
+        destination: String, path: String, interface: String, member: String,
+        arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) throws(DBusCallError) -> [DBusValue] {
+        try Self.arguments(
+            of: reply(
+                destination: destination, path: path, interface: interface, member: member,
+                arguments: arguments, timeout: timeout))
     }
 
     /// Convenience: the reply message of `member` on `destination` with `arguments` (see `reply(to:timeout:)`).
-    public func reply(destination: String, path: String, interface: String, member: String,
-                      arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) throws(DBusCallError) -> DBusMessage {
+    public func reply(
+        destination: String, path: String, interface: String, member: String,
+        arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) throws(DBusCallError) -> DBusMessage {
         let message: DBusMessage
         do {
             message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface, member: member)
@@ -229,8 +235,9 @@ extension DBusConnection {
 
     /// Whether some connection owns `name`.
     public func nameHasOwner(_ name: String) throws(DBusCallError) -> Bool {
-        let reply = try call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                             member: "NameHasOwner", arguments: [.string(name)])
+        let reply = try call(
+            destination: Self.busName, path: Self.busPath, interface: Self.busName,
+            member: "NameHasOwner", arguments: [.string(name)])
         guard case .boolean(let owned)? = reply.first else {
             throw DBusCallError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "NameHasOwner replied \(reply)")
         }

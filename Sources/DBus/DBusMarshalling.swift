@@ -119,8 +119,10 @@ enum DBusMarshalling {
 
     /// Opens a container, fills it, closes it; abandons it if filling fails, so the parent iterator
     /// stays usable for libdbus's cleanup.
-    private static func appendContainer(_ type: Int32, signature: String?, to iterator: inout DBusMessageIter,
-                                        _ fill: (inout DBusMessageIter) throws(DBusMarshallingError) -> Void) throws(DBusMarshallingError) {
+    private static func appendContainer(
+        _ type: Int32, signature: String?, to iterator: inout DBusMessageIter,
+        _ fill: (inout DBusMessageIter) throws(DBusMarshallingError) -> Void
+    ) throws(DBusMarshallingError) {
         var child = DBusMessageIter()
         let opened = signature.withOptionalCString { dbus_message_iter_open_container(&iterator, type, $0, &child) }
         guard opened != 0 else { throw .outOfMemory }

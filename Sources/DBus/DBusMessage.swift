@@ -17,8 +17,10 @@ public final class DBusMessage {
     }
 
     /// A method call. Names are checked first: libdbus treats invalid names as programming errors.
-    public static func methodCall(destination: String?, path: String, interface: String?,
-                                  member: String) throws(DBusMarshallingError) -> DBusMessage {
+    public static func methodCall(
+        destination: String?, path: String, interface: String?,
+        member: String
+    ) throws(DBusMarshallingError) -> DBusMessage {
         try DBusNames.checkObjectPath(path)
         try DBusNames.checkMember(member)
         if let interface { try DBusNames.checkInterface(interface) }

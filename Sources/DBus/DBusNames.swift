@@ -23,8 +23,10 @@ enum DBusNames {
         guard valid(name, dbus_validate_error_name) else { throw .invalidName(name, kind: "error name") }
     }
 
-    private static func valid(_ text: String,
-                              _ validator: (UnsafePointer<CChar>?, UnsafeMutablePointer<DBusError>?) -> dbus_bool_t) -> Bool {
+    private static func valid(
+        _ text: String,
+        _ validator: (UnsafePointer<CChar>?, UnsafeMutablePointer<DBusError>?) -> dbus_bool_t
+    ) -> Bool {
         !text.utf8.contains(0) && text.withCString { validator($0, nil) } != 0
     }
 }

@@ -48,9 +48,11 @@ public indirect enum DBusValue: Hashable, Sendable {
 
     /// `a{sv}` from a Swift dictionary, keys sorted so messages are reproducible.
     public static func vardict(_ entries: [String: DBusValue]) -> DBusValue {
-        .dictionary(keySignature: "s", valueSignature: "v", entries.keys.sorted().compactMap { key in
-            entries[key].map { DBusDictionaryEntry(key: .string(key), value: .variant($0)) }
-        })
+        .dictionary(
+            keySignature: "s", valueSignature: "v",
+            entries.keys.sorted().compactMap { key in
+                entries[key].map { DBusDictionaryEntry(key: .string(key), value: .variant($0)) }
+            })
     }
 }
 

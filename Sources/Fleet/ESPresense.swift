@@ -52,8 +52,11 @@ public enum ESPresense {
         else { return nil }
         func byte(_ half: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: half >> (56 - 8 * index)) }
         let (a, b) = halves
-        let identifier = UUID(uuid: (byte(a, 0), byte(a, 1), byte(a, 2), byte(a, 3), byte(a, 4), byte(a, 5), byte(a, 6), byte(a, 7),
-                                     byte(b, 0), byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7)))
+        let identifier = UUID(
+            uuid: (
+                byte(a, 0), byte(a, 1), byte(a, 2), byte(a, 3), byte(a, 4), byte(a, 5), byte(a, 6), byte(a, 7),
+                byte(b, 0), byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7)
+            ))
         return BeaconIdentity(uuid: identifier, major: major, minor: minor)
     }
 
@@ -147,10 +150,12 @@ public enum ESPresense {
             count += 1
         }
         guard count == 3, slashes.2 - slashes.1 > 1, bytes.count - slashes.2 > 1,
-              level(bytes, 0..<slashes.0, is: channel) else { return .other }
+            level(bytes, 0..<slashes.0, is: channel)
+        else { return .other }
         func text(_ range: Range<Int>) -> String {
             let utf8 = topic.utf8
-            return String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)]))
+            return String(
+                Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)]))
         }
         if level(bytes, slashes.0 + 1..<slashes.1, is: "devices") {
             return .device(id: text(slashes.1 + 1..<slashes.2), room: text(slashes.2 + 1..<bytes.count))
@@ -191,8 +196,10 @@ public struct ESPresenseReading: Hashable, Sendable {
     public var interval: Int?
     public var name: String?
 
-    public init(id: String, mac: String? = nil, rssiAtOneMetre: Int? = nil, rssi: Double? = nil,
-                receiverAdjustment: Int? = nil, distance: Double? = nil, interval: Int? = nil, name: String? = nil) {
+    public init(
+        id: String, mac: String? = nil, rssiAtOneMetre: Int? = nil, rssi: Double? = nil,
+        receiverAdjustment: Int? = nil, distance: Double? = nil, interval: Int? = nil, name: String? = nil
+    ) {
         self.id = id
         self.mac = mac
         self.rssiAtOneMetre = rssiAtOneMetre

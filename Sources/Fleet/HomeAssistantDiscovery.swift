@@ -34,12 +34,15 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The receiver's connectivity binary_sensor: on while its status is `online`.
     public var receiverConfig: (topic: String, payload: String) {
         let object = "beacond_\(room)_connectivity"
-        return ("\(prefix)/binary_sensor/beacond/\(object)/config", Self.json([
-            ("name", .text("Connectivity")), ("object_id", .text(object)), ("unique_id", .text(object)),
-            ("state_topic", .text(ESPresense.statusTopic(room: room))), ("payload_on", .text(ESPresense.online)),
-            ("payload_off", .text(ESPresense.offline)), ("device_class", .text("connectivity")),
-            ("device", receiverDevice),
-        ]))
+        return (
+            "\(prefix)/binary_sensor/beacond/\(object)/config",
+            Self.json([
+                ("name", .text("Connectivity")), ("object_id", .text(object)), ("unique_id", .text(object)),
+                ("state_topic", .text(ESPresense.statusTopic(room: room))), ("payload_on", .text(ESPresense.online)),
+                ("payload_off", .text(ESPresense.offline)), ("device_class", .text("connectivity")),
+                ("device", receiverDevice),
+            ])
+        )
     }
 
     /// A beacon's device_tracker (its room, `home` or `not_home` from the fleet's monitoring), its room sensor and its
@@ -57,23 +60,35 @@ public struct HomeAssistantDiscovery: Sendable {
             ("payload_available", .text(ESPresense.online)), ("payload_not_available", .text(ESPresense.offline)),
         ]
         return [
-            ("\(prefix)/device_tracker/beacond/\(object)/config", Self.json([
-                ("name", .text("Presence (\(room))")), ("object_id", .text(object)), ("unique_id", .text(object)),
-                ("state_topic", .text(presenceTopic(identity))), ("payload_home", .text("home")),
-                ("payload_not_home", .text("not_home")), ("payload_reset", .text("None")),
-                ("source_type", .text("bluetooth_le")), ("device", device),
-            ] + availability)),
-            ("\(prefix)/sensor/beacond/\(object)_distance/config", Self.json([
-                ("name", .text("Distance (\(room))")), ("object_id", .text("\(object)_distance")),
-                ("unique_id", .text("\(object)_distance")), ("state_topic", .text(distanceTopic(identity))),
-                ("unit_of_measurement", .text("m")), ("device_class", .text("distance")),
-                ("state_class", .text("measurement")), ("device", device),
-            ] + availability)),
-            ("\(prefix)/sensor/beacond/\(object)_room/config", Self.json([
-                ("name", .text("Room (\(room))")), ("object_id", .text("\(object)_room")),
-                ("unique_id", .text("\(object)_room")), ("state_topic", .text(roomTopic(identity))),
-                ("icon", .text("mdi:map-marker")), ("device", device),
-            ] + availability)),
+            (
+                "\(prefix)/device_tracker/beacond/\(object)/config",
+                Self.json(
+                    [
+                        ("name", .text("Presence (\(room))")), ("object_id", .text(object)), ("unique_id", .text(object)),
+                        ("state_topic", .text(presenceTopic(identity))), ("payload_home", .text("home")),
+                        ("payload_not_home", .text("not_home")), ("payload_reset", .text("None")),
+                        ("source_type", .text("bluetooth_le")), ("device", device),
+                    ] + availability)
+            ),
+            (
+                "\(prefix)/sensor/beacond/\(object)_distance/config",
+                Self.json(
+                    [
+                        ("name", .text("Distance (\(room))")), ("object_id", .text("\(object)_distance")),
+                        ("unique_id", .text("\(object)_distance")), ("state_topic", .text(distanceTopic(identity))),
+                        ("unit_of_measurement", .text("m")), ("device_class", .text("distance")),
+                        ("state_class", .text("measurement")), ("device", device),
+                    ] + availability)
+            ),
+            (
+                "\(prefix)/sensor/beacond/\(object)_room/config",
+                Self.json(
+                    [
+                        ("name", .text("Room (\(room))")), ("object_id", .text("\(object)_room")),
+                        ("unique_id", .text("\(object)_room")), ("state_topic", .text(roomTopic(identity))),
+                        ("icon", .text("mdi:map-marker")), ("device", device),
+                    ] + availability)
+            ),
         ]
     }
 

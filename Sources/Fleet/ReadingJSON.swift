@@ -170,7 +170,8 @@ struct ReadingJSON {
                 end += 1
             }
             guard end < bytes.count, bytes[end] == UInt8(ascii: "\""),
-                  bytes[start..<end].allSatisfy({ $0 < 0x80 }) else {
+                bytes[start..<end].allSatisfy({ $0 < 0x80 })
+            else {
                 let text = Array(try string().utf8)
                 return keys.firstIndex(of: text)
             }

@@ -26,8 +26,10 @@ public struct ReadingPublisher: Sendable {
 
     private var tracks: [BeaconIdentity: Track] = [:]
 
-    public init(constraints: [BeaconIdentityConstraint]?, interval: Duration, rssiOffset: Double,
-                ranging: RangingConfiguration = RangingConfiguration(), capacity: Int = 10_000) {
+    public init(
+        constraints: [BeaconIdentityConstraint]?, interval: Duration, rssiOffset: Double,
+        ranging: RangingConfiguration = RangingConfiguration(), capacity: Int = 10_000
+    ) {
         self.constraints = constraints
         self.interval = interval
         self.rssiOffset = rssiOffset
@@ -58,10 +60,12 @@ public struct ReadingPublisher: Sendable {
         // `longestDistance` other nodes refuse: wait for a better one.
         guard distance > 0, distance <= ESPresenseReading.longestDistance else { return nil }
         track.lastPublished = now
-        let meanInterval = track.sightings > 1
+        let meanInterval =
+            track.sightings > 1
             ? Int(((track.lastSeen - track.firstSeen) / (track.sightings - 1)) / .milliseconds(1)) : nil
-        return ESPresenseReading(id: ESPresense.deviceID(identity), mac: ESPresenseReading.mac(observation.address),
-                                 rssiAtOneMetre: measuredPower, rssi: smoothed, receiverAdjustment: Int(rssiOffset.rounded()),
-                                 distance: distance, interval: meanInterval)
+        return ESPresenseReading(
+            id: ESPresense.deviceID(identity), mac: ESPresenseReading.mac(observation.address),
+            rssiAtOneMetre: measuredPower, rssi: smoothed, receiverAdjustment: Int(rssiOffset.rounded()),
+            distance: distance, interval: meanInterval)
     }
 }

@@ -11,8 +11,9 @@ public struct ReceiverDirectory: Sendable {
     public enum Input: Hashable, Sendable {
         /// A reading of an iBeacon by a remote receiver, with the distance it estimated (metres), and the RSSI at one
         /// metre it used (`rssi@1m`) and its RSSI unrounded, for this node to compute its own calibrated distance.
-        case sighting(BeaconIdentity, rssi: Int8?, distance: Double, by: ReceiverID, measuredPower: Int? = nil,
-                      exactRSSI: Double? = nil)
+        case sighting(
+            BeaconIdentity, rssi: Int8?, distance: Double, by: ReceiverID, measuredPower: Int? = nil,
+            exactRSSI: Double? = nil)
         case receiverOnline(ReceiverID)
         case receiverOffline(ReceiverID)
         /// A broker bridge (Mosquitto's `$SYS/broker/connection/<name>/state`) went down or came back. Down is
@@ -135,9 +136,10 @@ public struct ReceiverDirectory: Sendable {
             // Clamped: an adjusted RSSI may lie beyond Int8 (down to -177 dBm).
             let rssi = reading.rssi.map { Int8(max(-128, min(127, $0.rounded()))) }
             // A reading is proof the receiver is up, whatever its status said last (a node may publish before it).
-            let sighting = Input.sighting(identity, rssi: rssi, distance: reading.distance ?? -1, by: receivers[index].id,
-                                          measuredPower: reading.rssiAtOneMetre,
-                                          exactRSSI: reading.rssi)
+            let sighting = Input.sighting(
+                identity, rssi: rssi, distance: reading.distance ?? -1, by: receivers[index].id,
+                measuredPower: reading.rssiAtOneMetre,
+                exactRSSI: reading.rssi)
             guard receivers[index].online else {
                 receivers[index].online = true
                 return .several([.receiverOnline(receivers[index].id), sighting])

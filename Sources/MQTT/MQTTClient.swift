@@ -1,7 +1,7 @@
 import CMosquitto
 public import MainLoopKit
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What an `MQTTClient` is doing.
@@ -143,8 +143,9 @@ public final class MQTTClient {
                 throw MQTTError(operation: "client certificate \(file)", code: Int32(MOSQ_ERR_ERRNO.rawValue))
             }
             // With no CA file, the system's trust store (OpenSSL's default paths) verifies the broker.
-            let code = mosquitto_tls_set(handle, options.caFile, options.caFile == nil ? "/etc/ssl/certs" : nil,
-                                         options.certificateFile, options.keyFile, nil)
+            let code = mosquitto_tls_set(
+                handle, options.caFile, options.caFile == nil ? "/etc/ssl/certs" : nil,
+                options.certificateFile, options.keyFile, nil)
             try check(code, "TLS settings")
         }
         if let will = options.will {
@@ -212,7 +213,8 @@ public final class MQTTClient {
     private func connectionLostText(_ code: Int32) -> String {
         let text = MQTTError.text(code)
         guard code == Int32(MOSQ_ERR_TLS.rawValue) || code == Int32(MOSQ_ERR_PROTOCOL.rawValue),
-              let detail = lastLibraryError else { return text }
+            let detail = lastLibraryError
+        else { return text }
         return "\(text): \(detail)"
     }
 
@@ -318,7 +320,8 @@ public final class MQTTClient {
     /// is left to write, blocking up to `deadline` (shutdown only).
     private func settle(until deadline: ContinuousClock.Instant) {
         while let socket, ContinuousClock.now < deadline,
-              !pendingUnsubscriptions.isEmpty || !pendingPublications.isEmpty || mosquitto_want_write(handle) {
+            !pendingUnsubscriptions.isEmpty || !pendingPublications.isEmpty || mosquitto_want_write(handle)
+        {
             let writing = mosquitto_want_write(handle)
             var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0)
             let left = ContinuousClock.now.duration(to: deadline)

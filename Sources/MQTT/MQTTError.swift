@@ -1,6 +1,6 @@
 import CMosquitto
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A libmosquitto call that failed: what was being done and libmosquitto's own words for why (with the system's

@@ -30,10 +30,12 @@ public struct MQTTOptions: Sendable, Hashable {
     /// Longer messages of a subscription are dropped (counted) without being copied.
     public var maximumPayload: Int
 
-    public init(host: String, port: Int, useTLS: Bool = false, caFile: String? = nil, certificateFile: String? = nil,
-                keyFile: String? = nil, username: String? = nil, password: String? = nil, clientID: String,
-                protocolVersion: ProtocolVersion = .v311, keepAlive: Int = 30, will: MQTTMessage? = nil,
-                reconnectBackoff: ReconnectBackoff = ReconnectBackoff(), maximumPayload: Int = 65_536) {
+    public init(
+        host: String, port: Int, useTLS: Bool = false, caFile: String? = nil, certificateFile: String? = nil,
+        keyFile: String? = nil, username: String? = nil, password: String? = nil, clientID: String,
+        protocolVersion: ProtocolVersion = .v311, keepAlive: Int = 30, will: MQTTMessage? = nil,
+        reconnectBackoff: ReconnectBackoff = ReconnectBackoff(), maximumPayload: Int = 65_536
+    ) {
         self.host = host
         self.port = port
         self.useTLS = useTLS

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Synchronization
 
@@ -121,12 +121,14 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
     public func startThread() throws(MainLoopError) {
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            let loop = Unmanaged<MainLoop>.fromOpaque(argument).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box.toOpaque())
+        let result = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let loop = Unmanaged<MainLoop>.fromOpaque(argument).takeRetainedValue()
+                loop.run()
+                return nil
+            }, box.toOpaque())
         guard result == 0 else {
             box.release()
             throw MainLoopError(operation: "pthread_create", errno: result)
@@ -138,10 +140,12 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
     /// objects may be released on the calling thread.
     public func stopAndWait() {
         stop()
-        guard let thread = startedThread.withLock({ state -> pthread_t? in
-            defer { state = nil }
-            return state
-        }) else { return }
+        guard
+            let thread = startedThread.withLock({ state -> pthread_t? in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         pthread_join(thread, nil)
     }
 
@@ -223,8 +227,10 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
 
     /// Calls `handler` on the loop thread whenever `fd` has one of `events` (level-triggered, like poll).
     @discardableResult
-    public func addDescriptor(_ fd: Int32, events: Events, enabled: Bool = true,
-                              handler: @escaping (Events) -> Void) -> SourceID {
+    public func addDescriptor(
+        _ fd: Int32, events: Events, enabled: Bool = true,
+        handler: @escaping (Events) -> Void
+    ) -> SourceID {
         precondition(isCurrentOrNotStarted)
         let id = makeID()
         descriptors[id] = DescriptorSource(fd: fd, events: events, enabled: enabled, handler: handler)

@@ -24,8 +24,10 @@ public struct BeacondRule: PresenceAlgorithm {
     var events: [MonitoringEvent<RegionKey>] = []
 
     /// `rooms`: the room of each receiver; `calibrations`: each receiver's (uncalibrated when empty).
-    public init(name: String, rooms: [Int], room: RoomConfiguration = .default, monitoring: MonitoringConfiguration,
-                calibrations: [ReceiverCalibration] = [], measuredPower: Double = -59, roomRegions: Bool = true) {
+    public init(
+        name: String, rooms: [Int], room: RoomConfiguration = .default, monitoring: MonitoringConfiguration,
+        calibrations: [ReceiverCalibration] = [], measuredPower: Double = -59, roomRegions: Bool = true
+    ) {
         self.name = name
         self.roomRegions = roomRegions
         self.rooms = rooms
@@ -48,26 +50,32 @@ public struct BeacondRule: PresenceAlgorithm {
         let now = Timestamp(secondsSinceEpoch: reading.time)
         if started.insert(reading.beacon).inserted {
             let constraint = BeaconIdentityConstraint(Self.identity(reading.beacon))
-            monitor.startMonitoring(BeaconRegion(identifier: "beacon\(reading.beacon)", constraint: constraint),
-                                    for: RegionKey(beacon: reading.beacon), at: now, into: &events)
+            monitor.startMonitoring(
+                BeaconRegion(identifier: "beacon\(reading.beacon)", constraint: constraint),
+                for: RegionKey(beacon: reading.beacon), at: now, into: &events)
             for room in Set(rooms).sorted() where roomRegions {
-                monitor.startMonitoring(BeaconRegion(identifier: "beacon\(reading.beacon)@\(room)", constraint: constraint,
-                                                     room: String(room)),
-                                        for: RegionKey(beacon: reading.beacon, room: room), at: now, into: &events)
+                monitor.startMonitoring(
+                    BeaconRegion(
+                        identifier: "beacon\(reading.beacon)@\(room)", constraint: constraint,
+                        room: String(room)),
+                    for: RegionKey(beacon: reading.beacon, room: room), at: now, into: &events)
             }
         }
         let calibration = calibrations.indices.contains(reading.receiver) ? calibrations[reading.receiver] : .uncalibrated
         if let distance = calibration.distance(rssi: Double(reading.rssi), measuredPower: measuredPower) {
-            locator.observe(reading.beacon, distance: distance, by: Self.receiver(reading.receiver),
-                            in: String(rooms[reading.receiver]), at: now)
+            locator.observe(
+                reading.beacon, distance: distance, by: Self.receiver(reading.receiver),
+                in: String(rooms[reading.receiver]), at: now)
         }
-        let placed: SightingRoom = switch locator.placement(of: reading.beacon) {
-        case .room(let name)?: .room(name)
-        case .unknown?: .unknown
-        case nil: .unplaced
-        }
-        monitor.observe(Self.identity(reading.beacon), rssi: Int8(clamping: reading.rssi), by: Self.receiver(reading.receiver),
-                        in: String(rooms[reading.receiver]), room: placed, at: now, into: &events)
+        let placed: SightingRoom =
+            switch locator.placement(of: reading.beacon) {
+            case .room(let name)?: .room(name)
+            case .unknown?: .unknown
+            case nil: .unplaced
+            }
+        monitor.observe(
+            Self.identity(reading.beacon), rssi: Int8(clamping: reading.rssi), by: Self.receiver(reading.receiver),
+            in: String(rooms[reading.receiver]), room: placed, at: now, into: &events)
         events.removeAll(keepingCapacity: true)
     }
 

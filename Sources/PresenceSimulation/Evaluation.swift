@@ -84,8 +84,10 @@ public enum Evaluation {
     enum Event { case reading(SimulatedReading), offline(Int), online(Int) }
 
     /// Runs `algorithm` over `trace` (readings and receivers' offline windows in time order) and scores its answers.
-    public static func score<Algorithm: PresenceAlgorithm>(_ algorithm: inout Algorithm, on trace: SimulatedTrace,
-                                                          step: Double = 1) -> PresenceScore {
+    public static func score<Algorithm: PresenceAlgorithm>(
+        _ algorithm: inout Algorithm, on trace: SimulatedTrace,
+        step: Double = 1
+    ) -> PresenceScore {
         var events: [(time: Double, order: Int, event: Event)] = trace.readings.map { ($0.time, 2, .reading($0)) }
         for (receiver, windows) in trace.receiverOffline.enumerated() {
             for window in windows {
@@ -171,13 +173,14 @@ public enum Evaluation {
             exits.append(ExitRecord(beacon: beacon, departure: left))
         }
         let hours = Double(present) * step / 3600
-        return PresenceScore(correctRoomRate: inRoom == 0 ? 0 : Double(correct) / Double(inRoom),
-                             flapsPerHour: hours == 0 ? 0 : Double(flaps) / hours,
-                             truthRoomChangesPerHour: hours == 0 ? 0 : Double(truthChanges) / hours,
-                             falseExitsPerHour: hours == 0 ? 0 : Double(falseExits) / hours,
-                             exitDelays: delays, missedExits: missed,
-                             unknownShare: present == 0 ? 0 : Double(unknown) / Double(present),
-                             exits: exits, roomExits: rooms.finished())
+        return PresenceScore(
+            correctRoomRate: inRoom == 0 ? 0 : Double(correct) / Double(inRoom),
+            flapsPerHour: hours == 0 ? 0 : Double(flaps) / hours,
+            truthRoomChangesPerHour: hours == 0 ? 0 : Double(truthChanges) / hours,
+            falseExitsPerHour: hours == 0 ? 0 : Double(falseExits) / hours,
+            exitDelays: delays, missedExits: missed,
+            unknownShare: present == 0 ? 0 : Double(unknown) / Double(present),
+            exits: exits, roomExits: rooms.finished())
     }
 }
 
@@ -196,8 +199,10 @@ struct RoomExitTally {
 
     /// At each sample: departures up to `time` wait; one is answered when the rule says the beacon left that room, and
     /// missed if the beacon is back in it first.
-    mutating func sample<Algorithm: PresenceAlgorithm>(_ beacon: Int, at time: Double, truth: Int??, answer: PresenceAnswer,
-                                                       algorithm: inout Algorithm) {
+    mutating func sample<Algorithm: PresenceAlgorithm>(
+        _ beacon: Int, at time: Double, truth: Int??, answer: PresenceAnswer,
+        algorithm: inout Algorithm
+    ) {
         guard departures.indices.contains(beacon) else { return }
         while next[beacon] < departures[beacon].count, departures[beacon][next[beacon]].time <= time {
             pending[beacon].append(departures[beacon][next[beacon]])
@@ -209,8 +214,10 @@ struct RoomExitTally {
             if truth == .some(.some(left.room)) {
                 records.append(ExitRecord(beacon: beacon, room: left.room, to: left.to, departure: left.time))
             } else if algorithm.hasLeft(left.room, beacon: beacon, answer: answer) {
-                records.append(ExitRecord(beacon: beacon, room: left.room, to: left.to, departure: left.time,
-                                          delay: time - left.time))
+                records.append(
+                    ExitRecord(
+                        beacon: beacon, room: left.room, to: left.to, departure: left.time,
+                        delay: time - left.time))
             } else {
                 waiting.append(left)
             }
@@ -219,8 +226,9 @@ struct RoomExitTally {
     }
 
     func finished() -> [ExitRecord] {
-        records + pending.enumerated().flatMap { beacon, waiting in
-            waiting.map { ExitRecord(beacon: beacon, room: $0.room, to: $0.to, departure: $0.time) }
-        }
+        records
+            + pending.enumerated().flatMap { beacon, waiting in
+                waiting.map { ExitRecord(beacon: beacon, room: $0.room, to: $0.to, departure: $0.time) }
+            }
     }
 }

@@ -66,10 +66,12 @@ extension SimulatedTrace {
         var trace = self
         trace.readings = readings.filter { reading in
             let key = Link(receiver: reading.receiver, beacon: reading.beacon)
-            var link = links[key] ?? {
-                let bad = random.uniform(in: 0..<1) < bursts.meanBad / (bursts.meanGood + bursts.meanBad)
-                return (bad, reading.advertisedAt + random.exponential(mean: bad ? bursts.meanBad : bursts.meanGood))
-            }()
+            var link =
+                links[key]
+                ?? {
+                    let bad = random.uniform(in: 0..<1) < bursts.meanBad / (bursts.meanGood + bursts.meanBad)
+                    return (bad, reading.advertisedAt + random.exponential(mean: bad ? bursts.meanBad : bursts.meanGood))
+                }()
             while link.until <= reading.advertisedAt {
                 link.bad.toggle()
                 link.until += random.exponential(mean: link.bad ? bursts.meanBad : bursts.meanGood)
@@ -90,7 +92,9 @@ extension SimulatedTrace {
         }
         trace.receiverOffline[schedule.receiver] += windows
         trace.receiverOffline[schedule.receiver].sort { $0.lowerBound < $1.lowerBound }
-        if trace.receivers.indices.contains(schedule.receiver) { trace.receivers[schedule.receiver].offline = trace.receiverOffline[schedule.receiver] }
+        if trace.receivers.indices.contains(schedule.receiver) {
+            trace.receivers[schedule.receiver].offline = trace.receiverOffline[schedule.receiver]
+        }
         return trace
     }
 }

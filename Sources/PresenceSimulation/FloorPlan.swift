@@ -49,9 +49,11 @@ public struct FloorPlan: Hashable, Sendable {
         var rooms: [Room] = []
         for row in 0..<rows {
             for column in 0..<columns {
-                rooms.append(Room(name: "room\(rooms.count)",
-                                  minimum: Point(x: Double(column) * size, y: Double(row) * size),
-                                  maximum: Point(x: Double(column + 1) * size, y: Double(row + 1) * size)))
+                rooms.append(
+                    Room(
+                        name: "room\(rooms.count)",
+                        minimum: Point(x: Double(column) * size, y: Double(row) * size),
+                        maximum: Point(x: Double(column + 1) * size, y: Double(row + 1) * size)))
             }
         }
         return FloorPlan(rooms: rooms, wallLoss: wallLoss)

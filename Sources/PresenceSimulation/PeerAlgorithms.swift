@@ -120,7 +120,10 @@ public struct HomeAssistantRule: PresenceAlgorithm {
         lastSeen[beacon] = reading.time
         available[beacon] = true
         if let now = source[beacon], now.receiver != reading.receiver,
-           reading.time - now.time <= stale(beacon), reading.rssi - 16 <= now.rssi { return }
+            reading.time - now.time <= stale(beacon), reading.rssi - 16 <= now.rssi
+        {
+            return
+        }
         source[beacon] = (reading.receiver, reading.rssi, reading.time)
     }
 
@@ -178,7 +181,8 @@ public struct BermudaRule: PresenceAlgorithm {
             let difference = abs(challenger - incumbentDistance) / ((challenger + incumbentDistance) / 2)
             let challengerHistory = history[beacon]?[receiver] ?? []
             let incumbentHistory = history[beacon]?[current] ?? []
-            let historical = challengerHistory.count > 3 && difference > 0.15
+            let historical =
+                challengerHistory.count > 3 && difference > 0.15
                 && (challengerHistory.max() ?? .infinity) < (incumbentHistory.min() ?? 0)
             if historical || difference >= 0.30 { holder = receiver }
         }
@@ -240,8 +244,11 @@ public struct BeacondTodayRule: PresenceAlgorithm {
     }
 
     public mutating func observe(_ reading: SimulatedReading) {
-        recent[reading.beacon, default: []].append((reading.time, reading.receiver,
-                                                    logDistance(rssi: reading.rssi, power: measuredPower, exponent: 2.7)))
+        recent[reading.beacon, default: []].append(
+            (
+                reading.time, reading.receiver,
+                logDistance(rssi: reading.rssi, power: measuredPower, exponent: 2.7)
+            ))
         lastHeard[reading.beacon, default: [:]][reading.receiver] = reading.time
     }
 

@@ -34,38 +34,52 @@ public enum PresenceSuite {
     /// ESPresense nodes on Wi-Fi deliver readings 5–60 ms after the advertisement.
     public static let wifiLatency = 0.005...0.060
 
-    public static let scenarios = [
-        Scenario(name: "typical: σ 4 dB, 20 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: false, roomRegions: true),
-        Scenario(name: "noisy: σ 6 dB, 50 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 6, packetLoss: 0.5),
-                 interval: 1...1, offsets: 10, offline: false),
-        Scenario(name: "slow tags: adverts every 0.1–30 s, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 0.1...30, offsets: 10, offline: false),
-        Scenario(name: "a receiver offline for 10 min of each hour, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: true, roomRegions: true),
-    ] + fleetScenarios
+    public static let scenarios =
+        [
+            Scenario(
+                name: "typical: σ 4 dB, 20 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                interval: 1...1, offsets: 10, offline: false, roomRegions: true),
+            Scenario(
+                name: "noisy: σ 6 dB, 50 % loss, offsets ±10 dB, 1 s adverts", radio: RadioEnvironment(shadowing: 6, packetLoss: 0.5),
+                interval: 1...1, offsets: 10, offline: false),
+            Scenario(
+                name: "slow tags: adverts every 0.1–30 s, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                interval: 0.1...30, offsets: 10, offline: false),
+            Scenario(
+                name: "a receiver offline for 10 min of each hour, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+                interval: 1...1, offsets: 10, offline: true, roomRegions: true),
+        ] + fleetScenarios
 
     /// The fleet variants: each is an earlier scenario's trace (the row to compare it with) as Wi-Fi receivers deliver
     /// it.
     public static let fleetScenarios = [
-        Scenario(name: "Wi-Fi latency: the typical trace, each reading 5–60 ms late, out of order", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: false, variantOf: 0, fleet: FleetConditions(latency: wifiLatency)),
-        Scenario(name: "Wi-Fi latency: the slow-tag trace, each reading 5–60 ms late, out of order", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 0.1...30, offsets: 10, offline: false, variantOf: 2, fleet: FleetConditions(latency: wifiLatency)),
-        Scenario(name: "loss bursts: the typical trace, each receiver–beacon link blocked ~5 s in 35", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: false, variantOf: 0,
-                 fleet: FleetConditions(bursts: LossBursts(meanGood: 30, meanBad: 5, lossWhileBad: 0.95))),
-        Scenario(name: "the typical trace with room0's receiver offline 5 min in 10 while beacons walk elsewhere", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
-                 interval: 1...1, offsets: 10, offline: false, variantOf: 0,
-                 fleet: FleetConditions(offline: OfflineSchedule(receiver: 0, period: 600, duration: 300, phase: 120)),
-                 roomRegions: true),
+        Scenario(
+            name: "Wi-Fi latency: the typical trace, each reading 5–60 ms late, out of order",
+            radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+            interval: 1...1, offsets: 10, offline: false, variantOf: 0, fleet: FleetConditions(latency: wifiLatency)),
+        Scenario(
+            name: "Wi-Fi latency: the slow-tag trace, each reading 5–60 ms late, out of order",
+            radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+            interval: 0.1...30, offsets: 10, offline: false, variantOf: 2, fleet: FleetConditions(latency: wifiLatency)),
+        Scenario(
+            name: "loss bursts: the typical trace, each receiver–beacon link blocked ~5 s in 35",
+            radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+            interval: 1...1, offsets: 10, offline: false, variantOf: 0,
+            fleet: FleetConditions(bursts: LossBursts(meanGood: 30, meanBad: 5, lossWhileBad: 0.95))),
+        Scenario(
+            name: "the typical trace with room0's receiver offline 5 min in 10 while beacons walk elsewhere",
+            radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
+            interval: 1...1, offsets: 10, offline: false, variantOf: 0,
+            fleet: FleetConditions(offline: OfflineSchedule(receiver: 0, period: 600, duration: 300, phase: 120)),
+            roomRegions: true),
     ]
 
     /// beacond as the evaluation runs it: the default room settings, adaptive exits from 2 s to 180 s at
     /// exit_chance 0.001.
     public static func beacondMonitoring(minimum: Double = 2, maximum: Double = 180, chance: Double = 1e-3) throws -> MonitoringConfiguration {
-        try MonitoringConfiguration(exitTimeout: .milliseconds(Int64(maximum * 1000)),
-                                    adaptiveExit: AdaptiveExit(minimum: .milliseconds(Int64(minimum * 1000)), chance: chance))
+        try MonitoringConfiguration(
+            exitTimeout: .milliseconds(Int64(maximum * 1000)),
+            adaptiveExit: AdaptiveExit(minimum: .milliseconds(Int64(minimum * 1000)), chance: chance))
     }
 
     /// A 3 × 2 floor of 5 m rooms, a receiver in each room's centre with an offset of ±`offsets` dB; `beacons` walkers
@@ -74,10 +88,12 @@ public enum PresenceSuite {
         let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
         var random = SeededRandom(seed: seed ^ 0x5EED_F100_0000_0000)
         let receivers = plan.rooms.indices.map { index in
-            let offline: [Range<Double>] = scenario.offline && index == 0
+            let offline: [Range<Double>] =
+                scenario.offline && index == 0
                 ? stride(from: 1200.0, to: hours * 3600, by: 3600).map { $0..<($0 + 600) } : []
-            return SimulatedReceiver(name: plan.rooms[index].name, position: plan.rooms[index].centre,
-                                     rssiOffset: random.uniform(in: -scenario.offsets..<scenario.offsets), offline: offline)
+            return SimulatedReceiver(
+                name: plan.rooms[index].name, position: plan.rooms[index].centre,
+                rssiOffset: random.uniform(in: -scenario.offsets..<scenario.offsets), offline: offline)
         }
         let walkers = (0..<beacons).map { number in
             var stops: [SimulatedBeacon.Stop] = []
@@ -89,7 +105,8 @@ public enum PresenceSuite {
                 stops.append(.init(room: away ? nil : Int(random.uniform(in: 0..<5.999)), dwell: dwell, offset: offset))
                 time += dwell
             }
-            let interval = scenario.interval.lowerBound == scenario.interval.upperBound
+            let interval =
+                scenario.interval.lowerBound == scenario.interval.upperBound
                 ? scenario.interval.lowerBound : [0.1, 1, 5, 10, 30][number % 5]
             return SimulatedBeacon(name: "beacon\(number)", advertisingInterval: interval, stops: stops)
         }
@@ -113,14 +130,21 @@ public enum PresenceSuite {
 
     /// Every algorithm for a trace whose receivers are in `rooms`: beacond (and calibrated, when `calibrations` are
     /// given), then the peers.
-    public static func algorithms(rooms: [Int], room: RoomConfiguration, monitoring: MonitoringConfiguration,
-                                  calibrations: [ReceiverCalibration]?, beacondOnly: Bool = false,
-                                  roomRegions: Bool = true) -> [any PresenceAlgorithm] {
-        var algorithms: [any PresenceAlgorithm] = [BeacondRule(name: beacondName, rooms: rooms, room: room, monitoring: monitoring,
-                                                               roomRegions: roomRegions)]
+    public static func algorithms(
+        rooms: [Int], room: RoomConfiguration, monitoring: MonitoringConfiguration,
+        calibrations: [ReceiverCalibration]?, beacondOnly: Bool = false,
+        roomRegions: Bool = true
+    ) -> [any PresenceAlgorithm] {
+        var algorithms: [any PresenceAlgorithm] = [
+            BeacondRule(
+                name: beacondName, rooms: rooms, room: room, monitoring: monitoring,
+                roomRegions: roomRegions)
+        ]
         if let calibrations {
-            algorithms.append(BeacondRule(name: calibratedName, rooms: rooms, room: room, monitoring: monitoring,
-                                          calibrations: calibrations, roomRegions: false))
+            algorithms.append(
+                BeacondRule(
+                    name: calibratedName, rooms: rooms, room: room, monitoring: monitoring,
+                    calibrations: calibrations, roomRegions: false))
         }
         guard !beacondOnly else { return algorithms }
         return algorithms + [
@@ -160,7 +184,7 @@ public enum PresenceSuite {
         /// The JSON (`beacond-bench presence --json`) has the figures, not every departure.
         enum CodingKeys: String, CodingKey {
             case scenario, algorithm, correctRoomRate, flapsPerHour, truthRoomChangesPerHour, falseExitsPerHour,
-                 exitDelayMedian, exitDelayP95, missedExits, unknownShare, roomExitDelayMedian, roomExitDelayP95, missedRoomExits
+                exitDelayMedian, exitDelayP95, missedExits, unknownShare, roomExitDelayMedian, roomExitDelayP95, missedRoomExits
         }
 
         init(scenario: String, algorithm: String, score: PresenceScore, advertisingIntervals: [Double]) {
@@ -185,8 +209,10 @@ public enum PresenceSuite {
 
     /// The whole table: every simulated scenario (`hours`, `beacons`, `seed`), then each recorded run found in
     /// `fixtures` (nil: none).
-    public static func table(hours: Double, beacons: Int, seed: UInt64, room: RoomConfiguration, monitoring: MonitoringConfiguration,
-                             fixtures: String?, beacondOnly: Bool = false) throws -> [Row] {
+    public static func table(
+        hours: Double, beacons: Int, seed: UInt64, room: RoomConfiguration, monitoring: MonitoringConfiguration,
+        fixtures: String?, beacondOnly: Bool = false
+    ) throws -> [Row] {
         var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?, roomRegions: Bool)] = []
         for (number, scenario) in scenarios.enumerated() {
             let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(scenario.variantOf ?? number))
@@ -199,12 +225,15 @@ public enum PresenceSuite {
         }
         var rows: [Row] = []
         for run in runs {
-            var algorithms = algorithms(rooms: Array(run.trace.receivers.indices), room: room, monitoring: monitoring,
-                                        calibrations: run.calibrations, beacondOnly: beacondOnly, roomRegions: run.roomRegions)
+            var algorithms = algorithms(
+                rooms: Array(run.trace.receivers.indices), room: room, monitoring: monitoring,
+                calibrations: run.calibrations, beacondOnly: beacondOnly, roomRegions: run.roomRegions)
             for index in algorithms.indices {
                 let score = score(&algorithms[index], run.trace)
-                rows.append(Row(scenario: run.name, algorithm: algorithms[index].name, score: score,
-                                advertisingIntervals: run.trace.advertisingIntervals))
+                rows.append(
+                    Row(
+                        scenario: run.name, algorithm: algorithms[index].name, score: score,
+                        advertisingIntervals: run.trace.advertisingIntervals))
             }
         }
         return rows

@@ -27,7 +27,8 @@ public struct RecordedTimeline: Sendable {
     /// 7 March 2015 (PST): beacons at low power, 1, 2, 6 and 7 kept.
     public static let starksm64LowPower = RecordedTimeline(
         name: "starksm64 2015-03-07, 4 real scanners, beacons at low power", fixture: "starksm64-FourScannersRun1-2015-03-07.txt",
-        dayStartUTC: 1_425_686_400, utcOffsetHours: -8, home: 201, moves: [
+        dayStartUTC: 1_425_686_400, utcOffsetHours: -8, home: 201,
+        moves: [
             Move(beacons: [1, 2], to: 204, start: "11:46:26", end: "11:47:24"),
             Move(beacons: [6], to: 202, start: "11:48:23", end: "11:49:40"),
             Move(beacons: [7], to: 203, start: "11:50:05", end: "11:51:32"),
@@ -40,7 +41,8 @@ public struct RecordedTimeline: Sendable {
     /// 10 March 2015 (PDT): the same moves at full power, beacons 1 and 2 kept.
     public static let starksm64FullPower = RecordedTimeline(
         name: "starksm64 2015-03-10, 4 real scanners, beacons at full power", fixture: "starksm64-FourScannersRun1-2015-03-10.txt",
-        dayStartUTC: 1_425_945_600, utcOffsetHours: -7, home: 201, moves: [
+        dayStartUTC: 1_425_945_600, utcOffsetHours: -7, home: 201,
+        moves: [
             Move(beacons: [1, 2], to: 204, start: "12:42:10", end: "12:43:14"),
             Move(beacons: [1], to: 201, start: "12:50:56", end: "12:52:18"),
             Move(beacons: [2], to: 201, start: "12:52:30", end: "12:53:28"),
@@ -76,7 +78,8 @@ extension RecordedTimeline {
                 if let scanner = Int(fields[1]), let end = Int64(fields[2]) { ends[scanner] = end }
             case (_, 5):
                 guard let time = Int64(fields[0]), let scanner = Int(fields[1]), let minor = UInt16(fields[3]),
-                      let rssi = Int(fields[4]) else { throw RecordedRunError(description: "\(path): cannot read '\(line)'") }
+                    let rssi = Int(fields[4])
+                else { throw RecordedRunError(description: "\(path): cannot read '\(line)'") }
                 rows.append((time, scanner, minor, rssi))
             default:
                 throw RecordedRunError(description: "\(path): cannot read '\(line)'")
@@ -88,8 +91,9 @@ extension RecordedTimeline {
         let duration = Double(ends.values.min() ?? 0) / 1000
         let origin = Double(start) / 1000
         let readings = rows.map {
-            SimulatedReading(time: Double($0.time) / 1000, receiver: scanners.firstIndex(of: $0.scanner) ?? 0,
-                             beacon: minors.firstIndex(of: $0.minor) ?? 0, rssi: $0.rssi)
+            SimulatedReading(
+                time: Double($0.time) / 1000, receiver: scanners.firstIndex(of: $0.scanner) ?? 0,
+                beacon: minors.firstIndex(of: $0.minor) ?? 0, rssi: $0.rssi)
         }.filter { $0.time < duration }
         let truth = minors.map { minor -> [TruthInterval] in
             var intervals: [TruthInterval] = []
@@ -108,7 +112,8 @@ extension RecordedTimeline {
             return intervals
         }
         let receivers = scanners.map { SimulatedReceiver(name: "Room\($0)", position: Point(x: 0, y: 0)) }
-        return SimulatedTrace(readings: readings.sorted { ($0.time, $0.receiver) < ($1.time, $1.receiver) }, truth: truth,
-                              duration: duration, receiverOffline: scanners.map { _ in [] }, receivers: receivers)
+        return SimulatedTrace(
+            readings: readings.sorted { ($0.time, $0.receiver) < ($1.time, $1.receiver) }, truth: truth,
+            duration: duration, receiverOffline: scanners.map { _ in [] }, receivers: receivers)
     }
 }

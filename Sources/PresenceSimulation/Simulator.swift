@@ -137,8 +137,10 @@ public struct SimulatedTrace: Sendable {
 public enum Simulator {
     public static let walkingSpeed = 1.2
 
-    public static func run(plan: FloorPlan, receivers: [SimulatedReceiver], beacons: [SimulatedBeacon],
-                           radio: RadioEnvironment, seed: UInt64) -> SimulatedTrace {
+    public static func run(
+        plan: FloorPlan, receivers: [SimulatedReceiver], beacons: [SimulatedBeacon],
+        radio: RadioEnvironment, seed: UInt64
+    ) -> SimulatedTrace {
         var random = SeededRandom(seed: seed)
         var readings: [SimulatedReading] = []
         var truth: [[TruthInterval]] = []
@@ -155,22 +157,26 @@ public enum Simulator {
                     for (receiverIndex, receiver) in receivers.enumerated() where !receiver.isOffline(at: time) {
                         guard random.uniform(in: 0..<1) >= radio.packetLoss else { continue }
                         let distance = max(0.5, position.distance(to: receiver.position))
-                        let rssi = beacon.measuredPower - 10 * radio.pathLossExponent * log10(distance)
+                        let rssi =
+                            beacon.measuredPower - 10 * radio.pathLossExponent * log10(distance)
                             - Double(plan.walls(from: position, to: receiver.position)) * plan.wallLoss
                             + random.gaussian() * radio.shadowing + receiver.rssiOffset
                         guard rssi >= radio.sensitivity else { continue }
-                        readings.append(SimulatedReading(time: time, receiver: receiverIndex, beacon: index,
-                                                         rssi: Int(max(-127, min(20, rssi.rounded())))))
+                        readings.append(
+                            SimulatedReading(
+                                time: time, receiver: receiverIndex, beacon: index,
+                                rssi: Int(max(-127, min(20, rssi.rounded())))))
                     }
                 }
                 time += beacon.advertisingInterval + random.uniform(in: 0..<0.010)
             }
         }
         readings.sort { ($0.time, $0.receiver, $0.beacon) < ($1.time, $1.receiver, $1.beacon) }
-        return SimulatedTrace(readings: readings, truth: truth, duration: duration,
-                              receiverOffline: receivers.map(\.offline), receivers: receivers,
-                              roomDepartures: truth.map { departures(from: $0, plan: plan) },
-                              advertisingIntervals: beacons.map(\.advertisingInterval))
+        return SimulatedTrace(
+            readings: readings, truth: truth, duration: duration,
+            receiverOffline: receivers.map(\.offline), receivers: receivers,
+            roomDepartures: truth.map { departures(from: $0, plan: plan) },
+            advertisingIntervals: beacons.map(\.advertisingInterval))
     }
 
     /// Where a schedule leaves a room: at the wall it crosses walking to the next (found every 50 ms of the walk), or
@@ -204,8 +210,10 @@ public enum Simulator {
                 intervals.append(TruthInterval(start: time, end: time + walk, room: to, walking: true, offset: stop.offset))
                 time += walk
             }
-            intervals.append(TruthInterval(start: time, end: time + stop.dwell, room: stop.room, walking: false,
-                                           offset: stop.offset))
+            intervals.append(
+                TruthInterval(
+                    start: time, end: time + stop.dwell, room: stop.room, walking: false,
+                    offset: stop.offset))
             time += stop.dwell
             if let room = stop.room { previous = (room, spot(room, stop.offset, plan)) }
         }
@@ -224,8 +232,9 @@ public enum Simulator {
         guard let room = interval.room else { return nil }
         let target = spot(room, interval.offset, plan)
         guard interval.walking, index > 0,
-              let from = intervals[..<index].last(where: { !$0.walking && $0.room != nil }),
-              let fromRoom = from.room else { return target }
+            let from = intervals[..<index].last(where: { !$0.walking && $0.room != nil }),
+            let fromRoom = from.room
+        else { return target }
         let origin = spot(fromRoom, from.offset, plan)
         let fraction = (time - interval.start) / max(interval.end - interval.start, 1e-9)
         return Point(x: origin.x + (target.x - origin.x) * fraction, y: origin.y + (target.y - origin.y) * fraction)
@@ -254,14 +263,17 @@ struct SeededRandom {
 extension Simulator {
     /// What `beaconctl calibrate` collects in the field: each receiver's averaged RSSI of a reference beacon placed
     /// at each of `distances` metres from it in its own room (no wall between), `readings` readings each.
-    public static func referenceSamples(for receiver: SimulatedReceiver, distances: [Double], readings: Int = 30,
-                                        radio: RadioEnvironment, measuredPower: Double = -59,
-                                        seed: UInt64) -> [CalibrationSample] {
+    public static func referenceSamples(
+        for receiver: SimulatedReceiver, distances: [Double], readings: Int = 30,
+        radio: RadioEnvironment, measuredPower: Double = -59,
+        seed: UInt64
+    ) -> [CalibrationSample] {
         var random = SeededRandom(seed: seed)
         return distances.map { distance in
             var total = 0.0
             for _ in 0..<readings {
-                total += (measuredPower - 10 * radio.pathLossExponent * log10(distance) + random.gaussian() * radio.shadowing
+                total +=
+                    (measuredPower - 10 * radio.pathLossExponent * log10(distance) + random.gaussian() * radio.shadowing
                     + receiver.rssiOffset).rounded()
             }
             return CalibrationSample(distance: distance, rssi: total / Double(readings), measuredPower: measuredPower)

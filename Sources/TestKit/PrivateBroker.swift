@@ -27,8 +27,10 @@ public final class PrivateBroker: @unchecked Sendable {
     /// `users`: a password file (anonymous clients refused); `acl`: Mosquitto ACL lines (`user NAME`, `topic
     /// write X`, ...). `port`: reuse a port (a restarted broker at the same address).
     /// `requireClientCertificate`: the TLS listener accepts only clients with a certificate signed by `caFile`.
-    public init(users: [User] = [], acl: String? = nil, tls: Bool = false, requireClientCertificate: Bool = false,
-                port: Int? = nil) throws {
+    public init(
+        users: [User] = [], acl: String? = nil, tls: Bool = false, requireClientCertificate: Bool = false,
+        port: Int? = nil
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.port = try port ?? Self.freePort()
@@ -61,8 +63,10 @@ public final class PrivateBroker: @unchecked Sendable {
             let tlsPort = try Self.freePort()
             self.tlsPort = tlsPort
             caFile = certificates.caFile
-            lines += ["listener \(tlsPort) 127.0.0.1", "cafile \(certificates.caFile)",
-                      "certfile \(certificates.serverCertificate)", "keyfile \(certificates.serverKey)"]
+            lines += [
+                "listener \(tlsPort) 127.0.0.1", "cafile \(certificates.caFile)",
+                "certfile \(certificates.serverCertificate)", "keyfile \(certificates.serverKey)",
+            ]
             if requireClientCertificate { lines += ["require_certificate true"] }
         } else {
             tlsPort = nil
@@ -116,9 +120,11 @@ public final class PrivateBroker: @unchecked Sendable {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         guard status == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [
-                NSLocalizedDescriptionKey: "\(executable) \(arguments.joined(separator: " ")) exited with status \(status)",
-            ])
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "\(executable) \(arguments.joined(separator: " ")) exited with status \(status)"
+                ])
         }
     }
 
@@ -185,33 +191,57 @@ public struct TestCertificates: Sendable {
         caKey = "\(path)/ca.key"
         serverCertificate = "\(path)/server.crt"
         serverKey = "\(path)/server.key"
-        try PrivateBroker.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                                                   "-subj", "/CN=beacond test CA", "-keyout", caKey, "-out", caFile])
-        try PrivateBroker.run("/usr/bin/openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-                                                   "-keyout", serverKey, "-out", "\(path)/server.csr"])
+        try PrivateBroker.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                "-subj", "/CN=beacond test CA", "-keyout", caKey, "-out", caFile,
+            ])
+        try PrivateBroker.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+                "-keyout", serverKey, "-out", "\(path)/server.csr",
+            ])
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: "\(path)/san.ext", atomically: true, encoding: .utf8)
-        try PrivateBroker.run("/usr/bin/openssl", ["x509", "-req", "-in", "\(path)/server.csr", "-CA", caFile, "-CAkey", caKey,
-                                                   "-CAcreateserial", "-days", "2", "-extfile", "\(path)/san.ext",
-                                                   "-out", serverCertificate])
+        try PrivateBroker.run(
+            "/usr/bin/openssl",
+            [
+                "x509", "-req", "-in", "\(path)/server.csr", "-CA", caFile, "-CAkey", caKey,
+                "-CAcreateserial", "-days", "2", "-extfile", "\(path)/san.ext",
+                "-out", serverCertificate,
+            ])
     }
 
     /// A client certificate and key signed by this CA: (certificate, key).
     public func clientCertificate(directory: URL, name: String) throws -> (String, String) {
         let base = directory.appendingPathComponent(name).path
-        try PrivateBroker.run("/usr/bin/openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=\(name)",
-                                                   "-keyout", base + ".key", "-out", base + ".csr"])
-        try PrivateBroker.run("/usr/bin/openssl", ["x509", "-req", "-in", base + ".csr", "-CA", caFile, "-CAkey", caKey,
-                                                   "-CAcreateserial", "-days", "2", "-out", base + ".crt"])
+        try PrivateBroker.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=\(name)",
+                "-keyout", base + ".key", "-out", base + ".csr",
+            ])
+        try PrivateBroker.run(
+            "/usr/bin/openssl",
+            [
+                "x509", "-req", "-in", base + ".csr", "-CA", caFile, "-CAkey", caKey,
+                "-CAcreateserial", "-days", "2", "-out", base + ".crt",
+            ])
         return (base + ".crt", base + ".key")
     }
 
     /// A second, unrelated CA: a client that trusts only it must refuse the broker.
     public static func unrelatedCA(directory: URL) throws -> String {
         let file = directory.appendingPathComponent("other-ca.crt").path
-        try PrivateBroker.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                                                   "-subj", "/CN=some other CA",
-                                                   "-keyout", directory.appendingPathComponent("other-ca.key").path,
-                                                   "-out", file])
+        try PrivateBroker.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                "-subj", "/CN=some other CA",
+                "-keyout", directory.appendingPathComponent("other-ca.key").path,
+                "-out", file,
+            ])
         return file
     }
 }

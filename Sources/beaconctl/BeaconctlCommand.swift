@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 import ArgumentParser
 import BeacondAPI
@@ -35,9 +35,11 @@ struct BeaconctlCommand: ParsableCommand {
             \(ExitStatus.helpText)
             """,
         version: BeacondVersion.current,
-        subcommands: [StatusCommand.self, BeaconsCommand.self, RegionsCommand.self, ClientsCommand.self,
-                      EventsCommand.self, AuthCommand.self, ServicesCommand.self, DoctorCommand.self,
-                      ClientCommand.self, CalibrateCommand.self])
+        subcommands: [
+            StatusCommand.self, BeaconsCommand.self, RegionsCommand.self, ClientsCommand.self,
+            EventsCommand.self, AuthCommand.self, ServicesCommand.self, DoctorCommand.self,
+            ClientCommand.self, CalibrateCommand.self,
+        ])
 
     /// Accepted here as well as after the subcommand (`beaconctl --bus session status`).
     @OptionGroup var bus: BusOptions

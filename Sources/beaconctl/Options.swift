@@ -9,10 +9,12 @@ extension DBusBusAddress: ExpressibleByArgument {
 
 /// `--bus`, shared by every command.
 struct BusOptions: ParsableArguments {
-    @Option(name: .long,
-            help: ArgumentHelp("The bus beacond is on: system, session, or a D-Bus address (unix:path=…). "
-                                   + "Default: $\(BusChoice.environmentVariable) if set, else system.",
-                               valueName: "system|session|ADDRESS"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The bus beacond is on: system, session, or a D-Bus address (unix:path=…). "
+                + "Default: $\(BusChoice.environmentVariable) if set, else system.",
+            valueName: "system|session|ADDRESS"))
     var bus: DBusBusAddress?
 
     var choice: BusChoice {

@@ -18,7 +18,8 @@ enum BTSnoopRecords {
     static func leMetaEvents(in file: [UInt8]) throws -> [[UInt8]] {
         let bytes = file.span
         guard bytes.count >= fileHeaderLength,
-              (0..<magic.count).allSatisfy({ bytes[$0] == magic[$0] }) else {
+            (0..<magic.count).allSatisfy({ bytes[$0] == magic[$0] })
+        else {
             throw FormatError(description: "not a btsnoop file")
         }
         let datalink = bigEndianUInt32(bytes, at: 12)

@@ -7,6 +7,8 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacond-bench",
         abstract: "Benchmarks and evaluations for beacond (run in release mode).",
-        subcommands: [DecodeBenchmark.self, PipelineBenchmark.self, MemoryBenchmark.self, RangingEvaluation.self, FleetBenchmark.self,
-                      MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self])
+        subcommands: [
+            DecodeBenchmark.self, PipelineBenchmark.self, MemoryBenchmark.self, RangingEvaluation.self, FleetBenchmark.self,
+            MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self,
+        ])
 }

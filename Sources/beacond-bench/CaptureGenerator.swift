@@ -33,7 +33,7 @@ struct CaptureGenerator: ParsableCommand {
 
     static func record(index: Int, beacons: Int) -> [UInt8] {
         let device = index / 2 % beacons
-        let address: [UInt8] = [UInt8(device & 0xFF), UInt8(device >> 8), 0x38, 0xBF, 0xC1, 0xA4]  // little-endian on the wire
+        let address: [UInt8] = [UInt8(device & 0xFF), UInt8(device >> 8), 0x38, 0xBF, 0xC1, 0xA4] // little-endian on the wire
         var data: [UInt8] = [0x02, 0x01, 0x06]
         if index % 2 == 0 {
             // iBeacon: Apple 4C 00, type 02, length 15, UUID, major, minor, measured power.
@@ -85,7 +85,10 @@ struct CaptureGenerator: ParsableCommand {
         }
         try write(fd, &block)
         if fd != 1 { close(fd) }
-        FileHandle.standardError.write(Data("beacond-bench: wrote \(index) advertising reports (\(index / 2 + index % 2) iBeacons), \(written + Int64(block.count)) bytes\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "beacond-bench: wrote \(index) advertising reports (\(index / 2 + index % 2) iBeacons), \(written + Int64(block.count)) bytes\n".utf8)
+        )
     }
 
     private func write(_ fd: Int32, _ block: inout [UInt8]) throws {

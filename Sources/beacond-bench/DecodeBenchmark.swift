@@ -26,9 +26,11 @@ struct DecodeBenchmark: ParsableCommand {
     @Option(help: "Corpus directory (default: Tests/Fixtures/corpus of this package).")
     var corpus: String?
 
-    @Option(name: .customLong("dump-frames"), help: ArgumentHelp(
-        "Write the distinct events and their AD bytes to this file for the Python peers, then exit.",
-        valueName: "path"))
+    @Option(
+        name: .customLong("dump-frames"),
+        help: ArgumentHelp(
+            "Write the distinct events and their AD bytes to this file for the Python peers, then exit.",
+            valueName: "path"))
     var dumpFrames: String?
 
     func validate() throws {
@@ -67,8 +69,10 @@ struct DecodeBenchmark: ParsableCommand {
     }
 
     /// Every round must reproduce `expected` exactly, checksum included.
-    static func timeDecode(_ buffer: EventBuffer, passes: Int, expected: DecodeTally,
-                           _ timer: RoundTimer) throws -> DecodeBenchmarkResult.Timing {
+    static func timeDecode(
+        _ buffer: EventBuffer, passes: Int, expected: DecodeTally,
+        _ timer: RoundTimer
+    ) throws -> DecodeBenchmarkResult.Timing {
         var mismatch: DecodeTally?
         let times = timer.measure {
             let tally = DecodeLoops.decodeAll(buffer, passes: passes)
@@ -79,8 +83,10 @@ struct DecodeBenchmark: ParsableCommand {
     }
 
     /// The parser must find the iBeacons the decoder found, in every round.
-    static func timeParse(_ buffer: EventBuffer, passes: Int, expected: DecodeTally,
-                          _ timer: RoundTimer) throws -> DecodeBenchmarkResult.Timing {
+    static func timeParse(
+        _ buffer: EventBuffer, passes: Int, expected: DecodeTally,
+        _ timer: RoundTimer
+    ) throws -> DecodeBenchmarkResult.Timing {
         let ranges = DecodeLoops.advertisingDataRanges(buffer)
         var mismatch: DecodeTally?
         let times = timer.measure {
@@ -88,8 +94,9 @@ struct DecodeBenchmark: ParsableCommand {
             if tally.iBeacons != expected.iBeacons || tally.reports != ranges.count * passes { mismatch = tally }
         }
         if let wrong = mismatch {
-            throw ValidationError("parse round found \(wrong.iBeacons) iBeacons in \(wrong.reports) AD blocks, "
-                                  + "expected \(expected.iBeacons) in \(ranges.count * passes)")
+            throw ValidationError(
+                "parse round found \(wrong.iBeacons) iBeacons in \(wrong.reports) AD blocks, "
+                    + "expected \(expected.iBeacons) in \(ranges.count * passes)")
         }
         return .init(times, items: ranges.count * passes, reports: nil, iBeacons: expected.iBeacons)
     }

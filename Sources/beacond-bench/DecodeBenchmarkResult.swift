@@ -54,13 +54,14 @@ struct DecodeBenchmarkResult: Codable {
             return "\(row.0) min \(mega(rates.min))  median \(mega(rates.median))  max \(mega(rates.max))"
                 + (index == 1 ? "" : "  (\(row.1.rounds) rounds of \(row.1.itemsPerRound), median \(millis(row.1.secondsMedian)))")
         }
-        return (["corpus: \(distinctEvents) distinct LE Meta events"] + files + [
-            "streaming buffer: \(perRound.events) events, \(String(format: "%.1f", Double(bufferBytes) / 1e6)) MB; "
-                + "per round \(perRound.advertisingEvents) advertising events, \(perRound.reports) reports, "
-                + "\(perRound.iBeacons) iBeacons, \(perRound.malformed) malformed (verified every round)",
-            "hot: the \(distinctEvents) distinct events looped \(hotPasses) times per round (verified every round)",
-            "",
-        ] + table).joined(separator: "\n")
+        return
+            (["corpus: \(distinctEvents) distinct LE Meta events"] + files + [
+                "streaming buffer: \(perRound.events) events, \(String(format: "%.1f", Double(bufferBytes) / 1e6)) MB; "
+                    + "per round \(perRound.advertisingEvents) advertising events, \(perRound.reports) reports, "
+                    + "\(perRound.iBeacons) iBeacons, \(perRound.malformed) malformed (verified every round)",
+                "hot: the \(distinctEvents) distinct events looped \(hotPasses) times per round (verified every round)",
+                "",
+            ] + table).joined(separator: "\n")
     }
 
     private func mega(_ rate: Double) -> String { String(format: "%7.2f M", rate / 1e6) }

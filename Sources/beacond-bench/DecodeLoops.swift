@@ -11,16 +11,18 @@ struct DecodeTally: Equatable, Codable {
     var checksum: UInt64 = 0
 
     static func + (lhs: DecodeTally, rhs: DecodeTally) -> DecodeTally {
-        DecodeTally(events: lhs.events + rhs.events,
-                    advertisingEvents: lhs.advertisingEvents + rhs.advertisingEvents,
-                    reports: lhs.reports + rhs.reports, iBeacons: lhs.iBeacons + rhs.iBeacons,
-                    malformed: lhs.malformed + rhs.malformed, checksum: lhs.checksum &+ rhs.checksum)
+        DecodeTally(
+            events: lhs.events + rhs.events,
+            advertisingEvents: lhs.advertisingEvents + rhs.advertisingEvents,
+            reports: lhs.reports + rhs.reports, iBeacons: lhs.iBeacons + rhs.iBeacons,
+            malformed: lhs.malformed + rhs.malformed, checksum: lhs.checksum &+ rhs.checksum)
     }
 
     static func * (lhs: DecodeTally, times: Int) -> DecodeTally {
-        DecodeTally(events: lhs.events * times, advertisingEvents: lhs.advertisingEvents * times,
-                    reports: lhs.reports * times, iBeacons: lhs.iBeacons * times,
-                    malformed: lhs.malformed * times, checksum: lhs.checksum &* UInt64(times))
+        DecodeTally(
+            events: lhs.events * times, advertisingEvents: lhs.advertisingEvents * times,
+            reports: lhs.reports * times, iBeacons: lhs.iBeacons * times,
+            malformed: lhs.malformed * times, checksum: lhs.checksum &* UInt64(times))
     }
 
     mutating func count(_ outcome: DecodeOutcome) {
@@ -38,7 +40,8 @@ struct DecodeTally: Equatable, Codable {
 
     mutating func fold(_ report: AdvertisingReport) {
         reports += 1
-        checksum &+= report.address.rawValue &+ UInt64(truncatingIfNeeded: report.rssi ?? 0)
+        checksum &+=
+            report.address.rawValue &+ UInt64(truncatingIfNeeded: report.rssi ?? 0)
             &+ UInt64(report.eventType) &+ UInt64(report.addressType) &+ UInt64(report.dataRange.count)
             &+ (report.dataComplete ? 1 : 0)
         if let frame = report.iBeacon { fold(frame) }
@@ -47,7 +50,8 @@ struct DecodeTally: Equatable, Codable {
     mutating func fold(_ frame: IBeaconFrame) {
         iBeacons += 1
         let uuid = frame.identity.uuid.uuid
-        checksum &+= UInt64(uuid.0) &+ UInt64(uuid.7) &+ UInt64(uuid.15)
+        checksum &+=
+            UInt64(uuid.0) &+ UInt64(uuid.7) &+ UInt64(uuid.15)
             &+ UInt64(frame.identity.major) << 8 &+ UInt64(frame.identity.minor) << 24
             &+ UInt64(truncatingIfNeeded: frame.measuredPower)
     }

@@ -51,7 +51,9 @@ struct FleetBenchmark: ParsableCommand {
         for beacon in 0..<beacons {
             let id = ESPresense.deviceID(BeaconIdentity(uuid: uuid, major: 1, minor: UInt16(beacon)))
             for room in 0..<rooms {
-                let json = #"{"mac":"c1d2e3f4a5b6","id":"\#(id)","rssi@1m":-59,"rssi":-\#(60 + room % 30).25,"rxAdj":0,"rssiVar":1.20,"distance":2.41,"var":0.05,"int":1020}"#
+                let json =
+                    #"{"mac":"c1d2e3f4a5b6","id":"\#(id)","rssi@1m":-59,"rssi":-\#(60 + room % 30).25,"#
+                    + #""rxAdj":0,"rssiVar":1.20,"distance":2.41,"var":0.05,"int":1020}"#
                 messages.append(("espresense/devices/\(id)/room\(room)", Array(json.utf8)))
             }
         }
@@ -61,8 +63,9 @@ struct FleetBenchmark: ParsableCommand {
         var clock: Int64 = 1_700_000_000_000_000
         for key in 0..<min(regions, beacons) {
             let constraint = try BeaconIdentityConstraint(uuid: uuid, major: 1, minor: UInt16(key))
-            monitor.startMonitoring(BeaconRegion(identifier: "r\(key)", constraint: constraint), for: key,
-                                    at: Timestamp(microsecondsSinceEpoch: clock), into: &events)
+            monitor.startMonitoring(
+                BeaconRegion(identifier: "r\(key)", constraint: constraint), for: key,
+                at: Timestamp(microsecondsSinceEpoch: clock), into: &events)
         }
         var sightings = 0
         let timer = RoundTimer(budget: .milliseconds(Int(seconds * 1000)))
@@ -89,12 +92,14 @@ struct FleetBenchmark: ParsableCommand {
             }
         }
         let rates = times.rates(perRound: messages.count)
-        let result = Result(rooms: rooms, beacons: beacons, regions: min(regions, beacons), readingsPerRound: messages.count,
-                            rounds: times.rounds, readingsPerSecond: rates, coreShareAt100kPerSecond: 100_000 / rates.median)
+        let result = Result(
+            rooms: rooms, beacons: beacons, regions: min(regions, beacons), readingsPerRound: messages.count,
+            rounds: times.rounds, readingsPerSecond: rates, coreShareAt100kPerSecond: 100_000 / rates.median)
         if json {
             try JSONOutput.print(result)
         } else {
-            print("""
+            print(
+                """
                 fleet: \(result.readingsPerRound) readings per round (\(rooms) rooms × \(beacons) beacons), \
                 \(result.regions) monitored regions, \(result.rounds) rounds
                   readings/s: median \(Int(rates.median)), slowest round \(Int(rates.min)), fastest \(Int(rates.max))

@@ -19,13 +19,15 @@ enum FrameDump {
                 total.fold(report)
                 guard report.dataComplete else { return }
                 let data = event[report.dataRange]
-                advertisingLines.append("A \(data.isEmpty ? "-" : hex(data)) \(report.iBeacon == nil ? 0 : 1) "
-                                        + "\(report.address) \(report.rssi ?? 0)")
+                advertisingLines.append(
+                    "A \(data.isEmpty ? "-" : hex(data)) \(report.iBeacon == nil ? 0 : 1) "
+                        + "\(report.address) \(report.rssi ?? 0)")
             }
             total.count(outcome)
         }
-        lines.append("# totals events=\(total.events) reports=\(total.reports) ad_frames=\(advertisingLines.count) "
-                     + "ibeacons=\(total.iBeacons)")
+        lines.append(
+            "# totals events=\(total.events) reports=\(total.reports) ad_frames=\(advertisingLines.count) "
+                + "ibeacons=\(total.iBeacons)")
         let text = (lines + advertisingLines).joined(separator: "\n") + "\n"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return total

@@ -35,9 +35,10 @@ struct HeraldRecording {
             let isA = test["filenamephonea"] == file
             let receiver = test[isA ? "phoneaname" : "phonebname"] ?? "?"
             let transmitter = test[isA ? "phonebname" : "phoneaname"] ?? "?"
-            return HeraldRecording(file: file, receiver: models[receiver] ?? receiver,
-                                   transmitter: models[transmitter] ?? transmitter,
-                                   rows: try rows(directory.appendingPathComponent(file)))
+            return HeraldRecording(
+                file: file, receiver: models[receiver] ?? receiver,
+                transmitter: models[transmitter] ?? transmitter,
+                rows: try rows(directory.appendingPathComponent(file)))
         }
     }
 
@@ -48,7 +49,8 @@ struct HeraldRecording {
         let atOneMetre = rows.filter { $0.distance == 1 }.map(\.rssi).sorted()
         guard !atOneMetre.isEmpty else { return nil }
         let middle = atOneMetre.count / 2
-        let median = atOneMetre.count % 2 == 1
+        let median =
+            atOneMetre.count % 2 == 1
             ? Double(atOneMetre[middle]) : Double(atOneMetre[middle - 1] + atOneMetre[middle]) / 2
         return Int(median.rounded())
     }
@@ -71,7 +73,8 @@ struct HeraldRecording {
         return try lines.dropFirst().enumerated().map { offset, line in
             let fields = line.split(separator: ",")
             guard fields.count == 3, let time = timestamp(fields[0]), let rssi = Double(fields[1]),
-                  rssi.isFinite, let centimetres = Double(fields[2]) else {
+                rssi.isFinite, let centimetres = Double(fields[2])
+            else {
                 throw EvaluationError("\(url.lastPathComponent) line \(offset + 2): cannot read '\(line)'")
             }
             return Row(time: time, rssi: Int(rssi.rounded()), distance: centimetres / 100)

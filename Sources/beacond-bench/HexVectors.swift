@@ -7,8 +7,9 @@ enum HexVectors {
         var events: [[UInt8]] = []
         for line in text.split(whereSeparator: \.isNewline) {
             guard let hex = line.split(separator: "\t", maxSplits: 1).first,
-                  let packet = bytes(fromHex: hex),
-                  packet.count >= 2, packet[0] == 0x04, packet[1] == 0x3E else { continue }
+                let packet = bytes(fromHex: hex),
+                packet.count >= 2, packet[0] == 0x04, packet[1] == 0x3E
+            else { continue }
             events.append(Array(packet.dropFirst()))
         }
         return events

@@ -56,13 +56,16 @@ struct MQTTFlood: ParsableCommand {
         for beacon in 0..<beacons {
             let id = ESPresense.deviceID(BeaconIdentity(uuid: proximityUUID, major: 1, minor: UInt16(beacon)))
             for (index, room) in roomNames.enumerated() {
-                let json = #"{"id":"\#(id)","rssi@1m":-59,"rssi":-\#(60 + index % 30),"raw":2.41,"distance":2.41,"speed":0,"mac":"c1d2e3f4a5b6","interval":1020}"#
+                let json =
+                    #"{"id":"\#(id)","rssi@1m":-59,"rssi":-\#(60 + index % 30),"raw":2.41,"distance":2.41,"#
+                    + #""speed":0,"mac":"c1d2e3f4a5b6","interval":1020}"#
                 messages.append(MQTTMessage(topic: ESPresense.deviceTopic(deviceID: id, room: room), text: json))
             }
         }
         let loop = try MainLoop()
-        let client = try MQTTClient(options: MQTTOptions(host: host, port: port, clientID: "beacond-bench-flood-\(getpid())"),
-                                    loop: loop)
+        let client = try MQTTClient(
+            options: MQTTOptions(host: host, port: port, clientID: "beacond-bench-flood-\(getpid())"),
+            loop: loop)
         var published = 0
         var refused = 0
         var started: ContinuousClock.Instant?
@@ -71,8 +74,11 @@ struct MQTTFlood: ParsableCommand {
         func tick() {
             guard let start = started else { return }
             let elapsed = start.duration(to: .now)
-            let due = min(Double(rate) * seconds, Double(rate) * (Double(elapsed.components.seconds)
-                + Double(elapsed.components.attoseconds) / 1e18))
+            let due = min(
+                Double(rate) * seconds,
+                Double(rate)
+                    * (Double(elapsed.components.seconds)
+                        + Double(elapsed.components.attoseconds) / 1e18))
             while Double(published + refused) < due {
                 do {
                     try client.publish(messages[(published + refused) % messages.count])

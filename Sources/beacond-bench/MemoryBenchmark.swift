@@ -52,14 +52,16 @@ struct MemoryBenchmark: ParsableCommand {
             throw ValidationError("table tracks \(table.trackedBeacons) beacons, expected \(beacons)")
         }
         let added = after.residentBytes - before.residentBytes
-        let result = Result(table: table.name, standIn: table.isStandIn, beacons: beacons,
-                            observationsPerBeacon: observations, before: before, after: after,
-                            addedBytes: added, addedBytesPerBeacon: Double(added) / Double(beacons))
+        let result = Result(
+            table: table.name, standIn: table.isStandIn, beacons: beacons,
+            observationsPerBeacon: observations, before: before, after: after,
+            addedBytes: added, addedBytesPerBeacon: Double(added) / Double(beacons))
         withExtendedLifetime(table) {}
         if json {
             try JSONOutput.print(result)
         } else {
-            print("""
+            print(
+                """
                 table: \(result.table)
                 beacons: \(beacons), \(observations) observations each
                 VmRSS before \(before.residentBytes / 1024) kB, after \(after.residentBytes / 1024) kB \

@@ -68,7 +68,8 @@ struct PipelineBenchmark: ParsableCommand {
         let stream = SyntheticAdvertStream(beacons: beacons, events: events)
         // Ranging cycles are timed separately below: here the cadence is set beyond the stream's
         // length so a round measures only the per-advertisement path.
-        let monitoring = adaptiveExits
+        let monitoring =
+            adaptiveExits
             ? try MonitoringConfiguration(exitTimeout: .seconds(180), adaptiveExit: AdaptiveExit(minimum: .seconds(2)))
             : .default
         var pipeline = BeaconPipeline<Int>(monitoring: monitoring, rangingInterval: .seconds(1_000_000), emitsObservations: false)
@@ -78,8 +79,9 @@ struct PipelineBenchmark: ParsableCommand {
         let start = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
         for key in 0..<regions {
             let constraint = SyntheticAdvertStream.regionConstraint(key, beacons: beacons)
-            pipeline.startMonitoring(BeaconRegion(identifier: "r\(key)", constraint: constraint),
-                                     key: key, at: start, into: &events)
+            pipeline.startMonitoring(
+                BeaconRegion(identifier: "r\(key)", constraint: constraint),
+                key: key, at: start, into: &events)
         }
         // Ranging: each of the stream's proximity UUIDs, as an app ranging its fleet would.
         for (offset, uuid) in SyntheticAdvertStream.uuids.enumerated() {
@@ -97,8 +99,9 @@ struct PipelineBenchmark: ParsableCommand {
             let span = stream.bytes.span
             for index in 0..<stream.count {
                 clock += step
-                pipeline.ingest(hciEvent: span.extracting(stream.offsets[index]..<stream.offsets[index + 1]),
-                                at: Timestamp(microsecondsSinceEpoch: clock), into: &events)
+                pipeline.ingest(
+                    hciEvent: span.extracting(stream.offsets[index]..<stream.offsets[index + 1]),
+                    at: Timestamp(microsecondsSinceEpoch: clock), into: &events)
                 if !events.isEmpty {
                     for event in events {
                         switch event {
@@ -124,8 +127,9 @@ struct PipelineBenchmark: ParsableCommand {
         for _ in 0..<20 {
             for _ in 0..<rate {
                 clock += step
-                pipeline.ingest(hciEvent: span.extracting(stream.offsets[next]..<stream.offsets[next + 1]),
-                                at: Timestamp(microsecondsSinceEpoch: clock), into: &events)
+                pipeline.ingest(
+                    hciEvent: span.extracting(stream.offsets[next]..<stream.offsets[next + 1]),
+                    at: Timestamp(microsecondsSinceEpoch: clock), into: &events)
                 next = (next + 1) % stream.count
             }
             events.removeAll(keepingCapacity: true)
@@ -146,7 +150,8 @@ struct PipelineBenchmark: ParsableCommand {
         if json {
             try JSONOutput.print(result)
         } else {
-            print("""
+            print(
+                """
                 full pipeline: \(result.events) HCI events per round, \(beacons) beacons, \(regions) monitored regions, \
                 \(result.rangedConstraints) ranged UUIDs
                   decode + match + ranging update + monitoring, observations/s: \
@@ -202,11 +207,13 @@ struct SyntheticAdvertStream {
 
     private mutating func append(_ identity: BeaconIdentity, address: UInt64, rssi: Int8) {
         let uuid = identity.uuid.uuid
-        let ad: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
-                           uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
-                           uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15,
-                           UInt8(identity.major >> 8), UInt8(identity.major & 0xFF),
-                           UInt8(identity.minor >> 8), UInt8(identity.minor & 0xFF), 0xC5]
+        let ad: [UInt8] = [
+            0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
+            uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
+            uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15,
+            UInt8(identity.major >> 8), UInt8(identity.major & 0xFF),
+            UInt8(identity.minor >> 8), UInt8(identity.minor & 0xFF), 0xC5,
+        ]
         let parameters = 1 + 1 + 1 + 1 + 6 + 1 + ad.count + 1
         bytes += [0x3E, UInt8(parameters), 0x02, 0x01, 0x03, 0x01]
         for shift in stride(from: 0, to: 48, by: 8) { bytes.append(UInt8((address >> UInt64(shift)) & 0xFF)) }

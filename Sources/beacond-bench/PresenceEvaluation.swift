@@ -69,8 +69,9 @@ struct PresenceEvaluation: ParsableCommand {
 
     mutating func run() throws {
         let fixtures = noRecorded ? nil : self.fixtures
-        var rows = try PresenceSuite.table(hours: hours, beacons: beacons, seed: seed, room: try roomConfiguration(),
-                                           monitoring: try monitoring(), fixtures: fixtures, beacondOnly: beacondOnly)
+        var rows = try PresenceSuite.table(
+            hours: hours, beacons: beacons, seed: seed, room: try roomConfiguration(),
+            monitoring: try monitoring(), fixtures: fixtures, beacondOnly: beacondOnly)
         for index in rows.indices where rows[index].algorithm == PresenceSuite.beacondName {
             rows[index].algorithm = beacondName
         }
@@ -86,16 +87,20 @@ struct PresenceEvaluation: ParsableCommand {
                 scenario = row.scenario
                 let what = scenario.hasPrefix("starksm64") ? "recorded" : "seed \(seed), \(beacons) beacons, \(hours) h"
                 print("\n\(scenario) (\(what); true room changes \(String(format: "%.1f", row.truthRoomChangesPerHour))/h)")
-                print("  algorithm                                                          right room  flaps/h  false exits/h  exit p50   exit p95  missed  unknown  room exit p50  room exit p95  room missed")
+                print(
+                    "  algorithm                                                          right room  flaps/h  false exits/h  exit p50   exit p95  "
+                        + "missed  unknown  room exit p50  room exit p95  room missed"
+                )
             }
             func seconds(_ value: Double?) -> String { value.map { String(format: "%.0f s", $0) } ?? "-" }
-            print("  " + row.algorithm.padding(toLength: 66, withPad: " ", startingAt: 0)
-                  + String(format: " %9.1f %%", row.correctRoomRate * 100) + String(format: " %8.1f", row.flapsPerHour)
-                  + String(format: " %14.2f", row.falseExitsPerHour) + seconds(row.exitDelayMedian).leftPadded(10)
-                  + seconds(row.exitDelayP95).leftPadded(11) + String(row.missedExits).leftPadded(8)
-                  + String(format: " %7.1f %%", row.unknownShare * 100) + seconds(row.roomExitDelayMedian).leftPadded(15)
-                  + seconds(row.roomExitDelayP95).leftPadded(15)
-                  + (row.scenario.hasPrefix("starksm64") || row.roomExits.isEmpty ? "-" : String(row.missedRoomExits)).leftPadded(13))
+            print(
+                "  " + row.algorithm.padding(toLength: 66, withPad: " ", startingAt: 0)
+                    + String(format: " %9.1f %%", row.correctRoomRate * 100) + String(format: " %8.1f", row.flapsPerHour)
+                    + String(format: " %14.2f", row.falseExitsPerHour) + seconds(row.exitDelayMedian).leftPadded(10)
+                    + seconds(row.exitDelayP95).leftPadded(11) + String(row.missedExits).leftPadded(8)
+                    + String(format: " %7.1f %%", row.unknownShare * 100) + seconds(row.roomExitDelayMedian).leftPadded(15)
+                    + seconds(row.roomExitDelayP95).leftPadded(15)
+                    + (row.scenario.hasPrefix("starksm64") || row.roomExits.isEmpty ? "-" : String(row.missedRoomExits)).leftPadded(13))
         }
     }
 

@@ -65,10 +65,12 @@ struct RangingEvaluation: ParsableCommand {
                         let smoothed = filters[filterIndex].smoothedRSSI(at: row.time)
                         for (modelIndex, model) in models.enumerated() {
                             let estimate = model.model.accuracy(rssi: smoothed, measuredPower: powers[recordingIndex])
-                            scores.add(estimate: estimate, truth: row.distance, model: modelIndex,
-                                       filter: filterIndex, recording: recordingIndex)
+                            scores.add(
+                                estimate: estimate, truth: row.distance, model: modelIndex,
+                                filter: filterIndex, recording: recordingIndex)
                             if sampled && estimate >= 0 {
-                                csv += "\(row.distance),\(Statistics.format(estimate, decimals: 4)),"
+                                csv +=
+                                    "\(row.distance),\(Statistics.format(estimate, decimals: 4)),"
                                     + "\(model.name),\(Self.filters[filterIndex].name),\(recording.receiver)\n"
                             }
                         }
@@ -78,21 +80,25 @@ struct RangingEvaluation: ParsableCommand {
         }
 
         let samplesURL = URL(fileURLWithPath: samples)
-        try FileManager.default.createDirectory(at: samplesURL.deletingLastPathComponent(),
-                                                withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: samplesURL.deletingLastPathComponent(),
+            withIntermediateDirectories: true)
         try csv.write(to: samplesURL, atomically: true, encoding: .utf8)
 
-        let text = Self.markdown(recordings: recordings, powers: powers, fittedExponents: fittedExponents,
-                                 scores: scores)
+        let text = Self.markdown(
+            recordings: recordings, powers: powers, fittedExponents: fittedExponents,
+            scores: scores)
         print(text, terminator: "")
         if let report { try text.write(toFile: report, atomically: true, encoding: .utf8) }
     }
 
     static func models(fittedExponent: Double) -> [(name: String, model: DistanceModel)] {
-        [("AltBeacon Nexus 5 curve", .altBeacon),
-         ("Home Assistant curve", .homeAssistant),
-         ("log-distance n=2", .freeSpaceLogDistance),
-         ("log-distance fitted n", .logDistance(pathLossExponent: fittedExponent))]
+        [
+            ("AltBeacon Nexus 5 curve", .altBeacon),
+            ("Home Assistant curve", .homeAssistant),
+            ("log-distance n=2", .freeSpaceLogDistance),
+            ("log-distance fitted n", .logDistance(pathLossExponent: fittedExponent)),
+        ]
     }
 
     /// The path-loss exponent that best predicts log10(distance) from raw RSSI by least squares

@@ -2,18 +2,24 @@ import BeaconKit
 
 /// The markdown report of `ranging-eval`: calibration, then error tables.
 extension RangingEvaluation {
-    static func markdown(recordings: [HeraldRecording], powers: [Int], fittedExponents: [Double],
-                         scores: Scores) -> String {
+    static func markdown(
+        recordings: [HeraldRecording], powers: [Int], fittedExponents: [Double],
+        scores: Scores
+    ) -> String {
         var lines: [String] = []
         lines.append("### Recordings and calibration")
         lines.append("")
-        lines.append("| recording | receiver | transmitter | rows | stops | distances | measured power (median RSSI at 100 cm) | fitted n (from the other recordings) |")
+        lines.append(
+            "| recording | receiver | transmitter | rows | stops | distances | "
+                + "measured power (median RSSI at 100 cm) | fitted n (from the other recordings) |"
+        )
         lines.append("|---|---|---|---:|---:|---|---:|---:|")
         for (index, recording) in recordings.enumerated() {
             let distances = recording.rows.map(\.distance)
             let range = "\(Statistics.format(distances.min() ?? 0))–\(Statistics.format(distances.max() ?? 0)) m"
-            lines.append("| \(recording.file) | \(recording.receiver) | \(recording.transmitter) | \(recording.rows.count) "
-                + "| \(recording.stops.count) | \(range) | \(powers[index]) dBm | \(Statistics.format(fittedExponents[index])) |")
+            lines.append(
+                "| \(recording.file) | \(recording.receiver) | \(recording.transmitter) | \(recording.rows.count) "
+                    + "| \(recording.stops.count) | \(range) | \(powers[index]) dBm | \(Statistics.format(fittedExponents[index])) |")
         }
         let allBands = Array(bandNames.indices)
         let bandColumns = bandNames + ["all"]
@@ -24,8 +30,11 @@ extension RangingEvaluation {
             lines.append("### Absolute error (m), median / 90th percentile, \(weighting)")
             lines.append("")
             lines += table(columns: bandColumns) { model, filter in
-                bandSets.map { Statistics.absoluteMedianAndP90(scores.errors(model: model, filter: filter, bands: $0),
-                                                               equalGroups: equalGroups) }
+                bandSets.map {
+                    Statistics.absoluteMedianAndP90(
+                        scores.errors(model: model, filter: filter, bands: $0),
+                        equalGroups: equalGroups)
+                }
             }
             let counts = bandSets.map { bands in
                 scores.errors(model: 0, filter: 0, bands: bands).map { "\($0.count)" }.joined(separator: "+")
@@ -41,10 +50,14 @@ extension RangingEvaluation {
         }
 
         lines.append("")
-        lines.append("### Proximity agreement: estimated band = true band (immediate < 0.5 m ≤ near < 3 m ≤ far), each recording weighted equally")
+        lines.append(
+            "### Proximity agreement: estimated band = true band (immediate < 0.5 m ≤ near < 3 m ≤ far), "
+                + "each recording weighted equally")
         lines.append("")
-        let classes: [(String, BeaconProximity?)] = [("all", nil), ("truly immediate", .immediate),
-                                                      ("truly near", .near), ("truly far", .far)]
+        let classes: [(String, BeaconProximity?)] = [
+            ("all", nil), ("truly immediate", .immediate),
+            ("truly near", .near), ("truly far", .far),
+        ]
         lines += table(columns: classes.map(\.0)) { model, filter in
             classes.map { _, truth in
                 scores.proximityAgreement(model: model, filter: filter, truth: truth)
@@ -67,8 +80,10 @@ extension RangingEvaluation {
 
     /// A model × filter table: header, separator and one row per pair.
     private static func table(columns: [String], cells: (_ model: Int, _ filter: Int) -> [String]) -> [String] {
-        var lines = ["| model | filter | " + columns.joined(separator: " | ") + " |",
-                     "|---|---|" + String(repeating: "---:|", count: columns.count)]
+        var lines = [
+            "| model | filter | " + columns.joined(separator: " | ") + " |",
+            "|---|---|" + String(repeating: "---:|", count: columns.count),
+        ]
         for (model, entry) in models(fittedExponent: DistanceModel.defaultPathLossExponent).enumerated() {
             for (filter, filterEntry) in filters.enumerated() {
                 lines.append("| \(entry.name) | \(filterEntry.name) | " + cells(model, filter).joined(separator: " | ") + " |")

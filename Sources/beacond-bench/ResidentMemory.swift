@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The process's resident memory as Linux reports it: `VmRSS` and `VmHWM` from /proc/self/status
@@ -22,18 +22,20 @@ struct ResidentMemory: Codable {
         let status = try contents(of: "/proc/self/status")
         let statm = try contents(of: "/proc/self/statm").split(separator: " ")
         guard let resident = kilobytes("VmRSS:", in: status), let peak = kilobytes("VmHWM:", in: status),
-              statm.count >= 2, let pages = Int(statm[1]) else {
+            statm.count >= 2, let pages = Int(statm[1])
+        else {
             throw Unavailable(description: "/proc/self/status or statm lack VmRSS, VmHWM or resident pages")
         }
-        return ResidentMemory(residentBytes: resident * 1024, peakResidentBytes: peak * 1024,
-                              statmResidentBytes: pages * pageSize)
+        return ResidentMemory(
+            residentBytes: resident * 1024, peakResidentBytes: peak * 1024,
+            statmResidentBytes: pages * pageSize)
     }
 
     private static var pageSize: Int {
         #if canImport(Glibc)
-        return sysconf(Int32(_SC_PAGESIZE))
+            return sysconf(Int32(_SC_PAGESIZE))
         #else
-        return 4096
+            return 4096
         #endif
     }
 

@@ -37,8 +37,9 @@ func makeTrackedBeaconTableForMemoryBench(_ kind: MeasuredTableKind, beacons: In
         }
         for index in 0..<beacons {
             let identity = MemoryBenchmark.observation(of: index, at: 0).identity
-            pipeline.startMonitoring(BeaconRegion(identifier: "region-\(index)", constraint: BeaconIdentityConstraint(identity)),
-                                     key: index, at: .epoch, into: &events)
+            pipeline.startMonitoring(
+                BeaconRegion(identifier: "region-\(index)", constraint: BeaconIdentityConstraint(identity)),
+                key: index, at: .epoch, into: &events)
         }
         return PipelineTable(pipeline: pipeline)
     }

@@ -50,8 +50,11 @@ struct BeacondCommand: AsyncParsableCommand {
         version: BeacondVersion.current,
         subcommands: [Replay.self])
 
-    @Option(name: .long, help: ArgumentHelp("The bus to serve on: system, session, or a D-Bus address such as unix:path=/run/x.",
-                                            valueName: "system|session|ADDRESS"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The bus to serve on: system, session, or a D-Bus address such as unix:path=/run/x.",
+            valueName: "system|session|ADDRESS"))
     var bus: DBusBusAddress = .system
 
     @Option(name: .long, help: ArgumentHelp("Directory with beacond.toml and apps.d/.", valueName: "DIR"))
@@ -62,9 +65,12 @@ struct BeacondCommand: AsyncParsableCommand {
 
     // A transform rather than ExpressibleByArgument: the argument parser shows the reason only for an error a
     // transform throws ("fifo: needs a path"), and a bare "invalid" would not say what to fix.
-    @Option(name: .long, help: ArgumentHelp("Scanner source, overriding [scanner] source in beacond.toml.",
-                                            valueName: "auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH"),
-            transform: { text in try ScannerSpec(parsing: text) })
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Scanner source, overriding [scanner] source in beacond.toml.",
+            valueName: "auto|hci[:hciN]|bluez[:hciN]|replay:PATH|fifo:PATH"),
+        transform: { text in try ScannerSpec(parsing: text) })
     var scanner: ScannerSpec?
 
     @Option(name: .long, help: "Lowest log level written.")
@@ -74,9 +80,11 @@ struct BeacondCommand: AsyncParsableCommand {
         let level = logLevel
         LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }
         let logger = Logger(label: "beacond")
-        try await DaemonRunner.run(options: DaemonOptions(bus: bus, configDirectory: configDir,
-                                                          stateDirectory: stateDir, scanner: scanner),
-                                   logger: logger)
+        try await DaemonRunner.run(
+            options: DaemonOptions(
+                bus: bus, configDirectory: configDir,
+                stateDirectory: stateDir, scanner: scanner),
+            logger: logger)
     }
 }
 

@@ -22,8 +22,9 @@ enum DaemonRunner {
         }
         try loop.startThread()
         let service = DaemonService(daemon: daemon, logger: logger)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         var failure: (any Error)?
         do { try await group.run() } catch { failure = error }
         SystemdNotifier.notify("STOPPING=1")

@@ -59,45 +59,63 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "One JSON object per line instead of a table.")
     var json = false
 
-    @Flag(help: ArgumentHelp("Print counts (records, HCI events, reports, iBeacons, malformed) and throughput.",
-                             discussion: "Without --json only the statistics are printed (and the events of --monitor and "
-                                + "--range); with --json they follow the observations as a final object."))
+    @Flag(
+        help: ArgumentHelp(
+            "Print counts (records, HCI events, reports, iBeacons, malformed) and throughput.",
+            discussion: "Without --json only the statistics are printed (and the events of --monitor and "
+                + "--range); with --json they follow the observations as a final object."))
     var stats = false
 
     @Option(help: "realtime: wait between records as the capture did; max: as fast as possible.")
     var speed: Speed = .max
 
-    @Option(name: .customLong("monitor"), help: ArgumentHelp(
-        "Monitor a beacon region (repeatable); @ROOM: inside only while its beacon is in that room (needs --room).",
-        valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
+    @Option(
+        name: .customLong("monitor"),
+        help: ArgumentHelp(
+            "Monitor a beacon region (repeatable); @ROOM: inside only while its beacon is in that room (needs --room).",
+            valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
     var monitored: [String] = []
 
-    @Option(help: ArgumentHelp("The room the capture's receiver was in: its beacons are placed there (for --monitor ...@ROOM).",
-                               valueName: "room"))
+    @Option(
+        help: ArgumentHelp(
+            "The room the capture's receiver was in: its beacons are placed there (for --monitor ...@ROOM).",
+            valueName: "room"))
     var room: String?
 
-    @Option(help: ArgumentHelp("Adaptive exits: each beacon exits after a silence learned from its own rhythm, at least this "
-        + "long and at most --exit-timeout (0: off).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Adaptive exits: each beacon exits after a silence learned from its own rhythm, at least this "
+                + "long and at most --exit-timeout (0: off).", valueName: "seconds"))
     var exitTimeoutMin: Double = 0
 
-    @Option(help: ArgumentHelp("With --exit-timeout-min: the chance per hour that a present beacon is wrongly exited.",
-                               valueName: "probability"))
+    @Option(
+        help: ArgumentHelp(
+            "With --exit-timeout-min: the chance per hour that a present beacon is wrongly exited.",
+            valueName: "probability"))
     var exitChance: Double = 1e-3
 
-    @Option(name: .customLong("range"), help: ArgumentHelp(
-        "Range beacons matching this constraint (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
+    @Option(
+        name: .customLong("range"),
+        help: ArgumentHelp(
+            "Range beacons matching this constraint (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
     var ranged: [String] = []
 
     @Option(help: ArgumentHelp("Seconds without a sighting before a region is exited.", valueName: "seconds"))
     var exitTimeout: Double = 30
 
     // Unconditional: a level is negative, and `-70` must not be taken for an option.
-    @Option(parsing: .unconditional, help: ArgumentHelp("RSSI hysteresis of the monitored regions, with --absent-rssi: a sighting at or above "
-        + "this level can enter a region.", valueName: "dBm"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "RSSI hysteresis of the monitored regions, with --absent-rssi: a sighting at or above "
+                + "this level can enter a region.", valueName: "dBm"))
     var enterRSSI: Int?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --enter-rssi: a sighting below this level does not count; between the two it "
-        + "keeps an inside region inside.", valueName: "dBm"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "With --enter-rssi: a sighting below this level does not count; between the two it "
+                + "keeps an inside region inside.", valueName: "dBm"))
     var absentRSSI: Int?
 
     @Option(help: ArgumentHelp("Seconds of engine time each line of a text capture stands for.", valueName: "seconds"))
@@ -156,8 +174,9 @@ struct Replay: AsyncParsableCommand {
         }
         guard exitTimeoutMin != 0 else { return nil }
         guard exitTimeoutMin <= exitTimeout else {
-            throw ValidationError("--exit-timeout-min \(exitTimeoutMin) is longer than --exit-timeout \(exitTimeout): adaptive "
-                + "exits fall between the two (e.g. --exit-timeout-min 3 --exit-timeout 180)")
+            throw ValidationError(
+                "--exit-timeout-min \(exitTimeoutMin) is longer than --exit-timeout \(exitTimeout): adaptive "
+                    + "exits fall between the two (e.g. --exit-timeout-min 3 --exit-timeout 180)")
         }
         do {
             return try AdaptiveExit(minimum: try Self.duration(exitTimeoutMin, name: "--exit-timeout-min"), chance: exitChance)

@@ -66,7 +66,7 @@ struct ReplayOutput {
         padTo(start + 28)
         append(" iBeacon  ")
         appendAddress(observation.address)
-        append("  ")  // the address is 17 wide, padded to 18, then the separator
+        append("  ") // the address is 17 wide, padded to 18, then the separator
         appendUUID(identity.uuid)
         buffer.append(0x20)
         appendRightAligned(Int(identity.major), width: 5)

@@ -34,15 +34,19 @@ struct ReplaySession {
     /// The longest single wait in realtime replay.
     static let longestRealtimeWait: Duration = .seconds(60)
 
-    init(output: Output, monitored: [RegionSpec], ranged: [BeaconIdentityConstraint],
-         exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, adaptiveExit: AdaptiveExit? = nil, room: String? = nil,
-         lineInterval: Duration, printsObservations: Bool = true) throws {
+    init(
+        output: Output, monitored: [RegionSpec], ranged: [BeaconIdentityConstraint],
+        exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, adaptiveExit: AdaptiveExit? = nil, room: String? = nil,
+        lineInterval: Duration, printsObservations: Bool = true
+    ) throws {
         self.output = output
         self.printsObservations = printsObservations
         self.lineInterval = lineInterval
         self.pendingRegions = []
-        pipeline = BeaconPipeline(monitoring: try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis,
-                                                                          adaptiveExit: adaptiveExit))
+        pipeline = BeaconPipeline(
+            monitoring: try MonitoringConfiguration(
+                exitTimeout: exitTimeout, hysteresis: hysteresis,
+                adaptiveExit: adaptiveExit))
         // The capture is one receiver's: in `room`, every beacon it hears is placed there.
         if let room { pipeline.presence = RoomPresence(localRoom: room) }
         if output == .table, printsObservations || !monitored.isEmpty || !ranged.isEmpty { printTableHeader() }
@@ -156,13 +160,15 @@ struct ReplaySession {
             for (reason, count) in counters.malformedByReason.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 out.line("    \(reason.rawValue): \(count)")
             }
-            out.line("  throughput           \(formatRate(rate)) reports/s (\(counters.reports) advertising reports in "
-                + "\(String(format: "%.3f", seconds)) s, the whole replay: reading, decoding, engine and output)")
+            out.line(
+                "  throughput           \(formatRate(rate)) reports/s (\(counters.reports) advertising reports in "
+                    + "\(String(format: "%.3f", seconds)) s, the whole replay: reading, decoding, engine and output)")
         case .json:
-            out.line("{\"stats\": {\"files\": \(files), \"records\": \(recordCount), \"events\": \(counters.events), "
-                + "\"advertisingEvents\": \(counters.advertisingEvents), \"reports\": \(counters.reports), "
-                + "\"iBeacons\": \(counters.iBeacons), \"malformed\": \(malformed), \"malformedRecords\": \(malformedRecords), "
-                + "\"seconds\": \(String(format: "%.6f", seconds)), \"reportsPerSecond\": \(Int(rate))}}")
+            out.line(
+                "{\"stats\": {\"files\": \(files), \"records\": \(recordCount), \"events\": \(counters.events), "
+                    + "\"advertisingEvents\": \(counters.advertisingEvents), \"reports\": \(counters.reports), "
+                    + "\"iBeacons\": \(counters.iBeacons), \"malformed\": \(malformed), \"malformedRecords\": \(malformedRecords), "
+                    + "\"seconds\": \(String(format: "%.6f", seconds)), \"reportsPerSecond\": \(Int(rate))}}")
         }
         out.flush()
     }
@@ -227,8 +233,9 @@ struct ReplaySession {
                         + "\"accuracy\": \(formatAccuracyJSON(beacon.accuracy)), \"proximity\": \"\(beacon.proximity.rawValue)\", "
                         + "\"txPower\": \(beacon.measuredPower), \"lastSeen\": \(time == nil ? "null" : "\"\(beacon.timestamp.iso8601)\"")}"
                 }
-                out.line("{\"event\": \"didRangeBeacons\", \"time\": \(stamp.map { "\"\($0)\"" } ?? "null"), \"constraint\": \(jsonString(result.key)), "
-                    + "\"beacons\": [\(beacons.joined(separator: ", "))]}")
+                out.line(
+                    "{\"event\": \"didRangeBeacons\", \"time\": \(stamp.map { "\"\($0)\"" } ?? "null"), \"constraint\": \(jsonString(result.key)), "
+                        + "\"beacons\": [\(beacons.joined(separator: ", "))]}")
             case .table:
                 let list = result.beacons.map { beacon in
                     let name = "\(beacon.identity.major):\(beacon.identity.minor)"

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// sd_notify(3) without libsystemd: a datagram to `$NOTIFY_SOCKET` (READY=1, RELOADING=1, STOPPING=1,

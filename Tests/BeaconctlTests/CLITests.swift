@@ -17,8 +17,10 @@ struct CLITests {
         for needle in ["Exit status", "64", "69", "77", "BEACOND_BUS", "--bus", "Examples", "beacond-admin", "--json"] {
             #expect(root.stdout.contains(needle), "beaconctl --help lacks \(needle)")
         }
-        for command in [["status"], ["beacons"], ["regions"], ["clients"], ["events"], ["auth", "list"], ["auth", "grant"],
-                        ["auth", "deny"], ["auth", "reset"], ["services"], ["client"]] {
+        for command in [
+            ["status"], ["beacons"], ["regions"], ["clients"], ["events"], ["auth", "list"], ["auth", "grant"],
+            ["auth", "deny"], ["auth", "reset"], ["services"], ["client"],
+        ] {
             let help = try CLI.run(command + ["--help"])
             #expect(help.status == 0)
             for needle in ["Exit status", "Example", "--bus"] {
@@ -110,7 +112,8 @@ struct CLITests {
         for command in [["status"], ["clients"], ["auth", "grant", "com.example.door", "always"], ["events"]] {
             let run = try CLI.run(["--bus", fake.bus.address] + command)
             #expect(run.status == 77, "\(command)")
-            #expect(run.stderr == "beaconctl: Admin1 is for root and members of beacond-admin; "
+            #expect(
+                run.stderr == "beaconctl: Admin1 is for root and members of beacond-admin; "
                     + "add yourself: sudo usermod -aG beacond-admin $USER\n")
         }
         let doctor = try CLI.run(["--bus", fake.bus.address, "doctor"])
@@ -128,10 +131,13 @@ struct CLITests {
         #expect(try CLI.run(["--bus", fake.bus.address, "auth", "reset", "com.example.door"]).status == 0)
         #expect(try CLI.run(["--bus", fake.bus.address, "services", "off"]).stdout == "location services: off\n")
         // Each auth verb reads the app's status before and after its change, to say what the change did.
-        #expect(fake.log.all == ["ListApps", "SetAuthorization com.example.door authorizedWhenInUse", "ListApps",
-                                 "ListApps", "SetAuthorization com.example.door denied", "ListApps",
-                                 "ListApps", "ResetAuthorization com.example.door", "ListApps",
-                                 "SetLocationServicesEnabled false"])
+        #expect(
+            fake.log.all == [
+                "ListApps", "SetAuthorization com.example.door authorizedWhenInUse", "ListApps",
+                "ListApps", "SetAuthorization com.example.door denied", "ListApps",
+                "ListApps", "ResetAuthorization com.example.door", "ListApps",
+                "SetLocationServicesEnabled false",
+            ])
         let unknown = try CLI.run(["--bus", fake.bus.address, "auth", "grant", "org.nobody", "always"])
         #expect(unknown.status == 1)
         #expect(unknown.stderr == "beaconctl: no app 'org.nobody' is declared\n")
@@ -145,8 +151,13 @@ struct CLITests {
     @Test func eventsCountJSONLinesThenUnwatch() throws {
         let fake = try FakeBeacond(eventsOnWatch: [
             (BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(true)]),
-            (BeacondEventKind.didEnterRegion, [BeacondEventKey.appID: .string(Samples.app),
-                                               BeacondEventKey.region: .vardict(Samples.region("lobby"))]),
+            (
+                BeacondEventKind.didEnterRegion,
+                [
+                    BeacondEventKey.appID: .string(Samples.app),
+                    BeacondEventKey.region: .vardict(Samples.region("lobby")),
+                ]
+            ),
             (BeacondEventKind.configurationRejected, [BeacondEventKey.error: .string("never printed")]),
         ])
         let run = try CLI.run(["--bus", fake.bus.address, "events", "--json", "--count", "2"])
@@ -191,8 +202,10 @@ struct CLITests {
         let cycle: [String: DBusValue] = [
             BeacondEventKey.appID: .string(Samples.app), BeacondEventKey.client: .objectPath("/org/beacond/client/1"),
             BeacondEventKey.constraint: .vardict([BeacondKey.uuid: .string(Samples.uuid)]),
-            BeacondEventKey.beacons: Samples.dictionaries([Samples.beacon(minor: 2, rssi: -58, accuracy: 0.92, proximity: "near"),
-                                                           Samples.beacon(minor: 3, rssi: 0, accuracy: -1, proximity: "unknown")]),
+            BeacondEventKey.beacons: Samples.dictionaries([
+                Samples.beacon(minor: 2, rssi: -58, accuracy: 0.92, proximity: "near"),
+                Samples.beacon(minor: 3, rssi: 0, accuracy: -1, proximity: "unknown"),
+            ]),
         ]
         let fake = try FakeBeacond(eventsOnWatch: [
             (BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(true)]),
@@ -240,8 +253,10 @@ struct CLITests {
     /// AuthorizationChanged → StartMonitoring → events; then it cleans up.
     @Test func clientWaitsForAnAdministratorThenMonitors() throws {
         let fake = try FakeBeacond()
-        let live = try CLI.start(["--bus", fake.bus.address, "client", "--app", Samples.app, "monitor", "\(Samples.uuid):1",
-                                  "--identifier", "door", "--count", "2", "--json"])
+        let live = try CLI.start([
+            "--bus", fake.bus.address, "client", "--app", Samples.app, "monitor", "\(Samples.uuid):1",
+            "--identifier", "door", "--count", "2", "--json",
+        ])
         let registered = try Self.json(try #require(live.nextLine()))
         #expect(registered["Kind"] as? String == "ClientRegistered")
         #expect((registered["Data"] as? [String: Any])?["Client"] as? String == "/org/beacond/client/1")
@@ -259,8 +274,11 @@ struct CLITests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("waiting for an administrator: beaconctl auth grant com.example.door always"))
         let kinds = try run.lines.map { try Self.json($0)["Kind"] as? String ?? "?" }
-        #expect(kinds == ["ClientRegistered", "AuthorizationChanged", "AuthorizationRequested", "AuthorizationChanged", "DidStartMonitoring",
-                          "DidDetermineState", "DidEnterRegion"])
+        #expect(
+            kinds == [
+                "ClientRegistered", "AuthorizationChanged", "AuthorizationRequested", "AuthorizationChanged", "DidStartMonitoring",
+                "DidDetermineState", "DidEnterRegion",
+            ])
         try #require(run.lines.count == 7)
         let granted = try Self.json(run.lines[3])
         #expect((granted["Data"] as? [String: Any])?["Status"] as? String == "authorizedAlways")
@@ -271,16 +289,20 @@ struct CLITests {
         let set = try #require(calls.firstIndex(of: "SetAuthorization com.example.door authorizedAlways"))
         let after = try #require(calls[(set + 1)...].firstIndex(of: "ListApps"))
         calls.remove(at: after)
-        #expect(calls == ["RegisterClient com.example.door", "Request always",
-                          "ListApps", "SetAuthorization com.example.door authorizedAlways",
-                          "StartMonitoring door Identifier,Major,UUID", "StopMonitoring door", "Close /org/beacond/client/1"])
+        #expect(
+            calls == [
+                "RegisterClient com.example.door", "Request always",
+                "ListApps", "SetAuthorization com.example.door authorizedAlways",
+                "StartMonitoring door Identifier,Major,UUID", "StopMonitoring door", "Close /org/beacond/client/1",
+            ])
     }
 
     @Test func clientRefusedByTheDaemonPrintsItsMessage() throws {
         let fake = try FakeBeacond(appStatus: BeacondStatus.authorizedWhenInUse)
         let run = try CLI.run(["--bus", fake.bus.address, "client", "--app", Samples.app, "monitor", Samples.uuid])
         #expect(run.status == 1)
-        #expect(run.stderr == "beaconctl: monitoring needs authorizedAlways; this app is authorizedWhenInUse. Call "
+        #expect(
+            run.stderr == "beaconctl: monitoring needs authorizedAlways; this app is authorizedWhenInUse. Call "
                 + "RequestAlwaysAuthorization or ask an administrator: beaconctl auth grant com.example.door always\n")
         #expect(fake.log.all.last == "Close /org/beacond/client/1")
         let unknown = try CLI.run(["--bus", fake.bus.address, "client", "--app", "org.nobody", "range", Samples.uuid])
@@ -294,8 +316,11 @@ struct CLITests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.lines.filter { $0.contains("DidRangeBeacons") }.count == 2)
         #expect(run.stdout.contains("    \(Samples.uuid)  1:2 -58 dBm 0.92 m near"))
-        #expect(fake.log.all == ["RegisterClient com.example.door", "Request whenInUse", "StartRanging", "StopRanging",
-                                 "Close /org/beacond/client/1"])
+        #expect(
+            fake.log.all == [
+                "RegisterClient com.example.door", "Request whenInUse", "StartRanging", "StopRanging",
+                "Close /org/beacond/client/1",
+            ])
     }
 
     @Test func doctorExplainsAPendingRequest() throws {

@@ -10,9 +10,11 @@ struct CalibrationSessionTests {
     static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 
     func entry(_ minor: UInt16, _ receiver: String, rssi: Double, at time: UInt64) -> VarDict {
-        [BeacondReadingKey.uuid: .string(Self.uuid), BeacondReadingKey.major: .uint16(9), BeacondReadingKey.minor: .uint16(minor),
-         BeacondReadingKey.receiver: .string(receiver), BeacondReadingKey.rssi: .double(rssi),
-         BeacondReadingKey.measuredPower: .int16(-59), BeacondReadingKey.timestamp: .uint64(time)]
+        [
+            BeacondReadingKey.uuid: .string(Self.uuid), BeacondReadingKey.major: .uint16(9), BeacondReadingKey.minor: .uint16(minor),
+            BeacondReadingKey.receiver: .string(receiver), BeacondReadingKey.rssi: .double(rssi),
+            BeacondReadingKey.measuredPower: .int16(-59), BeacondReadingKey.timestamp: .uint64(time),
+        ]
     }
 
     @Test("without [mqtt] there are no receivers to fit: refused at once, naming the daemon's beacond.toml")
@@ -21,8 +23,10 @@ struct CalibrationSessionTests {
         let message = try #require(CalibrationSession.missingFleet(status: off))
         #expect(message.contains("[mqtt]") && message.contains("/srv/conf/beacond.toml"), "\(message)")
         #expect(CalibrationSession.missingFleet(status: [:]) != nil, "a daemon that says nothing of MQTT has no receivers")
-        let on: VarDict = [BeacondStatusKey.mqttBroker: .string("mqtt://127.0.0.1:1883"),
-                           BeacondStatusKey.mqttState: .string("connecting")]
+        let on: VarDict = [
+            BeacondStatusKey.mqttBroker: .string("mqtt://127.0.0.1:1883"),
+            BeacondStatusKey.mqttState: .string("connecting"),
+        ]
         #expect(CalibrationSession.missingFleet(status: on) == nil)
     }
 
@@ -30,9 +34,11 @@ struct CalibrationSessionTests {
     func references() throws {
         let reference = try CalibrationReference(parsing: "\(Self.uuid):9:1@kitchen=1.5")
         #expect(reference.receiver == "kitchen" && reference.distance == 1.5 && reference.beacon.minor == 1)
-        for (text, problem) in [("\(Self.uuid):9:1@kitchen", "=METRES"), ("\(Self.uuid):9@kitchen=1", "UUID:MAJOR:MINOR"),
-                                ("\(Self.uuid):9:1=1", "@ROOM"), ("\(Self.uuid):9:1@kitchen=0", "0.1 to 100"),
-                                ("\(Self.uuid):9:1@Kitchen=1", "not a room")] {
+        for (text, problem) in [
+            ("\(Self.uuid):9:1@kitchen", "=METRES"), ("\(Self.uuid):9@kitchen=1", "UUID:MAJOR:MINOR"),
+            ("\(Self.uuid):9:1=1", "@ROOM"), ("\(Self.uuid):9:1@kitchen=0", "0.1 to 100"),
+            ("\(Self.uuid):9:1@Kitchen=1", "not a room"),
+        ] {
             #expect(throws: CalibrationReferenceError.self) { try CalibrationReference(parsing: text) }
             do { _ = try CalibrationReference(parsing: text) } catch { #expect(error.description.contains(problem), "\(error)") }
         }
@@ -40,14 +46,18 @@ struct CalibrationSessionTests {
 
     @Test("each reading counts once, only by the reference's own receiver, and the fit comes from the means")
     func fits() throws {
-        var session = CalibrationSession(references: [try CalibrationReference(parsing: "\(Self.uuid):9:1@kitchen=1"),
-                                                      try CalibrationReference(parsing: "\(Self.uuid):9:2@kitchen=4")])
+        var session = CalibrationSession(references: [
+            try CalibrationReference(parsing: "\(Self.uuid):9:1@kitchen=1"),
+            try CalibrationReference(parsing: "\(Self.uuid):9:2@kitchen=4"),
+        ])
         let far = -65 - 27 * log10(4.0)
         for second in 0..<3 {
             let time = UInt64(1_000_000 * second)
             // The same reading listed twice (polled twice before the next came) and the office's reading: not counted.
-            session.add([entry(1, "kitchen", rssi: -64 - Double(second % 2) * 2, at: time), entry(2, "kitchen", rssi: far, at: time),
-                         entry(1, "office", rssi: -90, at: time)])
+            session.add([
+                entry(1, "kitchen", rssi: -64 - Double(second % 2) * 2, at: time), entry(2, "kitchen", rssi: far, at: time),
+                entry(1, "office", rssi: -90, at: time),
+            ])
             session.add([entry(1, "kitchen", rssi: -64 - Double(second % 2) * 2, at: time)])
         }
         #expect(session.count(of: session.references[0]) == 3)
@@ -72,8 +82,10 @@ struct CalibrationSessionTests {
             [beacons]
             "\(Self.uuid):9:1" = -62
             """
-        let fit = try CalibrationFit.fit([CalibrationSample(distance: 1, rssi: -65, measuredPower: -59),
-                                          CalibrationSample(distance: 4, rssi: -65 - 27 * log10(4.0), measuredPower: -59)])
+        let fit = try CalibrationFit.fit([
+            CalibrationSample(distance: 1, rssi: -65, measuredPower: -59),
+            CalibrationSample(distance: 4, rssi: -65 - 27 * log10(4.0), measuredPower: -59),
+        ])
         let text = CalibrationSession.calibrationFile(existing: existing, fits: [("kitchen", fit)], at: "2026-11-25T12:00:00Z")
         #expect(text.contains("# mine") && text.contains("[receivers.office]\nrssi_offset = -3"))
         #expect(text.contains("\"\(Self.uuid):9:1\" = -62"))

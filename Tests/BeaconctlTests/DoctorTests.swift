@@ -12,9 +12,12 @@ struct DoctorTests {
     @Test func healthyDaemonAndAppPassEverything() {
         let checks = Doctor.checks(status: Samples.status(), app: Self.app)
         #expect(Self.failing(checks).isEmpty, "\(Self.failing(checks))")
-        #expect(checks.map(\.title) == ["location services on", "state saved", "scanner working", "app com.example.door declared",
-                                        "com.example.door authorized", "com.example.door connected",
-                                        "com.example.door monitors or ranges"])
+        #expect(
+            checks.map(\.title) == [
+                "location services on", "state saved", "scanner working", "app com.example.door declared",
+                "com.example.door authorized", "com.example.door connected",
+                "com.example.door monitors or ranges",
+            ])
         #expect(DoctorCheck.json(checks).text.hasPrefix(#"{"Checks":[{"Check":"location services on","Detail":"on","Fix":null,"Passed":true}"#))
     }
 
@@ -22,14 +25,16 @@ struct DoctorTests {
     @Test func adminAccessRefusedNamesTheGroupAndFileInForce() {
         let refusal = BeaconctlError.calling(
             BeacondInterface.admin, BeacondMember.getStatus, on: BusChoice(address: .session),
-            DBusCallError(name: BeacondErrorName.accessDenied.rawValue,
-                          message: "org.beacond.Admin1 is for root and members of group 'backup' (admin_group in "
-                              + "/srv/conf/beacond.toml); bob (uid 1000) is neither. Fix: sudo usermod -aG backup bob "
-                              + "and log in again, or run the command as root"))
+            DBusCallError(
+                name: BeacondErrorName.accessDenied.rawValue,
+                message: "org.beacond.Admin1 is for root and members of group 'backup' (admin_group in "
+                    + "/srv/conf/beacond.toml); bob (uid 1000) is neither. Fix: sudo usermod -aG backup bob "
+                    + "and log in again, or run the command as root"))
         let check = Doctor.adminAccess(refused: refusal)
         #expect(!check.passed)
-        #expect(check.detail == "org.beacond.Admin1 is for root and members of group 'backup' (admin_group in "
-                    + "/srv/conf/beacond.toml); bob (uid 1000) is neither")
+        #expect(
+            check.detail == "org.beacond.Admin1 is for root and members of group 'backup' (admin_group in "
+                + "/srv/conf/beacond.toml); bob (uid 1000) is neither")
         #expect(check.fix == "sudo usermod -aG backup bob and log in again, or run the command as root")
         let text = check.lines.joined(separator: "\n")
         #expect(!text.contains("beacond-admin") && !text.contains("/etc/beacond"), "\(text)")
@@ -53,8 +58,11 @@ struct DoctorTests {
         let failed = Self.failing(Doctor.checks(status: status, app: nil))
         #expect(failed.map(\.title) == ["location services on"])
         #expect(failed.first?.fix?.contains("beaconctl services on") == true)
-        #expect(failed.first?.lines == ["✗ location services on: off: every app is restricted",
-                                        "    fix: beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)"])
+        #expect(
+            failed.first?.lines == [
+                "✗ location services on: off: every app is restricted",
+                "    fix: beaconctl services on (or location_services = true in /etc/beacond/beacond.toml)",
+            ])
     }
 
     @Test func servicesOffInBeacondTomlAreFixedThere() {
@@ -88,7 +96,8 @@ struct DoctorTests {
     }
 
     @Test func aStateErrorShowsTheDaemonsOwnFix() {
-        let error = "/var/lib/beacond/state.sqlite: the state database was deleted while beacond runs, and a new one "
+        let error =
+            "/var/lib/beacond/state.sqlite: the state database was deleted while beacond runs, and a new one "
             + "cannot be written: cannot create the state directory (create it and make it writable)"
         let status = Samples.with(Samples.status(), BeacondStatusKey.stateError, .string(error))
         let check = Self.failing(Doctor.checks(status: status, app: nil)).first
@@ -97,8 +106,9 @@ struct DoctorTests {
     }
 
     @Test func aRejectedReloadFailsItsCheck() {
-        let status = Samples.with(Samples.status(), BeacondStatusKey.configurationError,
-                                  .string("/etc/beacond/beacond.toml:4: exit_timeout = -4 must be > 0"))
+        let status = Samples.with(
+            Samples.status(), BeacondStatusKey.configurationError,
+            .string("/etc/beacond/beacond.toml:4: exit_timeout = -4 must be > 0"))
         let failed = Self.failing(Doctor.checks(status: status, app: nil))
         #expect(failed.map(\.title) == ["configuration on disk in force"])
         #expect(failed.first?.detail.contains("beacond.toml:4") == true)
@@ -115,16 +125,22 @@ struct DoctorTests {
     @Test func bluetoothScannersNeedAPoweredAdapter() {
         var status = Samples.with(Samples.status(), BeacondStatusKey.scanner, .string("hci:hci0"))
         #expect(Self.failing(Doctor.checks(status: status, app: nil)).first?.detail == "none found")
-        status = Samples.with(status, BeacondStatusKey.adapters, Samples.dictionaries([
-            [BeacondAdapterKey.name: .string("hci0"), BeacondAdapterKey.address: .string("00:1A:7D:DA:71:13"),
-             BeacondAdapterKey.powered: .boolean(false)],
-        ]))
+        status = Samples.with(
+            status, BeacondStatusKey.adapters,
+            Samples.dictionaries([
+                [
+                    BeacondAdapterKey.name: .string("hci0"), BeacondAdapterKey.address: .string("00:1A:7D:DA:71:13"),
+                    BeacondAdapterKey.powered: .boolean(false),
+                ]
+            ]))
         let off = Self.failing(Doctor.checks(status: status, app: nil))
         #expect(off.first?.detail == "hci0 powered off")
         #expect(off.first?.fix?.contains("bluetoothctl power on") == true)
-        status = Samples.with(status, BeacondStatusKey.adapters, Samples.dictionaries([
-            [BeacondAdapterKey.name: .string("hci0"), BeacondAdapterKey.powered: .boolean(true)],
-        ]))
+        status = Samples.with(
+            status, BeacondStatusKey.adapters,
+            Samples.dictionaries([
+                [BeacondAdapterKey.name: .string("hci0"), BeacondAdapterKey.powered: .boolean(true)]
+            ]))
         #expect(Self.failing(Doctor.checks(status: status, app: nil)).isEmpty)
     }
 
@@ -150,9 +166,13 @@ struct DoctorTests {
     }
 
     @Test func whenInUseIsEnoughForRangingButNotWhileInBackground() {
-        let background = Samples.status(appStatus: BeacondStatus.authorizedWhenInUse,
-                                        clients: [Samples.client(path: "/org/beacond/client/1", status: BeacondStatus.authorizedWhenInUse,
-                                                                 inUse: false, regions: 0, ranging: 1)], regions: [])
+        let background = Samples.status(
+            appStatus: BeacondStatus.authorizedWhenInUse,
+            clients: [
+                Samples.client(
+                    path: "/org/beacond/client/1", status: BeacondStatus.authorizedWhenInUse,
+                    inUse: false, regions: 0, ranging: 1)
+            ], regions: [])
         let checks = Doctor.checks(status: background, app: Self.app)
         #expect(checks.first { $0.title == "com.example.door authorized" }?.passed == true)
         let connected = checks.first { $0.title == "com.example.door connected" }
@@ -177,8 +197,9 @@ struct DoctorTests {
     func stateDatabase() {
         let healthy = Doctor.checks(status: Samples.status(), app: nil)
         #expect(healthy.contains { $0.title == "state saved" && $0.passed })
-        let status = Samples.with(Samples.status(), BeacondStatusKey.stateError,
-                                  .string("SQLite error 13: database or disk is full"))
+        let status = Samples.with(
+            Samples.status(), BeacondStatusKey.stateError,
+            .string("SQLite error 13: database or disk is full"))
         let failed = Self.failing(Doctor.checks(status: status, app: nil))
         #expect(failed.map(\.title) == ["state saved"])
         #expect(failed.first?.detail.contains("disk is full") == true)
@@ -190,9 +211,11 @@ struct DoctorTests {
 struct MQTTDoctorTests {
     static func status(state: String, detail: String = "", refused: String = "") -> VarDict {
         var status = Samples.status()
-        for (key, value) in [(BeacondStatusKey.mqttBroker, "mqtt://192.0.2.10:1883"), (BeacondStatusKey.mqttState, state),
-                             (BeacondStatusKey.mqttDetail, detail), (BeacondStatusKey.mqttRoom, "hall"),
-                             (BeacondStatusKey.mqttRefused, refused)] {
+        for (key, value) in [
+            (BeacondStatusKey.mqttBroker, "mqtt://192.0.2.10:1883"), (BeacondStatusKey.mqttState, state),
+            (BeacondStatusKey.mqttDetail, detail), (BeacondStatusKey.mqttRoom, "hall"),
+            (BeacondStatusKey.mqttRefused, refused),
+        ] {
             status = Samples.with(status, key, .string(value))
         }
         return status

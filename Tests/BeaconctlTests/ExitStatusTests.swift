@@ -9,8 +9,10 @@ import Testing
 struct ExitStatusTests {
     static let bus = BusChoice(address: .system)
 
-    static func mapped(_ name: String, _ message: String = "the daemon's message",
-                       interface: String = BeacondInterface.admin) -> BeaconctlError {
+    static func mapped(
+        _ name: String, _ message: String = "the daemon's message",
+        interface: String = BeacondInterface.admin
+    ) -> BeaconctlError {
         .calling(interface, BeacondMember.getStatus, on: bus, DBusCallError(name: name, message: message))
     }
 
@@ -45,8 +47,10 @@ struct ExitStatusTests {
         #expect(Self.mapped("org.freedesktop.DBus.Error." + name).exitStatus == 69)
     }
 
-    @Test(arguments: ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownObject",
-                      "org.freedesktop.DBus.Error.InvalidArgs", "com.example.Weird"])
+    @Test(arguments: [
+        "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownObject",
+        "org.freedesktop.DBus.Error.InvalidArgs", "com.example.Weird",
+    ])
     func otherErrorsAre1(name: String) {
         let error = Self.mapped(name, "details")
         #expect(error.exitStatus == 1)
@@ -58,8 +62,9 @@ struct ExitStatusTests {
     }
 
     @Test func connectionFailureIs69AndNamesTheBus() {
-        let error = BeaconctlError.connecting(to: BusChoice(parsing: "unix:path=/nonexistent"),
-                                              DBusCallError(name: "org.freedesktop.DBus.Error.FileNotFound", message: "No such file"))
+        let error = BeaconctlError.connecting(
+            to: BusChoice(parsing: "unix:path=/nonexistent"),
+            DBusCallError(name: "org.freedesktop.DBus.Error.FileNotFound", message: "No such file"))
         #expect(error.exitStatus == 69)
         #expect(error.message.contains("the bus at unix:path=/nonexistent"))
         #expect(error.message.contains("--bus"))
@@ -67,7 +72,8 @@ struct ExitStatusTests {
     }
 
     @Test func sysexitsValues() {
-        #expect([ExitStatus.success, ExitStatus.failure, ExitStatus.usage, ExitStatus.unavailable, ExitStatus.noPermission]
+        #expect(
+            [ExitStatus.success, ExitStatus.failure, ExitStatus.usage, ExitStatus.unavailable, ExitStatus.noPermission]
                 == [0, 1, 64, 69, 77])
         for code in ["0 ", "1 ", "64", "69", "77"] {
             #expect(ExitStatus.helpText.contains("\n  \(code)"), "help lacks \(code)")
@@ -88,10 +94,11 @@ struct ArgumentTests {
 
     @Test func regionAndConstraintDictionariesUseTheAPITypes() throws {
         let constraint = try BeaconIdentityConstraint(parsing: "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:65535")
-        #expect(RegionArguments.constraint(constraint) == [
-            BeacondKey.uuid: .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"),
-            BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(65535),
-        ])
+        #expect(
+            RegionArguments.constraint(constraint) == [
+                BeacondKey.uuid: .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"),
+                BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(65535),
+            ])
         let region = RegionArguments.region(try BeaconIdentityConstraint(parsing: Samples.uuid), identifier: "lobby")
         #expect(region == [BeacondKey.uuid: .string(Samples.uuid), BeacondKey.identifier: .string("lobby")])
         #expect(DBusValue.vardict(region).signature == "a{sv}")

@@ -7,8 +7,10 @@ import Testing
 @Suite("beaconctl output: JSON, tables, times")
 struct OutputTests {
     @Test func jsonWriterIsDeterministicAndEscapes() {
-        let value = JSON.object(["b": .int(-3), "a": .string("quote\" back\\ nl\n tab\t bell\u{07} é"),
-                                 "c": .array([.bool(true), .null, .double(1.5), .double(-1), .double(.nan), .uint(UInt64.max)])])
+        let value = JSON.object([
+            "b": .int(-3), "a": .string("quote\" back\\ nl\n tab\t bell\u{07} é"),
+            "c": .array([.bool(true), .null, .double(1.5), .double(-1), .double(.nan), .uint(UInt64.max)]),
+        ])
         #expect(value.text == #"{"a":"quote\" back\\ nl\n tab\t bell\u0007 é","b":-3,"c":[true,null,1.5,-1,null,18446744073709551615]}"#)
     }
 
@@ -20,8 +22,9 @@ struct OutputTests {
             BeacondKey.timestamp: .uint64(micros), BeacondRegionStatusKey.lastSeen: .uint64(0),
             "Nested": .vardict(["Inner": .variant(.boolean(false))]),
             "Pair": .structure([.string("x"), .int32(1)]),
-            "ByNumber": .dictionary(keySignature: "u", valueSignature: "s",
-                                    [DBusDictionaryEntry(key: .uint32(5), value: .string("five"))]),
+            "ByNumber": .dictionary(
+                keySignature: "u", valueSignature: "s",
+                [DBusDictionaryEntry(key: .uint32(5), value: .string("five"))]),
         ]
         let json = JSON(dictionary)
         guard case .object(let members) = json else { Issue.record("not an object: \(json)"); return }
@@ -38,8 +41,9 @@ struct OutputTests {
     }
 
     @Test func tableAlignsWordsLeftAndNumbersRight() {
-        let table = TextTable(columns: [.init("APP"), .init("N", alignRight: true), .init("NOTE")],
-                              rows: [["door", "7", ""], ["a", "1234", "x"]])
+        let table = TextTable(
+            columns: [.init("APP"), .init("N", alignRight: true), .init("NOTE")],
+            rows: [["door", "7", ""], ["a", "1234", "x"]])
         #expect(table.lines() == ["APP      N  NOTE", "door     7", "a     1234  x"])
     }
 
@@ -98,37 +102,45 @@ struct OutputTests {
         let scanner = lines.firstIndex(of: "scanner            fifo:/run/beacond/fifo (scanning)")
         #expect(scanner.map { lines[$0 + 1] } == pad + "hci (auto: CAP_NET_RAW present): hci0")
         let config = lines.firstIndex { $0.hasPrefix("config  ") }
-        #expect(config.map { lines[$0 + 1] } == pad
-            + "REJECTED at the last reload (the previous configuration stays in force): beacond.toml:3: bad")
+        #expect(
+            config.map { lines[$0 + 1] } == pad
+                + "REJECTED at the last reload (the previous configuration stays in force): beacond.toml:3: bad")
         let state = lines.firstIndex { $0.hasPrefix("state  ") }
         #expect(state.map { lines[$0 + 1] } == pad + "NOT SAVING: read-only")
     }
 
     @Test func statusJSONKeepsTheAPIKeys() throws {
         let json = JSON(Samples.status()).text
-        for key in ["\"Version\":\"0.2.0\"", "\"LocationServicesEnabled\":true", "\"Prompt\":\"admin\"",
-                    "\"StartedAtISO8601\":\"2024-05-01T09:55:00.000000Z\"", "\"LastSeenISO8601\":\"2024-05-01T11:55:00.000000Z\"",
-                    "\"LastSeenISO8601\":null", "\"Warnings\":[\"apps.d/old.toml:3: unknown key 'colour'\"]"] {
+        for key in [
+            "\"Version\":\"0.2.0\"", "\"LocationServicesEnabled\":true", "\"Prompt\":\"admin\"",
+            "\"StartedAtISO8601\":\"2024-05-01T09:55:00.000000Z\"", "\"LastSeenISO8601\":\"2024-05-01T11:55:00.000000Z\"",
+            "\"LastSeenISO8601\":null", "\"Warnings\":[\"apps.d/old.toml:3: unknown key 'colour'\"]",
+        ] {
             #expect(json.contains(key), "missing \(key) in \(json)")
         }
     }
 
     @Test func authListNamesTheCommandThatDecides() {
         let status = Samples.status(appStatus: BeacondStatus.notDetermined, pending: BeacondRequestKind.always)
-        let lines = StatusText.authorizations(apps: status.dictionaries(StatusListKey.apps),
-                                              pending: status.dictionaries(StatusListKey.pendingRequests))
+        let lines = StatusText.authorizations(
+            apps: status.dictionaries(StatusListKey.apps),
+            pending: status.dictionaries(StatusListKey.pendingRequests))
         #expect(lines.contains { $0.contains("com.example.door") && $0.contains("notDetermined") && $0.contains("always") })
         #expect(lines.last == "decide with: beaconctl auth grant com.example.door always   or   beaconctl auth deny com.example.door")
         #expect(StatusText.authorizations(apps: [], pending: []).first?.contains("none declared") == true)
     }
 
     @Test func clientsTable() {
-        let table = StatusText.clients([Samples.client(path: "/org/beacond/client/2", status: BeacondStatus.authorizedWhenInUse,
-                                                       connected: false, inUse: false, regions: 0, ranging: 2)])
-        #expect(table.lines() == [
-            "CLIENT                 APP                UID   PID  STATUS               IN USE  CONNECTED  REGIONS  RANGING",
-            "/org/beacond/client/2  com.example.door  1000  4242  authorizedWhenInUse  no      no               0        2",
+        let table = StatusText.clients([
+            Samples.client(
+                path: "/org/beacond/client/2", status: BeacondStatus.authorizedWhenInUse,
+                connected: false, inUse: false, regions: 0, ranging: 2)
         ])
+        #expect(
+            table.lines() == [
+                "CLIENT                 APP                UID   PID  STATUS               IN USE  CONNECTED  REGIONS  RANGING",
+                "/org/beacond/client/2  com.example.door  1000  4242  authorizedWhenInUse  no      no               0        2",
+            ])
     }
 
     @Test func accuracyText() {
@@ -150,12 +162,16 @@ struct AuthorizationChangeTextTests {
     }
 
     @Test func changesSayTheOldStatusAndTheRequestTheyAnswer() {
-        #expect(AppAuthorization.change(app: "a", before: AppAuthorization(status: "notDetermined", pendingRequest: "whenInUse"),
-                                        after: AppAuthorization(status: "authorizedWhenInUse", pendingRequest: ""))
-            == "a: authorizedWhenInUse (was notDetermined), answering its request for WhenInUse")
-        #expect(AppAuthorization.change(app: "a", before: AppAuthorization(status: "denied", pendingRequest: ""),
-                                        after: AppAuthorization(status: "denied", pendingRequest: ""))
-            == "a: already denied; nothing changed")
+        #expect(
+            AppAuthorization.change(
+                app: "a", before: AppAuthorization(status: "notDetermined", pendingRequest: "whenInUse"),
+                after: AppAuthorization(status: "authorizedWhenInUse", pendingRequest: ""))
+                == "a: authorizedWhenInUse (was notDetermined), answering its request for WhenInUse")
+        #expect(
+            AppAuthorization.change(
+                app: "a", before: AppAuthorization(status: "denied", pendingRequest: ""),
+                after: AppAuthorization(status: "denied", pendingRequest: ""))
+                == "a: already denied; nothing changed")
     }
 
     @Test func controlCharactersAreWrittenOut() {
@@ -166,14 +182,17 @@ struct AuthorizationChangeTextTests {
 
     /// A right-to-left override makes `moc.elpmaxe` show as `example.com`: bidirectional controls are written out too.
     @Test func bidirectionalControlsAreWrittenOut() {
-        let bidi: [Unicode.Scalar] = ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}",
-                                      "\u{2068}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}"]
+        let bidi: [Unicode.Scalar] = [
+            "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}",
+            "\u{2068}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}",
+        ]
         for scalar in bidi {
             let code = String(scalar.value, radix: 16, uppercase: true)
             #expect(UntrustedText.escaped("a\(Character(scalar))b") == "a\\u{\(code)}b")
             let hex = String(scalar.value, radix: 16)
-            #expect(JSON.string("a\(Character(scalar))b").text
-                == "\"a\\u" + String(repeating: "0", count: 4 - hex.count) + hex + "b\"")
+            #expect(
+                JSON.string("a\(Character(scalar))b").text
+                    == "\"a\\u" + String(repeating: "0", count: 4 - hex.count) + hex + "b\"")
         }
         #expect(UntrustedText.escaped("lobby\u{202E}moc.elpmaxe", quote: "'") == "lobby\\u{202E}moc.elpmaxe")
         // Letters of right-to-left scripts stay as they are: only the invisible controls are escaped.

@@ -9,10 +9,14 @@ import Testing
 struct HelpGoldenTests {
     static let golden = ReplayCLITests.packageRoot.appendingPathComponent("Tests/BeacondTests/Golden")
 
-    static let helps: [(tool: String, arguments: [String])] = [
-        ("beacond", []), ("beacond", ["replay"]),
-    ] + ["", "status", "beacons", "regions", "clients", "events", "auth", "auth list", "auth grant", "auth deny",
-         "auth reset", "services", "doctor", "client", "calibrate"].map { ("beaconctl", $0.split(separator: " ").map(String.init)) }
+    static let helps: [(tool: String, arguments: [String])] =
+        [
+            ("beacond", []), ("beacond", ["replay"]),
+        ]
+        + [
+            "", "status", "beacons", "regions", "clients", "events", "auth", "auth list", "auth grant", "auth deny",
+            "auth reset", "services", "doctor", "client", "calibrate",
+        ].map { ("beaconctl", $0.split(separator: " ").map(String.init)) }
 
     static func binary(_ tool: String) throws -> URL {
         try ReplayCLITests.beacondURL().deletingLastPathComponent().appendingPathComponent(tool)
@@ -37,7 +41,8 @@ struct HelpGoldenTests {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         return zip(lines, lines.dropFirst()).compactMap { line, next in
             guard !line.hasPrefix("USAGE:"), line.count >= 70, !next.isEmpty, !next.hasPrefix(" "), next.count < 40,
-                  !next.hasSuffix("."), !next.hasSuffix(":") else { return nil }
+                !next.hasSuffix("."), !next.hasSuffix(":")
+            else { return nil }
             return line + " / " + next
         }
     }
@@ -91,12 +96,14 @@ struct HelpGoldenTests {
             pending += Self.subcommands(text).filter { $0 != "help" }.map { command + [$0] }
         }
         // The golden renderings cover every command there is.
-        #expect(Set(walked.map { $0.joined(separator: " ") })
+        #expect(
+            Set(walked.map { $0.joined(separator: " ") })
                 == Set(Self.helps.map { ([$0.tool] + $0.arguments).joined(separator: " ") }))
     }
 
-    @Test("each help matches its golden rendering, and no line but USAGE is wider than 80 columns",
-          arguments: helps.map { [$0.tool] + $0.arguments })
+    @Test(
+        "each help matches its golden rendering, and no line but USAGE is wider than 80 columns",
+        arguments: helps.map { [$0.tool] + $0.arguments })
     func help(_ command: [String]) throws {
         let text = try Self.render(command[0], Array(command.dropFirst()))
         let name = command.joined(separator: "-") + ".txt"
@@ -107,8 +114,9 @@ struct HelpGoldenTests {
         }
         let wide = text.split(separator: "\n").filter { !$0.hasPrefix("USAGE:") && $0.count > 80 }
         #expect(wide.isEmpty, "lines wider than 80 columns in \(command.joined(separator: " ")) --help: \(wide)")
-        #expect(Self.raggedBreaks(text).isEmpty,
-                "\(command.joined(separator: " ")) --help has hand-wrapped lines the parser broke again: \(Self.raggedBreaks(text))")
+        #expect(
+            Self.raggedBreaks(text).isEmpty,
+            "\(command.joined(separator: " ")) --help has hand-wrapped lines the parser broke again: \(Self.raggedBreaks(text))")
         let expected = try String(contentsOf: file, encoding: .utf8)
         #expect(text == expected, "\(command.joined(separator: " ")) --help differs from \(file.path)")
     }

@@ -49,8 +49,9 @@ struct ReplayCLITests {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     @Test("beacond --version is the one version (BeacondVersion), as beaconctl's and Manager1.Version are")
@@ -107,8 +108,10 @@ struct ReplayCLITests {
     /// first record (03:27:59.092423); major 20594 is seen 03:27:59.789–03:28:02.260, then silent for 5.5 s, then again until 03:28:11.888.
     /// Major 20597 is seen once, at 03:28:08.744.
     @Test func monitoringEventsFollowTheCaptureClock() throws {
-        let run = try Self.beacond(["replay", "--json", "--monitor", "\(Self.uuid):20594", "--monitor", "\(Self.uuid):20597",
-                                    "--exit-timeout", "5", "--drain", Self.snoopLog])
+        let run = try Self.beacond([
+            "replay", "--json", "--monitor", "\(Self.uuid):20594", "--monitor", "\(Self.uuid):20597",
+            "--exit-timeout", "5", "--drain", Self.snoopLog,
+        ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let events: [(String, String, String?)] = try run.lines.compactMap { line in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -213,8 +216,9 @@ struct ReplayCLITests {
     /// 124 would be the old endless read.
     @Test(arguments: [#"exec "$0" replay /dev/zero"#, #"tr '\0' '#' </dev/zero | "$0" replay -"#])
     func endlessInputWithoutARecordIsExit66(_ script: String) throws {
-        let run = try Self.run(URL(fileURLWithPath: "/usr/bin/timeout"),
-                               ["60", "/bin/sh", "-c", script, try Self.beacondURL().path])
+        let run = try Self.run(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            ["60", "/bin/sh", "-c", script, try Self.beacondURL().path])
         #expect(run.status == 66, "stderr: \(run.stderr.prefix(500))")
         #expect(run.stderr.contains("not a capture"), "stderr: \(run.stderr.prefix(500))")
     }
@@ -253,12 +257,14 @@ struct ReplayCLITests {
         var bytes = Array("btsnoop".utf8) + [0] + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
         let uuid: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
         let ad: [UInt8] = [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, 0x02, 0xC5]
-        let event: [UInt8] = [0x04, 0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 0xC6, UInt8(ad.count)]
+        let event: [UInt8] =
+            [0x04, 0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 0xC6, UInt8(ad.count)]
             + ad + [0xC4]
         let epochOffset: Int64 = 0x00dc_ddb3_0f2f_8000 // btsnoop counts µs from 0000-01-01
         for offset in offsets {
             let micros = Int64(1_700_000_000_000_000) + Int64(offset * 1_000_000) + epochOffset
-            bytes += bigEndian(UInt32(event.count)) + bigEndian(UInt32(event.count)) + bigEndian(UInt32(3))
+            bytes +=
+                bigEndian(UInt32(event.count)) + bigEndian(UInt32(event.count)) + bigEndian(UInt32(3))
                 + bigEndian(UInt32(0)) + bigEndian(micros) + event
         }
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-\(UUID()).btsnoop")
@@ -287,8 +293,10 @@ struct ReplayCLITests {
         let first = try Self.writeSnoopLog(offsets: [0])
         let second = try Self.writeSnoopLog(offsets: [3])
         defer { try? FileManager.default.removeItem(at: first); try? FileManager.default.removeItem(at: second) }
-        let run = try Self.beacond(["replay", "--json", "--stats", "--monitor", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2",
-                                    "--exit-timeout", "2", first.path, second.path])
+        let run = try Self.beacond([
+            "replay", "--json", "--stats", "--monitor", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2",
+            "--exit-timeout", "2", first.path, second.path,
+        ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let events = run.lines.filter { $0.contains("\"event\": \"didExitRegion\"") || $0.contains("\"event\": \"didEnterRegion\"") }
         #expect(events.count == 3, "\(run.stdout)") // enter, exit after 2 s, enter again at 3 s
@@ -357,7 +365,8 @@ struct ReplayCLITests {
     @Test func moreInputsThanDescriptorsAreReadOneAtATime() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", try Self.beacondURL().path, "replay", "--json", "--stats"]
+        process.arguments =
+            ["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", try Self.beacondURL().path, "replay", "--json", "--stats"]
             + Array(repeating: Self.snoopLog, count: 300)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

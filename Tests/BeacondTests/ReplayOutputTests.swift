@@ -33,14 +33,19 @@ struct ReplayOutputTests {
     }
 
     static func observation(_ generator: inout SplitMix64, time: Int64) -> IBeaconObservation {
-        let uuid = UUID(uuid: (UInt8.random(in: 0...255, using: &generator), 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-                               0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, UInt8.random(in: 0...255, using: &generator)))
-        let identity = BeaconIdentity(uuid: uuid, major: UInt16.random(in: 0...UInt16.max, using: &generator),
-                                      minor: [0, 9, 10, 34_463, 65_535].randomElement(using: &generator)!)
+        let uuid = UUID(
+            uuid: (
+                UInt8.random(in: 0...255, using: &generator), 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, UInt8.random(in: 0...255, using: &generator)
+            ))
+        let identity = BeaconIdentity(
+            uuid: uuid, major: UInt16.random(in: 0...UInt16.max, using: &generator),
+            minor: [0, 9, 10, 34_463, 65_535].randomElement(using: &generator)!)
         let rssi: Int8? = Bool.random(using: &generator) ? nil : Int8.random(in: .min ... .max, using: &generator)
-        return IBeaconObservation(frame: IBeaconFrame(identity: identity, measuredPower: Int8.random(in: .min ... .max, using: &generator)),
-                                  rssi: rssi, address: BluetoothAddress(rawValue: UInt64.random(in: 0...UInt64.max, using: &generator)),
-                                  addressType: 0, timestamp: Timestamp(microsecondsSinceEpoch: time))
+        return IBeaconObservation(
+            frame: IBeaconFrame(identity: identity, measuredPower: Int8.random(in: .min ... .max, using: &generator)),
+            rssi: rssi, address: BluetoothAddress(rawValue: UInt64.random(in: 0...UInt64.max, using: &generator)),
+            addressType: 0, timestamp: Timestamp(microsecondsSinceEpoch: time))
     }
 
     @Test("JSON and table lines are byte for byte the String formatting's")
@@ -49,8 +54,10 @@ struct ReplayOutputTests {
         var output = ReplayOutput(descriptor: -1)
         var expected: [UInt8] = []
         // Times: today, across midnight, before 1970, year 1, far future (year > 9999), the extremes.
-        let times: [Int64] = [1_764_000_000_123_456, 1_764_028_799_999_999, 1_764_028_800_000_000, -1, -86_400_000_001,
-                              -62_135_596_800_000_000, 253_402_300_800_000_000, .max, .min]
+        let times: [Int64] = [
+            1_764_000_000_123_456, 1_764_028_799_999_999, 1_764_028_800_000_000, -1, -86_400_000_001,
+            -62_135_596_800_000_000, 253_402_300_800_000_000, .max, .min,
+        ]
         for round in 0..<2_000 {
             let time = round < times.count ? times[round] : Int64.random(in: -4_000_000_000_000_000...4_000_000_000_000_000, using: &generator)
             let observation = Self.observation(&generator, time: time)

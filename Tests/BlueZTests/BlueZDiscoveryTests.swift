@@ -11,8 +11,10 @@ import Testing
 @Suite("BlueZ discovery against a fake bluetoothd")
 struct BlueZDiscoveryTests {
     /// An iBeacon payload after Apple's company id: 02 15, UUID, major 1, minor 2, measured power -59.
-    static let payload: [UInt8] = [0x02, 0x15, 0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5,
-                                   0xA7, 0x10, 0x96, 0xE0, 0x00, 0x01, 0x00, 0x02, 0xC5]
+    static let payload: [UInt8] = [
+        0x02, 0x15, 0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5,
+        0xA7, 0x10, 0x96, 0xE0, 0x00, 0x01, 0x00, 0x02, 0xC5,
+    ]
 
     final class Observer: @unchecked Sendable {
         let loop: MainLoop
@@ -28,11 +30,12 @@ struct BlueZDiscoveryTests {
             let states = self.states
             let sightings = self.sightings
             discovery.stateChanged = { state in
-                let text: String = switch state {
-                case .stopped: "stopped"
-                case .discovering(let adapter): "discovering \(adapter.name)"
-                case .waiting(let reason): "waiting: \(reason)"
-                }
+                let text: String =
+                    switch state {
+                    case .stopped: "stopped"
+                    case .discovering(let adapter): "discovering \(adapter.name)"
+                    case .waiting(let reason): "waiting: \(reason)"
+                    }
                 states.withLock { $0.append(text) }
             }
             discovery.advertisement = { sighting in
@@ -57,13 +60,17 @@ struct BlueZDiscoveryTests {
         let observer = try Observer(bus: bus)
         defer { observer.loop.stopAndWait() }
         #expect(eventually { observer.lastState == "discovering hci0" }, "\(observer.states.withLock { $0 })")
-        #expect(bluetoothd.calls.withLock { $0 }.contains(#"SetDiscoveryFilter string("le") boolean(true) int16(-127)"#),
-                "\(bluetoothd.calls.withLock { $0 })")
+        #expect(
+            bluetoothd.calls.withLock { $0 }.contains(#"SetDiscoveryFilter string("le") boolean(true) int16(-127)"#),
+            "\(bluetoothd.calls.withLock { $0 })")
         bluetoothd.advertise(device: "dev_C4_7C_8D_6A_5B_4C", payload: Self.payload, rssi: -61, first: true)
         bluetoothd.advertise(device: "dev_C4_7C_8D_6A_5B_4C", payload: Self.payload, rssi: -63, first: false)
         #expect(eventually { observer.sightings.withLock { $0.count } == 2 })
-        #expect(observer.sightings.withLock { $0 } == ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2 -61",
-                                                      "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2 -63"])
+        #expect(
+            observer.sightings.withLock { $0 } == [
+                "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2 -61",
+                "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2 -63",
+            ])
         observer.stopDiscovery()
         #expect(eventually { bluetoothd.calls.withLock { $0.last } == "StopDiscovery" })
     }
@@ -111,10 +118,12 @@ struct BlueZDiscoveryTests {
     }
 
     @Test func readsAppleManufacturerData() {
-        let data = DBusValue.dictionary(keySignature: "q", valueSignature: "v", [
-            DBusDictionaryEntry(key: .uint16(0x0075), value: .variant(.array(elementSignature: "y", [.byte(1)]))),
-            DBusDictionaryEntry(key: .uint16(0x004C), value: .variant(.array(elementSignature: "y", Self.payload.map { .byte($0) }))),
-        ])
+        let data = DBusValue.dictionary(
+            keySignature: "q", valueSignature: "v",
+            [
+                DBusDictionaryEntry(key: .uint16(0x0075), value: .variant(.array(elementSignature: "y", [.byte(1)]))),
+                DBusDictionaryEntry(key: .uint16(0x004C), value: .variant(.array(elementSignature: "y", Self.payload.map { .byte($0) }))),
+            ])
         #expect(BlueZDiscovery.applePayload(data) == Self.payload)
         #expect(BlueZDiscovery.applePayload(.string("x")) == nil)
     }

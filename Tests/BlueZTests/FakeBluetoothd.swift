@@ -20,37 +20,64 @@ final class FakeBluetoothd: @unchecked Sendable {
         server = try DBusObjectServer(connection: connection, loop: loop)
         let calls = self.calls
         let powered = self.powered
-        server.export(DBusObject(path: "/", interfaces: [DBusInterface("org.freedesktop.DBus.ObjectManager", methods: [
-            DBusMethod("GetManagedObjects", out: [DBusArgument("objects", "a{oa{sa{sv}}}")]) { _ in
-                calls.withLock { $0.append("GetManagedObjects") }
-                let adapter = DBusValue.dictionary(keySignature: "s", valueSignature: "a{sv}", [
-                    DBusDictionaryEntry(key: .string("org.bluez.Adapter1"), value: .vardict([
-                        "Address": .string("00:AA:01:00:00:00"), "Powered": .boolean(powered.withLock { $0 }),
-                        "Discovering": .boolean(false)])),
-                ])
-                return [.dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", [
-                    DBusDictionaryEntry(key: .objectPath(Self.adapterPath), value: adapter)])]
-            },
-        ])]))
-        server.export(DBusObject(path: Self.adapterPath, interfaces: [DBusInterface("org.bluez.Adapter1", methods: [
-            DBusMethod("SetDiscoveryFilter", in: [DBusArgument("filter", "a{sv}")]) { call in
-                let filter = call.arguments[0].vardictEntries ?? [:]
-                calls.withLock { $0.append("SetDiscoveryFilter \(filter["Transport"] ?? .string("?")) "
-                    + "\(filter["DuplicateData"] ?? .string("?")) \(filter["RSSI"] ?? .string("?"))") }
-                return []
-            },
-            DBusMethod("StartDiscovery") { _ throws(DBusCallError) in
-                calls.withLock { $0.append("StartDiscovery") }
-                guard powered.withLock({ $0 }) else {
-                    throw DBusCallError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
-                }
-                return []
-            },
-            DBusMethod("StopDiscovery") { _ in
-                calls.withLock { $0.append("StopDiscovery") }
-                return []
-            },
-        ])]))
+        server.export(
+            DBusObject(
+                path: "/",
+                interfaces: [
+                    DBusInterface(
+                        "org.freedesktop.DBus.ObjectManager",
+                        methods: [
+                            DBusMethod("GetManagedObjects", out: [DBusArgument("objects", "a{oa{sa{sv}}}")]) { _ in
+                                calls.withLock { $0.append("GetManagedObjects") }
+                                let adapter = DBusValue.dictionary(
+                                    keySignature: "s", valueSignature: "a{sv}",
+                                    [
+                                        DBusDictionaryEntry(
+                                            key: .string("org.bluez.Adapter1"),
+                                            value: .vardict([
+                                                "Address": .string("00:AA:01:00:00:00"), "Powered": .boolean(powered.withLock { $0 }),
+                                                "Discovering": .boolean(false),
+                                            ]))
+                                    ])
+                                return [
+                                    .dictionary(
+                                        keySignature: "o", valueSignature: "a{sa{sv}}",
+                                        [
+                                            DBusDictionaryEntry(key: .objectPath(Self.adapterPath), value: adapter)
+                                        ])
+                                ]
+                            }
+                        ])
+                ]))
+        server.export(
+            DBusObject(
+                path: Self.adapterPath,
+                interfaces: [
+                    DBusInterface(
+                        "org.bluez.Adapter1",
+                        methods: [
+                            DBusMethod("SetDiscoveryFilter", in: [DBusArgument("filter", "a{sv}")]) { call in
+                                let filter = call.arguments[0].vardictEntries ?? [:]
+                                calls.withLock {
+                                    $0.append(
+                                        "SetDiscoveryFilter \(filter["Transport"] ?? .string("?")) "
+                                            + "\(filter["DuplicateData"] ?? .string("?")) \(filter["RSSI"] ?? .string("?"))")
+                                }
+                                return []
+                            },
+                            DBusMethod("StartDiscovery") { _ throws(DBusCallError) in
+                                calls.withLock { $0.append("StartDiscovery") }
+                                guard powered.withLock({ $0 }) else {
+                                    throw DBusCallError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
+                                }
+                                return []
+                            },
+                            DBusMethod("StopDiscovery") { _ in
+                                calls.withLock { $0.append("StopDiscovery") }
+                                return []
+                            },
+                        ])
+                ]))
         _ = try connection.requestName("org.bluez")
         try loop.startThread()
     }
@@ -64,31 +91,46 @@ final class FakeBluetoothd: @unchecked Sendable {
     func setPowered(_ on: Bool) {
         powered.withLock { $0 = on }
         onLoop { server in
-            try? server.emit(path: Self.adapterPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                             arguments: [.string("org.bluez.Adapter1"), .vardict(["Powered": .boolean(on)]),
-                                         .array(elementSignature: "s", [])])
+            try? server.emit(
+                path: Self.adapterPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                arguments: [
+                    .string("org.bluez.Adapter1"), .vardict(["Powered": .boolean(on)]),
+                    .array(elementSignature: "s", []),
+                ])
         }
     }
 
     /// A device advertising an iBeacon: InterfacesAdded the first time, then PropertiesChanged.
     func advertise(device: String, payload: [UInt8], rssi: Int16, first: Bool) {
         let path = Self.adapterPath + "/" + device
-        let manufacturer = DBusValue.dictionary(keySignature: "q", valueSignature: "v", [
-            DBusDictionaryEntry(key: .uint16(0x004C), value: .variant(.array(elementSignature: "y", payload.map { .byte($0) })))])
+        let manufacturer = DBusValue.dictionary(
+            keySignature: "q", valueSignature: "v",
+            [
+                DBusDictionaryEntry(key: .uint16(0x004C), value: .variant(.array(elementSignature: "y", payload.map { .byte($0) })))
+            ])
         onLoop { server in
             if first {
-                let interfaces = DBusValue.dictionary(keySignature: "s", valueSignature: "a{sv}", [
-                    DBusDictionaryEntry(key: .string("org.bluez.Device1"), value: .vardict([
-                        "Address": .string("C4:7C:8D:6A:5B:4C"), "AddressType": .string("random"),
-                        "RSSI": .int16(rssi), "ManufacturerData": manufacturer])),
-                ])
-                try? server.emit(path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
-                                 arguments: [.objectPath(path), interfaces])
+                let interfaces = DBusValue.dictionary(
+                    keySignature: "s", valueSignature: "a{sv}",
+                    [
+                        DBusDictionaryEntry(
+                            key: .string("org.bluez.Device1"),
+                            value: .vardict([
+                                "Address": .string("C4:7C:8D:6A:5B:4C"), "AddressType": .string("random"),
+                                "RSSI": .int16(rssi), "ManufacturerData": manufacturer,
+                            ]))
+                    ])
+                try? server.emit(
+                    path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
+                    arguments: [.objectPath(path), interfaces])
             } else {
-                try? server.emit(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                                 arguments: [.string("org.bluez.Device1"),
-                                             .vardict(["RSSI": .int16(rssi), "ManufacturerData": manufacturer]),
-                                             .array(elementSignature: "s", [])])
+                try? server.emit(
+                    path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    arguments: [
+                        .string("org.bluez.Device1"),
+                        .vardict(["RSSI": .int16(rssi), "ManufacturerData": manufacturer]),
+                        .array(elementSignature: "s", []),
+                    ])
             }
         }
     }
@@ -102,4 +144,3 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
-

@@ -45,18 +45,24 @@ struct CaptureErrorTests {
         let btsnoop = #expect(throws: CaptureError.self) {
             try Capture.parse(CaptureWriter.btsnoop(datalink: 1003, []), path: "bcsp.log")
         }
-        #expect(btsnoop?.description == "bcsp.log: unsupported btsnoop datalink 1003; supported: "
+        #expect(
+            btsnoop?.description == "bcsp.log: unsupported btsnoop datalink 1003; supported: "
                 + "1001 (HCI unencapsulated), 1002 (HCI UART, H4), 2001 (Linux monitor, btmon -w)")
         let pcap = #expect(throws: CaptureError.self) {
             try Capture.parse(CaptureWriter.pcap(linkType: 1, nanoseconds: false, bigEndian: false, []), path: "ethernet.pcap")
         }
-        #expect(pcap?.description == "ethernet.pcap: unsupported pcap link type 1; supported: "
+        #expect(
+            pcap?.description == "ethernet.pcap: unsupported pcap link type 1; supported: "
                 + "201 (BLUETOOTH_HCI_H4_WITH_PHDR), 256 (BLUETOOTH_LE_LL_WITH_PHDR)")
         let pcapng = #expect(throws: CaptureError.self) {
             try Capture.parse(CaptureWriter.pcapngSection(linkType: 105, bigEndian: false, resolution: nil, []), path: "wifi.pcapng")
         }
-        #expect(pcapng?.reason == .unsupportedLinkType(kind: "pcapng link type", found: [105], supported:
-                "201 (BLUETOOTH_HCI_H4_WITH_PHDR), 256 (BLUETOOTH_LE_LL_WITH_PHDR)"))
+        #expect(
+            pcapng?.reason
+                == .unsupportedLinkType(
+                    kind: "pcapng link type", found: [105],
+                    supported:
+                        "201 (BLUETOOTH_HCI_H4_WITH_PHDR), 256 (BLUETOOTH_LE_LL_WITH_PHDR)"))
         var version2 = CaptureWriter.btsnoop(datalink: 1002, [])
         version2[11] = 2
         let version = #expect(throws: CaptureError.self) { try Capture.parse(version2, path: "v2.log") }

@@ -67,8 +67,10 @@ enum CaptureWriter {
     /// One section: header, an unknown block (to be skipped), one interface, then the packets as
     /// Enhanced Packet Blocks, except the last as a Simple Packet Block and, when asked, one as
     /// an obsolete Packet Block. `resolution` is `if_tsresol`; ticks are derived from it.
-    static func pcapngSection(linkType: UInt16, bigEndian: Bool, resolution: UInt8?, obsoleteFirst: Bool = false,
-                              _ packets: [TestPacket]) -> [UInt8] {
+    static func pcapngSection(
+        linkType: UInt16, bigEndian: Bool, resolution: UInt8?, obsoleteFirst: Bool = false,
+        _ packets: [TestPacket]
+    ) -> [UInt8] {
         var out = ByteWriter(bigEndian: bigEndian)
         block(&out, type: 0x0A0D_0D0A) { body in
             body.u32(0x1A2B_3C4D)

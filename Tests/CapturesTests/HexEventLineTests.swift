@@ -18,10 +18,12 @@ struct HexEventLineTests {
         #expect(parse("# 04 3e") == .skip)
     }
 
-    @Test(arguments: [("hello", "not hex"), ("04 3e 0", "odd number of hex digits"), ("04 3e 0 1", "split by a space"),
-                      ("02 00 01", "not an HCI event (an H4 event line starts with 04, this one with 02)"),
-                      ("04", "HCI event too short"), ("04 3e", "HCI event too short"),
-                      ("04 3e 05 02 01", "HCI event length mismatch (its header says 5 parameter bytes, the line has 2)")])
+    @Test(arguments: [
+        ("hello", "not hex"), ("04 3e 0", "odd number of hex digits"), ("04 3e 0 1", "split by a space"),
+        ("02 00 01", "not an HCI event (an H4 event line starts with 04, this one with 02)"),
+        ("04", "HCI event too short"), ("04 3e", "HCI event too short"),
+        ("04 3e 05 02 01", "HCI event length mismatch (its header says 5 parameter bytes, the line has 2)"),
+    ])
     func saysWhyALineIsDropped(_ line: String, _ reason: String) {
         guard case .malformed(let text) = parse(line) else {
             Issue.record("\(line) was not refused")

@@ -76,7 +76,8 @@ struct HexLinesTests {
             let report = try #require(firstReport[record.number], "line \(record.number)")
             #expect(line.contains("addr=\(report.address)"), "line \(record.number)")
             if let beacon = report.iBeacon {
-                let derived = "uuid=\(beacon.identity.uuid.uuidString.lowercased()) major=\(beacon.identity.major) "
+                let derived =
+                    "uuid=\(beacon.identity.uuid.uuidString.lowercased()) major=\(beacon.identity.major) "
                     + "minor=\(beacon.identity.minor) tx_power=\(beacon.measuredPower)"
                 #expect(line.contains("derived_ibeacon: \(derived)"), "line \(record.number)")
             } else {
@@ -92,26 +93,27 @@ struct HexLinesTests {
         let event = KnownPackets.h4Event.hex
         let spaced = KnownPackets.h4Event.map { String(format: "%02X", $0) }.joined(separator: " ")
         let text = [
-            "# comment",                // 1
-            "",                         // 2
+            "# comment", // 1
+            "", // 2
             "\(event)\texpected\tsource", // 3: event, tail ignored
-            "  \(spaced)  \r",          // 4: spaced upper-case, CRLF
-            "   ",                      // 5: blank
-            "04 3e zz",                 // 6: not hex
-            "04 3e 0",                  // 7: odd digit count
-            "0 43e",                    // 8: a digit pair split by a space
-            "01 03 0c 00",              // 9: a command, not an event
-            "\t04 3e",                  // 10: nothing before the TAB: blank
-            "04",                       // 11: an event without bytes (the decoder's to judge)
+            "  \(spaced)  \r", // 4: spaced upper-case, CRLF
+            "   ", // 5: blank
+            "04 3e zz", // 6: not hex
+            "04 3e 0", // 7: odd digit count
+            "0 43e", // 8: a digit pair split by a space
+            "01 03 0c 00", // 9: a command, not an event
+            "\t04 3e", // 10: nothing before the TAB: blank
+            "04", // 11: an event without bytes (the decoder's to judge)
         ].joined(separator: "\n")
         let capture = try Capture.parse(Array(text.utf8), path: "lines.txt")
         #expect(capture.format == .hexLines)
         #expect(capture.records.map(\.number) == [3, 4, 11])
         #expect(capture.malformedRecords == 4)
-        #expect(capture.malformedDetails == [
-            "line 6: not hex", "line 7: not hex", "line 8: not hex",
-            "line 9: not an H4 event (first byte 01, expected 04)",
-        ])
+        #expect(
+            capture.malformedDetails == [
+                "line 6: not hex", "line 7: not hex", "line 8: not hex",
+                "line 9: not an H4 event (first byte 01, expected 04)",
+            ])
         let decoded = DecodedCapture(capture)
         #expect(decoded.iBeacons.map(\.record.number) == [3, 4])
         #expect(decoded.counters.malformedByReason == [.emptyPacket: 1])

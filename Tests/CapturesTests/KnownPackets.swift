@@ -8,8 +8,9 @@ enum KnownPackets {
     static let h4Event = [UInt8](hex: "043e2a02010001433ea2c96b6a1e02011a1aff4c000215e2c56db5dffb48d2b060d0f5a71096e000640000c5b3")
     static var event: [UInt8] { Array(h4Event.dropFirst()) }
     static let advertisingData = [UInt8](hex: "02011a1aff4c000215e2c56db5dffb48d2b060d0f5a71096e000640000c5")
-    static let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID(),
-                                         major: 100, minor: 0)
+    static let identity = BeaconIdentity(
+        uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID(),
+        major: 100, minor: 0)
     static let measuredPower: Int8 = -59
     static let address = BluetoothAddress(rawValue: 0x6A6B_C9A2_3E43)
     static let eventRSSI: Int8 = -77
@@ -27,8 +28,10 @@ enum KnownPackets {
     /// power, noise power, offenses, reference AA, flags (dewhitened | signal power valid), then
     /// access address, PDU and a 3-byte CRC.
     static func linkLayerPacket(accessAddress: [UInt8] = [0xD6, 0xBE, 0x89, 0x8E], flags: UInt16 = 0x0003) -> [UInt8] {
-        [0x00, UInt8(bitPattern: airRSSI), 0xA0, 0x00, 0xD6, 0xBE, 0x89, 0x8E,
-         UInt8(flags & 0xFF), UInt8(flags >> 8)] + accessAddress + advertisingPDU + [0x12, 0x34, 0x56]
+        [
+            0x00, UInt8(bitPattern: airRSSI), 0xA0, 0x00, 0xD6, 0xBE, 0x89, 0x8E,
+            UInt8(flags & 0xFF), UInt8(flags >> 8),
+        ] + accessAddress + advertisingPDU + [0x12, 0x34, 0x56]
     }
 
     /// 2021-02-01T03:27:59.789349Z, and one second later.

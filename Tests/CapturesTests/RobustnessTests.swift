@@ -30,18 +30,26 @@ struct RobustnessTests {
             Subject(name: "btsnoop fixture", bytes: try Fixtures.bytes(Fixtures.btsnoop), headerLength: 16),
             Subject(name: "pcapng fixture", bytes: try Fixtures.bytes(Fixtures.pcapng), headerLength: 28),
             Subject(name: "hex vectors", bytes: Array(vectors.prefix(sliceLength)), headerLength: firstDataLineEnd, isText: true),
-            Subject(name: "btsnoop 1001", bytes: CaptureWriter.btsnoop(datalink: 1001, RoundTripTests.btsnoopCases[0].packets),
-                    headerLength: 16),
-            Subject(name: "btsnoop 2001", bytes: CaptureWriter.btsnoop(datalink: 2001, RoundTripTests.btsnoopCases[2].packets),
-                    headerLength: 16),
-            Subject(name: "pcap LE µs 256", bytes: CaptureWriter.pcap(linkType: 256, nanoseconds: false, bigEndian: false, air),
-                    headerLength: 24),
-            Subject(name: "pcap BE ns 201", bytes: CaptureWriter.pcap(linkType: 201, nanoseconds: true, bigEndian: true, h4),
-                    headerLength: 24),
-            Subject(name: "pcapng LE 256", bytes: CaptureWriter.pcapngSection(linkType: 256, bigEndian: false, resolution: 9, air + air),
-                    headerLength: 28),
-            Subject(name: "pcapng BE 201", bytes: CaptureWriter.pcapngSection(linkType: 201, bigEndian: true, resolution: 0x8A,
-                                                                              obsoleteFirst: true, h4 + h4), headerLength: 28),
+            Subject(
+                name: "btsnoop 1001", bytes: CaptureWriter.btsnoop(datalink: 1001, RoundTripTests.btsnoopCases[0].packets),
+                headerLength: 16),
+            Subject(
+                name: "btsnoop 2001", bytes: CaptureWriter.btsnoop(datalink: 2001, RoundTripTests.btsnoopCases[2].packets),
+                headerLength: 16),
+            Subject(
+                name: "pcap LE µs 256", bytes: CaptureWriter.pcap(linkType: 256, nanoseconds: false, bigEndian: false, air),
+                headerLength: 24),
+            Subject(
+                name: "pcap BE ns 201", bytes: CaptureWriter.pcap(linkType: 201, nanoseconds: true, bigEndian: true, h4),
+                headerLength: 24),
+            Subject(
+                name: "pcapng LE 256", bytes: CaptureWriter.pcapngSection(linkType: 256, bigEndian: false, resolution: 9, air + air),
+                headerLength: 28),
+            Subject(
+                name: "pcapng BE 201",
+                bytes: CaptureWriter.pcapngSection(
+                    linkType: 201, bigEndian: true, resolution: 0x8A,
+                    obsoleteFirst: true, h4 + h4), headerLength: 28),
         ]
     }
 
@@ -67,8 +75,9 @@ struct RobustnessTests {
         if let escaped { return escaped }
         let decodable = capture.records.filter { $0.packet != .other }.count
         guard counters.events == decodable, counters.advertisingEvents <= counters.events,
-              counters.iBeacons <= counters.reports,
-              counters.malformed == counters.malformedByReason.values.reduce(0, +) else {
+            counters.iBeacons <= counters.reports,
+            counters.malformed == counters.malformedByReason.values.reduce(0, +)
+        else {
             return "counters \(counters) for \(decodable) decodable records"
         }
         return nil

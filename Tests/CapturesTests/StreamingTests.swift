@@ -24,8 +24,9 @@ struct StreamingTests {
     static func whole(_ bytes: [UInt8]) -> Framed {
         do {
             let capture = try Capture.parse(bytes, path: "x")
-            return Framed(records: capture.records.map { record($0, capture.bytes.span) }, malformed: capture.malformedRecords,
-                          details: capture.malformedDetails)
+            return Framed(
+                records: capture.records.map { record($0, capture.bytes.span) }, malformed: capture.malformedRecords,
+                details: capture.malformedDetails)
         } catch {
             return Framed(error: "\(error.reason)")
         }
@@ -157,9 +158,13 @@ struct StreamingTests {
     /// A btsnoop capture (datalink 1002) of `count` LE advertising report events: 69 bytes a record.
     static func generated(records count: Int) -> [UInt8] {
         let packets = (0..<count).map { index in
-            TestPacket(microseconds: 1_700_000_000_000_000 + Int64(index), data: [0x01, 0x04, 0x3E, 0x2B, 0x02, 0x01, 0x00, 0x00,
-                UInt8(index & 0xFF), UInt8(index >> 8 & 0xFF), 0x33, 0x44, 0x55, 0x66, 0x1F, 0x02, 0x01, 0x06, 0x1A, 0xFF,
-                0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0xE2, count: 16) + [0, 1, 0, 2, 0xC5, 0xC0])
+            TestPacket(
+                microseconds: 1_700_000_000_000_000 + Int64(index),
+                data: [
+                    0x01, 0x04, 0x3E, 0x2B, 0x02, 0x01, 0x00, 0x00,
+                    UInt8(index & 0xFF), UInt8(index >> 8 & 0xFF), 0x33, 0x44, 0x55, 0x66, 0x1F, 0x02, 0x01, 0x06, 0x1A, 0xFF,
+                    0x4C, 0x00, 0x02, 0x15,
+                ] + [UInt8](repeating: 0xE2, count: 16) + [0, 1, 0, 2, 0xC5, 0xC0])
         }
         return CaptureWriter.btsnoop(datalink: 1002, packets)
     }
@@ -179,7 +184,7 @@ struct StreamingTests {
                 let written = data.withUnsafeBytes { write(fd, $0.baseAddress! + offset, count) }
                 if written <= 0 { break }
                 offset += written
-                piece = piece * 7 % 300_007 + 1  // 1 byte up to ~300 KB, no pattern aligned with records
+                piece = piece * 7 % 300_007 + 1 // 1 byte up to ~300 KB, no pattern aligned with records
             }
             _ = keepOpen?.wait(timeout: .now() + 20)
             close(fd)
@@ -231,7 +236,7 @@ struct StreamingTests {
     @Test("once framing stops at a damaged record, the rest is not read: a live pipe ends there, not at its end")
     func damagedRecordEndsALiveStream() throws {
         let good = Self.generated(records: 10)
-        let damaged = Self.withAbsurdSecondRecord(good)  // record 2 claims ~2 GB
+        let damaged = Self.withAbsurdSecondRecord(good) // record 2 claims ~2 GB
         let writerDone = DispatchSemaphore(value: 0)
         let path = try Self.fifo(writing: damaged, keepOpen: writerDone)
         defer {

@@ -23,8 +23,10 @@ final class CheckedObject: @unchecked Sendable {
         serverConnection = try DBusConnection(.address(bus.address))
         _ = try serverConnection.requestName(Self.name)
         let server = try DBusObjectServer(connection: serverConnection, loop: loop)
-        server.export(DBusObject(path: Self.checkedPath, interfaces: [Self.interface(server, "checked", handled)],
-                                 needsCallerCredentials: true))
+        server.export(
+            DBusObject(
+                path: Self.checkedPath, interfaces: [Self.interface(server, "checked", handled)],
+                needsCallerCredentials: true))
         server.export(DBusObject(path: Self.plainPath, interfaces: [Self.interface(server, "plain", handled)]))
         self.server = server
         try loop.startThread()
@@ -36,17 +38,19 @@ final class CheckedObject: @unchecked Sendable {
     }
 
     static func interface(_ server: DBusObjectServer, _ label: String, _ handled: Locked<[String]>) -> DBusInterface {
-        DBusInterface(interface, methods: [
-            // What the server knew of the caller when the handler ran: uid and pid, or 0/0 for nothing.
-            DBusMethod("WhoAmI", out: [DBusArgument("uid", "u"), DBusArgument("pid", "u")]) { [unowned server] call in
-                guard case .success(let peer)? = server.callerCredentials(of: call.sender) else { return [.uint32(0), .uint32(0)] }
-                return [.uint32(peer.unixUserID ?? 0), .uint32(peer.processID ?? 0)]
-            },
-            DBusMethod("Record", in: [DBusArgument("token", "s")]) { call in
-                if case .string(let token)? = call.arguments.first { handled.withLock { $0.append("\(label):\(token)") } }
-                return []
-            },
-        ])
+        DBusInterface(
+            interface,
+            methods: [
+                // What the server knew of the caller when the handler ran: uid and pid, or 0/0 for nothing.
+                DBusMethod("WhoAmI", out: [DBusArgument("uid", "u"), DBusArgument("pid", "u")]) { [unowned server] call in
+                    guard case .success(let peer)? = server.callerCredentials(of: call.sender) else { return [.uint32(0), .uint32(0)] }
+                    return [.uint32(peer.unixUserID ?? 0), .uint32(peer.processID ?? 0)]
+                },
+                DBusMethod("Record", in: [DBusArgument("token", "s")]) { call in
+                    if case .string(let token)? = call.arguments.first { handled.withLock { $0.append("\(label):\(token)") } }
+                    return []
+                },
+            ])
     }
 }
 
@@ -56,16 +60,21 @@ struct CallerCredentialsTests {
     @Test func handlersOfACheckedObjectKnowTheCaller() throws {
         let served = try CheckedObject()
         let client = try DBusConnection(.address(served.bus.address))
-        let reply = try client.call(destination: CheckedObject.name, path: CheckedObject.checkedPath,
-                                    interface: CheckedObject.interface, member: "WhoAmI")
+        let reply = try client.call(
+            destination: CheckedObject.name, path: CheckedObject.checkedPath,
+            interface: CheckedObject.interface, member: "WhoAmI")
         #expect(reply == [.uint32(getuid()), .uint32(UInt32(getpid()))])
         // Asked once per connection: a second call is answered from what the server keeps.
-        #expect(try client.call(destination: CheckedObject.name, path: CheckedObject.checkedPath,
-                                interface: CheckedObject.interface, member: "WhoAmI") == reply)
+        #expect(
+            try client.call(
+                destination: CheckedObject.name, path: CheckedObject.checkedPath,
+                interface: CheckedObject.interface, member: "WhoAmI") == reply)
         // An object that does not need them does not cause the question.
         let other = try DBusConnection(.address(served.bus.address))
-        #expect(try other.call(destination: CheckedObject.name, path: CheckedObject.plainPath,
-                               interface: CheckedObject.interface, member: "WhoAmI") == [.uint32(0), .uint32(0)])
+        #expect(
+            try other.call(
+                destination: CheckedObject.name, path: CheckedObject.plainPath,
+                interface: CheckedObject.interface, member: "WhoAmI") == [.uint32(0), .uint32(0)])
     }
 
     /// A sender's calls keep their order: those sent while its first call waits for credentials wait behind it,
@@ -74,8 +83,9 @@ struct CallerCredentialsTests {
         let served = try CheckedObject()
         let client = try DBusConnection(.address(served.bus.address))
         func record(_ path: String, _ token: String) throws {
-            let message = try DBusMessage.methodCall(destination: CheckedObject.name, path: path,
-                                                     interface: CheckedObject.interface, member: "Record")
+            let message = try DBusMessage.methodCall(
+                destination: CheckedObject.name, path: path,
+                interface: CheckedObject.interface, member: "Record")
             try message.append([.string(token)])
             try client.send(message)
         }
@@ -84,8 +94,9 @@ struct CallerCredentialsTests {
         try record(CheckedObject.checkedPath, "c")
         client.flush()
         // A blocking call last: when it returns, everything before it was handled.
-        _ = try client.call(destination: CheckedObject.name, path: CheckedObject.plainPath,
-                            interface: CheckedObject.interface, member: "Record", arguments: [.string("d")])
+        _ = try client.call(
+            destination: CheckedObject.name, path: CheckedObject.plainPath,
+            interface: CheckedObject.interface, member: "Record", arguments: [.string("d")])
         #expect(served.handled.withLock { $0 } == ["checked:a", "plain:b", "checked:c", "plain:d"])
     }
 
@@ -94,15 +105,18 @@ struct CallerCredentialsTests {
         let served = try CheckedObject()
         for round in 0..<20 {
             let leaving = try DBusConnection(.address(served.bus.address))
-            let message = try DBusMessage.methodCall(destination: CheckedObject.name, path: CheckedObject.checkedPath,
-                                                     interface: CheckedObject.interface, member: "Record")
+            let message = try DBusMessage.methodCall(
+                destination: CheckedObject.name, path: CheckedObject.checkedPath,
+                interface: CheckedObject.interface, member: "Record")
             try message.append([.string("gone\(round)")])
             try leaving.send(message)
             leaving.flush()
         }
         let client = try DBusConnection(.address(served.bus.address))
-        #expect(try client.call(destination: CheckedObject.name, path: CheckedObject.checkedPath,
-                                interface: CheckedObject.interface, member: "WhoAmI") == [.uint32(getuid()), .uint32(UInt32(getpid()))])
+        #expect(
+            try client.call(
+                destination: CheckedObject.name, path: CheckedObject.checkedPath,
+                interface: CheckedObject.interface, member: "WhoAmI") == [.uint32(getuid()), .uint32(UInt32(getpid()))])
     }
 
     /// Where GetConnectionCredentials cannot be read (newer buses add a unix fd), the server asks the same facts

@@ -31,8 +31,8 @@ func runCommand(_ executable: String, _ arguments: [String]) throws -> CommandRe
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     errorDone.wait()
     process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus,
-                         output: String(decoding: outputData, as: UTF8.self),
-                         error: errorData.withLock { String(decoding: $0, as: UTF8.self) })
+    return CommandResult(
+        status: process.terminationStatus,
+        output: String(decoding: outputData, as: UTF8.self),
+        error: errorData.withLock { String(decoding: $0, as: UTF8.self) })
 }
-

@@ -11,8 +11,9 @@ struct DBusConnectionTests {
         let connection = try DBusConnection(.address(bus.address))
         #expect(connection.uniqueName.hasPrefix(":"))
         #expect(connection.isConnected)
-        let id = try connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                     interface: "org.freedesktop.DBus", member: "GetId")
+        let id = try connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "GetId")
         guard case .string(let text)? = id.first else { Issue.record("GetId replied \(id)"); return }
         #expect(text.count == 32)
     }
@@ -40,8 +41,9 @@ struct DBusConnectionTests {
             return error.name == "org.freedesktop.DBus.Error.ServiceUnknown" && error.message.contains("org.beacond.Absent")
         }
         #expect {
-            _ = try connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                    interface: "org.freedesktop.DBus", member: "NameHasOwner", arguments: [.int32(1)])
+            _ = try connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: "NameHasOwner", arguments: [.int32(1)])
         } throws: { error in
             (error as? DBusCallError)?.name == "org.freedesktop.DBus.Error.InvalidArgs"
         }

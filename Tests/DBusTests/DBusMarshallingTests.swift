@@ -6,8 +6,9 @@ import Testing
 @Suite("D-Bus marshalling")
 struct DBusMarshallingTests {
     static func roundTrip(_ values: [DBusValue]) throws -> [DBusValue] {
-        let message = try DBusMessage.signal(path: "/org/beacond/client/1", interface: "org.beacond.LocationManager1",
-                                             member: "DidRangeBeacons")
+        let message = try DBusMessage.signal(
+            path: "/org/beacond/client/1", interface: "org.beacond.LocationManager1",
+            member: "DidRangeBeacons")
         try message.append(values)
         #expect(message.signature == values.map(\.signature).joined())
         // Through the wire format, as the bus carries it.
@@ -43,8 +44,9 @@ struct DBusMarshallingTests {
             .variant(.array(elementSignature: "s", [.string("a"), .string("b")])),
             .variant(.variant(.uint64(7))),
             .structure([.string("x"), .array(elementSignature: "y", [.byte(1), .byte(2)])]),
-            .dictionary(keySignature: "u", valueSignature: "as",
-                        [DBusDictionaryEntry(key: .uint32(1), value: .array(elementSignature: "s", [.string("z")]))]),
+            .dictionary(
+                keySignature: "u", valueSignature: "as",
+                [DBusDictionaryEntry(key: .uint32(1), value: .array(elementSignature: "s", [.string("z")]))]),
         ]
         let back = try Self.roundTrip(values)
         #expect(back == values)
@@ -63,8 +65,10 @@ struct DBusMarshallingTests {
             (.array(elementSignature: "s", [.int32(1)]), .elementTypeMismatch(expected: "s", found: "i")),
             (.array(elementSignature: "zz", []), .invalidSignature("zz")),
             (.dictionary(keySignature: "v", valueSignature: "s", []), .nonBasicDictionaryKey("v")),
-            (.dictionary(keySignature: "s", valueSignature: "v", [DBusDictionaryEntry(key: .string("k"), value: .string("not a variant"))]),
-             .elementTypeMismatch(expected: "v", found: "s")),
+            (
+                .dictionary(keySignature: "s", valueSignature: "v", [DBusDictionaryEntry(key: .string("k"), value: .string("not a variant"))]),
+                .elementTypeMismatch(expected: "v", found: "s")
+            ),
             (.structure([]), .invalidSignature("()")),
         ]
         for (value, expected) in bad {

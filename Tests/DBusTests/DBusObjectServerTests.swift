@@ -29,11 +29,12 @@ final class ServedObject: @unchecked Sendable {
         server.connectionClosed = { name in closed.withLock { $0.append(name) } }
         server.export(DBusObject(path: Self.path, interfaces: [Self.testInterface(server)]))
         if let privateOwner {
-            server.export(DBusObject(path: Self.path + "/private", interfaces: [Self.testInterface(server)]) { sender throws(DBusCallError) in
-                guard sender == privateOwner else {
-                    throw DBusCallError(name: "org.beacond.Error.AccessDenied", message: "only \(privateOwner) may call this object")
-                }
-            })
+            server.export(
+                DBusObject(path: Self.path + "/private", interfaces: [Self.testInterface(server)]) { sender throws(DBusCallError) in
+                    guard sender == privateOwner else {
+                        throw DBusCallError(name: "org.beacond.Error.AccessDenied", message: "only \(privateOwner) may call this object")
+                    }
+                })
         }
         self.server = server
         try loop.startThread()
@@ -45,41 +46,45 @@ final class ServedObject: @unchecked Sendable {
     }
 
     static func testInterface(_ server: DBusObjectServer) -> DBusInterface {
-        DBusInterface(interface, methods: [
-            DBusMethod("Echo", in: [DBusArgument("text", "s")], out: [DBusArgument("text", "s")]) { call in
-                call.arguments
-            },
-            DBusMethod("Describe", in: [DBusArgument("region", "a{sv}")], out: [DBusArgument("keys", "as")]) { call in
-                let keys = call.arguments.first?.vardictEntries?.keys.sorted() ?? []
-                return [.array(elementSignature: "s", keys.map { .string($0) })]
-            },
-            DBusMethod("Fail") { _ throws(DBusCallError) in
-                throw DBusCallError(name: "org.beacond.Error.InvalidRegion", message: "UUID 'x' is not a UUID; use the 8-4-4-4-12 form")
-            },
-            DBusMethod("Ping", in: [DBusArgument("token", "s")]) { [unowned server] call throws(DBusCallError) in
-                // Replies, then signals the caller only (unicast).
-                try server.emit(path: path, interface: interface, member: "Pong", arguments: call.arguments, destination: call.sender)
-                return []
-            },
-            DBusMethod("Wrong", out: [DBusArgument("n", "u")]) { _ in [.string("not a u")] },
-            // Signals that do not match the declaration: the server must refuse to send them.
-            DBusMethod("PongWrongly") { [unowned server] call throws(DBusCallError) in
-                try server.emit(path: path, interface: interface, member: "Pong", arguments: [.int32(1)], destination: call.sender)
-                return []
-            },
-            DBusMethod("PongTwice") { [unowned server] call throws(DBusCallError) in
-                try server.emit(path: path, interface: interface, member: "Pong", arguments: [.string("a"), .string("b")],
-                                destination: call.sender)
-                return []
-            },
-            DBusMethod("Pang") { [unowned server] call throws(DBusCallError) in
-                try server.emit(path: path, interface: interface, member: "Pang", arguments: [], destination: call.sender)
-                return []
-            },
-        ], properties: [
-            DBusProperty("Version", "s") { _ in .string("1.2.3") },
-            DBusProperty("Caller", "s") { sender in .string(sender) },
-        ], signals: [DBusSignalDescription("Pong", [DBusArgument("token", "s")])])
+        DBusInterface(
+            interface,
+            methods: [
+                DBusMethod("Echo", in: [DBusArgument("text", "s")], out: [DBusArgument("text", "s")]) { call in
+                    call.arguments
+                },
+                DBusMethod("Describe", in: [DBusArgument("region", "a{sv}")], out: [DBusArgument("keys", "as")]) { call in
+                    let keys = call.arguments.first?.vardictEntries?.keys.sorted() ?? []
+                    return [.array(elementSignature: "s", keys.map { .string($0) })]
+                },
+                DBusMethod("Fail") { _ throws(DBusCallError) in
+                    throw DBusCallError(name: "org.beacond.Error.InvalidRegion", message: "UUID 'x' is not a UUID; use the 8-4-4-4-12 form")
+                },
+                DBusMethod("Ping", in: [DBusArgument("token", "s")]) { [unowned server] call throws(DBusCallError) in
+                    // Replies, then signals the caller only (unicast).
+                    try server.emit(path: path, interface: interface, member: "Pong", arguments: call.arguments, destination: call.sender)
+                    return []
+                },
+                DBusMethod("Wrong", out: [DBusArgument("n", "u")]) { _ in [.string("not a u")] },
+                // Signals that do not match the declaration: the server must refuse to send them.
+                DBusMethod("PongWrongly") { [unowned server] call throws(DBusCallError) in
+                    try server.emit(path: path, interface: interface, member: "Pong", arguments: [.int32(1)], destination: call.sender)
+                    return []
+                },
+                DBusMethod("PongTwice") { [unowned server] call throws(DBusCallError) in
+                    try server.emit(
+                        path: path, interface: interface, member: "Pong", arguments: [.string("a"), .string("b")],
+                        destination: call.sender)
+                    return []
+                },
+                DBusMethod("Pang") { [unowned server] call throws(DBusCallError) in
+                    try server.emit(path: path, interface: interface, member: "Pang", arguments: [], destination: call.sender)
+                    return []
+                },
+            ],
+            properties: [
+                DBusProperty("Version", "s") { _ in .string("1.2.3") },
+                DBusProperty("Caller", "s") { sender in .string(sender) },
+            ], signals: [DBusSignalDescription("Pong", [DBusArgument("token", "s")])])
     }
 }
 
@@ -103,20 +108,36 @@ struct DBusObjectServerTests {
 
     @Test func gdbusCallsMethodsAndReadsProperties() throws {
         let served = try ServedObject()
-        let echo = try runCommand(gdbus, ["call", "--address", served.bus.address, "--dest", ServedObject.name,
-                                          "--object-path", ServedObject.path, "--method", "org.beacond.Test1.Echo", "héllo"])
+        let echo = try runCommand(
+            gdbus,
+            [
+                "call", "--address", served.bus.address, "--dest", ServedObject.name,
+                "--object-path", ServedObject.path, "--method", "org.beacond.Test1.Echo", "héllo",
+            ])
         #expect(echo.status == 0, "\(echo.error)")
         #expect(echo.output.contains("('héllo',)"))
-        let describe = try runCommand(gdbus, ["call", "--address", served.bus.address, "--dest", ServedObject.name,
-                                              "--object-path", ServedObject.path, "--method", "org.beacond.Test1.Describe",
-                                              "{'UUID': <'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0'>, 'Major': <uint16 1>}"])
+        let describe = try runCommand(
+            gdbus,
+            [
+                "call", "--address", served.bus.address, "--dest", ServedObject.name,
+                "--object-path", ServedObject.path, "--method", "org.beacond.Test1.Describe",
+                "{'UUID': <'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0'>, 'Major': <uint16 1>}",
+            ])
         #expect(describe.output.contains("['Major', 'UUID']"), "\(describe.output) \(describe.error)")
-        let property = try runCommand(busctl, ["--address=\(served.bus.address)", "get-property", ServedObject.name,
-                                               ServedObject.path, ServedObject.interface, "Version"])
+        let property = try runCommand(
+            busctl,
+            [
+                "--address=\(served.bus.address)", "get-property", ServedObject.name,
+                ServedObject.path, ServedObject.interface, "Version",
+            ])
         #expect(property.output.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"1.2.3\"", "\(property.error)")
-        let all = try runCommand(gdbus, ["call", "--address", served.bus.address, "--dest", ServedObject.name,
-                                         "--object-path", ServedObject.path, "--method", "org.freedesktop.DBus.Properties.GetAll",
-                                         ServedObject.interface])
+        let all = try runCommand(
+            gdbus,
+            [
+                "call", "--address", served.bus.address, "--dest", ServedObject.name,
+                "--object-path", ServedObject.path, "--method", "org.freedesktop.DBus.Properties.GetAll",
+                ServedObject.interface,
+            ])
         #expect(all.output.contains("'Version': <'1.2.3'>"), "\(all.output) \(all.error)")
     }
 
@@ -144,16 +165,20 @@ struct DBusObjectServerTests {
         #expect(failed?.message.contains("8-4-4-4-12") == true)
         #expect(error(ServedObject.path, ServedObject.interface, "Wrong")?.name == DBusStandardError.failed)
         let properties = "org.freedesktop.DBus.Properties"
-        #expect(error(ServedObject.path, properties, "Get", [.string(ServedObject.interface), .string("Nope")])?.name
+        #expect(
+            error(ServedObject.path, properties, "Get", [.string(ServedObject.interface), .string("Nope")])?.name
                 == DBusStandardError.unknownProperty)
-        #expect(error(ServedObject.path, properties, "Set", [.string(ServedObject.interface), .string("Version"), .variant(.string("9"))])?.name
+        #expect(
+            error(ServedObject.path, properties, "Set", [.string(ServedObject.interface), .string("Version"), .variant(.string("9"))])?.name
                 == DBusStandardError.propertyReadOnly)
         #expect(error(ServedObject.path, properties, "Get", [.int32(1)])?.name == DBusStandardError.invalidArgs)
         // A huge array: answered (InvalidArgs for the wrong type), and the server still works afterwards.
         let huge = DBusValue.array(elementSignature: "s", Array(repeating: .string("beacon"), count: 200_000))
         #expect(error(ServedObject.path, ServedObject.interface, "Echo", [huge])?.name == DBusStandardError.invalidArgs)
-        #expect(try client.call(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
-                                member: "Echo", arguments: [.string("still here")]) == [.string("still here")])
+        #expect(
+            try client.call(
+                destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                member: "Echo", arguments: [.string("still here")]) == [.string("still here")])
     }
 
     /// A signal with a destination reaches that connection and nobody else, even one listening for it.
@@ -162,8 +187,9 @@ struct DBusObjectServerTests {
         let caller = try DBusConnection(.address(served.bus.address))
         let bystander = try DBusConnection(.address(served.bus.address))
         try bystander.addMatch("type='signal',interface='\(ServedObject.interface)'")
-        _ = try caller.call(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
-                            member: "Ping", arguments: [.string("token-1")])
+        _ = try caller.call(
+            destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+            member: "Ping", arguments: [.string("token-1")])
         let signal = try #require(try caller.nextMessage(timeout: .seconds(5)))
         #expect(signal.member == "Pong")
         #expect(try signal.arguments() == [.string("token-1")])
@@ -177,8 +203,9 @@ struct DBusObjectServerTests {
         let caller = try DBusConnection(.address(served.bus.address))
         for member in ["PongWrongly", "PongTwice", "Pang"] {
             do {
-                _ = try caller.call(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
-                                    member: member, arguments: [])
+                _ = try caller.call(
+                    destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+                    member: member, arguments: [])
                 Issue.record("\(member): a signal that does not match its declaration was sent")
             } catch {
                 #expect(error.name == DBusStandardError.failed, "\(member): \(error)")
@@ -187,8 +214,9 @@ struct DBusObjectServerTests {
         }
         #expect(try caller.nextMessage(timeout: .milliseconds(300)) == nil)
         // The declared signature still goes out.
-        _ = try caller.call(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
-                            member: "Ping", arguments: [.string("fine")])
+        _ = try caller.call(
+            destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+            member: "Ping", arguments: [.string("fine")])
         #expect(try caller.nextMessage(timeout: .seconds(5))?.member == "Pong")
     }
 
@@ -199,18 +227,23 @@ struct DBusObjectServerTests {
         let served = try ServedObject(privateOwner: ownerConnection.uniqueName, bus: bus)
         let other = try DBusConnection(.address(served.bus.address))
         let path = ServedObject.path + "/private"
-        #expect(try ownerConnection.call(destination: ServedObject.name, path: path, interface: ServedObject.interface,
-                                         member: "Echo", arguments: [.string("mine")]) == [.string("mine")])
+        #expect(
+            try ownerConnection.call(
+                destination: ServedObject.name, path: path, interface: ServedObject.interface,
+                member: "Echo", arguments: [.string("mine")]) == [.string("mine")])
         #expect(throws: DBusCallError(name: "org.beacond.Error.AccessDenied", message: "only \(ownerConnection.uniqueName) may call this object")) {
-            _ = try other.call(destination: ServedObject.name, path: path, interface: ServedObject.interface,
-                               member: "Echo", arguments: [.string("theirs")])
+            _ = try other.call(
+                destination: ServedObject.name, path: path, interface: ServedObject.interface,
+                member: "Echo", arguments: [.string("theirs")])
         }
         #expect(throws: DBusCallError.self) {
-            _ = try other.call(destination: ServedObject.name, path: path, interface: "org.freedesktop.DBus.Properties",
-                               member: "GetAll", arguments: [.string(ServedObject.interface)])
+            _ = try other.call(
+                destination: ServedObject.name, path: path, interface: "org.freedesktop.DBus.Properties",
+                member: "GetAll", arguments: [.string(ServedObject.interface)])
         }
-        let introspection = try other.call(destination: ServedObject.name, path: path,
-                                           interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
+        let introspection = try other.call(
+            destination: ServedObject.name, path: path,
+            interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
         #expect(introspection.count == 1)
     }
 
@@ -300,25 +333,32 @@ struct DBusObjectServerClientTests {
         let connection = try DBusConnection(.address(served.bus.address))
         let server = try DBusObjectServer(connection: connection, loop: loop)
         let results = Locked<[String]>([])
-        server.callAsync(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
-                         member: "Echo", arguments: [.string("async")]) { result in
+        server.callAsync(
+            destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+            member: "Echo", arguments: [.string("async")]
+        ) { result in
             results.withLock { $0.append((try? result.get()) == [.string("async")] ? "echo" : "wrong: \(result)") }
         }
-        server.callAsync(destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
-                         member: "Fail") { result in
+        server.callAsync(
+            destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+            member: "Fail"
+        ) { result in
             if case .failure(let error) = result { results.withLock { $0.append(error.name) } }
         }
         // A peer that never answers: the call times out with an error, it does not hang the loop.
         let silent = try DBusConnection(.address(served.bus.address))
-        server.callAsync(destination: silent.uniqueName, path: "/x", interface: "org.example.Silent", member: "Wait",
-                         timeout: .milliseconds(200)) { result in
+        server.callAsync(
+            destination: silent.uniqueName, path: "/x", interface: "org.example.Silent", member: "Wait",
+            timeout: .milliseconds(200)
+        ) { result in
             if case .failure(let error) = result { results.withLock { $0.append(error.name) } }
         }
         try loop.startThread()
         defer { loop.stopAndWait() }
-        #expect(eventually {
-            results.withLock { Set($0) } == ["echo", "org.beacond.Error.InvalidRegion", "org.freedesktop.DBus.Error.NoReply"]
-        }, "\(results.withLock { $0 })")
+        #expect(
+            eventually {
+                results.withLock { Set($0) } == ["echo", "org.beacond.Error.InvalidRegion", "org.freedesktop.DBus.Error.NoReply"]
+            }, "\(results.withLock { $0 })")
         _ = server
     }
 

@@ -17,10 +17,12 @@ struct ESPresenseTests {
     @Test func deviceIDsParseBackInAnyCaseAndOtherIDsAreNotBeacons() {
         #expect(ESPresense.identity(fromDeviceID: "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1") == identity)
         #expect(ESPresense.identity(fromDeviceID: "IBEACON:E5CA1ADE-F007-BA11-0000-000000000000-100-1") == identity)
-        for other in ["mac:c1d2e3f4a5b6", "altBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1", "iBeacon:",
-                      "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100", "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-65536",
-                      "iBeacon:nope-f007-ba11-0000-000000000000-100-1", "iBeacon:e5ca1ade-f007-ba11-0000-000000000000--1-1",
-                      "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-0100-1"] {
+        for other in [
+            "mac:c1d2e3f4a5b6", "altBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1", "iBeacon:",
+            "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100", "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-65536",
+            "iBeacon:nope-f007-ba11-0000-000000000000-100-1", "iBeacon:e5ca1ade-f007-ba11-0000-000000000000--1-1",
+            "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-0100-1",
+        ] {
             #expect(ESPresense.identity(fromDeviceID: other) == nil, "\(other)")
         }
     }
@@ -44,26 +46,36 @@ struct ESPresenseTests {
     }
 
     @Test func readingsAreWrittenInESPresensesKeyOrderWithTwoDecimals() {
-        let reading = ESPresenseReading(id: ESPresense.deviceID(identity), mac: ESPresenseReading.mac(BluetoothAddress(rawValue: 0x0C1D2E3F4A5B)),
-                                        rssiAtOneMetre: -59, rssi: -65.5, receiverAdjustment: 0, distance: 1.4, interval: 1020)
-        #expect(reading.json == #"{"mac":"0c1d2e3f4a5b","id":"iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1","rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"distance":1.40,"int":1020}"#)
+        let reading = ESPresenseReading(
+            id: ESPresense.deviceID(identity), mac: ESPresenseReading.mac(BluetoothAddress(rawValue: 0x0C1D2E3F4A5B)),
+            rssiAtOneMetre: -59, rssi: -65.5, receiverAdjustment: 0, distance: 1.4, interval: 1020)
+        #expect(
+            reading.json
+                == #"{"mac":"0c1d2e3f4a5b","id":"iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1","#
+                + #""rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"distance":1.40,"int":1020}"#
+        )
         #expect(ESPresenseReading(id: "a", distance: -0.004).json == #"{"id":"a","distance":0.00}"#)
         #expect(ESPresenseReading(id: "a", rssi: -0.5, distance: 12.345).json == #"{"id":"a","rssi":-0.50,"distance":12.35}"#)
         #expect(ESPresenseReading(id: "a\"\u{1B}", distance: .nan).json == #"{"id":"a\"\u001b"}"#)
     }
 
     @Test func aWrittenReadingReadsBackAsItself() throws {
-        let reading = ESPresenseReading(id: ESPresense.deviceID(identity), mac: "0c1d2e3f4a5b", rssiAtOneMetre: -59, rssi: -65.5,
-                                        receiverAdjustment: -3, distance: 1.4, interval: 1020, name: "tag")
+        let reading = ESPresenseReading(
+            id: ESPresense.deviceID(identity), mac: "0c1d2e3f4a5b", rssiAtOneMetre: -59, rssi: -65.5,
+            receiverAdjustment: -3, distance: 1.4, interval: 1020, name: "tag")
         #expect(try ESPresenseReading(json: Array(reading.json.utf8)) == reading)
     }
 
     @Test func readingsFromRealESPresenseFirmwareAreRead() throws {
         // v4 firmware (fill(): bare numbers with two decimals, var, rssiVar) and v3 (idType, raw, no rxAdj).
-        let v4 = #"{"mac":"c1d2e3f4a5b6","id":"iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1","rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"rssiVar":1.20,"distance":1.41,"var":0.05,"int":1020}"#
+        let v4 =
+            #"{"mac":"c1d2e3f4a5b6","id":"iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1","#
+            + #""rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"rssiVar":1.20,"distance":1.41,"var":0.05,"int":1020}"#
         let reading = try ESPresenseReading(json: Array(v4.utf8))
         #expect(reading.distance == 1.41 && reading.rssi == -65.5 && reading.rssiAtOneMetre == -59 && reading.interval == 1020)
-        let v3 = #"{"id":"iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1","idType":180,"rssi@1m":-59,"rssi":-70,"raw":2.51,"distance":2.2,"speed":0.01,"mac":"c1d2e3f4a5b6","interval":1000}"#
+        let v3 =
+            #"{"id":"iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1","idType":180,"#
+            + #""rssi@1m":-59,"rssi":-70,"raw":2.51,"distance":2.2,"speed":0.01,"mac":"c1d2e3f4a5b6","interval":1000}"#
         #expect(try ESPresenseReading(json: Array(v3.utf8)).distance == 2.2)
     }
 

@@ -25,18 +25,22 @@ struct HomeAssistantDiscoveryTests {
         #expect(config["device_class"] as? String == "connectivity" && config["unique_id"] as? String == "beacond_kitchen_connectivity")
         let device = try #require(config["device"] as? [String: Any])
         // Home Assistant refuses a device block with a key it does not know: only these.
-        #expect(Set(device.keys).isSubset(of: ["identifiers", "connections", "manufacturer", "model", "name", "hw_version",
-                                               "sw_version", "via_device", "suggested_area", "configuration_url"]))
+        #expect(
+            Set(device.keys).isSubset(of: [
+                "identifiers", "connections", "manufacturer", "model", "name", "hw_version",
+                "sw_version", "via_device", "suggested_area", "configuration_url",
+            ]))
         #expect(device["identifiers"] as? [String] == ["beacond_kitchen"])
     }
 
     @Test func aBeaconIsADeviceTrackerARoomAndADistanceSensorAvailableWithItsReceiver() throws {
         let configs = discovery.beaconConfigs(identity)
-        #expect(configs.map(\.topic) == [
-            "homeassistant/device_tracker/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2/config",
-            "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_distance/config",
-            "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_room/config",
-        ])
+        #expect(
+            configs.map(\.topic) == [
+                "homeassistant/device_tracker/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2/config",
+                "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_distance/config",
+                "homeassistant/sensor/beacond/beacond_kitchen_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2_room/config",
+            ])
         #expect(configs.allSatisfy { $0.topic.wholeMatch(of: topicRule) != nil })
         let tracker = try object(configs[0].payload)
         #expect(tracker["state_topic"] as? String == discovery.presenceTopic(identity))

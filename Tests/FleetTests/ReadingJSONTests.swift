@@ -11,7 +11,8 @@ struct ReadingJSONTests {
     }
 
     @Test func jsonItselfIsRead() throws {
-        let reading = try read(#" { "id" : "a\"b\\c\u00e9\ud83d\ude00\/" ,"distance":1.5e1, "skip":{"x":[1,{"y":null},"}"]},"rssi":-0, "name":null } "#)
+        let reading = try read(
+            #" { "id" : "a\"b\\c\u00e9\ud83d\ude00\/" ,"distance":1.5e1, "skip":{"x":[1,{"y":null},"}"]},"rssi":-0, "name":null } "#)
         #expect(reading.id == "a\"b\\cé😀/" && reading.distance == 15 && reading.rssi == 0 && reading.name == nil)
         #expect(try read(#"{"id":"x","distance":1,"distance":2}"#).distance == 2)
         #expect(try read(#"{"distance":123456789012345678901234567890,"id":"x"}"#).distance == 1.2345678901234568e29)
@@ -35,8 +36,10 @@ struct ReadingJSONTests {
     @Test func numbersBeyondDoubleAreRefusedOnlyWhereFoundationConvertsThem() throws {
         #expect(try read(#"{"id":"x","distance":2,"speed":1e99999,"speed":0.01}"#).distance == 2)
         #expect(try read(#"{"id":"x","distance":1e400,"distance":2}"#).distance == 2)
-        for text in [#"{"id":"x","distance":2,"speed":1e400}"#, #"{"id":"x","distance":2,"speed":0.01,"speed":1e400}"#,
-                     #"{"id":"x","distance":2,"skip":[1,1e400]}"#, "[1e400]"] {
+        for text in [
+            #"{"id":"x","distance":2,"speed":1e400}"#, #"{"id":"x","distance":2,"speed":0.01,"speed":1e400}"#,
+            #"{"id":"x","distance":2,"skip":[1,1e400]}"#, "[1e400]",
+        ] {
             #expect(throws: ESPresenseReading.Invalid.notJSON, "\(text)") { try read(text) }
             #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) == nil, "Foundation reads \(text)")
         }
@@ -57,7 +60,8 @@ struct ReadingJSONTests {
     @Test func agreesWithJSONSerializationOnMutatedReadings() throws {
         var random = SplitMix64(state: 0xBEAC0D)
         let seeds = [
-            #"{"mac":"c1d2e3f4a5b6","id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"rssiVar":1.20,"distance":1.41,"var":0.05,"int":1020}"#,
+            #"{"mac":"c1d2e3f4a5b6","id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","#
+                + #""rssi@1m":-59,"rssi":-65.50,"rxAdj":0,"rssiVar":1.20,"distance":1.41,"var":0.05,"int":1020}"#,
             #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","idType":180,"rssi":-70,"raw":2.51,"distance":2.2,"speed":0.01}"#,
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[]",:-.0123456789eE+ \"\\/uantrfl"#.utf8)
@@ -84,7 +88,7 @@ struct ReadingJSONTests {
                 #expect(ours == .failure(.notAnObject), "\(text)")
                 continue
             }
-            guard case .success(let reading) = ours else { continue }   // a type or key refusal: checked elsewhere
+            guard case .success(let reading) = ours else { continue } // a type or key refusal: checked elsewhere
             #expect(reading.id == dictionary["id"] as? String, "\(text)")
             #expect(reading.distance == (dictionary["distance"] as? NSNumber)?.doubleValue, "\(text)")
             agreed += 1

@@ -8,9 +8,10 @@ struct ReadingPublisherTests {
     let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
     func sighting(major: UInt16 = 1, minor: UInt16 = 2, rssi: Int8? = -65, power: Int8 = -59, at seconds: Double) -> IBeaconObservation {
-        IBeaconObservation(frame: IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power),
-                           rssi: rssi, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0,
-                           timestamp: Timestamp(microsecondsSinceEpoch: Int64(seconds * 1_000_000)))
+        IBeaconObservation(
+            frame: IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power),
+            rssi: rssi, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0,
+            timestamp: Timestamp(microsecondsSinceEpoch: Int64(seconds * 1_000_000)))
     }
 
     @Test func theFirstSightingGoesOutAtOnceThenOnePerInterval() {
@@ -25,8 +26,9 @@ struct ReadingPublisherTests {
     }
 
     @Test func aReadingCarriesWhatESPresensesDoes() throws {
-        var publisher = ReadingPublisher(constraints: nil, interval: .seconds(1), rssiOffset: 6,
-                                         ranging: RangingConfiguration(filter: .latest))
+        var publisher = ReadingPublisher(
+            constraints: nil, interval: .seconds(1), rssiOffset: 6,
+            ranging: RangingConfiguration(filter: .latest))
         _ = publisher.observe(sighting(rssi: -70, at: 0))
         _ = publisher.observe(sighting(rssi: -70, at: 0.5))
         let published = publisher.observe(sighting(rssi: -65, at: 1.0))
@@ -34,9 +36,9 @@ struct ReadingPublisherTests {
         #expect(reading.id == "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")
         #expect(reading.mac == "c1d2e3f4a5b6")
         #expect(reading.rssiAtOneMetre == -59)
-        #expect(reading.rssi == -59)                     // -65 plus the 6 dB offset
+        #expect(reading.rssi == -59) // -65 plus the 6 dB offset
         #expect(reading.receiverAdjustment == 6)
-        #expect(reading.interval == 500)                 // three sightings over one second
+        #expect(reading.interval == 500) // three sightings over one second
         let expected = RangingConfiguration().distanceModel.accuracy(rssi: -59, measuredPower: -59)
         #expect(reading.distance == expected)
     }
@@ -53,11 +55,11 @@ struct ReadingPublisherTests {
 
     @Test func aSightingWithNoDistanceWaitsForOneWithADistance() {
         var publisher = ReadingPublisher(constraints: nil, interval: .seconds(1), rssiOffset: 0, ranging: RangingConfiguration(filter: .latest))
-        #expect(publisher.observe(sighting(power: 0, at: 0)) == nil)      // measured power 0: no distance
+        #expect(publisher.observe(sighting(power: 0, at: 0)) == nil) // measured power 0: no distance
         // An odd beacon (measured power -20 heard at -127) is 159 km off: other nodes refuse that, so it
         // is not sent (issue 21).
         #expect(publisher.observe(sighting(rssi: -127, power: -20, at: 0)) == nil)
-        #expect(publisher.observe(sighting(at: 0.1)) != nil)              // not held back by the interval
+        #expect(publisher.observe(sighting(at: 0.1)) != nil) // not held back by the interval
     }
 
     @Test func aFloodOfIdentitiesIsBounded() {

@@ -15,16 +15,23 @@ struct ReceiverDirectoryTests {
 
     @Test func statusAndReadingsBecomeWhatTheMonitorNeeds() {
         var directory = ReceiverDirectory(ownRoom: "hall")
-        #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now)
-            == [.receiverOnline(ReceiverID(rawValue: 1))])
+        #expect(
+            directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now)
+                == [.receiverOnline(ReceiverID(rawValue: 1))])
         #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now) == [.ignored])
-        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
-            == [.sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
-        #expect(directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8), at: now)
-            == [.receiverOffline(ReceiverID(rawValue: 1))])
+        #expect(
+            directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
+                == [.sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
+        #expect(
+            directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8), at: now)
+                == [.receiverOffline(ReceiverID(rawValue: 1))])
         // A reading from a receiver marked offline: it is back, then its sighting.
-        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
-            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
+        #expect(
+            directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
+                == [
+                    .receiverOnline(ReceiverID(rawValue: 1)),
+                    .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4),
+                ])
         let kitchen = directory.receiver("kitchen")
         #expect(kitchen?.online == true && kitchen?.readings == 2 && kitchen?.lastReading == now)
     }
@@ -36,8 +43,11 @@ struct ReceiverDirectoryTests {
         _ = directory.receive(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8), at: now)
         var inputs: [ReceiverDirectory.Input] = [.ignored]
         directory.receive(topic: "espresense/devices/\(deviceID)/cellar", payload: reading(), at: now, into: &inputs)
-        #expect(inputs == [.ignored, .receiverOnline(ReceiverID(rawValue: 9)),
-                           .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 9), measuredPower: -59, exactRSSI: -70.4)])
+        #expect(
+            inputs == [
+                .ignored, .receiverOnline(ReceiverID(rawValue: 9)),
+                .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 9), measuredPower: -59, exactRSSI: -70.4),
+            ])
         #expect(directory.room(of: ReceiverID(rawValue: 7)) == "attic")
         #expect(directory.room(of: ReceiverID(rawValue: 8)) == "kitchen")
         #expect(directory.room(of: ReceiverID(rawValue: 9)) == "cellar")
@@ -55,8 +65,9 @@ struct ReceiverDirectoryTests {
         #expect(ESPresense.sameDeviceID("name:ÄRGER", "name:ärger") && !ESPresense.sameDeviceID("name:Ärger", "name:ärgern"))
         var directory = ReceiverDirectory(ownRoom: "hall")
         let upper = "iBeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-2"
-        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(upper), at: now).last
-            == .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4))
+        #expect(
+            directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(upper), at: now).last
+                == .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4))
     }
 
     @Test func ownPublicationsOtherDevicesAndOtherTopicsAreIgnored() {
@@ -113,12 +124,15 @@ struct ReceiverDirectoryTests {
         }
         #expect(directory.readingsDropped == UInt64(refused.count) && directory.receivers.isEmpty)
         // The edges are what radios report: a beacond node's rssi_offset moves its rssi by rxAdj.
-        let accepted = [#""rssi":-127,"rssi@1m":20,"distance":1000"#, #""rssi":20,"rssi@1m":-127,"distance":0.01"#,
-                        #""rssi":-135.4,"rxAdj":-10,"distance":2"#, #""rssi":30,"rxAdj":10,"distance":2"#]
+        let accepted = [
+            #""rssi":-127,"rssi@1m":20,"distance":1000"#, #""rssi":20,"rssi@1m":-127,"distance":0.01"#,
+            #""rssi":-135.4,"rxAdj":-10,"distance":2"#, #""rssi":30,"rxAdj":10,"distance":2"#,
+        ]
         for fields in accepted {
-            #expect(directory.receive(topic: topic, payload: payload(fields), at: now).last.map { input in
-                if case .sighting = input { true } else { false }
-            } == true, "\(fields)")
+            #expect(
+                directory.receive(topic: topic, payload: payload(fields), at: now).last.map { input in
+                    if case .sighting = input { true } else { false }
+                } == true, "\(fields)")
         }
         #expect(directory.readingsDropped == UInt64(refused.count))
     }
@@ -143,23 +157,33 @@ struct ReceiverDirectoryTests {
         _ = directory.receive(topic: "espresense/rooms/garage/status", payload: Array("online".utf8), at: now)
         _ = directory.receive(topic: "espresense/rooms/attic/status", payload: Array("offline".utf8), at: now)
         // Down: both online receivers (which side of the bridge each is on cannot be known), not the offline one.
-        #expect(directory.receive(topic: bridge, payload: Array("0".utf8), at: now)
-            == [.bridgeChanged(name: "bridge-site2", connected: false),
-                .receiverOffline(ReceiverID(rawValue: 1)), .receiverOffline(ReceiverID(rawValue: 2))])
+        #expect(
+            directory.receive(topic: bridge, payload: Array("0".utf8), at: now)
+                == [
+                    .bridgeChanged(name: "bridge-site2", connected: false),
+                    .receiverOffline(ReceiverID(rawValue: 1)), .receiverOffline(ReceiverID(rawValue: 2)),
+                ])
         #expect(directory.bridgesDown == ["bridge-site2"])
         // Repeated (a retained 0 at resubscription): nothing new goes offline.
-        #expect(directory.receive(topic: bridge, payload: Array("0".utf8), at: now)
-            == [.bridgeChanged(name: "bridge-site2", connected: false)])
+        #expect(
+            directory.receive(topic: bridge, payload: Array("0".utf8), at: now)
+                == [.bridgeChanged(name: "bridge-site2", connected: false)])
         // A receiver on this side is heard again with its next reading.
-        #expect(directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
-            == [.receiverOnline(ReceiverID(rawValue: 1)), .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4)])
+        #expect(
+            directory.receive(topic: "espresense/devices/\(deviceID)/kitchen", payload: reading(), at: now)
+                == [
+                    .receiverOnline(ReceiverID(rawValue: 1)),
+                    .sighting(identity, rssi: -70, distance: 2, by: ReceiverID(rawValue: 1), measuredPower: -59, exactRSSI: -70.4),
+                ])
         #expect(directory.receive(topic: bridge, payload: Array("1".utf8), at: now) == [.bridgeChanged(name: "bridge-site2", connected: true)])
         #expect(directory.bridgesDown.isEmpty)
         // Beyond the bridge: its retained status crosses again.
-        #expect(directory.receive(topic: "espresense/rooms/garage/status", payload: Array("online".utf8), at: now)
-            == [.receiverOnline(ReceiverID(rawValue: 2))])
+        #expect(
+            directory.receive(topic: "espresense/rooms/garage/status", payload: Array("online".utf8), at: now)
+                == [.receiverOnline(ReceiverID(rawValue: 2))])
         // Not a bridge state: dropped with why; other $SYS topics are not a receiver's.
-        #expect(directory.receive(topic: bridge, payload: Array("up".utf8), at: now) == [.dropped("\(bridge): bridge state \"up\" is neither 1 nor 0")])
+        #expect(
+            directory.receive(topic: bridge, payload: Array("up".utf8), at: now) == [.dropped("\(bridge): bridge state \"up\" is neither 1 nor 0")])
         #expect(directory.receive(topic: "$SYS/broker/connection//state", payload: Array("0".utf8), at: now) == [.ignored])
         #expect(directory.receive(topic: "$SYS/broker/uptime", payload: Array("5 seconds".utf8), at: now) == [.ignored])
         #expect(directory.receivers.filter(\.online).count == 2)
@@ -168,11 +192,13 @@ struct ReceiverDirectoryTests {
     @Test func bridgesDownAreBounded() {
         var directory = ReceiverDirectory(ownRoom: "hall", capacity: 3)
         for number in 0..<3 {
-            #expect(directory.receive(topic: "$SYS/broker/connection/b\(number)/state", payload: Array("0".utf8), at: now)
-                == [.bridgeChanged(name: "b\(number)", connected: false)])
+            #expect(
+                directory.receive(topic: "$SYS/broker/connection/b\(number)/state", payload: Array("0".utf8), at: now)
+                    == [.bridgeChanged(name: "b\(number)", connected: false)])
         }
-        #expect(directory.receive(topic: "$SYS/broker/connection/b9/state", payload: Array("0".utf8), at: now)
-            == [.dropped("$SYS/broker/connection/b9/state: more than 3 bridges down")])
+        #expect(
+            directory.receive(topic: "$SYS/broker/connection/b9/state", payload: Array("0".utf8), at: now)
+                == [.dropped("$SYS/broker/connection/b9/state: more than 3 bridges down")])
         #expect(directory.bridgesDown.count == 3)
     }
 }

@@ -50,8 +50,9 @@ final class LoopClient: @unchecked Sendable {
 }
 
 func options(_ broker: PrivateBroker, id: String, _ change: (inout MQTTOptions) -> Void = { _ in }) -> MQTTOptions {
-    var options = MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: id,
-                              reconnectBackoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .milliseconds(400)))
+    var options = MQTTOptions(
+        host: "127.0.0.1", port: broker.port, clientID: id,
+        reconnectBackoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .milliseconds(400)))
     change(&options)
     return options
 }
@@ -82,7 +83,10 @@ struct MQTTClientTests {
 
     @Test func aWrongPasswordIsRefusedWithTheBrokersReasonAndRetried() throws {
         let broker = try PrivateBroker(users: [.init("node", password: "right")])
-        let wrong = try LoopClient(options(broker, id: "wrong") { $0.username = "node"; $0.password = "wrong" })
+        let wrong = try LoopClient(
+            options(broker, id: "wrong") {
+                $0.username = "node"; $0.password = "wrong"
+            })
         try wrong.onLoop { $0.start() }
         #expect(eventually { wrong.waitingReason != nil })
         let reason = wrong.waitingReason ?? ""
@@ -91,7 +95,10 @@ struct MQTTClientTests {
         // It keeps trying (capped backoff), and is never connected.
         #expect(eventually { wrong.states.withLock { $0.filter { $0 == .connecting }.count } >= 3 })
         #expect(wrong.connectionCount() == 0)
-        let right = try LoopClient(options(broker, id: "right") { $0.username = "node"; $0.password = "right" })
+        let right = try LoopClient(
+            options(broker, id: "right") {
+                $0.username = "node"; $0.password = "right"
+            })
         try right.onLoop { $0.start() }
         #expect(eventually { right.isConnected })
     }
@@ -149,16 +156,20 @@ struct MQTTClientTests {
         try writer.onLoop { $0.start() }
         #expect(eventually { writer.isConnected })
         // The subscription was made again on the new connection (a clean session has none).
-        #expect(eventually(timeout: .seconds(5)) {
-            _ = try? writer.onLoop { try $0.publish(MQTTMessage(topic: "beacond/test", text: "after restart")) }
-            return !reader.texts(on: "beacond/test").isEmpty
-        })
+        #expect(
+            eventually(timeout: .seconds(5)) {
+                _ = try? writer.onLoop { try $0.publish(MQTTMessage(topic: "beacond/test", text: "after restart")) }
+                return !reader.texts(on: "beacond/test").isEmpty
+            })
     }
 
     @Test func tlsWithTheRightCAConnectsAndAnUnrelatedCAIsRefusedWithTheReason() throws {
         let broker = try PrivateBroker(tls: true)
         let port = try #require(broker.tlsPort)
-        let good = try LoopClient(options(broker, id: "tls") { $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile })
+        let good = try LoopClient(
+            options(broker, id: "tls") {
+                $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile
+            })
         try good.onLoop { try $0.subscribe("beacond/tls") }
         try good.onLoop { $0.start() }
         #expect(eventually { good.isConnected })
@@ -166,7 +177,10 @@ struct MQTTClientTests {
         #expect(eventually { good.texts(on: "beacond/tls") == ["over TLS"] })
 
         let other = try TestCertificates.unrelatedCA(directory: broker.directory)
-        let bad = try LoopClient(options(broker, id: "bad-ca") { $0.port = port; $0.useTLS = true; $0.caFile = other })
+        let bad = try LoopClient(
+            options(broker, id: "bad-ca") {
+                $0.port = port; $0.useTLS = true; $0.caFile = other
+            })
         try bad.onLoop { $0.start() }
         #expect(eventually { bad.waitingReason != nil })
         let reason = bad.waitingReason ?? ""
@@ -179,12 +193,16 @@ struct MQTTClientTests {
         let port = try #require(broker.tlsPort)
         let certificates = try #require(broker.certificates)
         let (certificate, key) = try certificates.clientCertificate(directory: broker.directory, name: "node")
-        let with = try LoopClient(options(broker, id: "with-cert") {
-            $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile; $0.certificateFile = certificate; $0.keyFile = key
-        })
+        let with = try LoopClient(
+            options(broker, id: "with-cert") {
+                $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile; $0.certificateFile = certificate; $0.keyFile = key
+            })
         try with.onLoop { $0.start() }
         #expect(eventually { with.isConnected })
-        let without = try LoopClient(options(broker, id: "without-cert") { $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile })
+        let without = try LoopClient(
+            options(broker, id: "without-cert") {
+                $0.port = port; $0.useTLS = true; $0.caFile = broker.caFile
+            })
         try without.onLoop { $0.start() }
         #expect(eventually { without.waitingReason != nil })
         #expect(without.connectionCount() == 0)
@@ -193,19 +211,23 @@ struct MQTTClientTests {
     @Test func aMissingCAFileIsAnErrorAtOnceNotARetryLoop() throws {
         let loop = try MainLoop()
         #expect {
-            _ = try MQTTClient(options: MQTTOptions(host: "127.0.0.1", port: 1, useTLS: true, caFile: "/nonexistent/ca.crt",
-                                                    clientID: "x"), loop: loop)
+            _ = try MQTTClient(
+                options: MQTTOptions(
+                    host: "127.0.0.1", port: 1, useTLS: true, caFile: "/nonexistent/ca.crt",
+                    clientID: "x"), loop: loop)
         } throws: { error in
             "\(error)".contains("/nonexistent/ca.crt") && "\(error)".contains("No such file")
         }
     }
 
     @Test func anACLThatDeniesAPublishIsReportedOverMQTT5() throws {
-        let broker = try PrivateBroker(users: [.init("node", password: "pw")],
-                                       acl: "user node\ntopic readwrite espresense/devices/#\n")
-        let node = try LoopClient(options(broker, id: "node") {
-            $0.username = "node"; $0.password = "pw"; $0.protocolVersion = .v5
-        })
+        let broker = try PrivateBroker(
+            users: [.init("node", password: "pw")],
+            acl: "user node\ntopic readwrite espresense/devices/#\n")
+        let node = try LoopClient(
+            options(broker, id: "node") {
+                $0.username = "node"; $0.password = "pw"; $0.protocolVersion = .v5
+            })
         try node.onLoop { $0.start() }
         #expect(eventually { node.isConnected })
         try node.onLoop { try $0.publish(MQTTMessage(topic: "espresense/devices/a/b", text: "{}", qos: 1)) }
@@ -218,8 +240,10 @@ struct MQTTClientTests {
 
     @Test func connectionRefusedIsRetriedWithCappedBackoff() throws {
         let port = try PrivateBroker.freePort()
-        let client = try LoopClient(MQTTOptions(host: "127.0.0.1", port: port, clientID: "nobody",
-                                                reconnectBackoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(200))))
+        let client = try LoopClient(
+            MQTTOptions(
+                host: "127.0.0.1", port: port, clientID: "nobody",
+                reconnectBackoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(200))))
         try client.onLoop { $0.start() }
         #expect(eventually { client.waitingReason != nil })
         #expect(client.waitingReason?.contains("refused") == true, "\(client.waitingReason ?? "")")

@@ -14,7 +14,7 @@ struct EvaluationTests {
             switch trace.room(of: beacon, at: max(0, time - lag)) {
             case .some(.some(let room)): return .room(room)
             case .some(.none): return .away
-            case .none: return .unknown  // walking
+            case .none: return .unknown // walking
             }
         }
     }
@@ -30,10 +30,12 @@ struct EvaluationTests {
         let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5)
         let receivers = plan.rooms.map { SimulatedReceiver(name: $0.name, position: $0.centre) }
         // Room 0 for 600 s, walk to room 1, 600 s there, away 300 s, back in room 1 for 300 s, away 300 s.
-        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: [
-            .init(room: 0, dwell: 600), .init(room: 1, dwell: 600), .init(room: nil, dwell: 300),
-            .init(room: 1, dwell: 300), .init(room: nil, dwell: 300),
-        ])
+        let beacon = SimulatedBeacon(
+            name: "tag", advertisingInterval: 1,
+            stops: [
+                .init(room: 0, dwell: 600), .init(room: 1, dwell: 600), .init(room: nil, dwell: 300),
+                .init(room: 1, dwell: 300), .init(room: nil, dwell: 300),
+            ])
         return Simulator.run(plan: plan, receivers: receivers, beacons: [beacon], radio: RadioEnvironment(), seed: 11)
     }()
 

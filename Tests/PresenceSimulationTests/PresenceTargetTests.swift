@@ -9,13 +9,15 @@ import Testing
 /// asserted as it stands (and said in docs/presence.md), so it cannot silently grow.
 @Suite("presence targets")
 struct PresenceTargetTests {
-    /// The table, computed once for every test here (about 50 s in a debug build before the fleet variants and room regions; 5 min on a loaded 2-core machine with them); a fixture missing or unreadable is
+    /// The table, computed once for every test here (about 50 s in a debug build before the fleet variants and room regions;
+    /// 5 min on a loaded 2-core machine with them); a fixture missing or unreadable is
     /// every test's failure, with why, not a crash.
     static let table: Result<[PresenceSuite.Row], any Error> = Result {
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/monitoring").path
-        return try PresenceSuite.table(hours: 2, beacons: 10, seed: 1, room: .default,
-                                       monitoring: try PresenceSuite.beacondMonitoring(), fixtures: fixtures)
+        return try PresenceSuite.table(
+            hours: 2, beacons: 10, seed: 1, room: .default,
+            monitoring: try PresenceSuite.beacondMonitoring(), fixtures: fixtures)
     }
     static var rows: [PresenceSuite.Row] { (try? table.get()) ?? [] }
 
@@ -61,8 +63,9 @@ struct PresenceTargetTests {
         for peer in peers { #expect(beacond.flapsPerHour < peer.flapsPerHour, "\(peer.algorithm)") }
     }
 
-    @Test("exits at most half as late as the best peer with no false exit (the noisy trace: shorter, not half)",
-          arguments: scenarios)
+    @Test(
+        "exits at most half as late as the best peer with no false exit (the noisy trace: shorter, not half)",
+        arguments: scenarios)
     func exitDelay(scenario: String) throws {
         let (found, _, peers) = Self.rows(scenario)
         let beacond = try #require(found)
@@ -102,8 +105,9 @@ struct PresenceTargetTests {
 
     // MARK: A fleet of Wi-Fi receivers (issue 22)
 
-    @Test("no false exit when readings come late, out of order, in bursts of loss, or with a receiver offline",
-          arguments: fleetScenarios)
+    @Test(
+        "no false exit when readings come late, out of order, in bursts of loss, or with a receiver offline",
+        arguments: fleetScenarios)
     func fleetNoFalseExits(scenario: String) throws {
         // A beacon gone while a receiver that heard it lately is offline may rightly wait for it (blind, not absent).
         let blindAllowed = PresenceSuite.scenarios.first { $0.name == scenario }?.fleet.offline != nil
@@ -129,8 +133,9 @@ struct PresenceTargetTests {
                 for quantile in [0.5, 0.95] {
                     let with = try #require(PresenceScore.quantile(quantile, of: delays(late)))
                     let without = try #require(PresenceScore.quantile(quantile, of: delays(timely)))
-                    #expect(abs(with - without) <= max(interval, 1),
-                            "\(algorithm), \(interval) s adverts, p\(Int(quantile * 100)): \(with) s late against \(without) s")
+                    #expect(
+                        abs(with - without) <= max(interval, 1),
+                        "\(algorithm), \(interval) s adverts, p\(Int(quantile * 100)): \(with) s late against \(without) s")
                 }
             }
         }
@@ -153,8 +158,9 @@ struct PresenceTargetTests {
             let onlineP95 = try #require(PresenceScore.quantile(0.95, of: online.compactMap(\.delay)))
             // One advertising interval (1 s) of slack, as for latency.
             #expect(p95 <= onlineP95 + 1, "\(algorithm): room exit p95 \(p95) s against \(onlineP95) s with the receiver online")
-            #expect(held.count { $0.delay == nil } <= online.count { $0.delay == nil },
-                    "\(algorithm): room exits never made")
+            #expect(
+                held.count { $0.delay == nil } <= online.count { $0.delay == nil },
+                "\(algorithm): room exits never made")
         }
     }
 }

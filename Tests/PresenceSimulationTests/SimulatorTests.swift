@@ -7,8 +7,9 @@ struct SimulatorTests {
     static let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
     static func receivers(offsets: [Double] = Array(repeating: 0, count: 6), offline: [Int: [Range<Double>]] = [:]) -> [SimulatedReceiver] {
         plan.rooms.indices.map {
-            SimulatedReceiver(name: plan.rooms[$0].name, position: plan.rooms[$0].centre, rssiOffset: offsets[$0],
-                              offline: offline[$0] ?? [])
+            SimulatedReceiver(
+                name: plan.rooms[$0].name, position: plan.rooms[$0].centre, rssiOffset: offsets[$0],
+                offline: offline[$0] ?? [])
         }
     }
 
@@ -37,8 +38,9 @@ struct SimulatorTests {
     func radio() {
         let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 0.1, stops: [.init(room: 4, dwell: 600)])
         let radio = RadioEnvironment(shadowing: 4, packetLoss: 0.3)
-        let trace = Simulator.run(plan: Self.plan, receivers: Self.receivers(offsets: [0, 0, 0, 0, 0, -12], offline: [1: [0..<300]]),
-                                  beacons: [beacon], radio: radio, seed: 1)
+        let trace = Simulator.run(
+            plan: Self.plan, receivers: Self.receivers(offsets: [0, 0, 0, 0, 0, -12], offline: [1: [0..<300]]),
+            beacons: [beacon], radio: radio, seed: 1)
         func mean(_ receiver: Int) -> Double {
             let values = trace.readings.filter { $0.receiver == receiver }.map { Double($0.rssi) }
             return values.reduce(0, +) / Double(max(1, values.count))
@@ -55,8 +57,12 @@ struct SimulatorTests {
 
     @Test("the truth: stops, walks between them, away")
     func truth() {
-        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: [.init(room: 0, dwell: 10), .init(room: 1, dwell: 10),
-                                                                                  .init(room: nil, dwell: 20), .init(room: 1, dwell: 5)])
+        let beacon = SimulatedBeacon(
+            name: "tag", advertisingInterval: 1,
+            stops: [
+                .init(room: 0, dwell: 10), .init(room: 1, dwell: 10),
+                .init(room: nil, dwell: 20), .init(room: 1, dwell: 5),
+            ])
         let trace = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 3)
         // 10 s in room 0, a 5 m walk (about 4.2 s) to room 1, 10 s there, 20 s away, 5 s in room 1.
         #expect(trace.room(of: 0, at: 5) == .some(0))
@@ -69,8 +75,10 @@ struct SimulatorTests {
 
     @Test("Wi-Fi latency: one advertisement's readings arrive 5–60 ms late and spread out, out of advertising order, each receiver's in order")
     func latency() {
-        let beacons = [SimulatedBeacon(name: "fast", advertisingInterval: 0.1, stops: [.init(room: 4, dwell: 120)]),
-                       SimulatedBeacon(name: "slow", advertisingInterval: 1, stops: [.init(room: 1, dwell: 120)])]
+        let beacons = [
+            SimulatedBeacon(name: "fast", advertisingInterval: 0.1, stops: [.init(room: 4, dwell: 120)]),
+            SimulatedBeacon(name: "slow", advertisingInterval: 1, stops: [.init(room: 1, dwell: 120)]),
+        ]
         let timely = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: beacons, radio: RadioEnvironment(), seed: 5)
         let late = timely.withReadingLatency(0.005...0.060, seed: 5)
         #expect(late.readings.count == timely.readings.count)
@@ -90,7 +98,8 @@ struct SimulatorTests {
             #expect(zip(own, own.dropFirst()).allSatisfy { $0.advertisedAt <= $1.advertisedAt })
         }
         // The same trace: without latency again, readings are the original ones.
-        #expect(Set(late.readings.map { SimulatedReading(time: $0.advertisedAt, receiver: $0.receiver, beacon: $0.beacon, rssi: $0.rssi) })
+        #expect(
+            Set(late.readings.map { SimulatedReading(time: $0.advertisedAt, receiver: $0.receiver, beacon: $0.beacon, rssi: $0.rssi) })
                 == Set(timely.readings))
     }
 
@@ -112,8 +121,12 @@ struct SimulatorTests {
 
     @Test("room departures: at the wall crossed walking to the next room, at the end of the stay going away")
     func departures() {
-        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: [.init(room: 0, dwell: 10), .init(room: 1, dwell: 10),
-                                                                                  .init(room: nil, dwell: 20), .init(room: 1, dwell: 5)])
+        let beacon = SimulatedBeacon(
+            name: "tag", advertisingInterval: 1,
+            stops: [
+                .init(room: 0, dwell: 10), .init(room: 1, dwell: 10),
+                .init(room: nil, dwell: 20), .init(room: 1, dwell: 5),
+            ])
         let trace = Simulator.run(plan: Self.plan, receivers: Self.receivers(), beacons: [beacon], radio: RadioEnvironment(), seed: 3)
         // Centre of room 0 (2.5 m) to the wall at 5 m at 1.2 m/s: about 2.1 s into the walk.
         let left = trace.roomDepartures[0]

@@ -9,8 +9,9 @@ public enum ADChecks {
         var next = 0
         for structure in structures {
             let payload = structure.payload
-            require(payload.lowerBound == next + 2 && payload.upperBound <= data.count,
-                    "structure payload \(payload) does not follow the previous one (ends \(next))")
+            require(
+                payload.lowerBound == next + 2 && payload.upperBound <= data.count,
+                "structure payload \(payload) does not follow the previous one (ends \(next))")
             require(data[next] == payload.count + 1 && data[next + 1] == structure.type, "length or type byte mismatch at \(next)")
             next = payload.upperBound
         }
@@ -44,9 +45,12 @@ public enum ADChecks {
         require(payload.count >= 23 && payload[0] == 0x02 && payload[1] == 0x15, "frame without the 02 15 iBeacon prefix")
         let expected = payload.extracting(2..<23).array
         let identity = frame.identity
-        let actual = bytes(of: identity.uuid) + [UInt8(identity.major >> 8), UInt8(truncatingIfNeeded: identity.major),
-                                                 UInt8(identity.minor >> 8), UInt8(truncatingIfNeeded: identity.minor),
-                                                 UInt8(bitPattern: frame.measuredPower)]
+        let actual =
+            bytes(of: identity.uuid) + [
+                UInt8(identity.major >> 8), UInt8(truncatingIfNeeded: identity.major),
+                UInt8(identity.minor >> 8), UInt8(truncatingIfNeeded: identity.minor),
+                UInt8(bitPattern: frame.measuredPower),
+            ]
         require(actual == expected, "frame fields [\(hex(actual))] differ from the bytes [\(hex(expected))]")
     }
 

@@ -59,10 +59,12 @@ public enum CaptureChecks {
             require(failure == reason, "in pieces of \(size): \(String(describing: failure)), whole: \(reason)")
         case .success(let capture):
             require(failure == nil, "in pieces of \(size) it failed: \(String(describing: failure))")
-            require(records == capture.records.map { Array(capture.bytes[$0.payload]) },
-                    "in pieces of \(size): \(records.count) records, whole: \(capture.records.count)")
-            require(framer.malformedRecords == capture.malformedRecords && framer.malformedDetails == capture.malformedDetails,
-                    "in pieces of \(size): malformed \(framer.malformedDetails), whole: \(capture.malformedDetails)")
+            require(
+                records == capture.records.map { Array(capture.bytes[$0.payload]) },
+                "in pieces of \(size): \(records.count) records, whole: \(capture.records.count)")
+            require(
+                framer.malformedRecords == capture.malformedRecords && framer.malformedDetails == capture.malformedDetails,
+                "in pieces of \(size): malformed \(framer.malformedDetails), whole: \(capture.malformedDetails)")
         }
     }
 
@@ -71,8 +73,11 @@ public enum CaptureChecks {
         let expected: String
         switch file.prefix(8) {
         case let head where head.elementsEqual("btsnoop\0".utf8): expected = "btsnoop"
-        case let head where [[0xA1, 0xB2, 0xC3, 0xD4], [0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
-                             [0x4D, 0x3C, 0xB2, 0xA1]].contains(Array(head.prefix(4))): expected = "pcap"
+        case let head
+        where [
+            [0xA1, 0xB2, 0xC3, 0xD4], [0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
+            [0x4D, 0x3C, 0xB2, 0xA1],
+        ].contains(Array(head.prefix(4))): expected = "pcap"
         case let head where head.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]): expected = "pcapng"
         default: expected = "hexLines"
         }
@@ -94,17 +99,20 @@ public enum CaptureChecks {
     static func checkRecords(_ capture: Capture) {
         var previous = 0
         for record in capture.records {
-            require(record.payload.lowerBound >= 0 && record.payload.upperBound <= capture.bytes.count,
-                    "record \(record.number) payload \(record.payload) outside \(capture.bytes.count) bytes")
+            require(
+                record.payload.lowerBound >= 0 && record.payload.upperBound <= capture.bytes.count,
+                "record \(record.number) payload \(record.payload) outside \(capture.bytes.count) bytes")
             require(record.number > previous, "record numbers not increasing at \(record.number)")
             previous = record.number
         }
-        require(capture.malformedRecords >= 0 && capture.malformedDetails.count == min(capture.malformedRecords, 10),
-                "\(capture.malformedDetails.count) details for \(capture.malformedRecords) malformed records")
+        require(
+            capture.malformedRecords >= 0 && capture.malformedDetails.count == min(capture.malformedRecords, 10),
+            "\(capture.malformedDetails.count) details for \(capture.malformedRecords) malformed records")
         if case .hexLines = capture.format {
             require(!capture.records.isEmpty, "hex lines without one event accepted")
             for record in capture.records {
-                require(record.packet == .hciEvent && record.timestamp == nil && record.payload.lowerBound >= 1
+                require(
+                    record.packet == .hciEvent && record.timestamp == nil && record.payload.lowerBound >= 1
                         && capture.bytes[record.payload.lowerBound - 1] == 0x04, "hex line record \(record.number) is not an H4 event")
             }
         }
@@ -116,9 +124,10 @@ public enum CaptureChecks {
             require(false, "second parse of the same bytes threw")
             return
         }
-        require(again.records == capture.records && again.bytes == capture.bytes && again.format == capture.format
+        require(
+            again.records == capture.records && again.bytes == capture.bytes && again.format == capture.format
                 && again.malformedRecords == capture.malformedRecords && again.malformedDetails == capture.malformedDetails,
-                "second parse of the same bytes differs")
+            "second parse of the same bytes differs")
     }
 
     /// Every record decodes; counters agree with what the body saw; reports stay in their record.
@@ -128,8 +137,9 @@ public enum CaptureChecks {
         let span = capture.bytes.span
         capture.forEachAdvertisingReport(counters: &counters) { report, record in
             reports += 1
-            require(report.dataRange.lowerBound >= record.payload.lowerBound && report.dataRange.upperBound <= record.payload.upperBound,
-                    "report data \(report.dataRange) outside its record \(record.number) payload \(record.payload)")
+            require(
+                report.dataRange.lowerBound >= record.payload.lowerBound && report.dataRange.upperBound <= record.payload.upperBound,
+                "report data \(report.dataRange) outside its record \(record.number) payload \(record.payload)")
             checkReports([report], in: span.extracting(0..<record.payload.upperBound), minimumStart: record.payload.lowerBound)
         }
         let decodable = capture.records.filter { $0.packet != .other }.count
@@ -152,9 +162,10 @@ public enum CaptureChecks {
             let snoop = reread(CaptureWriting.btsnoopH4(events: written), "btsnoop")
             require(snoop.malformedRecords == 0 && snoop.records.count == events.count, "btsnoop round trip lost records")
             for (original, again) in zip(events, snoop.records) {
-                require(again.packet == .hciEvent && Array(snoop.bytes[again.payload]) == Array(bytes[original.payload])
+                require(
+                    again.packet == .hciEvent && Array(snoop.bytes[again.payload]) == Array(bytes[original.payload])
                         && again.timestamp == (original.timestamp ?? Timestamp(microsecondsSinceEpoch: 0)),
-                        "btsnoop round trip changed record \(original.number)")
+                    "btsnoop round trip changed record \(original.number)")
             }
             let text = reread(CaptureWriting.hexLines(events: written.map(\.event)), "hex lines")
             require(text.malformedRecords == 0 && text.records.count == events.count, "hex lines round trip lost records")
@@ -166,8 +177,9 @@ public enum CaptureChecks {
             let air = reread(CaptureWriting.pcapLinkLayer(pdus: pdus), "pcap")
             require(air.malformedRecords == 0 && air.records.count == pdus.count, "pcap round trip lost records")
             for ((rssi, pdu), again) in zip(pdus, air.records) {
-                require(again.packet == .linkLayerAdvertisement(rssi: rssi) && Array(air.bytes[again.payload]) == pdu,
-                        "pcap round trip changed a link-layer record: \(again)")
+                require(
+                    again.packet == .linkLayerAdvertisement(rssi: rssi) && Array(air.bytes[again.payload]) == pdu,
+                    "pcap round trip changed a link-layer record: \(again)")
             }
         }
     }

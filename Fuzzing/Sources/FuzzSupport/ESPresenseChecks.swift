@@ -42,8 +42,9 @@ public enum ESPresenseChecks {
         // Device ids: one that parses is exactly ESPresense's form of its beacon (in any case).
         let text = String(decoding: bytes, as: UTF8.self)
         if let identity = ESPresense.identity(fromDeviceID: text) {
-            require(ESPresense.deviceID(identity) == text.lowercased().replacingOccurrences(of: "ibeacon:", with: "iBeacon:"),
-                    "\(text) parsed to \(identity), which ESPresense writes \(ESPresense.deviceID(identity))")
+            require(
+                ESPresense.deviceID(identity) == text.lowercased().replacingOccurrences(of: "ibeacon:", with: "iBeacon:"),
+                "\(text) parsed to \(identity), which ESPresense writes \(ESPresense.deviceID(identity))")
         }
         switch ESPresense.topic(text) {
         case .device(let id, let room):

@@ -30,15 +30,18 @@ public enum HCIChecks {
         switch outcome {
         case .advertising(let decoded, let malformed):
             // Only an LE Meta event with one of the two advertising subevents gets here.
-            require(packet.count >= 5 && packet[0] == 0x04 && packet[1] == HCIEventDecoder.leMetaEventCode,
-                    "advertising outcome for a packet that is not an LE Meta event")
+            require(
+                packet.count >= 5 && packet[0] == 0x04 && packet[1] == HCIEventDecoder.leMetaEventCode,
+                "advertising outcome for a packet that is not an LE Meta event")
             let subevent = packet[3]
             let legacy = subevent == HCIEventDecoder.leAdvertisingReportSubevent
-            require(legacy || subevent == HCIEventDecoder.leExtendedAdvertisingReportSubevent,
-                    "advertising outcome for subevent \(subevent)")
+            require(
+                legacy || subevent == HCIEventDecoder.leExtendedAdvertisingReportSubevent,
+                "advertising outcome for subevent \(subevent)")
             require(decoded == reports.count, "outcome counts \(decoded) reports, body saw \(reports.count)")
-            require(malformed >= 0 && decoded + malformed == Int(packet[4]),
-                    "\(decoded) decoded + \(malformed) malformed ≠ \(packet[4]) reports in the event")
+            require(
+                malformed >= 0 && decoded + malformed == Int(packet[4]),
+                "\(decoded) decoded + \(malformed) malformed ≠ \(packet[4]) reports in the event")
             // Reports lie inside the declared parameters (2 + parameter length), after the header.
             let parameterEnd = 3 + Int(packet[2])
             require(parameterEnd <= packet.count, "reports decoded from an event longer than its packet")
@@ -54,9 +57,10 @@ public enum HCIChecks {
             guard packet.count >= 1, packet[0] == 0x04 else { return }
             require(packet.count >= 3, "a \(packet.count)-byte event classified instead of malformed")
             if packet[1] == HCIEventDecoder.leMetaEventCode {
-                require(packet.count >= 4 && packet[3] != HCIEventDecoder.leAdvertisingReportSubevent
+                require(
+                    packet.count >= 4 && packet[3] != HCIEventDecoder.leAdvertisingReportSubevent
                         && packet[3] != HCIEventDecoder.leExtendedAdvertisingReportSubevent,
-                        "an advertising subevent called not advertising")
+                    "an advertising subevent called not advertising")
             }
         case .malformed:
             require(reports.isEmpty, "reports from a malformed packet")
@@ -68,9 +72,12 @@ public enum HCIChecks {
     static func checkRoundTrip(_ reports: [AdvertisingReport], _ packet: Span<UInt8>, legacy: Bool) {
         guard !reports.isEmpty else { return }
         let fields = reports.map { ReportFields($0, in: packet) }
-        var parameters: [UInt8] = [legacy ? HCIEventDecoder.leAdvertisingReportSubevent
-                                          : HCIEventDecoder.leExtendedAdvertisingReportSubevent,
-                                   UInt8(reports.count)]
+        var parameters: [UInt8] = [
+            legacy
+                ? HCIEventDecoder.leAdvertisingReportSubevent
+                : HCIEventDecoder.leExtendedAdvertisingReportSubevent,
+            UInt8(reports.count),
+        ]
         for report in fields {
             if legacy {
                 parameters += [UInt8(report.eventType), report.addressType] + littleEndianBytes(of: report.address)
@@ -87,8 +94,9 @@ public enum HCIChecks {
         var again: [ReportFields] = []
         let span = event.span
         let outcome = HCIEventDecoder.decode(h4Packet: span) { again.append(ReportFields($0, in: span)) }
-        require(outcome == .advertising(reports: reports.count, malformedReports: 0),
-                "re-encoded event decodes as \(outcome): [\(hex(event))]")
+        require(
+            outcome == .advertising(reports: reports.count, malformedReports: 0),
+            "re-encoded event decodes as \(outcome): [\(hex(event))]")
         require(again == fields, "round trip changed the reports:\n  \(fields)\n  \(again)")
     }
 }

@@ -25,8 +25,9 @@ public enum LinkLayerChecks {
             checkReports(reports, in: pdu, minimumStart: 8)
             checkRoundTrip(report, pdu)
         case .notAdvertising:
-            require(reports.isEmpty && pdu.count >= 2 + Int(pdu[1]) && eventTypes[pdu[0] & 0x0F] == nil,
-                    "an advertising PDU called not advertising")
+            require(
+                reports.isEmpty && pdu.count >= 2 + Int(pdu[1]) && eventTypes[pdu[0] & 0x0F] == nil,
+                "an advertising PDU called not advertising")
         case .malformed(let failure):
             require(reports.isEmpty && failure == .truncatedPDU, "\(failure) with \(reports.count) reports")
         }
@@ -54,12 +55,14 @@ public enum LinkLayerChecks {
             require(false, "event type \(report.eventType) has no PDU type")
             return
         }
-        let encoded: [UInt8] = [type | report.addressType << 6, UInt8(6 + fields.data.count)]
+        let encoded: [UInt8] =
+            [type | report.addressType << 6, UInt8(6 + fields.data.count)]
             + littleEndianBytes(of: report.address) + fields.data
         var again: [ReportFields] = []
         let span = encoded.span
         let outcome = LinkLayerDecoder.decode(advertisingPDU: span, rssi: nil) { again.append(ReportFields($0, in: span)) }
-        require(outcome == .advertising(reports: 1, malformedReports: 0) && again == [fields],
-                "re-encoded PDU decodes as \(outcome) \(again), not \(fields): [\(hex(encoded))]")
+        require(
+            outcome == .advertising(reports: 1, malformedReports: 0) && again == [fields],
+            "re-encoded PDU decodes as \(outcome) \(again), not \(fields): [\(hex(encoded))]")
     }
 }

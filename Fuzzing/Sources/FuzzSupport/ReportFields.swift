@@ -37,16 +37,18 @@ func checkReports(_ reports: [AdvertisingReport], in buffer: Span<UInt8>, minimu
     var previousEnd = minimumStart
     for report in reports {
         let range = report.dataRange
-        require(range.lowerBound >= previousEnd && range.upperBound <= buffer.count,
-                "data range \(range) outside \(previousEnd)..<\(buffer.count)")
+        require(
+            range.lowerBound >= previousEnd && range.upperBound <= buffer.count,
+            "data range \(range) outside \(previousEnd)..<\(buffer.count)")
         previousEnd = range.upperBound
         require(report.address.rawValue <= 0xFFFF_FFFF_FFFF, "address wider than 48 bits: \(report.address.rawValue)")
         require(report.rssi != AdvertisingReport.rssiNotAvailable, "RSSI 127 (not available) kept as a value")
         let scanResponse = report.source == .extended ? report.eventType & 0x0008 != 0 : report.eventType == 4
         require(report.isScanResponse == scanResponse, "\(report.source) event type \(report.eventType) scan response?")
         let expected = report.dataComplete ? IBeaconParser.parse(advertisingData: buffer.extracting(range)) : nil
-        require(report.iBeacon == expected,
-                "report iBeacon \(String(describing: report.iBeacon)) but its data holds \(String(describing: expected))")
+        require(
+            report.iBeacon == expected,
+            "report iBeacon \(String(describing: report.iBeacon)) but its data holds \(String(describing: expected))")
     }
 }
 
@@ -59,9 +61,11 @@ func bytes(of uuid: UUID) -> [UInt8] {
 func advertisingStructure(of frame: IBeaconFrame) -> [UInt8] {
     let identity = frame.identity
     return [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + bytes(of: identity.uuid)
-        + [UInt8(identity.major >> 8), UInt8(truncatingIfNeeded: identity.major),
-           UInt8(identity.minor >> 8), UInt8(truncatingIfNeeded: identity.minor),
-           UInt8(bitPattern: frame.measuredPower)]
+        + [
+            UInt8(identity.major >> 8), UInt8(truncatingIfNeeded: identity.major),
+            UInt8(identity.minor >> 8), UInt8(truncatingIfNeeded: identity.minor),
+            UInt8(bitPattern: frame.measuredPower),
+        ]
 }
 
 /// HCI's byte for an RSSI (127 = not available).

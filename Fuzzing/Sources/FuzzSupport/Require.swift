@@ -4,8 +4,10 @@ import Foundation
 /// Stops the process when an invariant does not hold. libFuzzer sees the trap as a crash and keeps
 /// the input, which is the only way a harness can report a wrong answer (not just a trap) to it.
 /// Harness code only: the decoders under test never trap on their input.
-public func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
-                    file: StaticString = #fileID, line: UInt = #line) {
+public func require(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     guard !condition() else { return }
     failCheck(message(), file: file, line: line)
 }
@@ -18,8 +20,10 @@ public func failCheck(_ message: String, file: StaticString = #fileID, line: UIn
 
 /// Runs `body` with the bytes libFuzzer passes to `LLVMFuzzerTestOneInput`.
 @inlinable
-public func withFuzzInput<Result>(_ start: UnsafePointer<UInt8>?, _ count: Int,
-                                  _ body: (Span<UInt8>) -> Result) -> Result {
+public func withFuzzInput<Result>(
+    _ start: UnsafePointer<UInt8>?, _ count: Int,
+    _ body: (Span<UInt8>) -> Result
+) -> Result {
     let buffer = UnsafeBufferPointer(start: count > 0 ? start : nil, count: count > 0 ? count : 0)
     return body(buffer.span)
 }
@@ -47,8 +51,10 @@ extension String {
 /// directories). SwiftPM links Linux executables with `main` aliased to `<module>_main`, so each
 /// target defines that symbol and lands here; were the alias ever dropped, libFuzzer's own
 /// `main` would run the same driver on the same callback.
-public func runLibFuzzer(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt {
+public func runLibFuzzer(
+    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt {
     var argc = argc
     var argv = argv
     return LLVMFuzzerRunDriver(&argc, &argv, callback)

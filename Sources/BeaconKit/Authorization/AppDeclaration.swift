@@ -19,8 +19,10 @@ public struct AppDeclaration: Hashable, Sendable {
     public static let declarationDirectory = "/etc/beacond/apps.d"
 
     /// `declarationFile` defaults to `/etc/beacond/apps.d/APP.toml`, where the daemon looks for the app.
-    public init(appID: String, whenInUseUsageDescription: String? = nil, alwaysUsageDescription: String? = nil,
-                users: Set<String> = [], executable: String? = nil, declarationFile: String? = nil) {
+    public init(
+        appID: String, whenInUseUsageDescription: String? = nil, alwaysUsageDescription: String? = nil,
+        users: Set<String> = [], executable: String? = nil, declarationFile: String? = nil
+    ) {
         self.appID = appID
         self.whenInUseUsageDescription = whenInUseUsageDescription
         self.alwaysUsageDescription = alwaysUsageDescription
@@ -32,10 +34,11 @@ public struct AppDeclaration: Hashable, Sendable {
     /// The usage description a request needs, or nil when it is absent. A blank string counts as absent:
     /// it explains nothing to the administrator who reads it.
     public func usageDescription(for request: AuthorizationRequest) -> String? {
-        let text = switch request {
-        case .whenInUse: whenInUseUsageDescription
-        case .always: alwaysUsageDescription
-        }
+        let text =
+            switch request {
+            case .whenInUse: whenInUseUsageDescription
+            case .always: alwaysUsageDescription
+            }
         guard let text, !text.allSatisfy(\.isWhitespace) else { return nil }
         return text
     }

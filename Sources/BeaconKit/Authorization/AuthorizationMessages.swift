@@ -50,8 +50,10 @@ enum AuthorizationMessages {
                 + "Fix: \(addUsage(request, app)) and \(reload), then call \(request.methodName) again.")
     }
 
-    static func locationServicesDisabled(_ activity: Activity, _ app: AppDeclaration, _ record: AuthorizationRecord,
-                                         _ policy: AuthorizationPolicy) -> AuthorizationError {
+    static func locationServicesDisabled(
+        _ activity: Activity, _ app: AppDeclaration, _ record: AuthorizationRecord,
+        _ policy: AuthorizationPolicy
+    ) -> AuthorizationError {
         AuthorizationError(
             kind: .locationServicesDisabled, appID: app.appID,
             message: "\(activity.rawValue) is refused: location services are switched off for every app, so app "
@@ -59,10 +61,13 @@ enum AuthorizationMessages {
                 + "switched on). Fix: \(servicesOn(policy)).")
     }
 
-    static func notAuthorized(_ activity: Activity, _ app: AppDeclaration,
-                              _ record: AuthorizationRecord) -> AuthorizationError {
-        AuthorizationError(kind: .notAuthorized, appID: app.appID,
-                           message: "\(activity.requirement); \(situation(activity, app, record))")
+    static func notAuthorized(
+        _ activity: Activity, _ app: AppDeclaration,
+        _ record: AuthorizationRecord
+    ) -> AuthorizationError {
+        AuthorizationError(
+            kind: .notAuthorized, appID: app.appID,
+            message: "\(activity.requirement); \(situation(activity, app, record))")
     }
 
     static func notInUse(_ app: AppDeclaration, _ record: AuthorizationRecord) -> AuthorizationError {
@@ -88,8 +93,9 @@ enum AuthorizationMessages {
                     + "\(pending.requestedStatus) would not allow \(activity.rawValue). Fix: "
                     + requestPath(needed, app, note: "it widens the waiting request")
             }
-            let request = activity == .ranging && app.usageDescription(for: .whenInUse) == nil
-                && app.usageDescription(for: .always) != nil ? AuthorizationRequest.always : needed
+            let request =
+                activity == .ranging && app.usageDescription(for: .whenInUse) == nil
+                    && app.usageDescription(for: .always) != nil ? AuthorizationRequest.always : needed
             return "app '\(id)' is notDetermined: request authorization first. Fix: "
                 + requestPath(request, app, note: nil)
         case .restricted, .denied:
@@ -111,8 +117,10 @@ enum AuthorizationMessages {
     }
 
     /// Why requests do nothing for a restricted or denied app, and who can change it, after "is ".
-    private static func locked(_ status: AuthorizationStatus, _ request: AuthorizationRequest,
-                               _ app: AppDeclaration) -> String {
+    private static func locked(
+        _ status: AuthorizationStatus, _ request: AuthorizationRequest,
+        _ app: AppDeclaration
+    ) -> String {
         let undo = "\(grant(request, app)), or \(reset(app)) to let the app ask again"
         return status == .restricted
             ? "restricted: an administrator locked its location access, and requests do nothing. Fix: only an "
@@ -135,8 +143,10 @@ enum AuthorizationMessages {
 
     // MARK: requests that did not act at once
 
-    static func note(for disposition: AuthorizationRequestDisposition, _ request: AuthorizationRequest,
-                     _ app: AppDeclaration, _ record: AuthorizationRecord, _ policy: AuthorizationPolicy) -> String? {
+    static func note(
+        for disposition: AuthorizationRequestDisposition, _ request: AuthorizationRequest,
+        _ app: AppDeclaration, _ record: AuthorizationRecord, _ policy: AuthorizationPolicy
+    ) -> String? {
         let id = app.appID
         let did = "\(request.methodName) from app '\(id)' did nothing"
         switch disposition {

@@ -14,8 +14,10 @@ public struct AuthorizationPolicy: Hashable, Sendable {
 
     /// Defaults: services on (as on iOS) and `prompt = "admin"`, the safe
     /// one: nothing is granted until a person decides.
-    public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
-                configFile: String = AuthorizationPolicy.defaultConfigFile) {
+    public init(
+        locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
+        configFile: String = AuthorizationPolicy.defaultConfigFile
+    ) {
         self.locationServicesEnabled = locationServicesEnabled
         self.prompt = prompt
         self.configFile = configFile

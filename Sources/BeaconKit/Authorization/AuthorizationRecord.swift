@@ -16,23 +16,27 @@ public struct AuthorizationRecord: Hashable, Sendable, Codable {
     /// A pending request is kept only where one can wait: any request while `notDetermined`, or the Always
     /// upgrade while `authorizedWhenInUse`. Anything else (say, a hand-edited state file) is dropped, so
     /// the rules never see a request that could not have been made.
-    public init(status: AuthorizationStatus, upgradeRequestUsed: Bool = false,
-                pendingRequest: AuthorizationRequest? = nil) {
+    public init(
+        status: AuthorizationStatus, upgradeRequestUsed: Bool = false,
+        pendingRequest: AuthorizationRequest? = nil
+    ) {
         self.status = status
         self.upgradeRequestUsed = upgradeRequestUsed
-        self.pendingRequest = switch (status, pendingRequest) {
-        case (.notDetermined, let request): request
-        case (.authorizedWhenInUse, .always): .always
-        default: nil
-        }
+        self.pendingRequest =
+            switch (status, pendingRequest) {
+            case (.notDetermined, let request): request
+            case (.authorizedWhenInUse, .always): .always
+            default: nil
+            }
     }
 
     /// Decoding goes through the normalising initialiser.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(status: try container.decode(AuthorizationStatus.self, forKey: .status),
-                  upgradeRequestUsed: try container.decodeIfPresent(Bool.self, forKey: .upgradeRequestUsed) ?? false,
-                  pendingRequest: try container.decodeIfPresent(AuthorizationRequest.self, forKey: .pendingRequest))
+        self.init(
+            status: try container.decode(AuthorizationStatus.self, forKey: .status),
+            upgradeRequestUsed: try container.decodeIfPresent(Bool.self, forKey: .upgradeRequestUsed) ?? false,
+            pendingRequest: try container.decodeIfPresent(AuthorizationRequest.self, forKey: .pendingRequest))
     }
 
     private enum CodingKeys: String, CodingKey {

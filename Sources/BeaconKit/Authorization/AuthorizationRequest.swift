@@ -2,7 +2,8 @@
 ///
 /// Ordered by how much they grant, so two requests waiting for an administrator merge into the larger one.
 public enum AuthorizationRequest: String, CaseIterable, Codable, Hashable, Comparable, Sendable,
-    CustomStringConvertible {
+    CustomStringConvertible
+{
     case whenInUse
     case always
 

@@ -4,8 +4,10 @@ extension AuthorizationRules {
     /// A missing usage description is an error whatever the status (even when the request would do nothing),
     /// because it is a mistake in the app's declaration that iOS would hide. Otherwise the request acts only
     /// while the app is `notDetermined`, plus one WhenInUse→Always upgrade; everything else is ignored.
-    public static func request(_ request: AuthorizationRequest, app: AppDeclaration, record: AuthorizationRecord,
-                               policy: AuthorizationPolicy) throws(AuthorizationError) -> AuthorizationRequestOutcome {
+    public static func request(
+        _ request: AuthorizationRequest, app: AppDeclaration, record: AuthorizationRecord,
+        policy: AuthorizationPolicy
+    ) throws(AuthorizationError) -> AuthorizationRequestOutcome {
         guard app.usageDescription(for: request) != nil else {
             throw AuthorizationMessages.missingUsageDescription(request, app)
         }
@@ -18,8 +20,10 @@ extension AuthorizationRules {
             note: AuthorizationMessages.note(for: disposition, request, app, newRecord, policy))
     }
 
-    private static func answer(_ request: AuthorizationRequest, _ record: AuthorizationRecord,
-                               _ policy: AuthorizationPolicy) -> (AuthorizationRecord, AuthorizationRequestDisposition) {
+    private static func answer(
+        _ request: AuthorizationRequest, _ record: AuthorizationRecord,
+        _ policy: AuthorizationPolicy
+    ) -> (AuthorizationRecord, AuthorizationRequestDisposition) {
         guard policy.locationServicesEnabled else { return (record, .ignored(.locationServicesDisabled)) }
         let used = record.upgradeRequestUsed
         switch record.status {
@@ -32,13 +36,18 @@ extension AuthorizationRules {
         case .notDetermined:
             // A second request while one waits widens it: the app has now asked for the larger grant.
             if let waiting = record.pendingRequest {
-                return (AuthorizationRecord(status: .notDetermined, upgradeRequestUsed: used,
-                                            pendingRequest: max(waiting, request)), .pending)
+                return (
+                    AuthorizationRecord(
+                        status: .notDetermined, upgradeRequestUsed: used,
+                        pendingRequest: max(waiting, request)), .pending
+                )
             }
             switch policy.prompt {
             case .admin:
-                return (AuthorizationRecord(status: .notDetermined, upgradeRequestUsed: used, pendingRequest: request),
-                        .pending)
+                return (
+                    AuthorizationRecord(status: .notDetermined, upgradeRequestUsed: used, pendingRequest: request),
+                    .pending
+                )
             case .deny:
                 return (AuthorizationRecord(status: .denied, upgradeRequestUsed: used), .decided)
             case .whenInUse:
@@ -54,8 +63,11 @@ extension AuthorizationRules {
             // The one upgrade request is spent when it is made, whatever the answer.
             switch policy.prompt {
             case .admin:
-                return (AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true,
-                                            pendingRequest: .always), .pending)
+                return (
+                    AuthorizationRecord(
+                        status: .authorizedWhenInUse, upgradeRequestUsed: true,
+                        pendingRequest: .always), .pending
+                )
             case .deny, .whenInUse:
                 return (AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true), .decided)
             case .always:

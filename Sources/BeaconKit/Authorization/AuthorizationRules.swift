@@ -13,36 +13,46 @@ public enum AuthorizationRules {
     }
 
     /// Throws unless a client of `app` may range now: WhenInUse while the client is in use, or Always.
-    public static func checkRanging(app: AppDeclaration, record: AuthorizationRecord, policy: AuthorizationPolicy,
-                                    inUse: Bool) throws(AuthorizationError) {
+    public static func checkRanging(
+        app: AppDeclaration, record: AuthorizationRecord, policy: AuthorizationPolicy,
+        inUse: Bool
+    ) throws(AuthorizationError) {
         if let error = rangingRefusal(app, record, policy, inUse: inUse) { throw error }
     }
 
     /// Throws unless a client of `app` may monitor regions: only Always allows it.
-    public static func checkMonitoring(app: AppDeclaration, record: AuthorizationRecord,
-                                       policy: AuthorizationPolicy) throws(AuthorizationError) {
+    public static func checkMonitoring(
+        app: AppDeclaration, record: AuthorizationRecord,
+        policy: AuthorizationPolicy
+    ) throws(AuthorizationError) {
         if let error = monitoringRefusal(app, record, policy) { throw error }
     }
 
     /// What the daemon does right after a client registers: send `AuthorizationChanged` with the current
     /// effective status, through the same path as every later change.
-    public static func registration(app: AppDeclaration, record: AuthorizationRecord,
-                                    policy: AuthorizationPolicy) -> AuthorizationSideEffects {
+    public static func registration(
+        app: AppDeclaration, record: AuthorizationRecord,
+        policy: AuthorizationPolicy
+    ) -> AuthorizationSideEffects {
         AuthorizationSideEffects(authorizationChanged: effectiveStatus(record, policy))
     }
 
     /// What follows for one app's clients when the policy changes (the location-services switch; `prompt` alone
     /// changes nothing, and requests already waiting keep waiting for an administrator).
-    public static func policyChanged(app: AppDeclaration, record: AuthorizationRecord,
-                                     from old: AuthorizationPolicy, to new: AuthorizationPolicy) -> AuthorizationSideEffects {
+    public static func policyChanged(
+        app: AppDeclaration, record: AuthorizationRecord,
+        from old: AuthorizationPolicy, to new: AuthorizationPolicy
+    ) -> AuthorizationSideEffects {
         sideEffects(app: app, from: record, old, to: record, new)
     }
 
     /// The difference between two effective states as work for the daemon: `AuthorizationChanged` when the
     /// effective status changed, and whatever ranging or monitoring the new status no longer allows.
-    public static func sideEffects(app: AppDeclaration, from oldRecord: AuthorizationRecord,
-                                   _ oldPolicy: AuthorizationPolicy, to newRecord: AuthorizationRecord,
-                                   _ newPolicy: AuthorizationPolicy) -> AuthorizationSideEffects {
+    public static func sideEffects(
+        app: AppDeclaration, from oldRecord: AuthorizationRecord,
+        _ oldPolicy: AuthorizationPolicy, to newRecord: AuthorizationRecord,
+        _ newPolicy: AuthorizationPolicy
+    ) -> AuthorizationSideEffects {
         let before = effectiveStatus(oldRecord, oldPolicy)
         let after = effectiveStatus(newRecord, newPolicy)
         guard before != after else { return .none }
@@ -55,8 +65,10 @@ public enum AuthorizationRules {
             rangingRestrictedToInUse: before.rangingPermission == .always && after.rangingPermission == .whileInUse)
     }
 
-    static func rangingRefusal(_ app: AppDeclaration, _ record: AuthorizationRecord, _ policy: AuthorizationPolicy,
-                               inUse: Bool) -> AuthorizationError? {
+    static func rangingRefusal(
+        _ app: AppDeclaration, _ record: AuthorizationRecord, _ policy: AuthorizationPolicy,
+        inUse: Bool
+    ) -> AuthorizationError? {
         guard policy.locationServicesEnabled else {
             return AuthorizationMessages.locationServicesDisabled(.ranging, app, record, policy)
         }
@@ -67,8 +79,10 @@ public enum AuthorizationRules {
         }
     }
 
-    static func monitoringRefusal(_ app: AppDeclaration, _ record: AuthorizationRecord,
-                                  _ policy: AuthorizationPolicy) -> AuthorizationError? {
+    static func monitoringRefusal(
+        _ app: AppDeclaration, _ record: AuthorizationRecord,
+        _ policy: AuthorizationPolicy
+    ) -> AuthorizationError? {
         guard policy.locationServicesEnabled else {
             return AuthorizationMessages.locationServicesDisabled(.monitoring, app, record, policy)
         }

@@ -14,8 +14,10 @@ public struct AuthorizationSideEffects: Hashable, Sendable {
     /// of a client that is not in use pauses, without an error, until it is in use again (as on iOS).
     public var rangingRestrictedToInUse: Bool
 
-    public init(authorizationChanged: AuthorizationStatus? = nil, monitoringFailure: AuthorizationError? = nil,
-                rangingFailure: AuthorizationError? = nil, rangingRestrictedToInUse: Bool = false) {
+    public init(
+        authorizationChanged: AuthorizationStatus? = nil, monitoringFailure: AuthorizationError? = nil,
+        rangingFailure: AuthorizationError? = nil, rangingRestrictedToInUse: Bool = false
+    ) {
         self.authorizationChanged = authorizationChanged
         self.monitoringFailure = monitoringFailure
         self.rangingFailure = rangingFailure

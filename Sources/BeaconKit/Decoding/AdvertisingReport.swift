@@ -28,8 +28,10 @@ public struct AdvertisingReport: Hashable, Sendable {
     public var dataComplete: Bool
     public var iBeacon: IBeaconFrame?
 
-    public init(source: Source, eventType: UInt16, addressType: UInt8, address: BluetoothAddress,
-                rssi: Int8?, dataRange: Range<Int>, dataComplete: Bool, iBeacon: IBeaconFrame?) {
+    public init(
+        source: Source, eventType: UInt16, addressType: UInt8, address: BluetoothAddress,
+        rssi: Int8?, dataRange: Range<Int>, dataComplete: Bool, iBeacon: IBeaconFrame?
+    ) {
         self.source = source
         self.eventType = eventType
         self.addressType = addressType

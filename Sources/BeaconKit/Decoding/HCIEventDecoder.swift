@@ -63,15 +63,16 @@ public enum HCIEventDecoder {
             let rssiIndex = dataStart + dataLength
             guard rssiIndex < p.count else { break }
             let data = p.extracting(dataStart..<rssiIndex)
-            body(AdvertisingReport(
-                source: .legacy,
-                eventType: UInt16(p[offset]),
-                addressType: p[offset + 1],
-                address: BluetoothAddress(littleEndianBytes: p, at: offset + 2),
-                rssi: AdvertisingReport.rssi(fromHCI: p[rssiIndex]),
-                dataRange: (base + dataStart)..<(base + rssiIndex),
-                dataComplete: true,
-                iBeacon: IBeaconParser.parse(advertisingData: data)))
+            body(
+                AdvertisingReport(
+                    source: .legacy,
+                    eventType: UInt16(p[offset]),
+                    addressType: p[offset + 1],
+                    address: BluetoothAddress(littleEndianBytes: p, at: offset + 2),
+                    rssi: AdvertisingReport.rssi(fromHCI: p[rssiIndex]),
+                    dataRange: (base + dataStart)..<(base + rssiIndex),
+                    dataComplete: true,
+                    iBeacon: IBeaconParser.parse(advertisingData: data)))
             decoded += 1
             offset = rssiIndex + 1
         }
@@ -98,15 +99,16 @@ public enum HCIEventDecoder {
             let eventType = (UInt16(p[offset]) | UInt16(p[offset + 1]) << 8) & 0x007F
             // Data status, bits 5–6: 0 complete, 1 incomplete (more to come), 2 truncated.
             let complete = (eventType >> 5) & 0x3 == 0
-            body(AdvertisingReport(
-                source: .extended,
-                eventType: eventType,
-                addressType: p[offset + 2],
-                address: BluetoothAddress(littleEndianBytes: p, at: offset + 3),
-                rssi: AdvertisingReport.rssi(fromHCI: p[offset + 13]),
-                dataRange: (base + dataStart)..<(base + dataEnd),
-                dataComplete: complete,
-                iBeacon: complete ? IBeaconParser.parse(advertisingData: p.extracting(dataStart..<dataEnd)) : nil))
+            body(
+                AdvertisingReport(
+                    source: .extended,
+                    eventType: eventType,
+                    addressType: p[offset + 2],
+                    address: BluetoothAddress(littleEndianBytes: p, at: offset + 3),
+                    rssi: AdvertisingReport.rssi(fromHCI: p[offset + 13]),
+                    dataRange: (base + dataStart)..<(base + dataEnd),
+                    dataComplete: complete,
+                    iBeacon: complete ? IBeaconParser.parse(advertisingData: p.extracting(dataStart..<dataEnd)) : nil))
             decoded += 1
             offset = dataEnd
         }

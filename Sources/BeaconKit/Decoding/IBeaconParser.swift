@@ -44,12 +44,16 @@ public enum IBeaconParser {
     @inlinable
     public static func parse(appleManufacturerPayload p: Span<UInt8>) -> IBeaconFrame? {
         guard p.count >= 23, p[0] == 0x02, p[1] == 0x15 else { return nil }
-        let uuid = UUID(uuid: (p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
-                               p[10], p[11], p[12], p[13], p[14], p[15], p[16], p[17]))
+        let uuid = UUID(
+            uuid: (
+                p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
+                p[10], p[11], p[12], p[13], p[14], p[15], p[16], p[17]
+            ))
         let major = UInt16(p[18]) << 8 | UInt16(p[19])
         let minor = UInt16(p[20]) << 8 | UInt16(p[21])
-        return IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
-                            measuredPower: Int8(bitPattern: p[22]))
+        return IBeaconFrame(
+            identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
+            measuredPower: Int8(bitPattern: p[22]))
     }
 }
 

@@ -11,8 +11,10 @@ public enum LinkLayerDecoder {
     /// docs/reliability.md). PDU types map to the legacy HCI event types so reports from every
     /// source look alike.
     @inlinable
-    public static func decode(advertisingPDU pdu: Span<UInt8>, offset: Int = 0, rssi: Int8?,
-                              _ body: (AdvertisingReport) -> Void) -> DecodeOutcome {
+    public static func decode(
+        advertisingPDU pdu: Span<UInt8>, offset: Int = 0, rssi: Int8?,
+        _ body: (AdvertisingReport) -> Void
+    ) -> DecodeOutcome {
         guard pdu.count >= 2 else { return .malformed(.truncatedPDU) }
         let header = pdu[0]
         let length = Int(pdu[1])
@@ -28,15 +30,16 @@ public enum LinkLayerDecoder {
         guard length >= 6 else { return .malformed(.truncatedPDU) }
         let dataStart = 8
         let dataEnd = 2 + length
-        body(AdvertisingReport(
-            source: .linkLayer,
-            eventType: eventType,
-            addressType: (header >> 6) & 0x1,
-            address: BluetoothAddress(littleEndianBytes: pdu, at: 2),
-            rssi: rssi == AdvertisingReport.rssiNotAvailable ? nil : rssi,
-            dataRange: (offset + dataStart)..<(offset + dataEnd),
-            dataComplete: true,
-            iBeacon: IBeaconParser.parse(advertisingData: pdu.extracting(dataStart..<dataEnd))))
+        body(
+            AdvertisingReport(
+                source: .linkLayer,
+                eventType: eventType,
+                addressType: (header >> 6) & 0x1,
+                address: BluetoothAddress(littleEndianBytes: pdu, at: 2),
+                rssi: rssi == AdvertisingReport.rssiNotAvailable ? nil : rssi,
+                dataRange: (offset + dataStart)..<(offset + dataEnd),
+                dataComplete: true,
+                iBeacon: IBeaconParser.parse(advertisingData: pdu.extracting(dataStart..<dataEnd))))
         return .advertising(reports: 1, malformedReports: 0)
     }
 }

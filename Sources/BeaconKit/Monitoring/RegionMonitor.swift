@@ -99,8 +99,9 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     public mutating func restore(
         _ region: BeaconRegion, for key: Key, state: RegionState, lastSeen: Timestamp?, at now: Timestamp
     ) {
-        restore(MonitoredRegion(region: region, state: state, lastSeen: lastSeen, lastDeterminedState: state),
-                for: key, at: now)
+        restore(
+            MonitoredRegion(region: region, state: state, lastSeen: lastSeen, lastDeterminedState: state),
+            for: key, at: now)
     }
 
     // MARK: Time and sightings
@@ -114,21 +115,26 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     ///
     /// `room` is where the beacon is now (`RoomLocator`), for regions with a `room`: only a sighting in that room
     /// counts for them.
-    public mutating func observe(_ observation: IBeaconObservation, room: SightingRoom = .unplaced,
-                                 into events: inout [MonitoringEvent<Key>]) {
+    public mutating func observe(
+        _ observation: IBeaconObservation, room: SightingRoom = .unplaced,
+        into events: inout [MonitoringEvent<Key>]
+    ) {
         observe(observation.identity, rssi: observation.rssi, by: .local, room: room, at: observation.timestamp, into: &events)
     }
 
     /// Counts a sighting of `identity` by `receiver` at `now` (a remote receiver's reading), as `observe` does; who
     /// heard it is kept per region for `receiverWentOffline`. `receiverRoom` is the receiver's own room: for a region
     /// with a room, only the loss of a receiver in that room may hold its exit.
-    public mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, in receiverRoom: String? = nil,
-                                 room: SightingRoom = .unplaced, at now: Timestamp, into events: inout [MonitoringEvent<Key>]) {
+    public mutating func observe(
+        _ identity: BeaconIdentity, rssi: Int8?, by receiver: ReceiverID, in receiverRoom: String? = nil,
+        room: SightingRoom = .unplaced, at now: Timestamp, into events: inout [MonitoringEvent<Key>]
+    ) {
         var changes: [RegionMonitorCore.Event] = []
         let time = core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
         let silence = adaptiveSilence(after: identity, by: receiver, at: time)
-        core.observe(identity, rssi: rssi, receiver: receiver, receiverRoom: receiverRoom, room: room, silence: silence,
-                     into: &changes)
+        core.observe(
+            identity, rssi: rssi, receiver: receiver, receiverRoom: receiverRoom, room: room, silence: silence,
+            into: &changes)
         deliver(changes, into: &events)
     }
 
@@ -180,8 +186,10 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     ) -> RegionState? {
         advance(to: now, into: &events)
         guard let region = monitoredRegion(for: key) else { return nil }
-        events.append(MonitoringEvent(kind: .didDetermineState(region.state), key: key, region: region.region,
-                                      timestamp: Timestamp(microsecondsSinceEpoch: core.clock)))
+        events.append(
+            MonitoringEvent(
+                kind: .didDetermineState(region.state), key: key, region: region.region,
+                timestamp: Timestamp(microsecondsSinceEpoch: core.clock)))
         return region.state
     }
 
@@ -211,8 +219,10 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     /// waiting for its exit) that only offline receivers heard in the last `exitTimeout` becomes unknown with
     /// `didDetermineState(unknown)` and waits for them, with no exit deadline. Regions this node's own scanner
     /// or an online receiver heard lately are not touched. Repeated calls do nothing.
-    public mutating func receiverWentOffline(_ receiver: ReceiverID, at now: Timestamp,
-                                             into events: inout [MonitoringEvent<Key>]) {
+    public mutating func receiverWentOffline(
+        _ receiver: ReceiverID, at now: Timestamp,
+        into events: inout [MonitoringEvent<Key>]
+    ) {
         var changes: [RegionMonitorCore.Event] = []
         core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
         core.receiverWentOffline(receiver, into: &changes)
@@ -221,8 +231,10 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
 
     /// The receiver is back: each region that waited only for receivers now online gets `exitTimeout` from `now`
     /// to be seen (seen: inside, no second entry; not seen: outside with an exit, as after any blind period).
-    public mutating func receiverCameOnline(_ receiver: ReceiverID, at now: Timestamp,
-                                            into events: inout [MonitoringEvent<Key>]) {
+    public mutating func receiverCameOnline(
+        _ receiver: ReceiverID, at now: Timestamp,
+        into events: inout [MonitoringEvent<Key>]
+    ) {
         var changes: [RegionMonitorCore.Event] = []
         core.moveClock(to: now.microsecondsSinceEpoch, into: &changes)
         core.receiverCameOnline(receiver)
@@ -278,8 +290,10 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     private func deliver(_ changes: [RegionMonitorCore.Event], into events: inout [MonitoringEvent<Key>]) {
         for change in changes {
             guard let key = keys[change.slot] else { continue }
-            events.append(MonitoringEvent(kind: change.kind, key: key, region: change.region,
-                                          timestamp: Timestamp(microsecondsSinceEpoch: change.time)))
+            events.append(
+                MonitoringEvent(
+                    kind: change.kind, key: key, region: change.region,
+                    timestamp: Timestamp(microsecondsSinceEpoch: change.time)))
         }
     }
 }

@@ -77,8 +77,9 @@ struct RegionMonitorCore: Sendable {
                 self = .countAll
                 return
             }
-            self.init(enterAtOrAbove: Int16(clamping: hysteresis.enterAtOrAbove),
-                      absentBelow: Int16(clamping: hysteresis.absentBelow))
+            self.init(
+                enterAtOrAbove: Int16(clamping: hysteresis.enterAtOrAbove),
+                absentBelow: Int16(clamping: hysteresis.absentBelow))
         }
     }
 
@@ -121,9 +122,10 @@ struct RegionMonitorCore: Sendable {
 
     func snapshot(_ slot: Int) -> MonitoredRegion? {
         guard let record = records[slot], let region = regions[slot] else { return nil }
-        return MonitoredRegion(region: region, state: record.state,
-                               lastSeen: record.lastSeen.map { Timestamp(microsecondsSinceEpoch: $0) },
-                               lastDeterminedState: record.lastDetermined)
+        return MonitoredRegion(
+            region: region, state: record.state,
+            lastSeen: record.lastSeen.map { Timestamp(microsecondsSinceEpoch: $0) },
+            lastDeterminedState: record.lastDetermined)
     }
 
     var queuedDeadlineCount: Int { deadlines.values.reduce(0) { $0 + $1.count } + restoredDeadlines.count }
@@ -183,9 +185,10 @@ struct RegionMonitorCore: Sendable {
         let lastSeen = saved.lastSeen?.microsecondsSinceEpoch
         regions[slot] = saved.region
         thresholds[slot] = Thresholds(saved.region.hysteresis ?? hysteresis)
-        rules[slot] = Rules(room: saved.region.room,
-                            entryDelay: max(0, saved.region.entryDelay?.wholeMicroseconds ?? 0),
-                            exitDelay: saved.region.exitDelay.map { max(1, $0.wholeMicroseconds) })
+        rules[slot] = Rules(
+            room: saved.region.room,
+            entryDelay: max(0, saved.region.entryDelay?.wholeMicroseconds ?? 0),
+            exitDelay: saved.region.exitDelay.map { max(1, $0.wholeMicroseconds) })
         hearings[slot] = Hearing()
         records[slot] = Record(
             state: state,
@@ -214,8 +217,9 @@ struct RegionMonitorCore: Sendable {
     func receiverRecord(_ slot: Int) -> ReceiverRecord? {
         guard let record = records[slot] else { return nil }
         let hearing = hearings[slot]
-        return ReceiverRecord(local: hearing.local == .min ? nil : hearing.local, remote: hearing.remote ?? [:],
-                              waitingFor: record.blind ? hearing.waitingFor : nil)
+        return ReceiverRecord(
+            local: hearing.local == .min ? nil : hearing.local, remote: hearing.remote ?? [:],
+            waitingFor: record.blind ? hearing.waitingFor : nil)
     }
 
     /// Puts back what `receiverRecord` said, after `install`: a region that waited still waits, with no deadline.
@@ -255,8 +259,10 @@ struct RegionMonitorCore: Sendable {
     /// Counts one sighting by `receiver` (after the caller moved the clock to it) at the clock's time, in `room`; an
     /// inside region exits after `silence` µs without another (its own ExitDelay instead, if it has one; nil: the
     /// configuration's timeout). A later deadline already set by another beacon of the region is kept.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local, receiverRoom: String? = nil,
-                          room: SightingRoom = .unplaced, silence: Int64? = nil, into events: inout [Event]) {
+    mutating func observe(
+        _ identity: BeaconIdentity, rssi: Int8?, receiver: ReceiverID = .local, receiverRoom: String? = nil,
+        room: SightingRoom = .unplaced, silence: Int64? = nil, into events: inout [Event]
+    ) {
         defer { dropOutdatedRestoredDeadlines() }
         guard !isSuspended else { return }
         if receiver != .local, let receiverRoom, receiverRooms[receiver] != receiverRoom { receiverRooms[receiver] = receiverRoom }
@@ -347,7 +353,8 @@ struct RegionMonitorCore: Sendable {
         for slot in slotsInStartOrder() {
             // Inside, or unknown since it was inside (blind, or its exit pending): what an exit could come from.
             guard let record = records[slot], let region = regions[slot],
-                  record.lastDetermined == .inside, record.state != .outside else { continue }
+                record.lastDetermined == .inside, record.state != .outside
+            else { continue }
             let hearing = hearings[slot]
             let recent = (hearing.remote ?? [:]).filter { $0.value >= since && mayHold(slot, $0.key) }.map(\.key)
             if record.blind {
@@ -356,7 +363,8 @@ struct RegionMonitorCore: Sendable {
                 continue
             }
             guard recent.contains(receiver), hearing.local < since, !placedElsewhereSince(record),
-                  recent.allSatisfy({ offlineReceivers.contains($0) }) else { continue }
+                recent.allSatisfy({ offlineReceivers.contains($0) })
+            else { continue }
             clearDeadline(slot)
             records[slot]?.blind = true
             hearings[slot].waitingFor = Set(recent)
@@ -373,7 +381,8 @@ struct RegionMonitorCore: Sendable {
     /// offline, or whose receiver's going offline was not known when it was last heard).
     private mutating func blindInsteadOfExit(_ slot: Int, at time: Int64, into events: inout [Event]) -> Bool {
         guard !offlineReceivers.isEmpty, let record = records[slot], let region = regions[slot],
-              record.lastDetermined == .inside, let remote = hearings[slot].remote, !placedElsewhereSince(record) else { return false }
+            record.lastDetermined == .inside, let remote = hearings[slot].remote, !placedElsewhereSince(record)
+        else { return false }
         let since = (record.lastSeen ?? time).subtractingReportingOverflow(exitTimeout).partialValue
         let waiting = Set(remote.filter { $0.value >= since && offlineReceivers.contains($0.key) && mayHold(slot, $0.key) }.keys)
         guard !waiting.isEmpty else { return false }

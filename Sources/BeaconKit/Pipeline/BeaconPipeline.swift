@@ -37,11 +37,13 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     /// Reused buffer for the monitor's events, so steady-state ingestion does not allocate.
     var monitoringScratch: [MonitoringEvent<Key>] = []
 
-    public init(monitoring: MonitoringConfiguration = .default,
-                ranging: RangingConfiguration = RangingConfiguration(),
-                rangingInterval: Duration = .seconds(1),
-                emptyRangingCyclesBeforePause: Int = 60,
-                emitsObservations: Bool = true) {
+    public init(
+        monitoring: MonitoringConfiguration = .default,
+        ranging: RangingConfiguration = RangingConfiguration(),
+        rangingInterval: Duration = .seconds(1),
+        emptyRangingCyclesBeforePause: Int = 60,
+        emitsObservations: Bool = true
+    ) {
         self.monitor = RegionMonitor(configuration: monitoring)
         self.ranger = BeaconRanger(configuration: ranging)
         // A zero or negative interval would make the cadence loop forever.
@@ -75,8 +77,9 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public mutating func ingest(report: AdvertisingReport, at time: Timestamp, into events: inout [Event]) {
         guard let frame = report.iBeacon else { return }
         counters.iBeacons += 1
-        let observation = IBeaconObservation(frame: frame, rssi: report.rssi, address: report.address,
-                                             addressType: report.addressType, timestamp: time)
+        let observation = IBeaconObservation(
+            frame: frame, rssi: report.rssi, address: report.address,
+            addressType: report.addressType, timestamp: time)
         observe(observation, into: &events)
     }
 
@@ -86,9 +89,10 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         if emitsObservations { events.append(.observation(observation)) }
         var room = SightingRoom.unplaced
         if presence != nil {
-            room = presence!.place(observation.identity, rssi: observation.rssi.map(Double.init),
-                                   advertisedPower: Int(observation.frame.measuredPower), by: .local,
-                                   in: presence!.localRoom, at: observation.timestamp)
+            room = presence!.place(
+                observation.identity, rssi: observation.rssi.map(Double.init),
+                advertisedPower: Int(observation.frame.measuredPower), by: .local,
+                in: presence!.localRoom, at: observation.timestamp)
         }
         if monitor.count > 0 {
             monitor.observe(observation, room: room, into: &monitoringScratch)
@@ -142,8 +146,10 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
 
     /// Starts ranging `constraint` for `key`; the first cycle comes one interval after `time` (or
     /// after the cycle already scheduled), and cycles continue, empty or not, until the last key stops.
-    public mutating func startRanging(_ constraint: BeaconIdentityConstraint, key: Key, at time: Timestamp,
-                                      into events: inout [Event]) {
+    public mutating func startRanging(
+        _ constraint: BeaconIdentityConstraint, key: Key, at time: Timestamp,
+        into events: inout [Event]
+    ) {
         advance(to: time, into: &events)
         ranger.startRanging(constraint, key: key)
         if nextRangingCycle == nil {

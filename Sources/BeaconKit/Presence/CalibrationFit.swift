@@ -29,8 +29,10 @@ public struct CalibrationFit: Hashable, Sendable {
     /// (offset, n), so the fit is exact arithmetic, no iteration. One distance only cannot separate the two: then
     /// the exponent is `fallbackExponent` and only the offset is fitted (`exponentFitted` false) unless
     /// `requireExponent`.
-    public static func fit(_ samples: [CalibrationSample], fallbackExponent: Double = ReceiverCalibration.uncalibrated.pathLossExponent,
-                           requireExponent: Bool = false) throws(CalibrationError) -> CalibrationFit {
+    public static func fit(
+        _ samples: [CalibrationSample], fallbackExponent: Double = ReceiverCalibration.uncalibrated.pathLossExponent,
+        requireExponent: Bool = false
+    ) throws(CalibrationError) -> CalibrationFit {
         let usable = samples.filter {
             $0.distance.isFinite && $0.distance > 0 && $0.rssi.isFinite && $0.rssi != 0 && $0.measuredPower.isFinite
                 && $0.measuredPower != 0
@@ -61,7 +63,8 @@ public struct CalibrationFit: Hashable, Sendable {
         let errors = usable.compactMap { sample in
             calibration.distance(rssi: sample.rssi, measuredPower: sample.measuredPower).map { abs($0 - sample.distance) / sample.distance }
         }.sorted()
-        return CalibrationFit(calibration: calibration, residual: (squares.reduce(0, +) / Double(squares.count)).squareRoot(),
-                              medianDistanceError: errors.isEmpty ? 0 : errors[errors.count / 2], sampleCount: usable.count)
+        return CalibrationFit(
+            calibration: calibration, residual: (squares.reduce(0, +) / Double(squares.count)).squareRoot(),
+            medianDistanceError: errors.isEmpty ? 0 : errors[errors.count / 2], sampleCount: usable.count)
     }
 }

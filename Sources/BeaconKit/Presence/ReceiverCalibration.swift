@@ -65,9 +65,10 @@ public enum CalibrationError: Error, Hashable, CustomStringConvertible {
             return "\(count) usable reading(s): a receiver is fitted from reference beacons it hears (one distance fits its "
                 + "offset, two or more its exponent too)"
         case .implausibleFit(let exponent, let offset):
-            return String(format: "the readings give exponent %.2f and offset %+.1f dB, which no receiver has (1 to 6, -50 to 50 dB): "
-                          + "check each reference's distance and that it is in the receiver's room, then calibrate again",
-                          exponent, offset)
+            return String(
+                format: "the readings give exponent %.2f and offset %+.1f dB, which no receiver has (1 to 6, -50 to 50 dB): "
+                    + "check each reference's distance and that it is in the receiver's room, then calibrate again",
+                exponent, offset)
         case .oneDistanceOnly(let distance):
             return "every reading is from \(distance) m: the exponent needs reference beacons at two or more "
                 + "distances (e.g. 1 m and 4 m)"

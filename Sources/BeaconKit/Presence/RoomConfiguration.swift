@@ -13,8 +13,9 @@ public struct RoomConfiguration: Hashable, Sendable {
     public static let marginRange = 0.0...0.9
 
     /// Defaults chosen by the evaluation in docs/presence.md (`beacond-bench presence`).
-    public static let `default` = RoomConfiguration(checkedMargin: 0.3, dwell: .seconds(6), staleAfter: .seconds(10),
-                                                    smoothing: .seconds(4))
+    public static let `default` = RoomConfiguration(
+        checkedMargin: 0.3, dwell: .seconds(6), staleAfter: .seconds(10),
+        smoothing: .seconds(4))
 
     public init(margin: Double, dwell: Duration, staleAfter: Duration = .seconds(10), smoothing: Duration = .seconds(4))
         throws(RoomConfigurationError)

@@ -110,9 +110,10 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     }
 
     static func rules(_ configuration: RoomConfiguration) -> Rules {
-        Rules(staleAfter: configuration.staleAfter.wholeMicroseconds, dwell: configuration.dwell.wholeMicroseconds,
-              smoothing: Double(configuration.smoothing.wholeMicroseconds) / 1_000_000,
-              logMargin: log(1 - configuration.margin))
+        Rules(
+            staleAfter: configuration.staleAfter.wholeMicroseconds, dwell: configuration.dwell.wholeMicroseconds,
+            smoothing: Double(configuration.smoothing.wholeMicroseconds) / 1_000_000,
+            logMargin: log(1 - configuration.margin))
     }
 
     /// New margin, dwell, staleness or smoothing from the next reading on; where beacons are, and which receivers are
@@ -127,8 +128,10 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
     /// `receiver`, in `room`, heard `beacon` at `distance` metres (calibrated) at `now`. Returns the beacon's
     /// placement when this reading changed it.
     @discardableResult
-    public mutating func observe(_ beacon: Beacon, distance: Double, by receiver: ReceiverID, in room: String,
-                                 at now: Timestamp) -> RoomPlacement? {
+    public mutating func observe(
+        _ beacon: Beacon, distance: Double, by receiver: ReceiverID, in room: String,
+        at now: Timestamp
+    ) -> RoomPlacement? {
         guard distance.isFinite, distance > 0, !offlineReceivers.contains(receiver) else { return nil }
         // Bounded whatever arrives (a flood of distinct ids): a new beacon beyond `capacity` is not placed until
         // `forget` makes room.
@@ -139,14 +142,17 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         // Updated in place: a copy out and back would copy the track's dictionary on every reading.
         // Static, with the rules and offline set taken first: no access to self overlaps the in-place one.
         let rules = self.rules, offline = offlineReceivers
-        Self.update(&tracks[beacon, default: Track()], sample: log(distance), by: receiver, in: room, at: time,
-                    rules: rules, offline: offline)
+        Self.update(
+            &tracks[beacon, default: Track()], sample: log(distance), by: receiver, in: room, at: time,
+            rules: rules, offline: offline)
         let after = tracks[beacon].flatMap(placement)
         return after != before ? after : nil
     }
 
-    private static func update(_ track: inout Track, sample: Double, by receiver: ReceiverID, in room: String, at time: Int64,
-                               rules: Rules, offline: Set<ReceiverID>) {
+    private static func update(
+        _ track: inout Track, sample: Double, by receiver: ReceiverID, in room: String, at time: Int64,
+        rules: Rules, offline: Set<ReceiverID>
+    ) {
         let smoothing = rules.smoothing
         if track.firstTime == .min { track.firstTime = time }
         let gap = track.grouping.record(receiver, at: time).gap

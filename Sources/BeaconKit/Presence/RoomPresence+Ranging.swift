@@ -11,7 +11,8 @@ extension RoomPresence {
         }
         guard let nearest else { return nil }
         let reading = latestReadings[identity]?[nearest.room]
-        return ReceiverMeasurement(receiver: nearest.room, distance: nearest.distance, rssi: reading?.rssi,
-                                   measuredPower: reading?.measuredPower)
+        return ReceiverMeasurement(
+            receiver: nearest.room, distance: nearest.distance, rssi: reading?.rssi,
+            measuredPower: reading?.measuredPower)
     }
 }

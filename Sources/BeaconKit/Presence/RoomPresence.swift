@@ -22,8 +22,10 @@ public struct RoomPresence: Sendable {
         public var time: Timestamp
     }
 
-    public init(localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration] = [:],
-                measuredPower: [BeaconIdentity: Int] = [:], configuration: RoomConfiguration = .default) {
+    public init(
+        localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration] = [:],
+        measuredPower: [BeaconIdentity: Int] = [:], configuration: RoomConfiguration = .default
+    ) {
         self.localRoom = localRoom
         self.localRSSIOffset = localRSSIOffset
         self.calibrations = calibrations
@@ -33,8 +35,10 @@ public struct RoomPresence: Sendable {
 
     /// Counts a reading of `identity` by `receiver` in `room`: `rssi` dBm (smoothed or raw) with the beacon's advertised
     /// `advertisedPower`; without an RSSI, the receiver's own `distance` estimate. Returns where the beacon is now.
-    public mutating func place(_ identity: BeaconIdentity, rssi: Double?, advertisedPower: Int?, distance: Double? = nil,
-                               by receiver: ReceiverID, in room: String, at now: Timestamp) -> SightingRoom {
+    public mutating func place(
+        _ identity: BeaconIdentity, rssi: Double?, advertisedPower: Int?, distance: Double? = nil,
+        by receiver: ReceiverID, in room: String, at now: Timestamp
+    ) -> SightingRoom {
         let power = measuredPower[identity] ?? advertisedPower
         var metres = distance
         let rssi = receiver == .local ? rssi.map { $0 + localRSSIOffset } : rssi
@@ -96,8 +100,10 @@ public struct RoomPresence: Sendable {
 
     /// A new configuration (reload): calibrations and overrides apply from the next reading; where beacons are is kept
     /// unless the room hysteresis changed.
-    public mutating func reconfigure(localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration],
-                                     measuredPower: [BeaconIdentity: Int], configuration: RoomConfiguration) {
+    public mutating func reconfigure(
+        localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration],
+        measuredPower: [BeaconIdentity: Int], configuration: RoomConfiguration
+    ) {
         self.localRoom = localRoom
         self.localRSSIOffset = localRSSIOffset
         self.calibrations = calibrations

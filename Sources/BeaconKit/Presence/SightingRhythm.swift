@@ -109,8 +109,9 @@ public struct SightingRhythm: Hashable, Sendable {
         let advertisements = Double(total) / Double(interval)
         let estimate = 1 - rate
         let z = 1.645, z2 = z * z
-        let bound = (estimate + z2 / (2 * advertisements)
-            + z * (estimate * (1 - estimate) / advertisements + z2 / (4 * advertisements * advertisements)).squareRoot())
+        let bound =
+            (estimate + z2 / (2 * advertisements)
+                + z * (estimate * (1 - estimate) / advertisements + z2 / (4 * advertisements * advertisements)).squareRoot())
             / (1 + z2 / advertisements)
         let missed = min(max(bound, 1e-6), 0.99)
         let chance = chancePerHour / max(1, 3_600_000_000 / Double(interval))

@@ -61,8 +61,11 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
 
     /// Feeds one sighting. Ignored unless the beacon matches a ranged constraint.
     public mutating func observe(_ observation: IBeaconObservation) {
-        guard let slot = slot(for: observation.identity, measuredPower: observation.frame.measuredPower,
-                              at: observation.timestamp) else { return }
+        guard
+            let slot = slot(
+                for: observation.identity, measuredPower: observation.frame.measuredPower,
+                at: observation.timestamp)
+        else { return }
         beacons[slot].record(observation)
     }
 
@@ -207,8 +210,10 @@ private struct TrackedBeacon: Sendable {
 
     /// This cycle's report; starts the next cycle. This adapter's own measurement first, then the nearest other
     /// receiver's, else not heard.
-    mutating func rangingCycle(at now: Timestamp, identity: BeaconIdentity, configuration: RangingConfiguration,
-                               fleet: RoomPresence?) -> RangedBeacon {
+    mutating func rangingCycle(
+        at now: Timestamp, identity: BeaconIdentity, configuration: RangingConfiguration,
+        fleet: RoomPresence?
+    ) -> RangedBeacon {
         defer {
             heardThisCycle = false
             heardElsewhereThisCycle = false
@@ -216,18 +221,21 @@ private struct TrackedBeacon: Sendable {
         let thresholds = configuration.proximityThresholds
         if heardThisCycle, let smoothed = filter.smoothedRSSI(at: now), smoothed.isFinite {
             let accuracy = configuration.distanceModel.accuracy(rssi: smoothed, measuredPower: Int(measuredPower))
-            return RangedBeacon(identity: identity, rssi: Int(smoothed.rounded()), accuracy: accuracy,
-                                proximity: thresholds.proximity(forAccuracy: accuracy),
-                                measuredPower: measuredPower, timestamp: lastSeen, receiver: fleet?.localRoom)
+            return RangedBeacon(
+                identity: identity, rssi: Int(smoothed.rounded()), accuracy: accuracy,
+                proximity: thresholds.proximity(forAccuracy: accuracy),
+                measuredPower: measuredPower, timestamp: lastSeen, receiver: fleet?.localRoom)
         }
         if heardElsewhereThisCycle, let measured = fleet?.nearestReceiver(of: identity, at: now) {
-            return RangedBeacon(identity: identity, rssi: measured.rssi.map { Int($0.rounded()) } ?? 0,
-                                accuracy: measured.distance, proximity: thresholds.proximity(forAccuracy: measured.distance),
-                                measuredPower: measured.measuredPower.map { Int8(clamping: $0) } ?? measuredPower,
-                                timestamp: lastSeen, receiver: measured.receiver)
+            return RangedBeacon(
+                identity: identity, rssi: measured.rssi.map { Int($0.rounded()) } ?? 0,
+                accuracy: measured.distance, proximity: thresholds.proximity(forAccuracy: measured.distance),
+                measuredPower: measured.measuredPower.map { Int8(clamping: $0) } ?? measuredPower,
+                timestamp: lastSeen, receiver: measured.receiver)
         }
-        return RangedBeacon(identity: identity, rssi: 0, accuracy: -1, proximity: .unknown,
-                            measuredPower: measuredPower, timestamp: lastSeen)
+        return RangedBeacon(
+            identity: identity, rssi: 0, accuracy: -1, proximity: .unknown,
+            measuredPower: measuredPower, timestamp: lastSeen)
     }
 }
 

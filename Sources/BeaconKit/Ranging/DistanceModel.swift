@@ -44,8 +44,9 @@ public enum DistanceModel: Hashable, Sendable, CustomStringConvertible {
         case .curveFitted(let coefficients):
             distance = max(0, coefficients.distance(ratio: rssi / power))
         case .homeAssistant:
-            distance = min(CurveFitCoefficients.homeAssistant.distance(ratio: rssi / power),
-                           Self.homeAssistantMaximumDistance)
+            distance = min(
+                CurveFitCoefficients.homeAssistant.distance(ratio: rssi / power),
+                Self.homeAssistantMaximumDistance)
         case .logDistance(let exponent):
             distance = pow(10, (power - rssi) / (10 * exponent))
         }

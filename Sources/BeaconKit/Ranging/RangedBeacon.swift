@@ -18,8 +18,10 @@ public struct RangedBeacon: Hashable, Sendable, CustomStringConvertible {
     /// heard it this cycle.
     public var receiver: String?
 
-    public init(identity: BeaconIdentity, rssi: Int, accuracy: Double, proximity: BeaconProximity,
-                measuredPower: Int8, timestamp: Timestamp, receiver: String? = nil) {
+    public init(
+        identity: BeaconIdentity, rssi: Int, accuracy: Double, proximity: BeaconProximity,
+        measuredPower: Int8, timestamp: Timestamp, receiver: String? = nil
+    ) {
         self.identity = identity
         self.rssi = rssi
         self.accuracy = accuracy

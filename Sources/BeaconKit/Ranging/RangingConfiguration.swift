@@ -29,11 +29,13 @@ public struct RangingConfiguration: Hashable, Sendable {
     /// Where `immediate`, `near` and `far` begin. Default: 0.5 m and 3 m.
     public var proximityThresholds: ProximityThresholds
 
-    public init(filter: RSSIFilterKind = .runningAverage,
-                distanceModel: DistanceModel = .altBeacon,
-                beaconExpiry: Duration = .seconds(10),
-                maxTrackedBeacons: Int = 10_000,
-                proximityThresholds: ProximityThresholds = .coreLocationApproximation) {
+    public init(
+        filter: RSSIFilterKind = .runningAverage,
+        distanceModel: DistanceModel = .altBeacon,
+        beaconExpiry: Duration = .seconds(10),
+        maxTrackedBeacons: Int = 10_000,
+        proximityThresholds: ProximityThresholds = .coreLocationApproximation
+    ) {
         self.filter = filter
         self.distanceModel = distanceModel
         self.beaconExpiry = beaconExpiry

@@ -44,7 +44,8 @@ public struct RunningAverageRSSIFilter: RSSIFilter, Hashable {
     public mutating func add(_ rssi: Int, at time: Timestamp) {
         samples.append(Sample(time: time, rssi: rssi))
         while start < samples.count,
-              samples.count - start > maximumSampleCount || !isLive(samples[start], at: time) {
+            samples.count - start > maximumSampleCount || !isLive(samples[start], at: time)
+        {
             start += 1
         }
         if start >= 16 && start * 2 >= samples.count {

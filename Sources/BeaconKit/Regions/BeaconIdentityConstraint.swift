@@ -105,8 +105,10 @@ public struct BeaconRegion: Hashable, Sendable, CustomStringConvertible {
     /// This region's exit timeout, instead of the monitor's (fixed or adaptive); nil uses the monitor's.
     public var exitDelay: Duration?
 
-    public init(identifier: String, constraint: BeaconIdentityConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
-                hysteresis: RSSIHysteresis? = nil, room: String? = nil, entryDelay: Duration? = nil, exitDelay: Duration? = nil) {
+    public init(
+        identifier: String, constraint: BeaconIdentityConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
+        hysteresis: RSSIHysteresis? = nil, room: String? = nil, entryDelay: Duration? = nil, exitDelay: Duration? = nil
+    ) {
         self.identifier = identifier
         self.constraint = constraint
         self.notifyOnEntry = notifyOnEntry

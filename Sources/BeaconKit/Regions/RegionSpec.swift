@@ -19,9 +19,10 @@ public struct RegionSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// A room as receivers name it (ESPresense's room slug).
     public static func isRoom(_ room: String) -> Bool {
-        !room.isEmpty && room.utf8.count <= 64 && room.utf8.allSatisfy {
-            ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D
-        }
+        !room.isEmpty && room.utf8.count <= 64
+            && room.utf8.allSatisfy {
+                ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D
+            }
     }
 
     public var description: String { constraint.description + (room.map { "@" + $0 } ?? "") }

@@ -37,14 +37,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     @inlinable
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: saturating(lhs.microsecondsSinceEpoch.addingReportingOverflow(rhs.wholeMicroseconds),
-                                                     positive: rhs.wholeMicroseconds > 0))
+        Timestamp(
+            microsecondsSinceEpoch: saturating(
+                lhs.microsecondsSinceEpoch.addingReportingOverflow(rhs.wholeMicroseconds),
+                positive: rhs.wholeMicroseconds > 0))
     }
 
     @inlinable
     public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: saturating(lhs.microsecondsSinceEpoch.subtractingReportingOverflow(rhs.wholeMicroseconds),
-                                                     positive: rhs.wholeMicroseconds < 0))
+        Timestamp(
+            microsecondsSinceEpoch: saturating(
+                lhs.microsecondsSinceEpoch.subtractingReportingOverflow(rhs.wholeMicroseconds),
+                positive: rhs.wholeMicroseconds < 0))
     }
 
     /// The time from `rhs` to `lhs`.

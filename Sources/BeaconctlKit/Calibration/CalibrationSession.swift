@@ -72,10 +72,10 @@ public struct CalibrationSession: Sendable {
     public mutating func add(_ entries: [VarDict]) {
         for entry in entries {
             guard let uuidText = entry.string(BeacondReadingKey.uuid), let uuid = UUID(uuidString: uuidText),
-                  let major = entry.integer(BeacondReadingKey.major).flatMap(UInt16.init(exactly:)),
-                  let minor = entry.integer(BeacondReadingKey.minor).flatMap(UInt16.init(exactly:)),
-                  let receiver = entry.string(BeacondReadingKey.receiver), let rssi = entry.double(BeacondReadingKey.rssi),
-                  let power = entry.integer(BeacondReadingKey.measuredPower), let time = entry.integer(BeacondReadingKey.timestamp)
+                let major = entry.integer(BeacondReadingKey.major).flatMap(UInt16.init(exactly:)),
+                let minor = entry.integer(BeacondReadingKey.minor).flatMap(UInt16.init(exactly:)),
+                let receiver = entry.string(BeacondReadingKey.receiver), let rssi = entry.double(BeacondReadingKey.rssi),
+                let power = entry.integer(BeacondReadingKey.measuredPower), let time = entry.integer(BeacondReadingKey.timestamp)
             else { continue }
             guard UInt64(clamping: time) >= since else { continue }
             let beacon = BeaconIdentity(uuid: uuid, major: major, minor: minor)
@@ -132,16 +132,21 @@ public struct CalibrationSession: Sendable {
         }
         while kept.last?.isEmpty == true { kept.removeLast() }
         if existing == nil {
-            kept = ["# Receiver calibration for beacond (read at start and on reload; `beaconctl calibrate --write` updates it).",
-                    "# [receivers.ROOM]: rssi_offset (dB added to the receiver's RSSI) and path_loss_exponent;",
-                    "# [beacons]: \"UUID:MAJOR:MINOR\" = measured power (dBm at 1 m) for a beacon that advertises it wrong."]
+            kept = [
+                "# Receiver calibration for beacond (read at start and on reload; `beaconctl calibrate --write` updates it).",
+                "# [receivers.ROOM]: rssi_offset (dB added to the receiver's RSSI) and path_loss_exponent;",
+                "# [beacons]: \"UUID:MAJOR:MINOR\" = measured power (dBm at 1 m) for a beacon that advertises it wrong.",
+            ]
         }
         for (receiver, fit) in fits {
-            kept += ["", "[receivers.\(receiver)]",
-                     String(format: "# fitted by beaconctl calibrate on %@ from %d reference reading(s): residual %.1f dB, "
-                            + "median distance error %.0f %%", date, fit.sampleCount, fit.residual, fit.medianDistanceError * 100),
-                     String(format: "rssi_offset = %.2f", fit.calibration.rssiOffset),
-                     String(format: "path_loss_exponent = %.3f", fit.calibration.pathLossExponent)]
+            kept += [
+                "", "[receivers.\(receiver)]",
+                String(
+                    format: "# fitted by beaconctl calibrate on %@ from %d reference reading(s): residual %.1f dB, "
+                        + "median distance error %.0f %%", date, fit.sampleCount, fit.residual, fit.medianDistanceError * 100),
+                String(format: "rssi_offset = %.2f", fit.calibration.rssiOffset),
+                String(format: "path_loss_exponent = %.3f", fit.calibration.pathLossExponent),
+            ]
         }
         return kept.joined(separator: "\n") + "\n"
     }

@@ -13,8 +13,10 @@ public enum RegionArguments {
 
     /// `{Identifier, UUID, Major?, Minor?, Room?, EntryDelay?, ExitDelay?}`; entry and exit notifications are left at
     /// their default (on).
-    public static func region(_ constraint: BeaconIdentityConstraint, identifier: String, room: String? = nil,
-                              entryDelay: Double? = nil, exitDelay: Double? = nil) -> VarDict {
+    public static func region(
+        _ constraint: BeaconIdentityConstraint, identifier: String, room: String? = nil,
+        entryDelay: Double? = nil, exitDelay: Double? = nil
+    ) -> VarDict {
         var dictionary = Self.constraint(constraint)
         dictionary[BeacondKey.identifier] = .string(identifier)
         if let room { dictionary[BeacondKey.room] = .string(room) }

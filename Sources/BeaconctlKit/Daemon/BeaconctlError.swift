@@ -38,36 +38,42 @@ enum BusErrorName {
 extension BeaconctlError {
     /// Connecting to the bus failed (no socket, daemon of the bus down, bad address).
     public static func connecting(to bus: BusChoice, _ error: DBusCallError) -> BeaconctlError {
-        BeaconctlError(exitStatus: ExitStatus.unavailable,
-                       message: "cannot connect to \(bus): \(error.message). Is dbus running there? "
-                           + "Choose another bus with --bus system|session|ADDRESS or $\(BusChoice.environmentVariable).",
-                       dbusName: error.name)
+        BeaconctlError(
+            exitStatus: ExitStatus.unavailable,
+            message: "cannot connect to \(bus): \(error.message). Is dbus running there? "
+                + "Choose another bus with --bus system|session|ADDRESS or $\(BusChoice.environmentVariable).",
+            dbusName: error.name)
     }
 
     /// beacond is not on the bus.
     public static func daemonNotRunning(on bus: BusChoice) -> BeaconctlError {
-        BeaconctlError(exitStatus: ExitStatus.unavailable,
-                       message: "beacond is not running on \(bus) (nobody owns \(BeacondBus.name)). "
-                           + "Start it: sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e",
-                       dbusName: BusErrorName.prefix + "ServiceUnknown")
+        BeaconctlError(
+            exitStatus: ExitStatus.unavailable,
+            message: "beacond is not running on \(bus) (nobody owns \(BeacondBus.name)). "
+                + "Start it: sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e",
+            dbusName: BusErrorName.prefix + "ServiceUnknown")
     }
 
     /// beacond left the bus while a live command was waiting for its signals.
     public static func daemonLeft(_ bus: BusChoice) -> BeaconctlError {
-        BeaconctlError(exitStatus: ExitStatus.unavailable,
-                       message: "beacond left \(bus) (stopped or crashed): journalctl -u beacond -e",
-                       dbusName: BusErrorName.prefix + "NameHasNoOwner")
+        BeaconctlError(
+            exitStatus: ExitStatus.unavailable,
+            message: "beacond left \(bus) (stopped or crashed): journalctl -u beacond -e",
+            dbusName: BusErrorName.prefix + "NameHasNoOwner")
     }
 
     /// The bus connection itself closed while waiting.
     public static func busClosed(_ bus: BusChoice) -> BeaconctlError {
-        BeaconctlError(exitStatus: ExitStatus.unavailable, message: "the connection to \(bus) was closed",
-                       dbusName: BusErrorName.prefix + "Disconnected")
+        BeaconctlError(
+            exitStatus: ExitStatus.unavailable, message: "the connection to \(bus) was closed",
+            dbusName: BusErrorName.prefix + "Disconnected")
     }
 
     /// A call to beacond (`interface.member`) got an error reply, or no reply.
-    public static func calling(_ interface: String, _ member: String, on bus: BusChoice,
-                               _ error: DBusCallError) -> BeaconctlError {
+    public static func calling(
+        _ interface: String, _ member: String, on bus: BusChoice,
+        _ error: DBusCallError
+    ) -> BeaconctlError {
         let name = error.name
         if name == BeacondErrorName.accessDenied.rawValue {
             // The daemon's message names the rule and the fix.
@@ -78,45 +84,54 @@ extension BeaconctlError {
         }
         if name == BusErrorName.accessDenied {
             // The bus policy refused before the daemon saw the call.
-            let fix = interface == BeacondInterface.admin ? AdminAccess.fix
+            let fix =
+                interface == BeacondInterface.admin
+                ? AdminAccess.fix
                 : "check the D-Bus policy /usr/share/dbus-1/system.d/org.beacond.conf"
-            return BeaconctlError(exitStatus: ExitStatus.noPermission,
-                                  message: "the bus refused \(interface).\(member): \(error.message). Fix: \(fix)",
-                                  dbusName: name)
+            return BeaconctlError(
+                exitStatus: ExitStatus.noPermission,
+                message: "the bus refused \(interface).\(member): \(error.message). Fix: \(fix)",
+                dbusName: name)
         }
         if BusErrorName.notRunning.contains(name) {
             return daemonNotRunning(on: bus)
         }
         if BusErrorName.notAnswering.contains(name) {
-            return BeaconctlError(exitStatus: ExitStatus.unavailable,
-                                  message: "beacond did not answer \(member) in time (\(error.message)); "
-                                      + "is it hung? journalctl -u beacond -e",
-                                  dbusName: name)
+            return BeaconctlError(
+                exitStatus: ExitStatus.unavailable,
+                message: "beacond did not answer \(member) in time (\(error.message)); "
+                    + "is it hung? journalctl -u beacond -e",
+                dbusName: name)
         }
         if name.hasPrefix(BusErrorName.spawnPrefix) {
-            return BeaconctlError(exitStatus: ExitStatus.unavailable,
-                                  message: "the bus could not start beacond (\(error.message)); "
-                                      + "see journalctl -u beacond -e",
-                                  dbusName: name)
+            return BeaconctlError(
+                exitStatus: ExitStatus.unavailable,
+                message: "the bus could not start beacond (\(error.message)); "
+                    + "see journalctl -u beacond -e",
+                dbusName: name)
         }
         if BusErrorName.unreachable.contains(name) {
-            return BeaconctlError(exitStatus: ExitStatus.unavailable,
-                                  message: "cannot reach beacond on \(bus): \(error.message)", dbusName: name)
+            return BeaconctlError(
+                exitStatus: ExitStatus.unavailable,
+                message: "cannot reach beacond on \(bus): \(error.message)", dbusName: name)
         }
         if BusErrorName.unknownAPI.contains(name) {
-            return BeaconctlError(exitStatus: ExitStatus.failure,
-                                  message: "beacond does not offer \(interface).\(member) (\(error.message)); "
-                                      + "beaconctl and beacond may be different versions",
-                                  dbusName: name)
+            return BeaconctlError(
+                exitStatus: ExitStatus.failure,
+                message: "beacond does not offer \(interface).\(member) (\(error.message)); "
+                    + "beaconctl and beacond may be different versions",
+                dbusName: name)
         }
-        return BeaconctlError(exitStatus: ExitStatus.failure, message: "\(member) failed: \(name): \(error.message)",
-                              dbusName: name)
+        return BeaconctlError(
+            exitStatus: ExitStatus.failure, message: "\(member) failed: \(name): \(error.message)",
+            dbusName: name)
     }
 
     /// The daemon answered with something the contract does not allow.
     public static func unexpectedReply(_ member: String, _ reply: [DBusValue]) -> BeaconctlError {
-        BeaconctlError(exitStatus: ExitStatus.failure,
-                       message: "beacond answered \(member) with an unexpected reply (\(reply.map(\.signature).joined())); "
-                           + "beaconctl and beacond may be different versions")
+        BeaconctlError(
+            exitStatus: ExitStatus.failure,
+            message: "beacond answered \(member) with an unexpected reply (\(reply.map(\.signature).joined())); "
+                + "beaconctl and beacond may be different versions")
     }
 }

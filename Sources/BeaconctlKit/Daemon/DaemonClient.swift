@@ -35,8 +35,9 @@ public final class DaemonClient {
     public func daemonUniqueName() throws(BeaconctlError) -> String {
         let reply: [DBusValue]
         do {
-            reply = try connection.call(destination: DBusDaemon.name, path: DBusDaemon.path, interface: DBusDaemon.name,
-                                        member: "GetNameOwner", arguments: [.string(BeacondBus.name)], timeout: timeout)
+            reply = try connection.call(
+                destination: DBusDaemon.name, path: DBusDaemon.path, interface: DBusDaemon.name,
+                member: "GetNameOwner", arguments: [.string(BeacondBus.name)], timeout: timeout)
         } catch {
             throw .calling(DBusDaemon.name, "GetNameOwner", on: bus, error)
         }
@@ -44,11 +45,14 @@ public final class DaemonClient {
         return name
     }
 
-    func call(_ interface: String, _ member: String, path: String = BeacondBus.managerPath,
-              _ arguments: [DBusValue] = []) throws(BeaconctlError) -> [DBusValue] {
+    func call(
+        _ interface: String, _ member: String, path: String = BeacondBus.managerPath,
+        _ arguments: [DBusValue] = []
+    ) throws(BeaconctlError) -> [DBusValue] {
         do {
-            let reply = try connection.reply(destination: BeacondBus.name, path: path, interface: interface,
-                                             member: member, arguments: arguments, timeout: timeout)
+            let reply = try connection.reply(
+                destination: BeacondBus.name, path: path, interface: interface,
+                member: member, arguments: arguments, timeout: timeout)
             if let sender = reply.sender { lastReply = (sender, reply.serial) }
             return try DBusConnection.arguments(of: reply)
         } catch {
@@ -169,8 +173,9 @@ public final class DaemonClient {
 
     /// The identifiers in the client's `MonitoredRegions` property (those it took over at registration too).
     public func monitoredIdentifiers(client path: String) throws(BeaconctlError) -> [String] {
-        let reply = try call("org.freedesktop.DBus.Properties", "Get", path: path,
-                             [.string(BeacondInterface.locationManager), .string(BeacondMember.monitoredRegions)])
+        let reply = try call(
+            "org.freedesktop.DBus.Properties", "Get", path: path,
+            [.string(BeacondInterface.locationManager), .string(BeacondMember.monitoredRegions)])
         return (reply.first?.unwrapped.arrayElements ?? []).compactMap { $0.unwrapped.vardictEntries?.string(BeacondKey.identifier) }
     }
 

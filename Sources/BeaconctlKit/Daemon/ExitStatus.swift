@@ -28,7 +28,8 @@ public enum AdminAccess {
 
     /// What to do when the bus refused Admin1 (beacond's own refusal names its group and file; this cannot: a
     /// non-admin cannot ask beacond for its configuration).
-    public static let fix = "run as root, or join the admin group: admin_group in beacond.toml of beacond's "
+    public static let fix =
+        "run as root, or join the admin group: admin_group in beacond.toml of beacond's "
         + "configuration directory (/etc/beacond unless beacond runs with --config-dir), which the D-Bus policy must "
         + "let call Admin1 too (systemd/README.md); for the default, sudo usermod -aG \(defaultGroup) \"$USER\", "
         + "then log in again"

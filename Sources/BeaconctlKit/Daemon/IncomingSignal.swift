@@ -27,7 +27,8 @@ public enum IncomingSignal: Equatable {
         switch interface {
         case BeacondInterface.admin where member == BeacondMember.event && fromDaemon:
             guard arguments.count == 2, case .string(let kind) = arguments[0],
-                  let data = arguments[1].vardictEntries else { self = .other; return }
+                let data = arguments[1].vardictEntries
+            else { self = .other; return }
             self = .event(kind: kind, data: data)
         case BeacondInterface.locationManager where fromDaemon:
             guard let path = message.path, let data = Self.namedArguments(member: member, arguments) else {
@@ -38,7 +39,8 @@ public enum IncomingSignal: Equatable {
         case DBusDaemon.name where member == "NameOwnerChanged" && fromBus:
             // The instance we talk to lost the name (stopped, crashed, or replaced by a restart).
             guard arguments.count == 3, arguments[0].stringValue == BeacondBus.name,
-                  arguments[1].stringValue == daemon else { self = .other; return }
+                arguments[1].stringValue == daemon
+            else { self = .other; return }
             self = .daemonLeft
         case LocalWakeup.interface where member == LocalWakeup.member:
             self = .wakeup

@@ -4,13 +4,16 @@ import BeacondAPI
 /// bus delivers without a rule; the rules make delivery not depend on that and document what we expect.
 public enum SignalRules {
     /// `Admin1.Event` after WatchEvents.
-    public static let adminEvents = "type='signal',sender='\(BeacondBus.name)',interface='\(BeacondInterface.admin)',"
+    public static let adminEvents =
+        "type='signal',sender='\(BeacondBus.name)',interface='\(BeacondInterface.admin)',"
         + "member='\(BeacondMember.event)',path='\(BeacondBus.managerPath)'"
     /// Every client object's signals (our path is known only after RegisterClient, which already signals).
-    public static let locationManager = "type='signal',sender='\(BeacondBus.name)',interface='\(BeacondInterface.locationManager)',"
+    public static let locationManager =
+        "type='signal',sender='\(BeacondBus.name)',interface='\(BeacondInterface.locationManager)',"
         + "path_namespace='\(BeacondBus.clientPathPrefix.dropLast())'"
     /// beacond leaving the bus (or being replaced).
-    public static let daemonOwnerChanged = "type='signal',sender='\(DBusDaemon.name)',interface='\(DBusDaemon.name)',"
+    public static let daemonOwnerChanged =
+        "type='signal',sender='\(DBusDaemon.name)',interface='\(DBusDaemon.name)',"
         + "member='NameOwnerChanged',arg0='\(BeacondBus.name)'"
 }
 

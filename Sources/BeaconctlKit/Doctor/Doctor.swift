@@ -51,25 +51,29 @@ public enum Doctor {
         let enabled = status.bool(BeacondStatusKey.locationServicesEnabled) == true
         let file = "\(configDirectory(status))/beacond.toml"
         guard let configured = status.bool(BeacondStatusKey.locationServicesConfigured),
-              let switched = status.bool(BeacondStatusKey.locationServicesSwitch) else {
+            let switched = status.bool(BeacondStatusKey.locationServicesSwitch)
+        else {
             // A beacond that does not say which half is off.
-            return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "off: every app is restricted",
-                               fix: "beaconctl services on (or location_services = true in \(file))")
+            return DoctorCheck(
+                "location services on", passed: enabled, enabled ? "on" : "off: every app is restricted",
+                fix: "beaconctl services on (or location_services = true in \(file))")
         }
         var fixes: [String] = []
         if !configured { fixes.append("set location_services = true in \(file), then: sudo systemctl reload beacond") }
         if !switched { fixes.append("beaconctl services on") }
         let why = !configured ? "off in \(file)" : "off"
-        return DoctorCheck("location services on", passed: enabled, enabled ? "on" : "\(why): every app is restricted",
-                           fix: fixes.joined(separator: "; and "))
+        return DoctorCheck(
+            "location services on", passed: enabled, enabled ? "on" : "\(why): every app is restricted",
+            fix: fixes.joined(separator: "; and "))
     }
 
     /// The files on disk were rejected at the last reload: the configuration in force is an older one.
     static func configurationOnDisk(_ status: VarDict) -> DoctorCheck? {
         guard let error = status.string(BeacondStatusKey.configurationError), !error.isEmpty else { return nil }
-        return DoctorCheck("configuration on disk in force", passed: false,
-                           "rejected at the last reload, the previous configuration stays in force: \(error)",
-                           fix: "correct the file at that line, then: sudo systemctl reload beacond")
+        return DoctorCheck(
+            "configuration on disk in force", passed: false,
+            "rejected at the last reload, the previous configuration stays in force: \(error)",
+            fix: "correct the file at that line, then: sudo systemctl reload beacond")
     }
 
     /// Whether beacond can save what it must not forget (decisions, regions, queued events).
@@ -79,9 +83,10 @@ public enum Doctor {
             return DoctorCheck("state saved", passed: true, directory)
         }
         // The daemon's message names the problem and its fix (a full disk, a deleted directory, a replaced file).
-        return DoctorCheck("state saved", passed: false, error,
-                           fix: "do what the message above says (the fix is in its last parentheses); beacond saves what "
-                               + "it kept in memory within seconds of that, on its own. Details: journalctl -u beacond -e")
+        return DoctorCheck(
+            "state saved", passed: false, error,
+            fix: "do what the message above says (the fix is in its last parentheses); beacond saves what "
+                + "it kept in memory within seconds of that, on its own. Details: journalctl -u beacond -e")
     }
 
     /// With `[mqtt]` on: connected, and no publication refused. The fix follows the broker's or the system's words.
@@ -94,18 +99,21 @@ public enum Doctor {
         switch status.string(K.mqttState) ?? "?" {
         case "connected":
             if let refused = status.string(K.mqttRefused), !refused.isEmpty {
-                return DoctorCheck("MQTT publications accepted", passed: false, "\(broker) refused \(refused)",
-                                   fix: "let this node's user publish to espresense/# in the broker's ACL (Mosquitto: "
-                                       + "acl_file with 'topic readwrite espresense/#' under its user), then restart beacond")
+                return DoctorCheck(
+                    "MQTT publications accepted", passed: false, "\(broker) refused \(refused)",
+                    fix: "let this node's user publish to espresense/# in the broker's ACL (Mosquitto: "
+                        + "acl_file with 'topic readwrite espresense/#' under its user), then restart beacond")
             }
             let room = status.string(K.mqttRoom) ?? "?"
             return DoctorCheck(title, passed: true, "\(broker) as room \(room)")
         case "failed":
-            return DoctorCheck(title, passed: false, "not started: \(detail)",
-                               fix: "correct [mqtt] in \(file), then: sudo systemctl reload beacond")
+            return DoctorCheck(
+                title, passed: false, "not started: \(detail)",
+                fix: "correct [mqtt] in \(file), then: sudo systemctl reload beacond")
         default:
-            return DoctorCheck(title, passed: false, "\(broker): \(detail.isEmpty ? "connecting" : detail)",
-                               fix: mqttFix(detail, broker: broker, file: file))
+            return DoctorCheck(
+                title, passed: false, "\(broker): \(detail.isEmpty ? "connecting" : detail)",
+                fix: mqttFix(detail, broker: broker, file: file))
         }
     }
 
@@ -140,10 +148,12 @@ public enum Doctor {
             if source.hasPrefix("fifo:") || source.hasPrefix("replay:") {
                 // No radio involved: the path is the problem.
                 let path = source.drop { $0 != ":" }.dropFirst()
-                fix = "check that \(path) can be \(source.hasPrefix("fifo:") ? "created or opened as a FIFO" : "read as a capture") "
+                fix =
+                    "check that \(path) can be \(source.hasPrefix("fifo:") ? "created or opened as a FIFO" : "read as a capture") "
                     + "by the daemon's user, or change [scanner] source in \(file); details: journalctl -u beacond -e"
             } else {
-                fix = "check [scanner] source in \(file) and journalctl -u beacond -e; "
+                fix =
+                    "check [scanner] source in \(file) and journalctl -u beacond -e; "
                     + "for Bluetooth: rfkill unblock bluetooth; bluetoothctl power on"
             }
             return DoctorCheck("scanner working", passed: false, "\(source): \(state)", fix: fix)
@@ -159,29 +169,38 @@ public enum Doctor {
         let adapters = status.dictionaries(BeacondStatusKey.adapters)
         let title = "Bluetooth adapter present"
         guard !adapters.isEmpty else {
-            return DoctorCheck(title, passed: false, "none found",
-                               fix: "plug in an adapter; check bluetoothctl list, rfkill list, systemctl status bluetooth")
+            return DoctorCheck(
+                title, passed: false, "none found",
+                fix: "plug in an adapter; check bluetoothctl list, rfkill list, systemctl status bluetooth")
         }
         let names = adapters.compactMap { $0.string(BeacondAdapterKey.name) }
         guard adapters.contains(where: { $0.bool(BeacondAdapterKey.powered) == true }) else {
-            return DoctorCheck(title, passed: false, "\(names.joined(separator: ", ")) powered off",
-                               fix: "rfkill unblock bluetooth; bluetoothctl power on")
+            return DoctorCheck(
+                title, passed: false, "\(names.joined(separator: ", ")) powered off",
+                fix: "rfkill unblock bluetooth; bluetoothctl power on")
         }
         return DoctorCheck(title, passed: true, names.joined(separator: ", "))
     }
 
     static func appChecks(status: VarDict, app: String) -> [DoctorCheck] {
-        guard let declaration = status.dictionaries(StatusListKey.apps)
-            .first(where: { $0.string(BeacondAppKey.appID) == app }) else {
-            return [DoctorCheck("app \(app) declared", passed: false, "beacond knows no app \(app)",
-                                fix: "create \(configDirectory(status))/apps.d/\(app).toml (app_id, users, when_in_use_usage, always_usage; "
-                                    + "see the shipped example.toml), then: sudo systemctl reload beacond")]
+        guard
+            let declaration = status.dictionaries(StatusListKey.apps)
+                .first(where: { $0.string(BeacondAppKey.appID) == app })
+        else {
+            return [
+                DoctorCheck(
+                    "app \(app) declared", passed: false, "beacond knows no app \(app)",
+                    fix: "create \(configDirectory(status))/apps.d/\(app).toml (app_id, users, when_in_use_usage, always_usage; "
+                        + "see the shipped example.toml), then: sudo systemctl reload beacond")
+            ]
         }
         var checks = [DoctorCheck("app \(app) declared", passed: true, declaration.string(BeacondAppKey.declarationFile) ?? "yes")]
         // The stored decision (Apps does not show "restricted while services are off": checked above).
         let authorization = declaration.string(BeacondAppKey.authorizationStatus) ?? "?"
-        checks.append(authorizationCheck(app: app, status: authorization,
-                                         pending: declaration.string(BeacondAppKey.pendingRequest) ?? ""))
+        checks.append(
+            authorizationCheck(
+                app: app, status: authorization,
+                pending: declaration.string(BeacondAppKey.pendingRequest) ?? ""))
         let clients = status.dictionaries(StatusListKey.clients).filter { $0.string(BeacondClientKey.appID) == app }
         // The app's count from ListApps: the regions themselves may be many, and doctor needs only how many.
         let regions = Int(declaration.integer(BeacondAppKey.monitoredRegions) ?? 0)
@@ -196,22 +215,28 @@ public enum Doctor {
         case BeacondStatus.authorizedAlways:
             return DoctorCheck(title, passed: true, status)
         case BeacondStatus.authorizedWhenInUse:
-            return DoctorCheck(title, passed: true, "\(status) (ranging while in use; monitoring needs always: "
-                                   + "beaconctl auth grant \(app) always)")
+            return DoctorCheck(
+                title, passed: true,
+                "\(status) (ranging while in use; monitoring needs always: "
+                    + "beaconctl auth grant \(app) always)")
         case BeacondStatus.notDetermined where !pending.isEmpty:
             let level = AuthorizationLevel(request: pending).rawValue
-            return DoctorCheck(title, passed: false, "\(status): its \(pending) request waits for an administrator",
-                               fix: "beaconctl auth grant \(app) \(level)   (or: beaconctl auth deny \(app))")
+            return DoctorCheck(
+                title, passed: false, "\(status): its \(pending) request waits for an administrator",
+                fix: "beaconctl auth grant \(app) \(level)   (or: beaconctl auth deny \(app))")
         case BeacondStatus.notDetermined:
-            return DoctorCheck(title, passed: false, "\(status): the app has not requested authorization",
-                               fix: "the app calls RequestWhenInUseAuthorization or RequestAlwaysAuthorization; "
-                                   + "or decide ahead: beaconctl auth grant \(app) when-in-use|always")
+            return DoctorCheck(
+                title, passed: false, "\(status): the app has not requested authorization",
+                fix: "the app calls RequestWhenInUseAuthorization or RequestAlwaysAuthorization; "
+                    + "or decide ahead: beaconctl auth grant \(app) when-in-use|always")
         case BeacondStatus.denied, BeacondStatus.restricted:
-            return DoctorCheck(title, passed: false, "\(status) by the administrator's decision or policy",
-                               fix: "beaconctl auth grant \(app) when-in-use|always (if location services are off: beaconctl services on)")
+            return DoctorCheck(
+                title, passed: false, "\(status) by the administrator's decision or policy",
+                fix: "beaconctl auth grant \(app) when-in-use|always (if location services are off: beaconctl services on)")
         default:
-            return DoctorCheck(title, passed: false, "unknown status '\(status)'",
-                               fix: "beaconctl and beacond may be different versions")
+            return DoctorCheck(
+                title, passed: false, "unknown status '\(status)'",
+                fix: "beaconctl and beacond may be different versions")
         }
     }
 
@@ -220,17 +245,22 @@ public enum Doctor {
         let connected = clients.filter { $0.bool(BeacondClientKey.connected) == true }
         guard !connected.isEmpty else {
             if status == BeacondStatus.authorizedAlways, regions > 0 {
-                return DoctorCheck(title, passed: true, "no client connected; its Always monitoring continues "
-                                       + "and events are queued for its next connection")
+                return DoctorCheck(
+                    title, passed: true,
+                    "no client connected; its Always monitoring continues "
+                        + "and events are queued for its next connection")
             }
-            return DoctorCheck(title, passed: false, "no client of \(app) is connected",
-                               fix: "start the app: it calls RegisterClient(\"\(app)\") on \(BeacondBus.name) and keeps "
-                                   + "its connection open (try: beaconctl client --app \(app) range UUID)")
+            return DoctorCheck(
+                title, passed: false, "no client of \(app) is connected",
+                fix: "start the app: it calls RegisterClient(\"\(app)\") on \(BeacondBus.name) and keeps "
+                    + "its connection open (try: beaconctl client --app \(app) range UUID)")
         }
         if status == BeacondStatus.authorizedWhenInUse,
-           !connected.contains(where: { $0.bool(BeacondClientKey.inUse) == true }) {
-            return DoctorCheck(title, passed: false, "\(connected.count) connected, none in use: ranging is paused",
-                               fix: "the app calls SetInUse(true) while in use, or: beaconctl auth grant \(app) always")
+            !connected.contains(where: { $0.bool(BeacondClientKey.inUse) == true })
+        {
+            return DoctorCheck(
+                title, passed: false, "\(connected.count) connected, none in use: ranging is paused",
+                fix: "the app calls SetInUse(true) while in use, or: beaconctl auth grant \(app) always")
         }
         let paths = connected.compactMap { $0.string(BeacondClientKey.path) }
         return DoctorCheck(title, passed: true, "\(connected.count) client(s): \(paths.joined(separator: ", "))")
@@ -241,9 +271,10 @@ public enum Doctor {
         let monitored = max(regions, Int(clients.compactMap { $0.integer(BeacondClientKey.monitoredRegions) }.reduce(0, +)))
         let title = "\(app) monitors or ranges"
         guard monitored + Int(ranging) > 0 else {
-            return DoctorCheck(title, passed: false, "no monitored region and no ranging",
-                               fix: "the app calls StartMonitoring or StartRanging "
-                                   + "(try: beaconctl client --app \(app) monitor UUID)")
+            return DoctorCheck(
+                title, passed: false, "no monitored region and no ranging",
+                fix: "the app calls StartMonitoring or StartRanging "
+                    + "(try: beaconctl client --app \(app) monitor UUID)")
         }
         return DoctorCheck(title, passed: true, "\(monitored) region(s), \(ranging) ranging constraint(s)")
     }

@@ -22,8 +22,10 @@ public struct DoctorCheck: Equatable, Sendable {
 
     /// `{"Check":…,"Passed":…,"Detail":…,"Fix":…|null}`
     public var json: JSON {
-        .object(["Check": .string(title), "Passed": .bool(passed), "Detail": .string(detail),
-                 "Fix": fix.map(JSON.string) ?? .null])
+        .object([
+            "Check": .string(title), "Passed": .bool(passed), "Detail": .string(detail),
+            "Fix": fix.map(JSON.string) ?? .null,
+        ])
     }
 
     /// `{"Passed": all passed, "Checks": […]}`

@@ -16,7 +16,8 @@ public struct AppAuthorization: Sendable, Equatable {
     /// The app's entry in `ListApps`; nil when the app is not declared.
     public init?(app: String, apps: [VarDict]) {
         guard let entry = apps.first(where: { $0.string(BeacondAppKey.appID) == app }),
-              let stored = entry.string(BeacondAppKey.authorizationStatus) else { return nil }
+            let stored = entry.string(BeacondAppKey.authorizationStatus)
+        else { return nil }
         self.init(status: stored, pendingRequest: entry.string(BeacondAppKey.pendingRequest) ?? "")
     }
 

@@ -37,15 +37,18 @@ public enum EventText {
             items.compactMap { key, value in value.map { "\(key)=\($0)" } }.joined(separator: " ")
         }
         // A queued event delivered to the app's next client: it happened at its timestamp, and maybe after losses.
-        let late: [(String, String?)] = data.bool(BeacondEventInfoKey.late) == true
+        let late: [(String, String?)] =
+            data.bool(BeacondEventInfoKey.late) == true
             ? [("late", "yes"), ("dropped_before", data.integer(BeacondEventInfoKey.droppedBefore).map(String.init))] : []
         switch kind {
         case E.clientRegistered, E.clientClosed:
             return pairs([("client", data.string(K.client))])
         case E.authorizationRequested:
             // Events carry the disposition; the sample client's own line carries the resulting status.
-            return pairs([("request", data.string(K.request)), ("disposition", data.string(K.disposition)),
-                          ("status", data.string(K.status))])
+            return pairs([
+                ("request", data.string(K.request)), ("disposition", data.string(K.disposition)),
+                ("status", data.string(K.status)),
+            ])
         case E.authorizationChanged:
             return pairs([("status", data.string(K.status))])
         case E.didStartMonitoring, E.didEnterRegion, E.didExitRegion:
@@ -54,15 +57,19 @@ public enum EventText {
             return pairs([("state", data.string(K.state)), ("region", region(K.region))] + late)
         case E.didRangeBeacons:
             let beacons = data.dictionaries(K.beacons)
-            var text = pairs([("constraint", data.dictionary(K.constraint).map(RegionText.constraint)),
-                              ("beacons", String(beacons.count))])
+            var text = pairs([
+                ("constraint", data.dictionary(K.constraint).map(RegionText.constraint)),
+                ("beacons", String(beacons.count)),
+            ])
             if let nearest = beacons.first { text += " nearest=" + beaconSummary(nearest) }
             return text
         case E.monitoringDidFail:
             return pairs([("region", region(K.region)), ("error", data.string(K.error)), ("message", data.string(K.message))])
         case E.rangingDidFail:
-            return pairs([("constraint", data.dictionary(K.constraint).map(RegionText.constraint)),
-                          ("error", data.string(K.error)), ("message", data.string(K.message))])
+            return pairs([
+                ("constraint", data.dictionary(K.constraint).map(RegionText.constraint)),
+                ("error", data.string(K.error)), ("message", data.string(K.message)),
+            ])
         case E.locationServicesChanged:
             return pairs([("enabled", data.bool(K.enabled).map { $0 ? "on" : "off" })])
         case E.scanningChanged:

@@ -43,7 +43,8 @@ extension JSON {
         for (key, value) in dictionary {
             members[key] = JSON(value)
             if Self.timestampKeys.contains(key), let micros = value.integerValue {
-                members[key + Self.isoSuffix] = micros == 0
+                members[key + Self.isoSuffix] =
+                    micros == 0
                     ? .null : .string(Timestamp(microsecondsSinceEpoch: micros).iso8601)
             }
         }

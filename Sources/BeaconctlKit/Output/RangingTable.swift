@@ -44,10 +44,12 @@ public struct RangingTable: Sendable {
     ]
 
     static func row(_ beacon: VarDict, _ cycle: Cycle) -> [String] {
-        [beacon.string(BeacondKey.uuid) ?? "?", beacon.integer(BeacondKey.major).map(String.init) ?? "?",
-         beacon.integer(BeacondKey.minor).map(String.init) ?? "?", beacon.integer(BeacondKey.rssi).map(String.init) ?? "?",
-         RegionText.accuracy(beacon.double(BeacondKey.accuracy)), beacon.string(BeacondKey.proximity) ?? "unknown",
-         cycle.app, cycle.client]
+        [
+            beacon.string(BeacondKey.uuid) ?? "?", beacon.integer(BeacondKey.major).map(String.init) ?? "?",
+            beacon.integer(BeacondKey.minor).map(String.init) ?? "?", beacon.integer(BeacondKey.rssi).map(String.init) ?? "?",
+            RegionText.accuracy(beacon.double(BeacondKey.accuracy)), beacon.string(BeacondKey.proximity) ?? "unknown",
+            cycle.app, cycle.client,
+        ]
     }
 
     /// The whole table (for a terminal that is redrawn every cycle). With `[mqtt]` on, the beacons carry a `Room`
@@ -59,15 +61,19 @@ public struct RangingTable: Sendable {
         }
         var columns = Self.columns
         columns.insert(contentsOf: extra.map { TextTable.Column($0.1) }, at: 6)
-        let table = TextTable(columns: columns, rows: cycles.flatMap { cycle in
-            cycle.beacons.map { beacon in
-                var row = Self.row(beacon, cycle)
-                row.insert(contentsOf: extra.map { key, _ in beacon.string(key).flatMap { $0.isEmpty ? nil : $0 } ?? "-" }, at: 6)
-                return row
-            }
-        })
-        var lines = ["beacons at \(TimeText.clock(now, utcOffset: utcOffset)) — \(cycles.count) ranging "
-            + (cycles.count == 1 ? "request" : "requests")]
+        let table = TextTable(
+            columns: columns,
+            rows: cycles.flatMap { cycle in
+                cycle.beacons.map { beacon in
+                    var row = Self.row(beacon, cycle)
+                    row.insert(contentsOf: extra.map { key, _ in beacon.string(key).flatMap { $0.isEmpty ? nil : $0 } ?? "-" }, at: 6)
+                    return row
+                }
+            })
+        var lines = [
+            "beacons at \(TimeText.clock(now, utcOffset: utcOffset)) — \(cycles.count) ranging "
+                + (cycles.count == 1 ? "request" : "requests")
+        ]
         lines += table.rows.isEmpty ? ["(no beacons in range)"] : table.lines()
         return lines
     }

@@ -11,14 +11,17 @@ public enum StatusText {
         var lines: [String] = []
         var head = "beacond \(status.string(K.version) ?? "?")"
         if let started = status.integer(K.startedAt), started > 0 {
-            head += ", up \(TimeText.duration(seconds: (now.microsecondsSinceEpoch - started) / 1_000_000))"
+            head +=
+                ", up \(TimeText.duration(seconds: (now.microsecondsSinceEpoch - started) / 1_000_000))"
                 + " (since \(Timestamp(microsecondsSinceEpoch: started).iso8601))"
         }
         lines.append(head)
         let adapters = status.dictionaries(K.adapters).map { adapter in
-            [adapter.string(BeacondAdapterKey.name), adapter.string(BeacondAdapterKey.address),
-             adapter.bool(BeacondAdapterKey.powered).map { $0 ? "powered" : "powered off" }]
-                .compactMap { $0 }.joined(separator: " ")
+            [
+                adapter.string(BeacondAdapterKey.name), adapter.string(BeacondAdapterKey.address),
+                adapter.bool(BeacondAdapterKey.powered).map { $0 ? "powered" : "powered off" },
+            ]
+            .compactMap { $0 }.joined(separator: " ")
         }
         // Each fact is its value line and continuation lines under it, kept as separate lines: the printer escapes
         // line breaks inside a line, so one the daemon sent in a value can never forge a line of this report.
@@ -33,9 +36,12 @@ public enum StatusText {
             ("scanner", scanner, scannerDetail.map { [$0] } ?? []),
             ("scanning now", RegionText.yesNo(status.bool(K.scanning)), []),
             ("adapters", adapters.isEmpty ? "none" : adapters.joined(separator: ", "), []),
-            ("config", status.string(K.configDirectory) ?? "?", configurationError.map {
-                ["REJECTED at the last reload (the previous configuration stays in force): \($0)"]
-            } ?? []),
+            (
+                "config", status.string(K.configDirectory) ?? "?",
+                configurationError.map {
+                    ["REJECTED at the last reload (the previous configuration stays in force): \($0)"]
+                } ?? []
+            ),
             ("state", status.string(K.stateDirectory) ?? "?", stateError.map { ["NOT SAVING: \($0)"] } ?? []),
             ("queued events", queued(status.dictionaries(StatusListKey.apps)), []),
             ("limits", limits(status.dictionary(K.limits)), []),
@@ -75,7 +81,8 @@ public enum StatusText {
         let value: String
         switch status.string(K.mqttState) ?? "?" {
         case "connected":
-            value = "connected to \(broker) as room \(status.string(K.mqttRoom) ?? "?"), "
+            value =
+                "connected to \(broker) as room \(status.string(K.mqttRoom) ?? "?"), "
                 + "\(status.integer(K.mqttReadingsPublished) ?? 0) readings published"
         case "failed":
             value = "FAILED to start (\(broker))"
@@ -124,58 +131,75 @@ public enum StatusText {
     /// The other receivers on the broker: room, online or not, last reading, readings taken.
     public static func receivers(_ receivers: [VarDict], now: Timestamp) -> TextTable {
         typealias K = BeacondReceiverKey
-        return TextTable(columns: [.init("ROOM"), .init("STATE"), .init("LAST READING"), .init("READINGS", alignRight: true)],
-                         rows: receivers.map { receiver in
-            [receiver.string(K.room) ?? "?", receiver.bool(K.online).map { $0 ? "online" : "OFFLINE" } ?? "?",
-             receiver.integer(K.lastReading).map { $0 > 0 ? TimeText.relative($0, now: now) : "never" } ?? "?",
-             receiver.integer(K.readings).map(String.init) ?? "?"]
-        })
+        return TextTable(
+            columns: [.init("ROOM"), .init("STATE"), .init("LAST READING"), .init("READINGS", alignRight: true)],
+            rows: receivers.map { receiver in
+                [
+                    receiver.string(K.room) ?? "?", receiver.bool(K.online).map { $0 ? "online" : "OFFLINE" } ?? "?",
+                    receiver.integer(K.lastReading).map { $0 > 0 ? TimeText.relative($0, now: now) : "never" } ?? "?",
+                    receiver.integer(K.readings).map(String.init) ?? "?",
+                ]
+            })
     }
 
     public static func clients(_ clients: [VarDict]) -> TextTable {
         typealias K = BeacondClientKey
-        return TextTable(columns: [
-            .init("CLIENT"), .init("APP"), .init("UID", alignRight: true), .init("PID", alignRight: true),
-            .init("STATUS"), .init("IN USE"), .init("CONNECTED"), .init("REGIONS", alignRight: true),
-            .init("RANGING", alignRight: true),
-        ], rows: clients.map { client in
-            [client.string(K.path) ?? "?", client.string(K.appID) ?? "?",
-             client.integer(K.unixUserID).map(String.init) ?? "?", client.integer(K.processID).map(String.init) ?? "?",
-             client.string(K.authorizationStatus) ?? "?", RegionText.yesNo(client.bool(K.inUse)),
-             RegionText.yesNo(client.bool(K.connected)),
-             client.integer(K.monitoredRegions).map(String.init) ?? "?",
-             client.integer(K.rangedConstraints).map(String.init) ?? "?"]
-        })
+        return TextTable(
+            columns: [
+                .init("CLIENT"), .init("APP"), .init("UID", alignRight: true), .init("PID", alignRight: true),
+                .init("STATUS"), .init("IN USE"), .init("CONNECTED"), .init("REGIONS", alignRight: true),
+                .init("RANGING", alignRight: true),
+            ],
+            rows: clients.map { client in
+                [
+                    client.string(K.path) ?? "?", client.string(K.appID) ?? "?",
+                    client.integer(K.unixUserID).map(String.init) ?? "?", client.integer(K.processID).map(String.init) ?? "?",
+                    client.string(K.authorizationStatus) ?? "?", RegionText.yesNo(client.bool(K.inUse)),
+                    RegionText.yesNo(client.bool(K.connected)),
+                    client.integer(K.monitoredRegions).map(String.init) ?? "?",
+                    client.integer(K.rangedConstraints).map(String.init) ?? "?",
+                ]
+            })
     }
 
     public static func regions(_ regions: [VarDict], now: Timestamp) -> TextTable {
         typealias K = BeacondRegionStatusKey
-        return TextTable(columns: [
-            .init("APP"), .init("IDENTIFIER"), .init("CONSTRAINT"), .init("STATE"), .init("LAST SEEN"), .init("CLIENT"),
-        ], rows: regions.map { region in
-            [region.string(K.appID) ?? "?", region.string(BeacondKey.identifier) ?? "?", RegionText.constraint(region),
-             region.string(K.state) ?? "?", region.integer(K.lastSeen).map { TimeText.relative($0, now: now) } ?? "?",
-             region.string(K.client) ?? "?"]
-        })
+        return TextTable(
+            columns: [
+                .init("APP"), .init("IDENTIFIER"), .init("CONSTRAINT"), .init("STATE"), .init("LAST SEEN"), .init("CLIENT"),
+            ],
+            rows: regions.map { region in
+                [
+                    region.string(K.appID) ?? "?", region.string(BeacondKey.identifier) ?? "?", RegionText.constraint(region),
+                    region.string(K.state) ?? "?", region.integer(K.lastSeen).map { TimeText.relative($0, now: now) } ?? "?",
+                    region.string(K.client) ?? "?",
+                ]
+            })
     }
 
     public static func pendingRequests(_ requests: [VarDict]) -> TextTable {
         typealias K = BeacondPendingRequestKey
-        return TextTable(columns: [.init("APP"), .init("REQUEST"), .init("STATUS"), .init("USAGE DESCRIPTION")],
-                         rows: requests.map { request in
-            [request.string(K.appID) ?? "?", request.string(K.request) ?? "?", request.string(K.currentStatus) ?? "?",
-             request.string(K.usageDescription) ?? ""]
-        })
+        return TextTable(
+            columns: [.init("APP"), .init("REQUEST"), .init("STATUS"), .init("USAGE DESCRIPTION")],
+            rows: requests.map { request in
+                [
+                    request.string(K.appID) ?? "?", request.string(K.request) ?? "?", request.string(K.currentStatus) ?? "?",
+                    request.string(K.usageDescription) ?? "",
+                ]
+            })
     }
 
     public static func apps(_ apps: [VarDict]) -> TextTable {
         typealias K = BeacondAppKey
-        return TextTable(columns: [.init("APP"), .init("STATUS"), .init("PENDING"), .init("USERS"), .init("DECLARED IN")],
-                         rows: apps.map { app in
-            let pending = app.string(K.pendingRequest) ?? ""
-            return [app.string(K.appID) ?? "?", app.string(K.authorizationStatus) ?? "?", pending.isEmpty ? "-" : pending,
-                    app.strings(K.users).joined(separator: ","), app.string(K.declarationFile) ?? "?"]
-        })
+        return TextTable(
+            columns: [.init("APP"), .init("STATUS"), .init("PENDING"), .init("USERS"), .init("DECLARED IN")],
+            rows: apps.map { app in
+                let pending = app.string(K.pendingRequest) ?? ""
+                return [
+                    app.string(K.appID) ?? "?", app.string(K.authorizationStatus) ?? "?", pending.isEmpty ? "-" : pending,
+                    app.strings(K.users).joined(separator: ","), app.string(K.declarationFile) ?? "?",
+                ]
+            })
     }
 
     /// `beaconctl auth list`: every declared app, then the requests waiting for a decision with the fix.

@@ -21,9 +21,11 @@ public struct TextTable: Sendable {
 
     /// The header line and one line per row (rows shorter than the header are padded with "").
     public func lines(indent: String = "") -> [String] {
-        let cells = [columns.map(\.header)] + rows.map { row in
-            (0..<columns.count).map { $0 < row.count ? row[$0] : "" }
-        }
+        let cells =
+            [columns.map(\.header)]
+            + rows.map { row in
+                (0..<columns.count).map { $0 < row.count ? row[$0] : "" }
+            }
         let widths = (0..<columns.count).map { column in cells.map { $0[column].count }.max() ?? 0 }
         return cells.map { row in
             var line = ""

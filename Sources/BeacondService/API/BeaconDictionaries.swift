@@ -8,10 +8,12 @@ import Foundation
 /// for a bare number) gets what it meant, while a value out of range or a key we do not know is an error
 /// that lists what is accepted.
 public enum BeaconDictionaries {
-    static let regionKeys: Set<String> = [BeacondKey.identifier, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
-                                          BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit, BeacondKey.enterRSSI,
-                                          BeacondKey.absentRSSI, BeacondKey.room, BeacondKey.entryDelay,
-                                          BeacondKey.exitDelay]
+    static let regionKeys: Set<String> = [
+        BeacondKey.identifier, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
+        BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit, BeacondKey.enterRSSI,
+        BeacondKey.absentRSSI, BeacondKey.room, BeacondKey.entryDelay,
+        BeacondKey.exitDelay,
+    ]
     static let constraintKeys: Set<String> = [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor]
 
     /// The longest region identifier, in UTF-8 bytes.
@@ -24,12 +26,13 @@ public enum BeaconDictionaries {
         let entries = try dictionary(value, allowed: regionKeys, what: "region", error: .invalidRegion)
         let identifier = try identifier(entries[BeacondKey.identifier], keys: entries)
         let constraint = try constraint(entries, error: .invalidRegion)
-        return BeaconRegion(identifier: identifier, constraint: constraint,
-                            notifyOnEntry: try flag(entries, BeacondKey.notifyOnEntry),
-                            notifyOnExit: try flag(entries, BeacondKey.notifyOnExit),
-                            hysteresis: try hysteresis(entries), room: try room(entries[BeacondKey.room]),
-                            entryDelay: try delay(entries, BeacondKey.entryDelay),
-                            exitDelay: try delay(entries, BeacondKey.exitDelay))
+        return BeaconRegion(
+            identifier: identifier, constraint: constraint,
+            notifyOnEntry: try flag(entries, BeacondKey.notifyOnEntry),
+            notifyOnExit: try flag(entries, BeacondKey.notifyOnExit),
+            hysteresis: try hysteresis(entries), room: try room(entries[BeacondKey.room]),
+            entryDelay: try delay(entries, BeacondKey.entryDelay),
+            exitDelay: try delay(entries, BeacondKey.exitDelay))
     }
 
     /// The longest EntryDelay or ExitDelay, seconds (a day: presence needs no longer).
@@ -45,16 +48,21 @@ public enum BeaconDictionaries {
         case .double(let number): seconds = number
         default:
             guard let number = integer(value) else {
-                throw BeacondError(.invalidRegion, "'\(key)' must be a number of seconds (D-Bus type d; integers are accepted); "
-                    + "given \(describe(value)). Example: {'\(key)': <5.0>}")
+                throw BeacondError(
+                    .invalidRegion,
+                    "'\(key)' must be a number of seconds (D-Bus type d; integers are accepted); "
+                        + "given \(describe(value)). Example: {'\(key)': <5.0>}")
             }
             seconds = Double(number)
         }
         let lowest = key == BeacondKey.exitDelay ? shortestExitDelay : 0
         guard seconds.isFinite, seconds >= lowest, seconds <= longestDelay else {
-            throw BeacondError(.invalidRegion, "'\(key)' is \(seconds) s: give \(lowest) to \(Int(longestDelay)) seconds "
-                + (key == BeacondKey.exitDelay ? "(how long a silence exits this region, e.g. 5.0)"
-                                               : "(how long a beacon must be heard before the region is entered, e.g. 10.0)"))
+            throw BeacondError(
+                .invalidRegion,
+                "'\(key)' is \(seconds) s: give \(lowest) to \(Int(longestDelay)) seconds "
+                    + (key == BeacondKey.exitDelay
+                        ? "(how long a silence exits this region, e.g. 5.0)"
+                        : "(how long a beacon must be heard before the region is entered, e.g. 10.0)"))
         }
         return .microseconds(Int64((seconds * 1_000_000).rounded()))
     }
@@ -65,7 +73,8 @@ public enum BeaconDictionaries {
     /// `Room`: a room as receivers' topics name it: lowercase letters, digits, '_' and '-' (ESPresense's room slug).
     static func room(_ value: DBusValue?) throws(BeacondError) -> String? {
         guard let value else { return nil }
-        let allowed = "a room as the receivers name it: 1...\(maxRoomBytes) of a-z, 0-9, '_' and '-', e.g. 'kitchen' "
+        let allowed =
+            "a room as the receivers name it: 1...\(maxRoomBytes) of a-z, 0-9, '_' and '-', e.g. 'kitchen' "
             + "(`beaconctl status` lists the receivers' rooms)"
         guard case .string(let room) = value else {
             throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' must be a string (D-Bus type s): \(allowed); given \(describe(value))")
@@ -87,23 +96,29 @@ public enum BeaconDictionaries {
         case let (enterValue?, absentValue?):
             let enter = try rssi(enterValue, enterKey), absent = try rssi(absentValue, absentKey)
             guard let hysteresis = try? RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent) else {
-                throw BeacondError(.invalidRegion, "'\(enterKey)' must be at least '\(absentKey)'; given EnterRSSI \(enter) "
-                    + "and AbsentRSSI \(absent) dBm: a sighting strong enough to enter cannot also count as absent. "
-                    + "Example: EnterRSSI -70, AbsentRSSI -80")
+                throw BeacondError(
+                    .invalidRegion,
+                    "'\(enterKey)' must be at least '\(absentKey)'; given EnterRSSI \(enter) "
+                        + "and AbsentRSSI \(absent) dBm: a sighting strong enough to enter cannot also count as absent. "
+                        + "Example: EnterRSSI -70, AbsentRSSI -80")
             }
             return hysteresis
         case let (given, _):
             let (present, missing) = given == nil ? (absentKey, enterKey) : (enterKey, absentKey)
-            throw BeacondError(.invalidRegion, "'\(present)' is given without '\(missing)': give both or neither "
-                + "(EnterRSSI n: at or above it a sighting can enter; AbsentRSSI n: below it a sighting does not count; "
-                + "e.g. EnterRSSI -70, AbsentRSSI -80)")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(present)' is given without '\(missing)': give both or neither "
+                    + "(EnterRSSI n: at or above it a sighting can enter; AbsentRSSI n: below it a sighting does not count; "
+                    + "e.g. EnterRSSI -70, AbsentRSSI -80)")
         }
     }
 
     static func rssi(_ value: DBusValue, _ key: String) throws(BeacondError) -> Int {
         guard let number = integer(value), rssiRange.contains(Int(clamping: number)) else {
-            throw BeacondError(.invalidRegion, "'\(key)' must be an integer \(rssiRange.lowerBound)...\(rssiRange.upperBound) "
-                + "(dBm, D-Bus type n; any integer type is accepted); given \(describe(value))")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(key)' must be an integer \(rssiRange.lowerBound)...\(rssiRange.upperBound) "
+                    + "(dBm, D-Bus type n; any integer type is accepted); given \(describe(value))")
         }
         return Int(number)
     }
@@ -113,25 +128,33 @@ public enum BeaconDictionaries {
         let key = BeacondKey.identifier
         let allowed = "a string of 1...\(maxIdentifierBytes) bytes of printable text naming the region, e.g. 'lobby'"
         guard let value else {
-            throw BeacondError(.invalidRegion, "'\(key)' is missing (the region has \(keysText(entries))); it must be "
-                + "\(allowed). \(identifierExample)")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(key)' is missing (the region has \(keysText(entries))); it must be "
+                    + "\(allowed). \(identifierExample)")
         }
         guard case .string(let identifier) = value else {
             throw BeacondError(.invalidRegion, "'\(key)' must be a string (D-Bus type s): \(allowed); given \(describe(value))")
         }
         let bytes = identifier.utf8.count
         guard bytes <= maxIdentifierBytes else {
-            throw BeacondError(.invalidRegion, "'\(key)' is \(bytes) bytes long (\(ClientText.quoted(identifier, limit: 40))); "
-                + "at most \(maxIdentifierBytes) bytes are allowed")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(key)' is \(bytes) bytes long (\(ClientText.quoted(identifier, limit: 40))); "
+                    + "at most \(maxIdentifierBytes) bytes are allowed")
         }
         if let control = ClientText.firstControl(in: identifier) {
             let code = String(format: "U+%04X", control.value)
-            throw BeacondError(.invalidRegion, "'\(key)' must not contain control characters (C0, DEL, C1, e.g. ESC, "
-                + "tab, newline); given \(ClientText.quoted(identifier)), which contains \(code). Allowed: \(allowed)")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(key)' must not contain control characters (C0, DEL, C1, e.g. ESC, "
+                    + "tab, newline); given \(ClientText.quoted(identifier)), which contains \(code). Allowed: \(allowed)")
         }
         guard !identifier.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw BeacondError(.invalidRegion, "'\(key)' must not be empty or only spaces; given "
-                + "\(ClientText.quoted(identifier)). Allowed: \(allowed)")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(key)' must not be empty or only spaces; given "
+                    + "\(ClientText.quoted(identifier)). Allowed: \(allowed)")
         }
         return identifier
     }
@@ -142,14 +165,18 @@ public enum BeaconDictionaries {
         return try constraint(entries, error: .invalidRegion)
     }
 
-    static func dictionary(_ value: DBusValue, allowed: Set<String>, what: String,
-                           error: BeacondErrorName) throws(BeacondError) -> [String: DBusValue] {
+    static func dictionary(
+        _ value: DBusValue, allowed: Set<String>, what: String,
+        error: BeacondErrorName
+    ) throws(BeacondError) -> [String: DBusValue] {
         guard let entries = value.vardictEntries else {
             throw BeacondError(.invalidArguments, "the \(what) must be a dictionary a{sv}, not '\(value.signature)'")
         }
         if let unknown = entries.keys.filter({ !allowed.contains($0) }).sorted().first {
-            throw BeacondError(error, "unknown \(what) key \(ClientText.quoted(unknown)) (given \(describe(entries[unknown]!))); "
-                + "\(what) keys are \(allowed.sorted().joined(separator: ", "))")
+            throw BeacondError(
+                error,
+                "unknown \(what) key \(ClientText.quoted(unknown)) (given \(describe(entries[unknown]!))); "
+                    + "\(what) keys are \(allowed.sorted().joined(separator: ", "))")
         }
         return entries
     }
@@ -163,16 +190,20 @@ public enum BeaconDictionaries {
             throw BeacondError(error, "'\(key)' must be \(uuidAllowed); given \(describe(value))")
         }
         guard let uuid = UUID(uuidString: text) else {
-            throw BeacondError(error, "'\(key)' \(ClientText.quoted(text, limit: 40)) is not a UUID; write it as 8-4-4-4-12 "
-                + "hex digits, e.g. E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+            throw BeacondError(
+                error,
+                "'\(key)' \(ClientText.quoted(text, limit: 40)) is not a UUID; write it as 8-4-4-4-12 "
+                    + "hex digits, e.g. E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
         }
         let major = try uint16(entries, BeacondKey.major, error: error)
         let minor = try uint16(entries, BeacondKey.minor, error: error)
         do {
             return try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor)
         } catch {
-            throw BeacondError(.invalidRegion, "'\(BeacondKey.minor)' \(minor.map(String.init) ?? "") is given without "
-                + "'\(BeacondKey.major)': a minor only narrows a major. Give 'Major' too, or leave 'Minor' out")
+            throw BeacondError(
+                .invalidRegion,
+                "'\(BeacondKey.minor)' \(minor.map(String.init) ?? "") is given without "
+                    + "'\(BeacondKey.major)': a minor only narrows a major. Give 'Major' too, or leave 'Minor' out")
         }
     }
 
@@ -193,8 +224,10 @@ public enum BeaconDictionaries {
     static func uint16(_ entries: [String: DBusValue], _ key: String, error: BeacondErrorName) throws(BeacondError) -> UInt16? {
         guard let value = entries[key] else { return nil }
         guard let number = integer(value), (0...65535).contains(number) else {
-            throw BeacondError(error, "'\(key)' must be an integer 0...65535 (D-Bus type q; any integer type is accepted); "
-                + "given \(describe(value))")
+            throw BeacondError(
+                error,
+                "'\(key)' must be an integer 0...65535 (D-Bus type q; any integer type is accepted); "
+                    + "given \(describe(value))")
         }
         return UInt16(number)
     }

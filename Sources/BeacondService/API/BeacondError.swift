@@ -20,12 +20,13 @@ public struct BeacondError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// BeaconKit's authorization refusals map one to one onto error names.
     public init(_ error: AuthorizationError) {
-        let name: BeacondErrorName = switch error.kind {
-        case .missingUsageDescription: .missingUsageDescription
-        case .notAuthorized: .notAuthorized
-        case .locationServicesDisabled: .locationServicesDisabled
-        case .callerNotPermitted: .accessDenied
-        }
+        let name: BeacondErrorName =
+            switch error.kind {
+            case .missingUsageDescription: .missingUsageDescription
+            case .notAuthorized: .notAuthorized
+            case .locationServicesDisabled: .locationServicesDisabled
+            case .callerNotPermitted: .accessDenied
+            }
         self.init(name, error.message)
     }
 }

@@ -23,14 +23,16 @@ extension MQTTNodeStatus {
             BeacondStatusKey.mqttReadingsPublished: .uint64(readingsPublished),
             BeacondStatusKey.mqttReadingsNotSent: .uint64(readingsNotSent),
             BeacondStatusKey.mqttRefused: .string(lastRefusal ?? ""),
-            BeacondStatusKey.mqttReceivers: .array(elementSignature: "a{sv}", receivers.map { receiver in
-                .vardict([
-                    BeacondReceiverKey.room: .string(receiver.room),
-                    BeacondReceiverKey.online: .boolean(receiver.online),
-                    BeacondReceiverKey.lastReading: .uint64(UInt64(clamping: receiver.lastReading?.microsecondsSinceEpoch ?? 0)),
-                    BeacondReceiverKey.readings: .uint64(receiver.readings),
-                ])
-            }),
+            BeacondStatusKey.mqttReceivers: .array(
+                elementSignature: "a{sv}",
+                receivers.map { receiver in
+                    .vardict([
+                        BeacondReceiverKey.room: .string(receiver.room),
+                        BeacondReceiverKey.online: .boolean(receiver.online),
+                        BeacondReceiverKey.lastReading: .uint64(UInt64(clamping: receiver.lastReading?.microsecondsSinceEpoch ?? 0)),
+                        BeacondReceiverKey.readings: .uint64(receiver.readings),
+                    ])
+                }),
             BeacondStatusKey.mqttReadingsDropped: .uint64(readingsDropped),
             BeacondStatusKey.mqttLastDropped: .string(lastDropped ?? ""),
         ]

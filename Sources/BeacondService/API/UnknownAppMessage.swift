@@ -10,12 +10,16 @@ public enum UnknownAppMessage {
     ///     an administrator's command gets the list only.
     ///   - forCaller: the unix user of a client that is no administrator: it is told only the apps it may use,
     ///     never every declared app (their ids name the programs and people of the system).
-    public static func text(appID: String, declared: [String], configDirectory: String, suggestFix: Bool,
-                            forCaller user: String? = nil) -> String {
+    public static func text(
+        appID: String, declared: [String], configDirectory: String, suggestFix: Bool,
+        forCaller user: String? = nil
+    ) -> String {
         let known = declared.sorted()
         let list: String
         if let user {
-            list = known.isEmpty ? " (user \(user) may act as no declared app)"
+            list =
+                known.isEmpty
+                ? " (user \(user) may act as no declared app)"
                 : " (user \(user) may act as: \(known.joined(separator: ", ")))"
         } else {
             list = known.isEmpty ? " (no apps are declared)" : " (declared: \(known.joined(separator: ", ")))"
@@ -29,7 +33,8 @@ public enum UnknownAppMessage {
         }
         var message = "no app '\(appID)' is declared in \(configDirectory)/apps.d\(list)"
         if suggestFix {
-            message += ". Fix: create \(configDirectory)/apps.d/\(appID).toml with app_id = \"\(appID)\", "
+            message +=
+                ". Fix: create \(configDirectory)/apps.d/\(appID).toml with app_id = \"\(appID)\", "
                 + "users = [\"<your user>\"] and the usage descriptions, then run systemctl reload beacond"
         }
         return message

@@ -36,9 +36,12 @@ struct AuthorizationService {
 
     /// A client's RequestWhenInUseAuthorization / RequestAlwaysAuthorization. Throws the rules' refusal (a
     /// missing usage description) before anything is saved.
-    mutating func request(_ request: AuthorizationRequest, appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
-                          save: (AuthorizationRecord) throws(StateStoreError) -> Void)
-        throws(AuthorizationChangeError) -> AuthorizationRequestOutcome {
+    mutating func request(
+        _ request: AuthorizationRequest, appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
+        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+    )
+        throws(AuthorizationChangeError) -> AuthorizationRequestOutcome
+    {
         let outcome: AuthorizationRequestOutcome
         do {
             outcome = try AuthorizationRules.request(request, app: app, record: record(appID), policy: policy)
@@ -51,24 +54,31 @@ struct AuthorizationService {
 
     /// `SetAuthorization(app, status)`: a grant sets that status; `denied` answers a waiting upgrade request with
     /// "keep WhenInUse" (iOS's "Keep Only While Using"), else denies; `notDetermined` resets.
-    mutating func setStatus(_ status: AuthorizationStatus, appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
-                            save: (AuthorizationRecord) throws(StateStoreError) -> Void)
-        throws(AuthorizationChangeError) -> AuthorizationAdminOutcome {
+    mutating func setStatus(
+        _ status: AuthorizationStatus, appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
+        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+    )
+        throws(AuthorizationChangeError) -> AuthorizationAdminOutcome
+    {
         let old = record(appID)
-        let outcome: AuthorizationAdminOutcome = switch status {
-        case .authorizedAlways: AuthorizationRules.decide(.grantAlways, app: app, record: old, policy: policy)
-        case .authorizedWhenInUse: AuthorizationRules.decide(.grantWhenInUse, app: app, record: old, policy: policy)
-        case .denied: AuthorizationRules.decide(.deny, app: app, record: old, policy: policy)
-        case .restricted, .notDetermined: AuthorizationRules.setStatus(status, app: app, record: old, policy: policy)
-        }
+        let outcome: AuthorizationAdminOutcome =
+            switch status {
+            case .authorizedAlways: AuthorizationRules.decide(.grantAlways, app: app, record: old, policy: policy)
+            case .authorizedWhenInUse: AuthorizationRules.decide(.grantWhenInUse, app: app, record: old, policy: policy)
+            case .denied: AuthorizationRules.decide(.deny, app: app, record: old, policy: policy)
+            case .restricted, .notDetermined: AuthorizationRules.setStatus(status, app: app, record: old, policy: policy)
+            }
         try keep(outcome.record, for: appID, save: save)
         return outcome
     }
 
     /// `ResetAuthorization(app)`: back to notDetermined, its one upgrade request given back.
-    mutating func reset(appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
-                        save: (AuthorizationRecord) throws(StateStoreError) -> Void)
-        throws(AuthorizationChangeError) -> AuthorizationAdminOutcome {
+    mutating func reset(
+        appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
+        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+    )
+        throws(AuthorizationChangeError) -> AuthorizationAdminOutcome
+    {
         let outcome = AuthorizationRules.reset(app: app, record: record(appID), policy: policy)
         try keep(outcome.record, for: appID, save: save)
         return outcome
@@ -76,15 +86,18 @@ struct AuthorizationService {
 
     /// The administrator's switch. Returns whether it changed; an unchanged switch is not written.
     mutating func setServicesSwitch(_ enabled: Bool, save: (Bool) throws(StateStoreError) -> Void)
-        throws(AuthorizationChangeError) -> Bool {
+        throws(AuthorizationChangeError) -> Bool
+    {
         guard enabled != servicesSwitch else { return false }
         do { try save(enabled) } catch { throw .notSaved(error) }
         servicesSwitch = enabled
         return true
     }
 
-    private mutating func keep(_ record: AuthorizationRecord, for appID: String,
-                               save: (AuthorizationRecord) throws(StateStoreError) -> Void) throws(AuthorizationChangeError) {
+    private mutating func keep(
+        _ record: AuthorizationRecord, for appID: String,
+        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+    ) throws(AuthorizationChangeError) {
         do { try save(record) } catch { throw .notSaved(error) }
         records[appID] = record
     }

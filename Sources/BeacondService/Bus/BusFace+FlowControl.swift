@@ -26,7 +26,12 @@ extension BusFace {
             // reads again after a long stop would never be found to have caught up.
             if needsFlush { flushDue() }
             if first {
-                logger.warning("\(peer) is not reading its messages (\(unread / 1024) KiB unread): \(what) and other ranging signals to it are dropped until it catches up, so it cannot stall beacond for other clients")
+                logger.warning(
+                    """
+                    \(peer) is not reading its messages (\(unread / 1024) KiB unread): \(what) \
+                    and other ranging signals to it are dropped until it catches up, so it cannot stall beacond for other clients
+                    """
+                )
             }
             return false
         }
@@ -34,8 +39,10 @@ extension BusFace {
 
     func pingPeers() {
         for (peer, mark) in outbox.pingsToSend() {
-            server.callAsync(destination: peer, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping",
-                             timeout: Self.pingTimeout) { [unowned self] result in
+            server.callAsync(
+                destination: peer, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                timeout: Self.pingTimeout
+            ) { [unowned self] result in
                 switch result {
                 case .success:
                     let missed = outbox.pingAnswered(by: peer, mark: mark)
@@ -46,7 +53,13 @@ extension BusFace {
                     // The bus policy forbids the ping (an old org.beacond.conf): without it no peer can be
                     // judged, so none is throttled. Said once, with the fix.
                     if outbox.pingDenied(for: peer, mark: mark) {
-                        logger.warning("the bus refuses beacond's Peer.Ping to its clients (\(error.message)), so a client that never reads could stall beacond. Fix: install the current /usr/share/dbus-1/system.d/org.beacond.conf (make install) and run systemctl reload dbus")
+                        logger.warning(
+                            """
+                            the bus refuses beacond's Peer.Ping to its clients (\(error.message)), \
+                            so a client that never reads could stall beacond. \
+                            Fix: install the current /usr/share/dbus-1/system.d/org.beacond.conf (make install) and run systemctl reload dbus
+                            """
+                        )
                     }
                 case .failure(let error) where Self.errorsNotFromThePeer.contains(error.name):
                     outbox.pingFailed(for: peer, mark: mark)

@@ -21,8 +21,10 @@ final class BusFace {
     /// report, then calls `send()`.
     let flushDue: () -> Void
 
-    init(connection: DBusConnection, server: DBusObjectServer, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
-         flushDue: @escaping () -> Void) {
+    init(
+        connection: DBusConnection, server: DBusObjectServer, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
+        flushDue: @escaping () -> Void
+    ) {
         self.connection = connection
         self.server = server
         self.logger = logger
@@ -64,19 +66,23 @@ final class BusFace {
         case .clientClosed(let client):
             adminEvent(BeacondEventKind.clientClosed, Self.clientData(client))
         case .authorizationRequested(let client, let request, let disposition):
-            adminEvent(BeacondEventKind.authorizationRequested, Self.clientData(client).merging([
-                BeacondEventKey.request: .string(request.rawValue), BeacondEventKey.disposition: .string(disposition),
-            ]) { $1 })
+            adminEvent(
+                BeacondEventKind.authorizationRequested,
+                Self.clientData(client).merging([
+                    BeacondEventKey.request: .string(request.rawValue), BeacondEventKey.disposition: .string(disposition),
+                ]) { $1 })
         case .authorizationChanged(let appID, let status):
-            adminEvent(BeacondEventKind.authorizationChanged,
-                       [BeacondEventKey.appID: .string(appID), BeacondEventKey.status: .string(status.rawValue)])
+            adminEvent(
+                BeacondEventKind.authorizationChanged,
+                [BeacondEventKey.appID: .string(appID), BeacondEventKey.status: .string(status.rawValue)])
         case .locationServicesChanged(let enabled):
             adminEvent(BeacondEventKind.locationServicesChanged, [BeacondEventKey.enabled: .boolean(enabled)])
         case .scanningChanged(let scanning):
             adminEvent(BeacondEventKind.scanningChanged, [BeacondEventKey.scanning: .boolean(scanning)])
         case .configurationReloaded(let warnings):
-            adminEvent(BeacondEventKind.configurationReloaded,
-                       [BeacondEventKey.warnings: .array(elementSignature: "s", warnings.map { .string($0) })])
+            adminEvent(
+                BeacondEventKind.configurationReloaded,
+                [BeacondEventKey.warnings: .array(elementSignature: "s", warnings.map { .string($0) })])
         case .configurationRejected(let error):
             adminEvent(BeacondEventKind.configurationRejected, [BeacondEventKey.error: .string(error)])
         }
@@ -95,26 +101,31 @@ final class BusFace {
             case .rangedConstraints: invalidated.append(.string(BeacondMember.rangedConstraints))
             }
         }
-        queue(path: client.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-              [.string(BeacondInterface.locationManager), .vardict(changed), .array(elementSignature: "s", invalidated)],
-              to: sender)
+        queue(
+            path: client.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            [.string(BeacondInterface.locationManager), .vardict(changed), .array(elementSignature: "s", invalidated)],
+            to: sender)
     }
 
     func propertyChanged(_ property: ManagerProperty) {
-        let changed: [String: DBusValue] = switch property {
-        case .locationServicesEnabled(let enabled): [BeacondMember.locationServicesEnabled: .boolean(enabled)]
-        case .scanning(let scanning): [BeacondMember.scanning: .boolean(scanning)]
-        }
-        queue(path: BeacondBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-              [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
+        let changed: [String: DBusValue] =
+            switch property {
+            case .locationServicesEnabled(let enabled): [BeacondMember.locationServicesEnabled: .boolean(enabled)]
+            case .scanning(let scanning): [BeacondMember.scanning: .boolean(scanning)]
+            }
+        queue(
+            path: BeacondBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            [.string(BeacondInterface.manager), .vardict(changed), .array(elementSignature: "s", [])], to: nil)
     }
 
     /// Who gets a ranging result of `beacons` beacons, the first being `first`: the next cycle replaces it, so a
     /// peer that is not reading misses it rather than stall beacond. Asked before the result is built, so one
     /// nobody gets is never built (10,000 beacons take ~100 ms); every beacon dictionary has the same keys and
     /// nearly the same size, so the first weighs them all.
-    func rangingAudience(_ client: ClientAddress, constraint: BeaconIdentityConstraint, beacons: Int,
-                         first: RangedBeaconReport?) -> RangingAudience {
+    func rangingAudience(
+        _ client: ClientAddress, constraint: BeaconIdentityConstraint, beacons: Int,
+        first: RangedBeaconReport?
+    ) -> RangingAudience {
         let perBeacon = first.map { Self.dictionary($0).marshalledSizeEstimate } ?? 0
         let bytes = Self.signalBytes([BeaconDictionaries.dictionary(constraint)]) + beacons * perBeacon
         let what = "DidRangeBeacons of \(client.path) (\(client.appID))"
@@ -130,13 +141,16 @@ final class BusFace {
     }
 
     /// `DidRangeBeacons` to the audience `rangingAudience` admitted.
-    func range(_ client: ClientAddress, constraint: BeaconIdentityConstraint, _ reports: [RangedBeaconReport],
-               to audience: RangingAudience) {
+    func range(
+        _ client: ClientAddress, constraint: BeaconIdentityConstraint, _ reports: [RangedBeaconReport],
+        to audience: RangingAudience
+    ) {
         let beacons = BeaconDictionaries.array(reports.map(Self.dictionary))
         let constraint = BeaconDictionaries.dictionary(constraint)
         if audience.client, let sender = client.sender {
-            queue(path: client.path, interface: BeacondInterface.locationManager, member: BeacondMember.didRangeBeacons,
-                  [beacons, constraint], to: sender, counted: true)
+            queue(
+                path: client.path, interface: BeacondInterface.locationManager, member: BeacondMember.didRangeBeacons,
+                [beacons, constraint], to: sender, counted: true)
         }
         guard !audience.watchers.isEmpty else { return }
         var data = Self.clientData(client)
@@ -153,9 +167,13 @@ final class BusFace {
         let plain = BeaconDictionaries.dictionary(report.beacon)
         guard let room = report.room, case .dictionary(let key, let value, var entries) = plain else { return plain }
         entries.append(DBusDictionaryEntry(key: .string(BeacondKey.room), value: .variant(.string(room))))
-        entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receivers), value: .variant(.dictionary(
-            keySignature: "s", valueSignature: "d",
-            report.receivers.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
+        entries.append(
+            DBusDictionaryEntry(
+                key: .string(BeacondKey.receivers),
+                value: .variant(
+                    .dictionary(
+                        keySignature: "s", valueSignature: "d",
+                        report.receivers.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
         entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receiver), value: .variant(.string(report.beacon.receiver ?? ""))))
         return .dictionary(keySignature: key, valueSignature: value, entries)
     }
@@ -166,35 +184,53 @@ final class BusFace {
     static func signal(_ event: ClientEvent) -> (member: String, arguments: [DBusValue], kind: String, data: [String: DBusValue]) {
         switch event {
         case .authorizationChanged(let status):
-            return (BeacondMember.authorizationChanged, [.string(status.rawValue)], BeacondEventKind.authorizationChanged,
-                    [BeacondEventKey.status: .string(status.rawValue)])
+            return (
+                BeacondMember.authorizationChanged, [.string(status.rawValue)], BeacondEventKind.authorizationChanged,
+                [BeacondEventKey.status: .string(status.rawValue)]
+            )
         case .didStartMonitoring(let region):
             let region = BeaconDictionaries.dictionary(region)
             return (BeacondMember.didStartMonitoring, [region], BeacondEventKind.didStartMonitoring, [BeacondEventKey.region: region])
         case .didDetermineState(let state, let region, let info):
             let region = BeaconDictionaries.dictionary(region)
-            return (BeacondMember.didDetermineState, [.string(state.rawValue), region, dictionary(info)],
-                    BeacondEventKind.didDetermineState, [BeacondEventKey.region: region, BeacondEventKey.state: .string(state.rawValue)])
+            return (
+                BeacondMember.didDetermineState, [.string(state.rawValue), region, dictionary(info)],
+                BeacondEventKind.didDetermineState, [BeacondEventKey.region: region, BeacondEventKey.state: .string(state.rawValue)]
+            )
         case .didEnterRegion(let region, let info):
             let region = BeaconDictionaries.dictionary(region)
-            return (BeacondMember.didEnterRegion, [region, dictionary(info)], BeacondEventKind.didEnterRegion,
-                    [BeacondEventKey.region: region])
+            return (
+                BeacondMember.didEnterRegion, [region, dictionary(info)], BeacondEventKind.didEnterRegion,
+                [BeacondEventKey.region: region]
+            )
         case .didExitRegion(let region, let info):
             let region = BeaconDictionaries.dictionary(region)
-            return (BeacondMember.didExitRegion, [region, dictionary(info)], BeacondEventKind.didExitRegion,
-                    [BeacondEventKey.region: region])
+            return (
+                BeacondMember.didExitRegion, [region, dictionary(info)], BeacondEventKind.didExitRegion,
+                [BeacondEventKey.region: region]
+            )
         case .monitoringDidFail(let region, let error):
             let region = BeaconDictionaries.dictionary(region)
-            return (BeacondMember.monitoringDidFail, [region, .string(error.name.rawValue), .string(error.message)],
-                    BeacondEventKind.monitoringDidFail, [BeacondEventKey.region: region,
-                                                         BeacondEventKey.error: .string(error.name.rawValue),
-                                                         BeacondEventKey.message: .string(error.message)])
+            return (
+                BeacondMember.monitoringDidFail, [region, .string(error.name.rawValue), .string(error.message)],
+                BeacondEventKind.monitoringDidFail,
+                [
+                    BeacondEventKey.region: region,
+                    BeacondEventKey.error: .string(error.name.rawValue),
+                    BeacondEventKey.message: .string(error.message),
+                ]
+            )
         case .rangingDidFail(let constraint, let error):
             let constraint = BeaconDictionaries.dictionary(constraint)
-            return (BeacondMember.rangingDidFail, [constraint, .string(error.name.rawValue), .string(error.message)],
-                    BeacondEventKind.rangingDidFail, [BeacondEventKey.constraint: constraint,
-                                                      BeacondEventKey.error: .string(error.name.rawValue),
-                                                      BeacondEventKey.message: .string(error.message)])
+            return (
+                BeacondMember.rangingDidFail, [constraint, .string(error.name.rawValue), .string(error.message)],
+                BeacondEventKind.rangingDidFail,
+                [
+                    BeacondEventKey.constraint: constraint,
+                    BeacondEventKey.error: .string(error.name.rawValue),
+                    BeacondEventKey.message: .string(error.message),
+                ]
+            )
         }
     }
 
@@ -223,24 +259,30 @@ final class BusFace {
     /// `beaconctl events` must not stall the daemon), or to the watchers `admitted` for a ranging event.
     private func adminEvent(_ kind: String, _ data: [String: DBusValue], admitted: [String]? = nil) {
         guard hasEventWatchers else { return }
-        let recipients = admitted ?? eventWatchers.filter {
-            admitDroppable(to: $0, bytes: SignalOutbox.smallSignalBytes, what: "Admin1.Event(\(kind))")
-        }
+        let recipients =
+            admitted
+            ?? eventWatchers.filter {
+                admitDroppable(to: $0, bytes: SignalOutbox.smallSignalBytes, what: "Admin1.Event(\(kind))")
+            }
         guard !recipients.isEmpty else { return }
         var data = data
         data[BeacondEventKey.timestamp] = .uint64(UInt64(clamping: clock().microsecondsSinceEpoch))
         for watcher in recipients {
-            queue(path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
-                  [.string(kind), .vardict(data)], to: watcher, counted: true)
+            queue(
+                path: BeacondBus.managerPath, interface: BeacondInterface.admin, member: BeacondMember.event,
+                [.string(kind), .vardict(data)], to: watcher, counted: true)
         }
     }
 
     /// Queues a signal: after the current method's reply, in order. `counted`: admitted as droppable, already
     /// counted.
-    private func queue(path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?,
-                       counted: Bool = false) {
-        let signal = SignalOutbox.Signal(path: path, interface: interface, member: member, arguments: arguments,
-                                         destination: destination)
+    private func queue(
+        path: String, interface: String, member: String, _ arguments: [DBusValue], to destination: String?,
+        counted: Bool = false
+    ) {
+        let signal = SignalOutbox.Signal(
+            path: path, interface: interface, member: member, arguments: arguments,
+            destination: destination)
         if outbox.queue(signal, counted: counted) { flushDue() }
     }
 
@@ -253,8 +295,9 @@ final class BusFace {
     func send() {
         for signal in outbox.takeForSending() {
             do {
-                try server.emit(path: signal.path, interface: signal.interface, member: signal.member,
-                                arguments: signal.arguments, destination: signal.destination)
+                try server.emit(
+                    path: signal.path, interface: signal.interface, member: signal.member,
+                    arguments: signal.arguments, destination: signal.destination)
             } catch {
                 logger.error("could not send \(signal.interface).\(signal.member): \(error)")
             }
@@ -275,16 +318,19 @@ extension BusFace {
     /// region events; the outcome is logged, with the fix when it fails.
     func activate(_ name: String, for appID: String) {
         logger.info("starting \(name) on the bus for \(appID) to deliver its queued region events")
-        server.callAsync(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                         interface: "org.freedesktop.DBus", member: "StartServiceByName",
-                         arguments: [.string(name), .uint32(0)]) { [logger] result in
+        server.callAsync(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "StartServiceByName",
+            arguments: [.string(name), .uint32(0)]
+        ) { [logger] result in
             switch result {
             case .success(let reply):
                 // 1: started now; 2: it was already running (its client may be about to register).
                 let started = reply.first == .uint32(1)
                 logger.info("\(name) \(started ? "started" : "was already running") for \(appID)")
             case .failure(let error):
-                let fix = "install a D-Bus service file for \(name) (/usr/share/dbus-1/system-services/\(name).service "
+                let fix =
+                    "install a D-Bus service file for \(name) (/usr/share/dbus-1/system-services/\(name).service "
                     + "with Name=, Exec= and User=), or remove dbus_name from the app's declaration"
                 logger.warning("could not start \(name) for \(appID): \(error.name): \(error.message). Fix: \(fix)")
             }

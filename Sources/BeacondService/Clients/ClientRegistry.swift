@@ -99,7 +99,7 @@ struct ClientRegistry: Sendable {
 
     /// A detached client put back after a restart, with its saved regions.
     mutating func restore(number: Int, appID: String, regions: [BeaconRegion]) {
-        remove(number)  // one session per number, and the counts follow (the daemon restores before anyone registers)
+        remove(number) // one session per number, and the counts follow (the daemon restores before anyone registers)
         var session = ClientSession(number: number, appID: appID, sender: nil, userID: nil, processID: nil)
         session.inUse = false
         for region in regions { session.addRegion(region) }
@@ -226,8 +226,10 @@ struct ClientRegistry: Sendable {
                     continue
                 }
                 if let earlier = taken[region.identifier] {
-                    plan.replaced.append(.init(region: plan.moves[earlier].region,
-                                               by: "the region \(region.identifier) of the app's later client \(old.path)"))
+                    plan.replaced.append(
+                        .init(
+                            region: plan.moves[earlier].region,
+                            by: "the region \(region.identifier) of the app's later client \(old.path)"))
                     plan.moves[earlier] = .init(from: old.number, appID: old.appID, region: region)
                 } else {
                     taken[region.identifier] = plan.moves.count

@@ -18,9 +18,10 @@ enum CalibrationParser {
         var calibrations: [String: ReceiverCalibration] = [:]
         for room in receivers.table.keys.sorted() {
             guard ReceiverDirectory.isRoom(room) else {
-                throw receivers.error(room, "[receivers.\(room)]: \"\(room)\" is not a room as receivers' topics name it",
-                                      fix: "use the receiver's room slug: a-z, 0-9, '_' and '-', e.g. [receivers.kitchen] "
-                                        + "(beaconctl status lists the receivers)")
+                throw receivers.error(
+                    room, "[receivers.\(room)]: \"\(room)\" is not a room as receivers' topics name it",
+                    fix: "use the receiver's room slug: a-z, 0-9, '_' and '-', e.g. [receivers.kitchen] "
+                        + "(beaconctl status lists the receivers)")
             }
             guard var table = try receivers.table(room) else { continue }
             let offset = try table.number("rssi_offset", example: "6.0") ?? 0
@@ -29,8 +30,9 @@ enum CalibrationParser {
                 calibrations[room] = try ReceiverCalibration(rssiOffset: offset, pathLossExponent: exponent)
             } catch {
                 let key = ReceiverCalibration.offsetRange.contains(offset) ? "path_loss_exponent" : "rssi_offset"
-                throw table.error(key, "[receivers.\(room)] \(error)",
-                                  fix: "run beaconctl calibrate again, or write e.g. rssi_offset = 6.0 and path_loss_exponent = 2.7")
+                throw table.error(
+                    key, "[receivers.\(room)] \(error)",
+                    fix: "run beaconctl calibrate again, or write e.g. rssi_offset = 6.0 and path_loss_exponent = 2.7")
             }
             configuration.warnings += table.unknownKeyWarnings()
         }
@@ -38,10 +40,12 @@ enum CalibrationParser {
         var overrides: [BeaconIdentity: Int] = [:]
         for key in beacons.table.keys.sorted() {
             guard let constraint = try? BeaconIdentityConstraint(parsing: key), let major = constraint.major,
-                  let minor = constraint.minor else {
-                throw beacons.error(key, "[beacons] \"\(key)\" is not one beacon",
-                                    fix: "write \"UUID:MAJOR:MINOR\" = measured power, e.g. "
-                                        + "\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -62")
+                let minor = constraint.minor
+            else {
+                throw beacons.error(
+                    key, "[beacons] \"\(key)\" is not one beacon",
+                    fix: "write \"UUID:MAJOR:MINOR\" = measured power, e.g. "
+                        + "\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -62")
             }
             guard let power = try beacons.integer(key, in: measuredPowerRange) else { continue }
             overrides[BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)] = power

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// File access for the loader: reading a file as UTF-8 text and listing `apps.d`, with failures as
@@ -21,20 +21,24 @@ enum ConfigurationFiles {
         var status = stat()
         guard stat(file, &status) == 0 else {
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: file)) ?? "?"
-            throw ConfigurationError(file: file, line: nil,
-                                     message: "is a symbolic link to \(target), which cannot be followed: \(String(cString: strerror(errno)))",
-                                     fix: "point the link at the file, or remove the link")
+            throw ConfigurationError(
+                file: file, line: nil,
+                message: "is a symbolic link to \(target), which cannot be followed: \(String(cString: strerror(errno)))",
+                fix: "point the link at the file, or remove the link")
         }
         guard status.st_mode & S_IFMT == S_IFREG else { throw unusable(file, "is \(kind(status.st_mode)), not a regular file") }
         guard status.st_size <= Int64(largestFile) else {
-            throw ConfigurationError(file: file, line: nil, message: "is \(status.st_size) bytes, more than a configuration file "
-                                     + "may hold (\(largestFile))", fix: "replace it with the TOML file it should be")
+            throw ConfigurationError(
+                file: file, line: nil,
+                message: "is \(status.st_size) bytes, more than a configuration file "
+                    + "may hold (\(largestFile))", fix: "replace it with the TOML file it should be")
         }
         // Opened without blocking, and checked again: the path may have been replaced since `stat`.
         let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw ConfigurationError(file: file, line: nil, message: "cannot be read: \(String(cString: strerror(errno)))",
-                                     fix: "make it readable by the daemon's user (check its owner and mode)")
+            throw ConfigurationError(
+                file: file, line: nil, message: "cannot be read: \(String(cString: strerror(errno)))",
+                fix: "make it readable by the daemon's user (check its owner and mode)")
         }
         defer { close(descriptor) }
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
@@ -52,8 +56,9 @@ enum ConfigurationFiles {
             count += read
         }
         guard count <= largestFile else {
-            throw ConfigurationError(file: file, line: nil, message: "grew to more than a configuration file may hold (\(largestFile) bytes)",
-                                     fix: "replace it with the TOML file it should be")
+            throw ConfigurationError(
+                file: file, line: nil, message: "grew to more than a configuration file may hold (\(largestFile) bytes)",
+                fix: "replace it with the TOML file it should be")
         }
         return try text(of: Data(bytes[..<count]), file: file)
     }
@@ -76,21 +81,22 @@ enum ConfigurationFiles {
     }
 
     /// The `*.toml` files of `directory`, sorted by name; none when it does not exist.
-    static func declarationFiles(in directory: String) throws(ConfigurationError) -> [String]
-    {
+    static func declarationFiles(in directory: String) throws(ConfigurationError) -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
         guard isDirectory.boolValue else {
-            throw ConfigurationError(file: directory, line: nil, message: "is a file, not a directory",
-                                     fix: "make it a directory of app declarations (*.toml) or remove it")
+            throw ConfigurationError(
+                file: directory, line: nil, message: "is a file, not a directory",
+                fix: "make it a directory of app declarations (*.toml) or remove it")
         }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw ConfigurationError(file: directory, line: nil,
-                                     message: "cannot be listed: \(error.localizedDescription)",
-                                     fix: "make it readable by the daemon's user (check its owner and mode)")
+            throw ConfigurationError(
+                file: directory, line: nil,
+                message: "cannot be listed: \(error.localizedDescription)",
+                fix: "make it readable by the daemon's user (check its owner and mode)")
         }
         var files: [String] = []
         // Every entry named *.toml is read: one that is no readable file (a directory, a dangling link) is an error
@@ -106,7 +112,8 @@ enum ConfigurationFiles {
         if let text = String(data: data, encoding: .utf8) { return text }
         let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         let bad = lines.firstIndex { String(data: Data($0), encoding: .utf8) == nil }
-        throw ConfigurationError(file: file, line: bad.map { $0 + 1 }, message: "the file is not UTF-8 text",
-                                 fix: "save it as UTF-8 (TOML requires it)")
+        throw ConfigurationError(
+            file: file, line: bad.map { $0 + 1 }, message: "the file is not UTF-8 text",
+            fix: "save it as UTF-8 (TOML requires it)")
     }
 }

@@ -17,8 +17,10 @@ public enum ConfigurationLoader {
     /// Throws the first problem that stops the daemon; harmless oddities are in `warnings`, and so are names that
     /// cannot work on this system (`accounts`): a listed user or the `admin_group` that does not exist, and a
     /// configuration directory that is not there.
-    public static func load(directory: String, scanner: ScannerSpec? = nil,
-                            accounts: AccountLookup = .system) throws(ConfigurationError) -> DaemonConfiguration {
+    public static func load(
+        directory: String, scanner: ScannerSpec? = nil,
+        accounts: AccountLookup = .system
+    ) throws(ConfigurationError) -> DaemonConfiguration {
         let settingsFile = path(directory, settingsFileName)
         var configuration: DaemonConfiguration
         var settingsDocument: TOMLDocument?
@@ -41,23 +43,28 @@ public enum ConfigurationLoader {
             do {
                 try ReplayScanner.check(path: capture)
             } catch {
-                throw ConfigurationError(file: scanner == nil ? settingsFile : "--scanner",
-                                         line: scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil,
-                                         message: error.message)
+                throw ConfigurationError(
+                    file: scanner == nil ? settingsFile : "--scanner",
+                    line: scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil,
+                    message: error.message)
             }
         }
         if !accounts.directoryExists(directory) {
-            configuration.warnings.append(ConfigurationDiagnostic(file: directory, line: nil, message:
-                "the configuration directory does not exist: beacond runs with the built-in defaults and no declared "
-                + "apps, so no client can register. Fix: pass the right --config-dir, or create the directory with "
-                + "\(settingsFileName) and \(appsDirectoryName)/ (make install puts them in /etc/beacond)"))
+            configuration.warnings.append(
+                ConfigurationDiagnostic(
+                    file: directory, line: nil,
+                    message:
+                        "the configuration directory does not exist: beacond runs with the built-in defaults and no declared "
+                        + "apps, so no client can register. Fix: pass the right --config-dir, or create the directory with "
+                        + "\(settingsFileName) and \(appsDirectoryName)/ (make install puts them in /etc/beacond)"))
         }
         if !accounts.groupExists(configuration.adminGroup) {
-            configuration.warnings.append(ConfigurationDiagnostic(
-                file: settingsFile, line: settingsDocument?.keyLines.line(of: ["authorization", "admin_group"]),
-                message: "admin_group \"\(configuration.adminGroup)\" is not a group on this system, so only root may "
-                    + "call \(BeacondInterface.admin) (beaconctl auth, services, status). Fix: groupadd --system "
-                    + "\(configuration.adminGroup), or set admin_group in [authorization] to an existing group"))
+            configuration.warnings.append(
+                ConfigurationDiagnostic(
+                    file: settingsFile, line: settingsDocument?.keyLines.line(of: ["authorization", "admin_group"]),
+                    message: "admin_group \"\(configuration.adminGroup)\" is not a group on this system, so only root may "
+                        + "call \(BeacondInterface.admin) (beaconctl auth, services, status). Fix: groupadd --system "
+                        + "\(configuration.adminGroup), or set admin_group in [authorization] to an existing group"))
         }
         let appsDirectory = path(directory, appsDirectoryName)
         var declaredAt: [String: (file: String, line: Int?)] = [:]
@@ -68,19 +75,21 @@ public enum ConfigurationLoader {
             let appID = parsed.app.declaration.appID
             if let first = declaredAt[appID] {
                 let firstPlace = first.line.map { "\(first.file):\($0)" } ?? first.file
-                throw ConfigurationError(file: file, line: parsed.appIDLine,
-                                         message: "app_id \"\(appID)\" is already declared in \(firstPlace)",
-                                         fix: "declare each app in exactly one file: remove one of the two files "
-                                            + "or give one a different app_id")
+                throw ConfigurationError(
+                    file: file, line: parsed.appIDLine,
+                    message: "app_id \"\(appID)\" is already declared in \(firstPlace)",
+                    fix: "declare each app in exactly one file: remove one of the two files "
+                        + "or give one a different app_id")
             }
             declaredAt[appID] = (file, parsed.appIDLine)
             configuration.apps[appID] = parsed.app
             configuration.warnings += parsed.warnings
             for user in parsed.app.declaration.users.sorted() where !accounts.userExists(user) {
-                configuration.warnings.append(ConfigurationDiagnostic(
-                    file: file, line: document.keyLines.line(of: ["users"]),
-                    message: "user \"\(user)\" in users of \(appID) does not exist on this system, so nobody can "
-                        + "register as \(appID) under that name. Fix: correct the name, or create the user"))
+                configuration.warnings.append(
+                    ConfigurationDiagnostic(
+                        file: file, line: document.keyLines.line(of: ["users"]),
+                        message: "user \"\(user)\" in users of \(appID) does not exist on this system, so nobody can "
+                            + "register as \(appID) under that name. Fix: correct the name, or create the user"))
             }
         }
         return configuration
@@ -97,8 +106,10 @@ public struct AccountLookup: Sendable {
     public var groupExists: @Sendable (String) -> Bool
     public var directoryExists: @Sendable (String) -> Bool
 
-    public init(userExists: @escaping @Sendable (String) -> Bool, groupExists: @escaping @Sendable (String) -> Bool,
-                directoryExists: @escaping @Sendable (String) -> Bool) {
+    public init(
+        userExists: @escaping @Sendable (String) -> Bool, groupExists: @escaping @Sendable (String) -> Bool,
+        directoryExists: @escaping @Sendable (String) -> Bool
+    ) {
         self.userExists = userExists
         self.groupExists = groupExists
         self.directoryExists = directoryExists
@@ -114,6 +125,7 @@ public struct AccountLookup: Sendable {
         })
 
     /// Every name exists (tests about other things than this system's accounts).
-    public static let everything = AccountLookup(userExists: { _ in true }, groupExists: { _ in true },
-                                                 directoryExists: { _ in true })
+    public static let everything = AccountLookup(
+        userExists: { _ in true }, groupExists: { _ in true },
+        directoryExists: { _ in true })
 }

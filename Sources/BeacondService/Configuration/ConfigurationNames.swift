@@ -25,9 +25,10 @@ enum ConfigurationNames {
     static func isWellKnownBusName(_ name: String) -> Bool {
         guard name.utf8.count <= 255 else { return false }
         let elements = name.split(separator: ".", omittingEmptySubsequences: false)
-        return elements.count >= 2 && elements.allSatisfy { element in
-            guard let first = element.first, !(first.isASCII && first.isNumber) else { return false }
-            return element.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-        }
+        return elements.count >= 2
+            && elements.allSatisfy { element in
+                guard let first = element.first, !(first.isASCII && first.isNumber) else { return false }
+                return element.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+            }
     }
 }

@@ -51,12 +51,14 @@ public struct DaemonConfiguration: Hashable, Sendable {
     /// The `beacond.toml` these values came from (or would have, when it is absent), named in messages.
     public var configFile: String
 
-    public init(locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
-                adminGroup: String = "beacond-admin", exitTimeout: Duration = .seconds(30),
-                hysteresis: RSSIHysteresis? = nil, maxRegionsPerClient: Int = 20, queueLimit: Int = 1000, queueTTL: Duration = .seconds(86_400),
-                activationInterval: Duration = .seconds(60), scanner: ScannerSpec = .auto, mqtt: MQTTSettings = .defaults,
-                apps: [String: AppConfiguration] = [:], warnings: [ConfigurationDiagnostic] = [],
-                configFile: String = AuthorizationPolicy.defaultConfigFile) {
+    public init(
+        locationServicesEnabled: Bool = true, prompt: AuthorizationPrompt = .admin,
+        adminGroup: String = "beacond-admin", exitTimeout: Duration = .seconds(30),
+        hysteresis: RSSIHysteresis? = nil, maxRegionsPerClient: Int = 20, queueLimit: Int = 1000, queueTTL: Duration = .seconds(86_400),
+        activationInterval: Duration = .seconds(60), scanner: ScannerSpec = .auto, mqtt: MQTTSettings = .defaults,
+        apps: [String: AppConfiguration] = [:], warnings: [ConfigurationDiagnostic] = [],
+        configFile: String = AuthorizationPolicy.defaultConfigFile
+    ) {
         self.locationServicesEnabled = locationServicesEnabled
         self.prompt = prompt
         self.adminGroup = adminGroup
@@ -92,10 +94,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
     /// The region monitor's settings. `exitTimeout` was range-checked when it was loaded, so this fails only for
     /// a configuration assembled by hand with an out-of-range value.
     public func monitoringConfiguration() throws(MonitoringConfigurationError) -> MonitoringConfiguration {
-        try MonitoringConfiguration(exitTimeout: exitTimeout, hysteresis: hysteresis,
-                                    adaptiveExit: try exitTimeoutMinimum.map { minimum throws(MonitoringConfigurationError) in
-                                        try AdaptiveExit(minimum: minimum, chance: exitChance)
-                                    })
+        try MonitoringConfiguration(
+            exitTimeout: exitTimeout, hysteresis: hysteresis,
+            adaptiveExit: try exitTimeoutMinimum.map { minimum throws(MonitoringConfigurationError) in
+                try AdaptiveExit(minimum: minimum, chance: exitChance)
+            })
     }
 
     /// The declaration of `appID`, the input `AuthorizationRules` needs.

@@ -1,6 +1,7 @@
 import BeaconKit
 
-/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[rooms]`, `[background]`, `[clients]`, `[scanner]` and `[mqtt]`; an absent key keeps
+/// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[rooms]`, `[background]`, `[clients]`,
+/// `[scanner]` and `[mqtt]`; an absent key keeps
 /// its default. Unknown sections and keys are warnings.
 enum DaemonSettingsParser {
     /// Valid values of `max_regions_per_client`: at least one (zero would make monitoring impossible), at most
@@ -33,8 +34,9 @@ enum DaemonSettingsParser {
         try readClients(&clients, into: &configuration)
         var scanner = try root.tableOrEmpty("scanner")
         if let source = try scanner.string("source", example: "auto") {
-            configuration.scanner = try ScannerSpec(parsing: source, source: document.file,
-                                                    line: scanner.line(of: "source"))
+            configuration.scanner = try ScannerSpec(
+                parsing: source, source: document.file,
+                line: scanner.line(of: "source"))
         }
         var mqtt = try root.tableOrEmpty("mqtt")
         configuration.mqtt = try MQTTSettingsParser.read(&mqtt)
@@ -48,58 +50,71 @@ enum DaemonSettingsParser {
         return configuration
     }
 
-    private static func readAuthorization(_ section: inout TOMLTableReader,
-                                          into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    private static func readAuthorization(
+        _ section: inout TOMLTableReader,
+        into configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         if let enabled = try section.bool("location_services") {
             configuration.locationServicesEnabled = enabled
         }
         if let text = try section.string("prompt", example: "admin") {
             let choices = AuthorizationPrompt.allCases.map(\.rawValue).joined(separator: ", ")
             guard let prompt = AuthorizationPrompt(rawValue: text) else {
-                throw section.error("prompt", "prompt = \"\(text)\" is not one of \(choices)",
-                                    fix: "write e.g. prompt = \"admin\": an administrator decides each request")
+                throw section.error(
+                    "prompt", "prompt = \"\(text)\" is not one of \(choices)",
+                    fix: "write e.g. prompt = \"admin\": an administrator decides each request")
             }
             configuration.prompt = prompt
         }
         if let group = try section.string("admin_group", example: "beacond-admin") {
             guard ConfigurationNames.isUnixName(group) else {
-                throw section.error("admin_group", "admin_group = \"\(group)\" is not a valid unix group name",
-                                    fix: "name an existing group, e.g. admin_group = \"beacond-admin\"")
+                throw section.error(
+                    "admin_group", "admin_group = \"\(group)\" is not a valid unix group name",
+                    fix: "name an existing group, e.g. admin_group = \"beacond-admin\"")
             }
             configuration.adminGroup = group
         }
     }
 
-    private static func readMonitoring(_ section: inout TOMLTableReader,
-                                       into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    private static func readMonitoring(
+        _ section: inout TOMLTableReader,
+        into configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         if let seconds = try section.number("exit_timeout", example: "30") {
             configuration.exitTimeout = try exitTimeout(seconds, section: section)
         }
         if let seconds = try section.number("exit_timeout_min", example: "3") {
-            guard seconds.isFinite, seconds == 0 || (seconds >= 0.1 && seconds <= Double(MonitoringConfiguration.longestExitTimeout.components.seconds)) else {
-                throw section.error("exit_timeout_min", "exit_timeout_min = \(seconds) is out of range",
-                                    fix: "write 0 (adaptive exits off) or at least 0.1 seconds, e.g. exit_timeout_min = 3 "
-                                        + "with exit_timeout = 180")
+            guard seconds.isFinite,
+                seconds == 0 || (seconds >= 0.1 && seconds <= Double(MonitoringConfiguration.longestExitTimeout.components.seconds))
+            else {
+                throw section.error(
+                    "exit_timeout_min", "exit_timeout_min = \(seconds) is out of range",
+                    fix: "write 0 (adaptive exits off) or at least 0.1 seconds, e.g. exit_timeout_min = 3 "
+                        + "with exit_timeout = 180")
             }
             configuration.exitTimeoutMinimum = seconds == 0 ? nil : .microseconds(Int64((seconds * 1_000_000).rounded()))
         }
         if let chance = try section.number("exit_chance", example: "0.001") {
             guard chance.isFinite, AdaptiveExit.chanceRange.contains(chance) else {
-                throw section.error("exit_chance", "exit_chance = \(chance) is out of range",
-                                    fix: "write a probability from 1e-12 to 0.5: the chance per hour that a present beacon is "
-                                        + "wrongly exited, e.g. exit_chance = 0.001")
+                throw section.error(
+                    "exit_chance", "exit_chance = \(chance) is out of range",
+                    fix: "write a probability from 1e-12 to 0.5: the chance per hour that a present beacon is "
+                        + "wrongly exited, e.g. exit_chance = 0.001")
             }
             configuration.exitChance = chance
             if configuration.exitTimeoutMinimum == nil, chance != DaemonConfiguration.defaults.exitChance {
-                configuration.warnings.append(ConfigurationDiagnostic(
-                    file: section.document.file, line: section.line(of: "exit_chance"),
-                    message: "exit_chance has no effect while exit_timeout_min is 0 (exits are fixed): set exit_timeout_min "
-                        + "(e.g. 3) to use adaptive exits, or remove exit_chance"))
+                configuration.warnings.append(
+                    ConfigurationDiagnostic(
+                        file: section.document.file, line: section.line(of: "exit_chance"),
+                        message: "exit_chance has no effect while exit_timeout_min is 0 (exits are fixed): set exit_timeout_min "
+                            + "(e.g. 3) to use adaptive exits, or remove exit_chance"))
             }
         }
         if let minimum = configuration.exitTimeoutMinimum, minimum > configuration.exitTimeout {
-            throw section.error("exit_timeout_min", "exit_timeout_min (\(minimum)) is longer than exit_timeout "
-                + "(\(configuration.exitTimeout))",
+            throw section.error(
+                "exit_timeout_min",
+                "exit_timeout_min (\(minimum)) is longer than exit_timeout "
+                    + "(\(configuration.exitTimeout))",
                 fix: "adaptive exits fall between the two: raise exit_timeout (e.g. exit_timeout = 180) or lower exit_timeout_min")
         }
         let clientLimit = try section.integer("max_regions_per_client", in: regionLimitRange)
@@ -114,11 +129,12 @@ enum DaemonSettingsParser {
         // Set both ways round, the client's limit could never be reached; the default client limit above a lowered
         // app limit is simply the app's.
         if clientLimit != nil, configuration.maxRegionsPerClient > configuration.maxRegionsPerApp {
-            configuration.warnings.append(ConfigurationDiagnostic(
-                file: section.document.file, line: section.line(of: "max_regions_per_client"),
-                message: "max_regions_per_client (\(configuration.maxRegionsPerClient)) is above max_regions_per_app "
-                    + "(\(configuration.maxRegionsPerApp)): a client can never reach it, as its app's limit counts its regions too. "
-                    + "Fix: raise max_regions_per_app or lower max_regions_per_client"))
+            configuration.warnings.append(
+                ConfigurationDiagnostic(
+                    file: section.document.file, line: section.line(of: "max_regions_per_client"),
+                    message: "max_regions_per_client (\(configuration.maxRegionsPerClient)) is above max_regions_per_app "
+                        + "(\(configuration.maxRegionsPerApp)): a client can never reach it, as its app's limit counts its regions too. "
+                        + "Fix: raise max_regions_per_app or lower max_regions_per_client"))
         }
         let enter = try section.integer("enter_rssi", in: BeaconDictionaries.rssiRange)
         let absent = try section.integer("absent_rssi", in: BeaconDictionaries.rssiRange)
@@ -126,35 +142,43 @@ enum DaemonSettingsParser {
         case (nil, nil): break
         case let (enter?, absent?):
             guard let hysteresis = try? RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent) else {
-                throw section.error("enter_rssi", "enter_rssi = \(enter) must be at least absent_rssi = \(absent): a "
-                    + "sighting strong enough to enter a region cannot also count as absent",
+                throw section.error(
+                    "enter_rssi",
+                    "enter_rssi = \(enter) must be at least absent_rssi = \(absent): a "
+                        + "sighting strong enough to enter a region cannot also count as absent",
                     fix: "e.g. enter_rssi = -70 and absent_rssi = -80")
             }
             configuration.hysteresis = hysteresis
         case (_?, nil):
-            throw section.error("enter_rssi", "enter_rssi is set without absent_rssi",
-                                fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
+            throw section.error(
+                "enter_rssi", "enter_rssi is set without absent_rssi",
+                fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
         case (nil, _?):
-            throw section.error("absent_rssi", "absent_rssi is set without enter_rssi",
-                                fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
+            throw section.error(
+                "absent_rssi", "absent_rssi is set without enter_rssi",
+                fix: "set both (e.g. enter_rssi = -70, absent_rssi = -80) or neither")
         }
     }
 
-    private static func readRooms(_ section: inout TOMLTableReader,
-                                  into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    private static func readRooms(
+        _ section: inout TOMLTableReader,
+        into configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         var margin = configuration.rooms.margin
         var dwell = configuration.rooms.dwell
         if let value = try section.number("margin", example: "0.3") {
             guard value.isFinite, RoomConfiguration.marginRange.contains(value) else {
-                throw section.error("margin", "margin = \(value) is out of range",
-                                    fix: "write 0 to 0.9: how much nearer a room must be to take a beacon, e.g. margin = 0.3 (30 %)")
+                throw section.error(
+                    "margin", "margin = \(value) is out of range",
+                    fix: "write 0 to 0.9: how much nearer a room must be to take a beacon, e.g. margin = 0.3 (30 %)")
             }
             margin = value
         }
         if let seconds = try section.number("dwell", example: "6") {
             guard seconds.isFinite, seconds >= 0, seconds <= 3600 else {
-                throw section.error("dwell", "dwell = \(seconds) is out of range",
-                                    fix: "write 0 to 3600 seconds: how long a room must keep its lead, e.g. dwell = 6")
+                throw section.error(
+                    "dwell", "dwell = \(seconds) is out of range",
+                    fix: "write 0 to 3600 seconds: how long a room must keep its lead, e.g. dwell = 6")
             }
             dwell = .microseconds(Int64((seconds * 1_000_000).rounded()))
         }
@@ -165,8 +189,10 @@ enum DaemonSettingsParser {
         }
     }
 
-    private static func readClients(_ section: inout TOMLTableReader,
-                                    into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    private static func readClients(
+        _ section: inout TOMLTableReader,
+        into configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         if let limit = try section.integer("max_clients_per_app", in: clientLimitRange) {
             configuration.maxClientsPerApp = limit
         }
@@ -175,8 +201,10 @@ enum DaemonSettingsParser {
         }
     }
 
-    private static func readBackground(_ section: inout TOMLTableReader,
-                                       into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    private static func readBackground(
+        _ section: inout TOMLTableReader,
+        into configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         if let limit = try section.integer("queue_limit", in: queueLimitRange) {
             configuration.queueLimit = limit
         }
@@ -194,22 +222,26 @@ enum DaemonSettingsParser {
         -> Duration
     {
         let longest = MonitoringConfiguration.longestExitTimeout.components.seconds
-        let fix = "write the seconds of silence after which a region is exited, more than 0 and at most "
+        let fix =
+            "write the seconds of silence after which a region is exited, more than 0 and at most "
             + "\(longest), that is one year, e.g. exit_timeout = 30"
         // As written: `-5`, not `-5.0`, when the file holds an integer.
-        let shown = seconds.isFinite && seconds == seconds.rounded() && abs(seconds) < 1e15
+        let shown =
+            seconds.isFinite && seconds == seconds.rounded() && abs(seconds) < 1e15
             ? String(Int64(seconds)) : "\(seconds)"
         guard seconds.isFinite, seconds > 0 else {
-            throw section.error("exit_timeout", "exit_timeout = \(shown) is not a positive number of seconds",
-                                fix: fix)
+            throw section.error(
+                "exit_timeout", "exit_timeout = \(shown) is not a positive number of seconds",
+                fix: fix)
         }
         guard seconds <= Double(longest) else {
             throw section.error("exit_timeout", "exit_timeout = \(shown) is longer than a year", fix: fix)
         }
         let microseconds = Int64((seconds * 1_000_000).rounded())
         guard microseconds >= 1 else {
-            throw section.error("exit_timeout", "exit_timeout = \(shown) is shorter than one microsecond",
-                                fix: fix)
+            throw section.error(
+                "exit_timeout", "exit_timeout = \(shown) is shorter than one microsecond",
+                fix: fix)
         }
         return .microseconds(microseconds)
     }

@@ -23,8 +23,9 @@ public struct MQTTSettings: Hashable, Sendable {
             }
             let rest = text.dropFirst(scheme.count)
             guard !rest.contains("@") else {
-                throw BrokerError("\"\(text)\" holds credentials; they do not belong in the URL, where logs and status show them "
-                    + "(use username and password_file)")
+                throw BrokerError(
+                    "\"\(text)\" holds credentials; they do not belong in the URL, where logs and status show them "
+                        + "(use username and password_file)")
             }
             guard !rest.contains("/"), !rest.contains("?"), !rest.contains("#") else {
                 throw BrokerError("\"\(text)\" has a path; a broker is only mqtt[s]://host[:port]")
@@ -111,11 +112,13 @@ public struct MQTTSettings: Hashable, Sendable {
     /// `discovery_prefix`: Home Assistant's discovery prefix.
     public var discoveryPrefix: String
 
-    public init(broker: Broker? = nil, room: String = "", username: String = "", passwordFile: String = "",
-                password: String? = nil, caFile: String = "", clientCertificate: String = "", clientKey: String = "",
-                protocolVersion: ProtocolVersion = .v5, publish: Publication = .only([]), subscribe: Bool = true,
-                publishInterval: Duration = .seconds(1), rssiOffset: Double = 0, homeAssistant: Bool = false,
-                discoveryPrefix: String = "homeassistant") {
+    public init(
+        broker: Broker? = nil, room: String = "", username: String = "", passwordFile: String = "",
+        password: String? = nil, caFile: String = "", clientCertificate: String = "", clientKey: String = "",
+        protocolVersion: ProtocolVersion = .v5, publish: Publication = .only([]), subscribe: Bool = true,
+        publishInterval: Duration = .seconds(1), rssiOffset: Double = 0, homeAssistant: Bool = false,
+        discoveryPrefix: String = "homeassistant"
+    ) {
         self.broker = broker
         self.room = room
         self.username = username

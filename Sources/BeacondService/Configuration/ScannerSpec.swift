@@ -21,8 +21,9 @@ public enum ScannerSpec: Hashable, Sendable, CustomStringConvertible {
     /// the option (`--scanner`) by default, or the configuration file and line.
     public init(parsing text: String, source: String = "--scanner", line: Int? = nil) throws(ConfigurationError) {
         func failure(_ message: String) -> ConfigurationError {
-            ConfigurationError(file: source, line: line, message: message,
-                               fix: "use one of \(Self.forms), e.g. \"auto\" or \"hci:hci0\"")
+            ConfigurationError(
+                file: source, line: line, message: message,
+                fix: "use one of \(Self.forms), e.g. \"auto\" or \"hci:hci0\"")
         }
         let kind: Substring
         let argument: Substring?
@@ -40,8 +41,9 @@ public enum ScannerSpec: Hashable, Sendable, CustomStringConvertible {
             var adapter: String?
             if let argument {
                 guard Self.isAdapterName(argument) else {
-                    throw failure("scanner source \"\(text)\" names adapter \"\(argument)\", which is not "
-                        + "an adapter name like hci0")
+                    throw failure(
+                        "scanner source \"\(text)\" names adapter \"\(argument)\", which is not "
+                            + "an adapter name like hci0")
                 }
                 adapter = String(argument)
             }

@@ -24,10 +24,13 @@ extension BeaconDaemon {
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
             BeacondStatusKey.scannerState: .string(scanControl.phase.stateText),
             BeacondStatusKey.scannerDetail: .string(scanControl.phase.detail),
-            BeacondStatusKey.adapters: BeaconDictionaries.array((scanner?.adapters ?? []).map { adapter in
-                .vardict([BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
-                          BeacondAdapterKey.powered: .boolean(adapter.powered)])
-            }),
+            BeacondStatusKey.adapters: BeaconDictionaries.array(
+                (scanner?.adapters ?? []).map { adapter in
+                    .vardict([
+                        BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
+                        BeacondAdapterKey.powered: .boolean(adapter.powered),
+                    ])
+                }),
             BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
             BeacondStatusKey.clientCount: .uint32(UInt32(clamping: clients.count)),
             BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: clients.connectedCount)),
@@ -95,20 +98,21 @@ extension BeaconDaemon {
 
     /// `ListRegions`: every monitored region with whose it is and its state.
     func regionList(_ page: Page) -> [DBusValue] {
-        page.reply(clients.regions(offset: page.offset, limit: page.limit).map { session, region in
-            guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { return .vardict([:]) }
-            let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
-            let extra: [String: DBusValue] = [
-                BeacondRegionStatusKey.appID: .string(session.appID),
-                BeacondRegionStatusKey.client: .objectPath(session.path),
-                BeacondRegionStatusKey.state: .string((saved?.state ?? .unknown).rawValue),
-                BeacondRegionStatusKey.lastSeen: .uint64(UInt64(clamping: saved?.lastSeen?.microsecondsSinceEpoch ?? 0)),
-            ]
-            for (key, value) in extra.sorted(by: { $0.key < $1.key }) {
-                entries.append(DBusDictionaryEntry(key: .string(key), value: .variant(value)))
-            }
-            return .dictionary(keySignature: "s", valueSignature: "v", entries)
-        }, total: clients.regionCount)
+        page.reply(
+            clients.regions(offset: page.offset, limit: page.limit).map { session, region in
+                guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { return .vardict([:]) }
+                let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
+                let extra: [String: DBusValue] = [
+                    BeacondRegionStatusKey.appID: .string(session.appID),
+                    BeacondRegionStatusKey.client: .objectPath(session.path),
+                    BeacondRegionStatusKey.state: .string((saved?.state ?? .unknown).rawValue),
+                    BeacondRegionStatusKey.lastSeen: .uint64(UInt64(clamping: saved?.lastSeen?.microsecondsSinceEpoch ?? 0)),
+                ]
+                for (key, value) in extra.sorted(by: { $0.key < $1.key }) {
+                    entries.append(DBusDictionaryEntry(key: .string(key), value: .variant(value)))
+                }
+                return .dictionary(keySignature: "s", valueSignature: "v", entries)
+            }, total: clients.regionCount)
     }
 
     /// `ListApps`: every declared app, its authorization and what it holds.
@@ -116,54 +120,57 @@ extension BeaconDaemon {
         var ignored = ""
         let queued = queuedEventCounts(stateError: &ignored)
         let appIDs = configuration.apps.keys.sorted()
-        return page.reply(page.slice(appIDs).map { appID -> DBusValue in
-            let app = configuration.apps[appID]
-            let stored = record(appID)
-            return .vardict([
-                BeacondAppKey.appID: .string(appID),
-                BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
-                BeacondAppKey.pendingRequest: .string(stored.pendingRequest?.rawValue ?? ""),
-                BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
-                BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
-                BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
-                BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: clients.regionCount(of: appID))),
-                BeacondAppKey.connectedClients: .uint32(UInt32(clamping: clients.connectedCount(of: appID))),
-            ])
-        }, total: appIDs.count)
+        return page.reply(
+            page.slice(appIDs).map { appID -> DBusValue in
+                let app = configuration.apps[appID]
+                let stored = record(appID)
+                return .vardict([
+                    BeacondAppKey.appID: .string(appID),
+                    BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
+                    BeacondAppKey.pendingRequest: .string(stored.pendingRequest?.rawValue ?? ""),
+                    BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
+                    BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
+                    BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
+                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: clients.regionCount(of: appID))),
+                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: clients.connectedCount(of: appID))),
+                ])
+            }, total: appIDs.count)
     }
 
     /// `ListClients`.
     func clientList(_ page: Page) -> [DBusValue] {
         let all = clients.all
-        return page.reply(page.slice(all).map { session in
-            var entries: [String: DBusValue] = [
-                BeacondClientKey.path: .objectPath(session.path),
-                BeacondClientKey.appID: .string(session.appID),
-                BeacondClientKey.sender: .string(session.sender ?? ""),
-                BeacondClientKey.authorizationStatus: .string(effectiveStatus(session.appID).rawValue),
-                BeacondClientKey.inUse: .boolean(session.inUse),
-                BeacondClientKey.connected: .boolean(session.isConnected),
-                BeacondClientKey.monitoredRegions: .uint32(UInt32(session.regions.count)),
-                BeacondClientKey.rangedConstraints: .uint32(UInt32(session.rangedConstraints.count)),
-            ]
-            if let pid = session.processID { entries[BeacondClientKey.processID] = .uint32(pid) }
-            if let uid = session.userID { entries[BeacondClientKey.unixUserID] = .uint32(uid) }
-            return .vardict(entries)
-        }, total: all.count)
+        return page.reply(
+            page.slice(all).map { session in
+                var entries: [String: DBusValue] = [
+                    BeacondClientKey.path: .objectPath(session.path),
+                    BeacondClientKey.appID: .string(session.appID),
+                    BeacondClientKey.sender: .string(session.sender ?? ""),
+                    BeacondClientKey.authorizationStatus: .string(effectiveStatus(session.appID).rawValue),
+                    BeacondClientKey.inUse: .boolean(session.inUse),
+                    BeacondClientKey.connected: .boolean(session.isConnected),
+                    BeacondClientKey.monitoredRegions: .uint32(UInt32(session.regions.count)),
+                    BeacondClientKey.rangedConstraints: .uint32(UInt32(session.rangedConstraints.count)),
+                ]
+                if let pid = session.processID { entries[BeacondClientKey.processID] = .uint32(pid) }
+                if let uid = session.userID { entries[BeacondClientKey.unixUserID] = .uint32(uid) }
+                return .vardict(entries)
+            }, total: all.count)
     }
 
     /// `ListPendingRequests`.
     func pendingRequestList(_ page: Page) -> [DBusValue] {
         let all = authorization.pendingRequests
-        return page.reply(page.slice(all).map { pending in
-            .vardict([
-                BeacondPendingRequestKey.appID: .string(pending.appID),
-                BeacondPendingRequestKey.request: .string(pending.request.rawValue),
-                BeacondPendingRequestKey.currentStatus: .string(pending.status.rawValue),
-                BeacondPendingRequestKey.usageDescription:
-                    .string(configuration.apps[pending.appID]?.declaration.usageDescription(for: pending.request) ?? ""),
-            ])
-        }, total: all.count)
+        return page.reply(
+            page.slice(all).map { pending in
+                .vardict([
+                    BeacondPendingRequestKey.appID: .string(pending.appID),
+                    BeacondPendingRequestKey.request: .string(pending.request.rawValue),
+                    BeacondPendingRequestKey.currentStatus: .string(pending.status.rawValue),
+                    BeacondPendingRequestKey.usageDescription:
+                        .string(configuration.apps[pending.appID]?.declaration.usageDescription(for: pending.request) ?? ""),
+                ])
+            }, total: all.count)
     }
 
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
@@ -183,11 +190,12 @@ extension BeaconDaemon {
         // A limit lowered below what an app has: new regions are refused at once, the app keeps what it has
         // until the next restart resumes only its first max_regions_per_app. Said, not done silently.
         for appID in new.apps.keys.sorted() where clients.regionCount(of: appID) > new.maxRegionsPerApp {
-            new.warnings.append(ConfigurationDiagnostic(
-                file: new.configFile, line: nil,
-                message: "app \(appID) monitors \(clients.regionCount(of: appID)) regions, more than max_regions_per_app = "
-                    + "\(new.maxRegionsPerApp): it adds none until below it, and the next restart resumes only its first "
-                    + "\(new.maxRegionsPerApp) (the others are removed). Fix: raise max_regions_per_app, or StopMonitoring some"))
+            new.warnings.append(
+                ConfigurationDiagnostic(
+                    file: new.configFile, line: nil,
+                    message: "app \(appID) monitors \(clients.regionCount(of: appID)) regions, more than max_regions_per_app = "
+                        + "\(new.maxRegionsPerApp): it adds none until below it, and the next restart resumes only its first "
+                        + "\(new.maxRegionsPerApp) (the others are removed). Fix: raise max_regions_per_app, or StopMonitoring some"))
         }
         for warning in new.warnings { logger.warning("\(warning)") }
         let old = configuration
@@ -214,7 +222,8 @@ extension BeaconDaemon {
             }
         }
         if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis || new.exitTimeoutMinimum != old.exitTimeoutMinimum
-            || new.exitChance != old.exitChance {
+            || new.exitChance != old.exitChance
+        {
             rebuildEngine()
             mqttNode?.reconfigureMonitoring(Self.monitoringConfiguration(new))
         }
@@ -233,9 +242,10 @@ extension BeaconDaemon {
         let (due, restarted) = engine.reconfigure(Self.monitoringConfiguration(configuration), ranging: ranging, at: clock())
         // What fell due under the old configuration goes out first.
         route(due)
-        let hysteresis = configuration.hysteresis.map {
-            ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
-        } ?? ""
+        let hysteresis =
+            configuration.hysteresis.map {
+                ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
+            } ?? ""
         logger.info("exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
         engineChanged(restarted)
     }

@@ -12,8 +12,9 @@ extension BeaconDaemon {
         let old = record(session.appID)
         let outcome: AuthorizationRequestOutcome
         do {
-            outcome = try authorization.request(request, appID: session.appID, app: app.declaration, policy: policy,
-                                                save: { record throws(StateStoreError) in try stateFile.save(record, for: session.appID) })
+            outcome = try authorization.request(
+                request, appID: session.appID, app: app.declaration, policy: policy,
+                save: { record throws(StateStoreError) in try stateFile.save(record, for: session.appID) })
         } catch {
             if case .refused(let refusal) = error {
                 logger.notice("\(request.methodName) from \(session.appID) refused: \(refusal.message)", metadata: metadata(session))
@@ -28,10 +29,12 @@ extension BeaconDaemon {
         }
         if outcome.pending, old.pendingRequest != outcome.record.pendingRequest {
             let usage = app.declaration.usageDescription(for: request) ?? ""
-            let text = "\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
+            let text =
+                "\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
                 + "beaconctl auth grant \(session.appID) \(request.grantArgument)  or  beaconctl auth deny \(session.appID)"
-            logger.notice("\(text)",
-                          metadata: metadata(session))
+            logger.notice(
+                "\(text)",
+                metadata: metadata(session))
         } else if let note = outcome.note {
             logger.info("\(request.methodName) from \(session.appID): \(note)", metadata: metadata(session))
         }
@@ -55,8 +58,11 @@ extension BeaconDaemon {
     /// A decision or switch that could not be saved is not applied (a restart would undo it): `StateNotSaved`
     /// says so, with the file system's reason and the fix.
     static func notSaved(_ what: String, _ error: StateStoreError) -> DBusCallError {
-        BeacondError(.stateNotSaved, "nothing changed: \(what) could not be saved (\(error.message)), and beacond "
-            + "applies a decision only once it is saved, so that a restart cannot undo it. Fix: \(error.fix), then try again").dbusError
+        BeacondError(
+            .stateNotSaved,
+            "nothing changed: \(what) could not be saved (\(error.message)), and beacond "
+                + "applies a decision only once it is saved, so that a restart cannot undo it. Fix: \(error.fix), then try again"
+        ).dbusError
     }
 
     /// What a change of status means for every client of the app, applied now.
@@ -121,9 +127,12 @@ extension BeaconDaemon {
         let user = UnixAccounts.user(uid: uid)
         if let user, UnixAccounts.user(user, isMemberOf: group) { return }
         let name = user?.name ?? "uid \(uid)"
-        throw BeacondError(.accessDenied, "\(BeacondInterface.admin) is for root and members of group '\(group)' "
-            + "(admin_group in \(options.configDirectory)/beacond.toml); \(name) (uid \(uid)) is neither. "
-            + "Fix: sudo usermod -aG \(group) \(user?.name ?? "<user>") and log in again, or run the command as root").dbusError
+        throw BeacondError(
+            .accessDenied,
+            "\(BeacondInterface.admin) is for root and members of group '\(group)' "
+                + "(admin_group in \(options.configDirectory)/beacond.toml); \(name) (uid \(uid)) is neither. "
+                + "Fix: sudo usermod -aG \(group) \(user?.name ?? "<user>") and log in again, or run the command as root"
+        ).dbusError
     }
 
     func declaredApp(_ value: DBusValue) throws(DBusCallError) -> (String, AppConfiguration) {
@@ -131,8 +140,12 @@ extension BeaconDaemon {
             throw BeacondError(.invalidArguments, "app_id must be a string").dbusError
         }
         guard let app = configuration.apps[appID] else {
-            throw BeacondError(.unknownApp, UnknownAppMessage.text(appID: appID, declared: Array(configuration.apps.keys),
-                                                                   configDirectory: options.configDirectory, suggestFix: false)).dbusError
+            throw BeacondError(
+                .unknownApp,
+                UnknownAppMessage.text(
+                    appID: appID, declared: Array(configuration.apps.keys),
+                    configDirectory: options.configDirectory, suggestFix: false)
+            ).dbusError
         }
         return (appID, app)
     }
@@ -146,13 +159,16 @@ extension BeaconDaemon {
         }
         let outcome: AuthorizationAdminOutcome
         do {
-            outcome = try authorization.setStatus(status, appID: appID, app: app.declaration, policy: policy, save: { record throws(StateStoreError) in try stateFile.save(record, for: appID) })
+            outcome = try authorization.setStatus(
+                status, appID: appID, app: app.declaration, policy: policy,
+                save: { record throws(StateStoreError) in try stateFile.save(record, for: appID) })
         } catch {
             throw dbusError(error, what: "the authorization of \(appID)")
         }
         let answered = outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""
-        logger.notice("administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
-                      metadata: ["client.app": "\(appID)", "admin.sender": "\(call.sender)"])
+        logger.notice(
+            "administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
+            metadata: ["client.app": "\(appID)", "admin.sender": "\(call.sender)"])
         apply(outcome.sideEffects, to: appID)
         return []
     }
@@ -161,7 +177,9 @@ extension BeaconDaemon {
         let (appID, app) = try declaredApp(call.arguments[0])
         let outcome: AuthorizationAdminOutcome
         do {
-            outcome = try authorization.reset(appID: appID, app: app.declaration, policy: policy, save: { record throws(StateStoreError) in try stateFile.save(record, for: appID) })
+            outcome = try authorization.reset(
+                appID: appID, app: app.declaration, policy: policy, save: { record throws(StateStoreError) in try stateFile.save(record, for: appID) }
+            )
         } catch {
             throw dbusError(error, what: "the authorization of \(appID)")
         }
@@ -173,8 +191,11 @@ extension BeaconDaemon {
     func setLocationServicesEnabled(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
         guard case .boolean(let enabled) = call.arguments[0] else { return [] }
         if enabled, !configuration.locationServicesEnabled {
-            throw BeacondError(.locationServicesDisabled, "location_services = false in \(options.configDirectory)/beacond.toml "
-                + "overrides this switch. Fix: set location_services = true there and run systemctl reload beacond").dbusError
+            throw BeacondError(
+                .locationServicesDisabled,
+                "location_services = false in \(options.configDirectory)/beacond.toml "
+                    + "overrides this switch. Fix: set location_services = true there and run systemctl reload beacond"
+            ).dbusError
         }
         let oldPolicy = policy
         do {

@@ -9,11 +9,15 @@ import Logging
 /// and the app's next client receives the queue, in order, each event marked late with its original time.
 extension BeaconDaemon {
     func queueForApp(_ session: ClientSession, _ kind: QueuedRegionEvent.Kind, _ event: MonitoringEvent<EngineKey>) {
-        saveLater(.queueEvent(QueuedRegionEvent(appID: session.appID, kind: kind, region: event.region,
-                                                timestamp: event.timestamp),
-                              limit: configuration.queueLimit))
-        logger.info("\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now",
-                    metadata: metadata(session))
+        saveLater(
+            .queueEvent(
+                QueuedRegionEvent(
+                    appID: session.appID, kind: kind, region: event.region,
+                    timestamp: event.timestamp),
+                limit: configuration.queueLimit))
+        logger.info(
+            "\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now",
+            metadata: metadata(session))
         // Nothing else queued waits for expiry: this event is the next to expire (a queued one is never newer).
         if !timers.isArmed(.queueExpiry) { armQueueExpiry(at: event.timestamp) }
         activate(session.appID)
@@ -46,8 +50,12 @@ extension BeaconDaemon {
         do {
             let dropped = try store.dropExpiredQueuedEvents(before: clock() - configuration.queueTTL)
             for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
-                logger.notice("\(count) queued events of \(appID) expired (older than queue_ttl = \(configuration.queueTTL)); its next client hears DroppedBefore",
-                              metadata: ["client.app": "\(appID)"])
+                logger.notice(
+                    """
+                    \(count) queued events of \(appID) expired (older than queue_ttl = \(configuration.queueTTL)); \
+                    its next client hears DroppedBefore
+                    """,
+                    metadata: ["client.app": "\(appID)"])
             }
         } catch {
             logger.error("cannot drop the expired queued events: \(error)")
@@ -79,27 +87,35 @@ extension BeaconDaemon {
         case .nothing(let dropped):
             if dropped > 0 {
                 // Kept: the count goes with the next event the app gets.
-                logger.notice("\(dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
-                              metadata: metadata(session))
+                logger.notice(
+                    "\(dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
+                    metadata: metadata(session))
             }
         case .discard(let ids):
-            logger.notice("\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now",
-                          metadata: metadata(session))
+            logger.notice(
+                "\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now",
+                metadata: metadata(session))
             saveLater(.removeQueuedEvents(appID: session.appID, ids: ids))
         case .deliver(let deliveries, let dropped):
             for delivery in deliveries {
                 let event = delivery.event
                 let info = EventInfo(at: event.timestamp, late: true, droppedBefore: delivery.droppedBefore)
-                notify(session, event.kind == .didEnterRegion ? .didEnterRegion(event.region, info) : .didExitRegion(event.region, info),
-                       .clientOnly)
+                notify(
+                    session, event.kind == .didEnterRegion ? .didEnterRegion(event.region, info) : .didExitRegion(event.region, info),
+                    .clientOnly)
             }
             if dropped > 0 {
                 let limit = configuration.queueLimit
-                logger.notice("\(dropped) queued events of \(session.appID) were dropped before delivery (more than queue_limit = \(limit), or older than queue_ttl)",
-                              metadata: metadata(session))
+                logger.notice(
+                    """
+                    \(dropped) queued events of \(session.appID) were dropped before delivery \
+                    (more than queue_limit = \(limit), or older than queue_ttl)
+                    """,
+                    metadata: metadata(session))
             }
-            logger.info("delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))",
-                        metadata: metadata(session))
+            logger.info(
+                "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))",
+                metadata: metadata(session))
             journal.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id))
             scheduleFlush()
         }

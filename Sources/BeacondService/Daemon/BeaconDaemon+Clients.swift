@@ -13,16 +13,24 @@ extension BeaconDaemon {
             // A caller learns only the apps it may act as, not every declared app (nor their users).
             let mine = configuration.apps.values.filter { $0.declaration.users.contains(caller.credentials.userName) }
                 .map(\.declaration.appID)
-            throw BeacondError(.unknownApp, UnknownAppMessage.text(appID: appID, declared: mine, configDirectory: options.configDirectory,
-                                                                   suggestFix: true, forCaller: caller.credentials.userName)).dbusError
+            throw BeacondError(
+                .unknownApp,
+                UnknownAppMessage.text(
+                    appID: appID, declared: mine, configDirectory: options.configDirectory,
+                    suggestFix: true, forCaller: caller.credentials.userName)
+            ).dbusError
         }
         if let required = app.declaration.executable, caller.credentials.executable == nil,
-           app.declaration.users.contains(caller.credentials.userName) {
+            app.declaration.users.contains(caller.credentials.userName)
+        {
             // Not the caller's fault: the daemon could not look. Say what the administrator can do.
-            throw BeacondError(.accessDenied, "app \(appID) may only be used by \(required) (executable in "
-                + "\(app.declaration.declarationFile)), but beacond cannot read /proc/\(caller.processID.map(String.init) ?? "PID")/exe "
-                + "of a process of another user: that needs CAP_SYS_PTRACE and ProtectProc=default in beacond.service "
-                + "(see systemd/README.md), or remove executable from the declaration").dbusError
+            throw BeacondError(
+                .accessDenied,
+                "app \(appID) may only be used by \(required) (executable in "
+                    + "\(app.declaration.declarationFile)), but beacond cannot read /proc/\(caller.processID.map(String.init) ?? "PID")/exe "
+                    + "of a process of another user: that needs CAP_SYS_PTRACE and ProtectProc=default in beacond.service "
+                    + "(see systemd/README.md), or remove executable from the declaration"
+            ).dbusError
         }
         do {
             try AuthorizationRules.checkCaller(caller.credentials, app: app.declaration)
@@ -31,14 +39,19 @@ extension BeaconDaemon {
             throw BeacondError(error).dbusError
         }
         try checkClientLimits(app: appID, sender: call.sender, userID: caller.credentials.userID, userName: caller.credentials.userName)
-        let number = clients.register(appID: appID, sender: call.sender, caller: caller.credentials,
-                                      processID: caller.processID).number
+        let number = clients.register(
+            appID: appID, sender: call.sender, caller: caller.credentials,
+            processID: caller.processID
+        ).number
         adoptDetachedRegions(into: number)
         guard let session = clients[number] else { return [] }
         bus?.server.export(clientObject(number))
-        logger.info("client \(session.path) registered as \(appID)",
-                    metadata: metadata(session).merging(["client.user": "\(caller.credentials.userName)",
-                                                         "client.sender": "\(call.sender)"]) { $1 })
+        logger.info(
+            "client \(session.path) registered as \(appID)",
+            metadata: metadata(session).merging([
+                "client.user": "\(caller.credentials.userName)",
+                "client.sender": "\(call.sender)",
+            ]) { $1 })
         notify(.clientRegistered(ClientAddress(session)))
         // One code path for clients: the current status arrives as AuthorizationChanged (after this reply).
         let effects = AuthorizationRules.registration(app: app.declaration, record: record(appID), policy: policy)
@@ -55,21 +68,30 @@ extension BeaconDaemon {
     func checkClientLimits(app appID: String, sender: String, userID: UInt32, userName: String) throws(DBusCallError) {
         let onConnection = clients.clients(on: sender).count
         guard onConnection < Self.maximumClientsPerConnection else {
-            throw BeacondError(.clientLimitExceeded, "this connection already has \(onConnection) clients, the most one connection "
-                + "may have; call Close() on the ones you no longer use").dbusError
+            throw BeacondError(
+                .clientLimitExceeded,
+                "this connection already has \(onConnection) clients, the most one connection "
+                    + "may have; call Close() on the ones you no longer use"
+            ).dbusError
         }
         let ofApp = clients.connectedCount(of: appID)
         guard ofApp < configuration.maxClientsPerApp else {
-            throw BeacondError(.clientLimitExceeded, "app \(appID) already has \(ofApp) connected clients, the limit (max_clients_per_app "
-                + "= \(configuration.maxClientsPerApp) in \(configuration.configFile)). Fix: Close() clients of the app that are no "
-                + "longer used (one client per process is enough: it can monitor and range everything the app needs), "
-                + "or ask an administrator to raise the limit").dbusError
+            throw BeacondError(
+                .clientLimitExceeded,
+                "app \(appID) already has \(ofApp) connected clients, the limit (max_clients_per_app "
+                    + "= \(configuration.maxClientsPerApp) in \(configuration.configFile)). Fix: Close() clients of the app that are no "
+                    + "longer used (one client per process is enough: it can monitor and range everything the app needs), "
+                    + "or ask an administrator to raise the limit"
+            ).dbusError
         }
         let ofUser = clients.connectedCount(ofUser: userID)
         guard ofUser < configuration.maxClientsPerUser else {
-            throw BeacondError(.clientLimitExceeded, "user \(userName) already has \(ofUser) connected clients, the limit "
-                + "(max_clients_per_user = \(configuration.maxClientsPerUser) in \(configuration.configFile)). Fix: Close() "
-                + "clients that are no longer used, or ask an administrator to raise the limit").dbusError
+            throw BeacondError(
+                .clientLimitExceeded,
+                "user \(userName) already has \(ofUser) connected clients, the limit "
+                    + "(max_clients_per_user = \(configuration.maxClientsPerUser) in \(configuration.configFile)). Fix: Close() "
+                    + "clients that are no longer used, or ask an administrator to raise the limit"
+            ).dbusError
         }
     }
 
@@ -84,9 +106,11 @@ extension BeaconDaemon {
             throw BeacondError(.accessDenied, "the bus did not report who \(sender) is (no UnixUserID), so it cannot act as an app").dbusError
         }
         let name = UnixAccounts.user(uid: uid)?.name ?? "uid \(uid)"
-        return Caller(credentials: CallerCredentials(userName: name, userID: uid,
-                                                     executable: peer.processID.flatMap(UnixAccounts.executable)),
-                      processID: peer.processID)
+        return Caller(
+            credentials: CallerCredentials(
+                userName: name, userID: uid,
+                executable: peer.processID.flatMap(UnixAccounts.executable)),
+            processID: peer.processID)
     }
 
     /// Core Location restores an app's monitored regions when it is relaunched: an Always client that
@@ -103,9 +127,13 @@ extension BeaconDaemon {
     /// also hears `PropertiesChanged(MonitoredRegions)`.
     func adoptDetachedRegions(into number: Int, announce: Bool = false) {
         let engine = self.engine
-        guard let plan = clients.planTakeover(into: number, monitored: { client, identifier in
-            engine.monitoredRegion(client: client, identifier: identifier) != nil
-        }) else { return }
+        guard
+            let plan = clients.planTakeover(
+                into: number,
+                monitored: { client, identifier in
+                    engine.monitoredRegion(client: client, identifier: identifier) != nil
+                })
+        else { return }
         let events = self.engine.advance(to: clock())
         // What fell due before the takeover belongs to the old (detached) sessions: routed now, while they
         // exist, it is queued for the app and handed to the new client with the rest of its queue.
@@ -113,9 +141,10 @@ extension BeaconDaemon {
         for move in plan.moves {
             guard let saved = self.engine.moveRegion(move.region.identifier, from: move.from, to: number) else { continue }
             clients.addRegion(move.region, to: number)
-            let heardBy = Self.storedHearing(engine.receiverRecord(for: .region(client: number, identifier: move.region.identifier)),
-                                             rooms: receiverRooms(),
-                                             exitTimeout: Self.monitoringConfiguration(configuration).exitTimeout)
+            let heardBy = Self.storedHearing(
+                engine.receiverRecord(for: .region(client: number, identifier: move.region.identifier)),
+                rooms: receiverRooms(),
+                exitTimeout: Self.monitoringConfiguration(configuration).exitTimeout)
             saveLater(.saveRegion(StoredRegion(client: number, appID: move.appID, monitored: saved, heardBy: heardBy)))
         }
         guard let session = clients[number] else { return }
@@ -126,7 +155,8 @@ extension BeaconDaemon {
         }
         for replaced in plan.replaced {
             let region = replaced.region
-            let message = "region \(region.identifier) of \(session.appID) stopped: \(replaced.by) has the same identifier and replaces "
+            let message =
+                "region \(region.identifier) of \(session.appID) stopped: \(replaced.by) has the same identifier and replaces "
                 + "it (one identifier is one region per app, as in Core Location). Fix: give the app's regions distinct identifiers"
             logger.notice("\(message)", metadata: metadata(session))
             notify(session, .monitoringDidFail(region, BeacondError(.regionReplaced, message)))
@@ -157,8 +187,11 @@ extension BeaconDaemon {
         let region: BeaconRegion
         do { region = try BeaconDictionaries.region(from: argument) } catch { throw error.dbusError }
         if let room = region.room, engine.presence == nil {
-            let why = mqttProblem.map { "MQTT is configured but not running (\($0)). Fix: correct [mqtt] in "
-                + "\(options.configDirectory)/beacond.toml and reload, or leave 'Room' out" }
+            let why =
+                mqttProblem.map {
+                    "MQTT is configured but not running (\($0)). Fix: correct [mqtt] in "
+                        + "\(options.configDirectory)/beacond.toml and reload, or leave 'Room' out"
+                }
                 ?? "rooms are receivers' rooms on an MQTT broker. Fix: set [mqtt] broker (and room) in "
                 + "\(options.configDirectory)/beacond.toml, or leave 'Room' out"
             throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' \(room) needs rooms, and this daemon has none: \(why)").dbusError
@@ -170,7 +203,8 @@ extension BeaconDaemon {
         }
         if session.regions[region.identifier] == nil { try checkRegionLimits(session) }
         if session.regions[region.identifier] == region,
-           let current = engine.monitoredRegion(client: number, identifier: region.identifier)?.state {
+            let current = engine.monitoredRegion(client: number, identifier: region.identifier)?.state
+        {
             // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
             // keeps its state: a beacon that is still there must not enter again. The client hears the state.
             notify(session, .didStartMonitoring(region))
@@ -194,19 +228,26 @@ extension BeaconDaemon {
     /// them over), so no sequence of connections grows an app past its limit.
     func checkRegionLimits(_ session: ClientSession) throws(DBusCallError) {
         let file = configuration.configFile
-        let fix = "StopMonitoring a region you no longer need, monitor a wider region (UUID or UUID+major), or ask an "
+        let fix =
+            "StopMonitoring a region you no longer need, monitor a wider region (UUID or UUID+major), or ask an "
             + "administrator to raise the limit"
         let perClient = configuration.maxRegionsPerClient
         guard session.regions.count < perClient else {
-            throw BeacondError(.regionLimitExceeded, "this client already monitors \(session.regions.count) regions, the limit "
-                + "(max_regions_per_client = \(perClient) in \(file)). Fix: \(fix)").dbusError
+            throw BeacondError(
+                .regionLimitExceeded,
+                "this client already monitors \(session.regions.count) regions, the limit "
+                    + "(max_regions_per_client = \(perClient) in \(file)). Fix: \(fix)"
+            ).dbusError
         }
         let perApp = configuration.maxRegionsPerApp
         let ofApp = clients.regionCount(of: session.appID)
         guard ofApp < perApp else {
-            throw BeacondError(.regionLimitExceeded, "app \(session.appID) already monitors \(ofApp) regions in all its clients, "
-                + "connected or not, the limit (max_regions_per_app = \(perApp) in \(file)); this client has "
-                + "\(session.regions.count) of them. Fix: \(fix) (beaconctl regions lists the app's)").dbusError
+            throw BeacondError(
+                .regionLimitExceeded,
+                "app \(session.appID) already monitors \(ofApp) regions in all its clients, "
+                    + "connected or not, the limit (max_regions_per_app = \(perApp) in \(file)); this client has "
+                    + "\(session.regions.count) of them. Fix: \(fix) (beaconctl regions lists the app's)"
+            ).dbusError
         }
     }
 
@@ -232,9 +273,12 @@ extension BeaconDaemon {
 
     func unknownRegion(_ identifier: String, _ session: ClientSession) -> DBusCallError {
         let known = session.regionOrder
-        return BeacondError(.unknownRegion, "this client monitors no region \(ClientText.quoted(identifier))"
-            + (known.isEmpty ? " (it monitors none)" : " (it monitors: \(known.joined(separator: ", ")))")
-            + "; see the MonitoredRegions property").dbusError
+        return BeacondError(
+            .unknownRegion,
+            "this client monitors no region \(ClientText.quoted(identifier))"
+                + (known.isEmpty ? " (it monitors none)" : " (it monitors: \(known.joined(separator: ", ")))")
+                + "; see the MonitoredRegions property"
+        ).dbusError
     }
 
     // MARK: Ranging
@@ -245,16 +289,20 @@ extension BeaconDaemon {
         let constraint: BeaconIdentityConstraint
         do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
         do {
-            try AuthorizationRules.checkRanging(app: app.declaration, record: record(session.appID), policy: policy,
-                                                inUse: session.inUse)
+            try AuthorizationRules.checkRanging(
+                app: app.declaration, record: record(session.appID), policy: policy,
+                inUse: session.inUse)
         } catch {
             throw BeacondError(error).dbusError
         }
         guard !session.rangedConstraints.contains(constraint) else { return [] }
         let limit = configuration.maxRegionsPerClient
         guard session.rangedConstraints.count < limit else {
-            throw BeacondError(.regionLimitExceeded, "this client already ranges \(limit) constraints (max_regions_per_client "
-                + "in \(options.configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint").dbusError
+            throw BeacondError(
+                .regionLimitExceeded,
+                "this client already ranges \(limit) constraints (max_regions_per_client "
+                    + "in \(options.configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint"
+            ).dbusError
         }
         clients.addRangedConstraint(constraint, to: number)
         logger.info("\(session.appID) ranges \(constraint)", metadata: metadata(session))
@@ -269,8 +317,11 @@ extension BeaconDaemon {
         do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
         guard session.rangedConstraints.contains(constraint) else {
             let known = session.rangedConstraints.map(\.description)
-            throw BeacondError(.unknownRegion, "this client is not ranging \(constraint)"
-                + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")).dbusError
+            throw BeacondError(
+                .unknownRegion,
+                "this client is not ranging \(constraint)"
+                    + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")
+            ).dbusError
         }
         if session.rangingActive { engine.stopRanging([constraint], client: number) }
         clients.removeRangedConstraint(constraint, from: number)
@@ -283,7 +334,8 @@ extension BeaconDaemon {
     /// clients range only while in use (paused otherwise, resumed by `SetInUse(true)`).
     func refreshRanging(_ number: Int) {
         guard let session = clients[number] else { return }
-        let allowed = session.isConnected && !session.rangedConstraints.isEmpty
+        let allowed =
+            session.isConnected && !session.rangedConstraints.isEmpty
             && AuthorizationRules.rangingPermission(record(session.appID), policy).allows(inUse: session.inUse)
         var events: [EngineEvent] = []
         if allowed {
@@ -295,8 +347,9 @@ extension BeaconDaemon {
             engine.stopRanging(session.rangedConstraints, client: number)
             clients.setRangingActive(false, for: number)
             if !session.rangedConstraints.isEmpty, session.isConnected {
-                logger.info("ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
-                            metadata: metadata(session))
+                logger.info(
+                    "ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
+                    metadata: metadata(session))
             }
         }
         engineChanged(events)
@@ -336,8 +389,9 @@ extension BeaconDaemon {
     func removeSession(_ number: Int) {
         guard let session = clients.remove(number) else { return }
         if !session.regions.isEmpty { saveLater(.removeClient(number)) }
-        let events = engine.remove(client: number, regions: session.regionOrder,
-                                   ranging: session.rangingActive ? session.rangedConstraints : [], at: clock())
+        let events = engine.remove(
+            client: number, regions: session.regionOrder,
+            ranging: session.rangingActive ? session.rangedConstraints : [], at: clock())
         route(events)
         bus?.server.unexport(path: session.path)
     }
@@ -369,12 +423,20 @@ extension BeaconDaemon {
         notify(.clientClosed(ClientAddress(session)))
         let live = clients.newestLiveClient(of: session.appID, excluding: excluded)
         if let live {
-            logger.info("client \(session.path) (\(session.appID)) left (\(why)); the app's client \(BeacondBus.clientPathPrefix)\(live) takes over its \(session.regions.count) Always regions",
-                        metadata: metadata(session))
+            logger.info(
+                """
+                client \(session.path) (\(session.appID)) left (\(why)); the app's client \(BeacondBus.clientPathPrefix)\(live) \
+                takes over its \(session.regions.count) Always regions
+                """,
+                metadata: metadata(session))
             adoptDetachedRegions(into: live, announce: true)
         } else {
-            logger.info("client \(session.path) (\(session.appID)) left (\(why)); its \(session.regions.count) Always regions stay monitored for the app's next client",
-                        metadata: metadata(session))
+            logger.info(
+                """
+                client \(session.path) (\(session.appID)) left (\(why)); \
+                its \(session.regions.count) Always regions stay monitored for the app's next client
+                """,
+                metadata: metadata(session))
         }
     }
 }
@@ -387,8 +449,11 @@ extension BeaconDaemon {
         case .success(let peer)?:
             return peer
         case .failure(let error)?:
-            throw BeacondError(.accessDenied, "the bus could not say who \(sender) is (\(error.name): \(error.message)), "
-                + "so it cannot act as an app or administrator; try again").dbusError
+            throw BeacondError(
+                .accessDenied,
+                "the bus could not say who \(sender) is (\(error.name): \(error.message)), "
+                    + "so it cannot act as an app or administrator; try again"
+            ).dbusError
         case nil:
             throw DBusCallError(name: DBusStandardError.failed, message: "internal error: no credentials were asked for \(sender)")
         }

@@ -70,10 +70,12 @@ extension BeaconDaemon {
 
     func deliver(_ result: RangingResult<EngineKey>) {
         guard case .ranging(let client, _) = result.key, let session = clients[client], session.rangingActive,
-              let bus else { return }
+            let bus
+        else { return }
         let address = ClientAddress(session)
-        let audience = bus.rangingAudience(address, constraint: result.constraint, beacons: result.beacons.count,
-                                           first: result.beacons.first.map(report))
+        let audience = bus.rangingAudience(
+            address, constraint: result.constraint, beacons: result.beacons.count,
+            first: result.beacons.first.map(report))
         guard !audience.isEmpty else { return }
         bus.range(address, constraint: result.constraint, result.beacons.map(report), to: audience)
     }
@@ -166,11 +168,14 @@ extension BeaconDaemon {
             if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
             self.scanner = scanner
             perform(scanControl.started(label: scanner.label))
-            try scanner.start(loop: loop, deliver: { input in
-                self.assumeIsolated { $0.ingest(input) }
-            }, status: { status in
-                self.assumeIsolated { $0.scannerStatusChanged(status) }
-            })
+            try scanner.start(
+                loop: loop,
+                deliver: { input in
+                    self.assumeIsolated { $0.ingest(input) }
+                },
+                status: { status in
+                    self.assumeIsolated { $0.scannerStatusChanged(status) }
+                })
         } catch {
             scanner = nil
             perform(scanControl.startFailed(error.message))

@@ -42,9 +42,10 @@ extension BeaconDaemon {
     private func startNode(known: [ReceiverDirectory.Receiver]) {
         guard let broker = configuration.mqtt.broker else { return }
         do throws(MQTTError) {
-            let node = try MQTTNode(settings: configuration.mqtt, broker: broker, loop: loop, logger: logger,
-                                    monitoring: Self.monitoringConfiguration(configuration), clock: clock,
-                                    knownReceivers: known)
+            let node = try MQTTNode(
+                settings: configuration.mqtt, broker: broker, loop: loop, logger: logger,
+                monitoring: Self.monitoringConfiguration(configuration), clock: clock,
+                knownReceivers: known)
             node.onFleetInput = { [unowned self] input in
                 self.assumeIsolated { $0.fleetInput(input) }
             }
@@ -64,18 +65,25 @@ extension BeaconDaemon {
             let roomed = engine.monitoredRegions.values.compactMap(\.region.room)
             if !roomed.isEmpty {
                 let rooms = Set(roomed).sorted().joined(separator: ", ")
-                logger.warning("\(roomed.count) monitored region(s) have a Room (\(rooms)) but there are no rooms without a running [mqtt] node: they cannot enter until MQTT runs again")
+                logger.warning(
+                    """
+                    \(roomed.count) monitored region(s) have a Room (\(rooms)) but there are no rooms \
+                    without a running [mqtt] node: they cannot enter until MQTT runs again
+                    """
+                )
             }
             return
         }
         if engine.presence == nil {
-            engine.presence = RoomPresence(localRoom: mqttNode.room, localRSSIOffset: configuration.mqtt.rssiOffset,
-                                           calibrations: configuration.calibrations,
-                                           measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
+            engine.presence = RoomPresence(
+                localRoom: mqttNode.room, localRSSIOffset: configuration.mqtt.rssiOffset,
+                calibrations: configuration.calibrations,
+                measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
         } else {
-            engine.presence?.reconfigure(localRoom: mqttNode.room, localRSSIOffset: configuration.mqtt.rssiOffset,
-                                         calibrations: configuration.calibrations,
-                                         measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
+            engine.presence?.reconfigure(
+                localRoom: mqttNode.room, localRSSIOffset: configuration.mqtt.rssiOffset,
+                calibrations: configuration.calibrations,
+                measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
         }
         mqttNode.roomOf = { [unowned self] identity in self.assumeIsolated { $0.engine.presence?.placement(of: identity) ?? .unplaced } }
         mqttNode.distancesOf = { [unowned self] identity in
@@ -115,8 +123,10 @@ extension BeaconDaemon {
         switch input {
         case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower, let exactRSSI):
             let room = mqttNode?.directory.room(of: receiver)
-            engineChanged(engine.observe(identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
-                                         by: receiver, in: room, at: now))
+            engineChanged(
+                engine.observe(
+                    identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
+                    by: receiver, in: room, at: now))
             scheduleLastSeenSave()
         case .receiverOffline(let receiver):
             engineChanged(engine.receiverWentOffline(receiver, at: now))
@@ -150,19 +160,24 @@ extension BeaconDaemon {
                 fresh.append((identity, room, reading))
             }
         }
-        return page.reply(page.slice(fresh).map { identity, room, reading in
-            .dictionary(keySignature: "s", valueSignature: "v", [
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.uuid), value: .variant(.string(identity.uuid.uuidString))),
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.major), value: .variant(.uint16(identity.major))),
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.minor), value: .variant(.uint16(identity.minor))),
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.receiver), value: .variant(.string(room))),
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.rssi), value: .variant(.double(reading.rssi))),
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.measuredPower),
-                                    value: .variant(.int16(Int16(clamping: reading.measuredPower)))),
-                DBusDictionaryEntry(key: .string(BeacondReadingKey.timestamp),
-                                    value: .variant(.uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch)))),
-            ])
-        }, total: fresh.count)
+        return page.reply(
+            page.slice(fresh).map { identity, room, reading in
+                .dictionary(
+                    keySignature: "s", valueSignature: "v",
+                    [
+                        DBusDictionaryEntry(key: .string(BeacondReadingKey.uuid), value: .variant(.string(identity.uuid.uuidString))),
+                        DBusDictionaryEntry(key: .string(BeacondReadingKey.major), value: .variant(.uint16(identity.major))),
+                        DBusDictionaryEntry(key: .string(BeacondReadingKey.minor), value: .variant(.uint16(identity.minor))),
+                        DBusDictionaryEntry(key: .string(BeacondReadingKey.receiver), value: .variant(.string(room))),
+                        DBusDictionaryEntry(key: .string(BeacondReadingKey.rssi), value: .variant(.double(reading.rssi))),
+                        DBusDictionaryEntry(
+                            key: .string(BeacondReadingKey.measuredPower),
+                            value: .variant(.int16(Int16(clamping: reading.measuredPower)))),
+                        DBusDictionaryEntry(
+                            key: .string(BeacondReadingKey.timestamp),
+                            value: .variant(.uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch)))),
+                    ])
+            }, total: fresh.count)
     }
 
     /// This receiver's sighting, for the broker.

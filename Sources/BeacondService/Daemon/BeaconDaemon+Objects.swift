@@ -10,8 +10,10 @@ extension BeaconDaemon {
     /// A method whose handler runs isolated to the daemon. `reportsStateNotSaved: false` for a call whose saved
     /// changes are side effects (RegisterClient's takeover of detached regions): failing it would leave a client
     /// the caller never heard of; the failure is logged and shown in status instead.
-    nonisolated func method(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-                            reportsStateNotSaved: Bool = true, _ body: @escaping Handler) -> DBusMethod {
+    nonisolated func method(
+        _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+        reportsStateNotSaved: Bool = true, _ body: @escaping Handler
+    ) -> DBusMethod {
         DBusMethod(name, in: inArguments, out: outArguments) { call throws(DBusCallError) in
             try self.assumeIsolated { daemon in
                 Result { () throws(DBusCallError) in
@@ -32,8 +34,10 @@ extension BeaconDaemon {
     }
 
     /// An Admin1 method: the caller must be root or in `admin_group` before anything else happens.
-    nonisolated func adminMethod(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-                                 _ body: @escaping Handler) -> DBusMethod {
+    nonisolated func adminMethod(
+        _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+        _ body: @escaping Handler
+    ) -> DBusMethod {
         method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
             try daemon.checkAdministrator(call.sender)
             return try body(daemon, call)
@@ -41,61 +45,74 @@ extension BeaconDaemon {
     }
 
     /// An Admin1 listing in pages: `(u offset, u limit) → (aa{sv} entries, u total)`.
-    nonisolated func pagedMethod(_ name: String, _ entries: String,
-                                 _ body: @escaping @Sendable (isolated BeaconDaemon, Page) -> [DBusValue]) -> DBusMethod {
-        adminMethod(name, in: [DBusArgument("offset", "u"), DBusArgument("limit", "u")],
-                    out: [DBusArgument(entries, "aa{sv}"), DBusArgument("total", "u")]) { daemon, call in
+    nonisolated func pagedMethod(
+        _ name: String, _ entries: String,
+        _ body: @escaping @Sendable (isolated BeaconDaemon, Page) -> [DBusValue]
+    ) -> DBusMethod {
+        adminMethod(
+            name, in: [DBusArgument("offset", "u"), DBusArgument("limit", "u")],
+            out: [DBusArgument(entries, "aa{sv}"), DBusArgument("total", "u")]
+        ) { daemon, call in
             body(daemon, Page(call))
         }
     }
 
-    nonisolated func property(_ name: String, _ signature: String, changeSignal: DBusProperty.ChangeSignal = .value,
-                              _ read: @escaping @Sendable (isolated BeaconDaemon, String) -> DBusValue) -> DBusProperty {
+    nonisolated func property(
+        _ name: String, _ signature: String, changeSignal: DBusProperty.ChangeSignal = .value,
+        _ read: @escaping @Sendable (isolated BeaconDaemon, String) -> DBusValue
+    ) -> DBusProperty {
         DBusProperty(name, signature, changeSignal: changeSignal) { sender in
             self.assumeIsolated { daemon in read(daemon, sender) }
         }
     }
 
     func managerObject() -> DBusObject {
-        let manager = DBusInterface(BeacondInterface.manager, methods: [
-            method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")],
-                   reportsStateNotSaved: false) {
-                daemon, call throws(DBusCallError) in try daemon.registerClient(call)
-            },
-        ], properties: [
-            property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
-            property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.policy.locationServicesEnabled) },
-            property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanControl.phase.isScanning) },
-        ])
-        let admin = DBusInterface(BeacondInterface.admin, methods: [
-            adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [daemon.status()] },
-            pagedMethod(BeacondMember.listRegions, "regions") { daemon, page in daemon.regionList(page) },
-            pagedMethod(BeacondMember.listClients, "clients") { daemon, page in daemon.clientList(page) },
-            pagedMethod(BeacondMember.listApps, "apps") { daemon, page in daemon.appList(page) },
-            pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in daemon.pendingRequestList(page) },
-            pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in daemon.receiverReadings(page) },
-            adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
-                daemon.reload()
-                return [.string(daemon.rejectedConfiguration ?? "")]
-            },
-            adminMethod(BeacondMember.setAuthorization, in: [DBusArgument("app_id", "s"), DBusArgument("status", "s")]) {
-                daemon, call throws(DBusCallError) in try daemon.setAuthorization(call)
-            },
-            adminMethod(BeacondMember.resetAuthorization, in: [DBusArgument("app_id", "s")]) {
-                daemon, call throws(DBusCallError) in try daemon.resetAuthorization(call)
-            },
-            adminMethod(BeacondMember.setLocationServicesEnabled, in: [DBusArgument("enabled", "b")]) {
-                daemon, call throws(DBusCallError) in try daemon.setLocationServicesEnabled(call)
-            },
-            adminMethod(BeacondMember.watchEvents) { daemon, call in
-                daemon.bus?.watchEvents(call.sender)
-                return []
-            },
-            adminMethod(BeacondMember.unwatchEvents) { daemon, call in
-                daemon.bus?.unwatchEvents(call.sender)
-                return []
-            },
-        ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])
+        let manager = DBusInterface(
+            BeacondInterface.manager,
+            methods: [
+                method(
+                    BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")],
+                    reportsStateNotSaved: false
+                ) {
+                    daemon, call throws(DBusCallError) in try daemon.registerClient(call)
+                }
+            ],
+            properties: [
+                property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
+                property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.policy.locationServicesEnabled) },
+                property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanControl.phase.isScanning) },
+            ])
+        let admin = DBusInterface(
+            BeacondInterface.admin,
+            methods: [
+                adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [daemon.status()] },
+                pagedMethod(BeacondMember.listRegions, "regions") { daemon, page in daemon.regionList(page) },
+                pagedMethod(BeacondMember.listClients, "clients") { daemon, page in daemon.clientList(page) },
+                pagedMethod(BeacondMember.listApps, "apps") { daemon, page in daemon.appList(page) },
+                pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in daemon.pendingRequestList(page) },
+                pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in daemon.receiverReadings(page) },
+                adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
+                    daemon.reload()
+                    return [.string(daemon.rejectedConfiguration ?? "")]
+                },
+                adminMethod(BeacondMember.setAuthorization, in: [DBusArgument("app_id", "s"), DBusArgument("status", "s")]) {
+                    daemon, call throws(DBusCallError) in try daemon.setAuthorization(call)
+                },
+                adminMethod(BeacondMember.resetAuthorization, in: [DBusArgument("app_id", "s")]) {
+                    daemon, call throws(DBusCallError) in try daemon.resetAuthorization(call)
+                },
+                adminMethod(BeacondMember.setLocationServicesEnabled, in: [DBusArgument("enabled", "b")]) {
+                    daemon, call throws(DBusCallError) in try daemon.setLocationServicesEnabled(call)
+                },
+                adminMethod(BeacondMember.watchEvents) { daemon, call in
+                    daemon.bus?.watchEvents(call.sender)
+                    return []
+                },
+                adminMethod(BeacondMember.unwatchEvents) { daemon, call in
+                    daemon.bus?.unwatchEvents(call.sender)
+                    return []
+                },
+            ], signals: [DBusSignalDescription(BeacondMember.event, [DBusArgument("kind", "s"), DBusArgument("data", "a{sv}")])])
         // RegisterClient and every Admin1 call check who the caller is: the server asks the bus before dispatching.
         return DBusObject(path: BeacondBus.managerPath, interfaces: [manager, admin], needsCallerCredentials: true)
     }
@@ -104,56 +121,64 @@ extension BeaconDaemon {
         let region = DBusArgument("region", "a{sv}")
         let constraint = DBusArgument("constraint", "a{sv}")
         let event = DBusArgument("event", "a{sv}")
-        func clientMethod(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-                          _ body: @escaping @Sendable (isolated BeaconDaemon, Int, DBusMethodCall) throws(DBusCallError) -> [DBusValue]) -> DBusMethod {
+        func clientMethod(
+            _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+            _ body: @escaping @Sendable (isolated BeaconDaemon, Int, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
+        ) -> DBusMethod {
             method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
                 try body(daemon, number, call)
             }
         }
-        let interface = DBusInterface(BeacondInterface.locationManager, methods: [
-            clientMethod(BeacondMember.requestWhenInUseAuthorization, out: [DBusArgument("status", "s")]) {
-                daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.whenInUse, client: number)
+        let interface = DBusInterface(
+            BeacondInterface.locationManager,
+            methods: [
+                clientMethod(BeacondMember.requestWhenInUseAuthorization, out: [DBusArgument("status", "s")]) {
+                    daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.whenInUse, client: number)
+                },
+                clientMethod(BeacondMember.requestAlwaysAuthorization, out: [DBusArgument("status", "s")]) {
+                    daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.always, client: number)
+                },
+                clientMethod(BeacondMember.startMonitoring, in: [region]) { daemon, number, call throws(DBusCallError) in
+                    try daemon.startMonitoring(client: number, call.arguments[0])
+                },
+                clientMethod(BeacondMember.stopMonitoring, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
+                    try daemon.stopMonitoring(client: number, call.arguments[0])
+                },
+                clientMethod(BeacondMember.requestState, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
+                    try daemon.requestState(client: number, call.arguments[0])
+                },
+                clientMethod(BeacondMember.startRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
+                    try daemon.startRanging(client: number, call.arguments[0])
+                },
+                clientMethod(BeacondMember.stopRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
+                    try daemon.stopRanging(client: number, call.arguments[0])
+                },
+                clientMethod(BeacondMember.setInUse, in: [DBusArgument("in_use", "b")]) { daemon, number, call throws(DBusCallError) in
+                    try daemon.setInUse(client: number, call.arguments[0])
+                },
+                clientMethod(BeacondMember.close) { daemon, number, _ in
+                    daemon.clientAsksToClose(number)
+                    return []
+                },
+            ],
+            properties: [
+                BeacondMember.appID, BeacondMember.authorizationStatus, BeacondMember.inUse,
+                BeacondMember.monitoredRegions, BeacondMember.rangedConstraints,
+            ].map { name in
+                property(name, Self.clientPropertySignature(name), changeSignal: Self.clientPropertyChangeSignal(name)) { daemon, _ in
+                    daemon.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
+                }
             },
-            clientMethod(BeacondMember.requestAlwaysAuthorization, out: [DBusArgument("status", "s")]) {
-                daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.always, client: number)
-            },
-            clientMethod(BeacondMember.startMonitoring, in: [region]) { daemon, number, call throws(DBusCallError) in
-                try daemon.startMonitoring(client: number, call.arguments[0])
-            },
-            clientMethod(BeacondMember.stopMonitoring, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
-                try daemon.stopMonitoring(client: number, call.arguments[0])
-            },
-            clientMethod(BeacondMember.requestState, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
-                try daemon.requestState(client: number, call.arguments[0])
-            },
-            clientMethod(BeacondMember.startRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
-                try daemon.startRanging(client: number, call.arguments[0])
-            },
-            clientMethod(BeacondMember.stopRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
-                try daemon.stopRanging(client: number, call.arguments[0])
-            },
-            clientMethod(BeacondMember.setInUse, in: [DBusArgument("in_use", "b")]) { daemon, number, call throws(DBusCallError) in
-                try daemon.setInUse(client: number, call.arguments[0])
-            },
-            clientMethod(BeacondMember.close) { daemon, number, _ in
-                daemon.clientAsksToClose(number)
-                return []
-            },
-        ], properties: [BeacondMember.appID, BeacondMember.authorizationStatus, BeacondMember.inUse,
-                        BeacondMember.monitoredRegions, BeacondMember.rangedConstraints].map { name in
-            property(name, Self.clientPropertySignature(name), changeSignal: Self.clientPropertyChangeSignal(name)) { daemon, _ in
-                daemon.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
-            }
-        }, signals: [
-            DBusSignalDescription(BeacondMember.authorizationChanged, [DBusArgument("status", "s")]),
-            DBusSignalDescription(BeacondMember.didStartMonitoring, [region]),
-            DBusSignalDescription(BeacondMember.didDetermineState, [DBusArgument("state", "s"), region, event]),
-            DBusSignalDescription(BeacondMember.didEnterRegion, [region, event]),
-            DBusSignalDescription(BeacondMember.didExitRegion, [region, event]),
-            DBusSignalDescription(BeacondMember.didRangeBeacons, [DBusArgument("beacons", "aa{sv}"), constraint]),
-            DBusSignalDescription(BeacondMember.monitoringDidFail, [region, DBusArgument("error", "s"), DBusArgument("message", "s")]),
-            DBusSignalDescription(BeacondMember.rangingDidFail, [constraint, DBusArgument("error", "s"), DBusArgument("message", "s")]),
-        ])
+            signals: [
+                DBusSignalDescription(BeacondMember.authorizationChanged, [DBusArgument("status", "s")]),
+                DBusSignalDescription(BeacondMember.didStartMonitoring, [region]),
+                DBusSignalDescription(BeacondMember.didDetermineState, [DBusArgument("state", "s"), region, event]),
+                DBusSignalDescription(BeacondMember.didEnterRegion, [region, event]),
+                DBusSignalDescription(BeacondMember.didExitRegion, [region, event]),
+                DBusSignalDescription(BeacondMember.didRangeBeacons, [DBusArgument("beacons", "aa{sv}"), constraint]),
+                DBusSignalDescription(BeacondMember.monitoringDidFail, [region, DBusArgument("error", "s"), DBusArgument("message", "s")]),
+                DBusSignalDescription(BeacondMember.rangingDidFail, [constraint, DBusArgument("error", "s"), DBusArgument("message", "s")]),
+            ])
         return DBusObject(path: BeacondBus.clientPathPrefix + String(number), interfaces: [interface]) {
             sender throws(DBusCallError) in
             try self.assumeIsolated { daemon in
@@ -200,8 +225,11 @@ extension BeaconDaemon {
             throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed; call RegisterClient again")
         }
         guard session.sender == sender else {
-            throw BeacondError(.accessDenied, "\(session.path) belongs to another connection; only the connection that "
-                + "registered it may call it. Call \(BeacondInterface.manager).RegisterClient to get your own").dbusError
+            throw BeacondError(
+                .accessDenied,
+                "\(session.path) belongs to another connection; only the connection that "
+                    + "registered it may call it. Call \(BeacondInterface.manager).RegisterClient to get your own"
+            ).dbusError
         }
     }
 }

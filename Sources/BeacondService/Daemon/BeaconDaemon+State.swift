@@ -43,7 +43,8 @@ extension BeaconDaemon {
             let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
             for key in journal.changedRegions {
                 guard let monitored = engine.monitoredRegion(for: key) else { continue }
-                current[key] = StateJournal.RegionValues(monitored: monitored, heardBy: Self.storedHearing(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
+                current[key] = StateJournal.RegionValues(
+                    monitored: monitored, heardBy: Self.storedHearing(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
             }
         }
         let outcome = journal.commit(force: force, current: current) { batch throws(StateStoreError) in
@@ -65,12 +66,14 @@ extension BeaconDaemon {
                 logger.error("\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
             }
             if isNew {
-                logger.error("cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
-                             metadata: ["state.file": "\(store.file)"])
+                logger.error(
+                    "cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
+                    metadata: ["state.file": "\(store.file)"])
             }
             // Each try is logged, so the backoff can be seen (and counted) in the log.
-            logger.info("state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
-                        metadata: ["state.file": "\(store.file)"])
+            logger.info(
+                "state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
+                metadata: ["state.file": "\(store.file)"])
             arm(.stateRetry, at: .now + retryIn)
             return error
         }
@@ -93,8 +96,9 @@ extension BeaconDaemon {
             }
         } catch {
             if journal.failed(error) {
-                logger.error("cannot save state: \(error). Until it works, a restart loses what changes",
-                             metadata: ["state.file": "\(store.file)"])
+                logger.error(
+                    "cannot save state: \(error). Until it works, a restart loses what changes",
+                    metadata: ["state.file": "\(store.file)"])
             }
         }
     }
@@ -103,15 +107,19 @@ extension BeaconDaemon {
     /// nothing (GetStatus while the disk is full) succeeds whatever the commit of earlier changes does.
     func commitAfterCall(changesBefore: Int) throws(DBusCallError) {
         guard let error = commitState(.powerLoss), journal.changeCount != changesBefore else { return }
-        throw BeacondError(.stateNotSaved, "the change is in effect now but could not be saved (\(error.message)), so a "
-            + "restart of beacond would lose it; beacond keeps retrying, at most \(StateJournal.maximumRetryDelay) apart. "
-            + "Fix: \(error.fix)").dbusError
+        throw BeacondError(
+            .stateNotSaved,
+            "the change is in effect now but could not be saved (\(error.message)), so a "
+                + "restart of beacond would lose it; beacond keeps retrying, at most \(StateJournal.maximumRetryDelay) apart. "
+                + "Fix: \(error.fix)"
+        ).dbusError
     }
 
     // MARK: Region rows
 
     func storedRegion(_ session: ClientSession, _ region: BeaconRegion) -> StoredRegion {
-        let monitored = engine.monitoredRegion(client: session.number, identifier: region.identifier)
+        let monitored =
+            engine.monitoredRegion(client: session.number, identifier: region.identifier)
             ?? MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown)
         return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
     }
@@ -142,7 +150,8 @@ extension BeaconDaemon {
     static func storedHearing(_ record: ReceiverRecord?, rooms: [ReceiverID: String], exitTimeout: Duration) -> StoredHearing? {
         guard let record else { return nil }
         let latest = max(record.local ?? .min, record.remote.values.max() ?? .min)
-        let window = Int64(clamping: exitTimeout.components.seconds) &* 1_000_000
+        let window =
+            Int64(clamping: exitTimeout.components.seconds) &* 1_000_000
             &+ Int64(clamping: exitTimeout.components.attoseconds / 1_000_000_000_000)
         let since = latest.subtractingReportingOverflow(window).partialValue
         var remote: [String: Int64] = [:]
@@ -185,7 +194,12 @@ extension BeaconDaemon {
         do {
             for (appID, count) in try store.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
                 let file = configuration.configFile
-                logger.warning("\(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(file) (its first \(perApp) saved regions resume); raise the limit before a restart to keep more")
+                logger.warning(
+                    """
+                    \(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(file) \
+                    (its first \(perApp) saved regions resume); raise the limit before a restart to keep more
+                    """
+                )
             }
         } catch {
             logger.error("\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
@@ -198,16 +212,19 @@ extension BeaconDaemon {
         // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
         // lost. Restored while blind, every region waits for a full exit_timeout of scanning instead.
         _ = engine.suspendDetection(at: clock())
-        let plan = RegionRestore.plan(loaded.regions, status: { appID in
-            self.configuration.apps[appID] == nil ? nil : self.effectiveStatus(appID)
-        }, declaredWhere: "\(options.configDirectory)/apps.d")
+        let plan = RegionRestore.plan(
+            loaded.regions,
+            status: { appID in
+                self.configuration.apps[appID] == nil ? nil : self.effectiveStatus(appID)
+            }, declaredWhere: "\(options.configDirectory)/apps.d")
         for dropped in plan.dropped {
             logger.notice("\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
             saveLater(.removeClient(dropped.client))
         }
         var restored = 0
-        let heard = Dictionary(loaded.regions.map { (EngineKey.region(client: $0.client, identifier: $0.monitored.region.identifier), $0) },
-                               uniquingKeysWith: { _, last in last })
+        let heard = Dictionary(
+            loaded.regions.map { (EngineKey.region(client: $0.client, identifier: $0.monitored.region.identifier), $0) },
+            uniquingKeysWith: { _, last in last })
         var receivers: [String: ReceiverID] = [:]
         for resumed in plan.resumed {
             clients.restore(number: resumed.client, appID: resumed.appID, regions: resumed.regions.map(\.region))
@@ -216,8 +233,9 @@ extension BeaconDaemon {
                 let key = EngineKey.region(client: resumed.client, identifier: monitored.region.identifier)
                 guard let hearing = heard[key]?.heardBy else { continue }
                 let record = Self.receiverRecord(hearing, numbering: &receivers)
-                engine.restoreReceivers(record, client: resumed.client, identifier: monitored.region.identifier,
-                                        offline: Set(receivers.values))
+                engine.restoreReceivers(
+                    record, client: resumed.client, identifier: monitored.region.identifier,
+                    offline: Set(receivers.values))
             }
             restored += resumed.regions.count
         }
@@ -225,6 +243,8 @@ extension BeaconDaemon {
         for (room, id) in receivers { numberedRooms[id] = room }
         guard restored > 0 else { return }
         let apps = clients.appIDs.count
-        logger.info("resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout")
+        logger.info(
+            "resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout"
+        )
     }
 }

@@ -102,8 +102,10 @@ public actor BeaconDaemon {
     static let maximumClientsPerConnection = 32
 
     /// Loads configuration and state; throws a configuration error (exit 78) or a state error.
-    public init(options: DaemonOptions, loop: MainLoop, logger: Logger,
-                clock: @escaping @Sendable () -> Timestamp = BeaconDaemon.wallClock) throws(DaemonStartError) {
+    public init(
+        options: DaemonOptions, loop: MainLoop, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp = BeaconDaemon.wallClock
+    ) throws(DaemonStartError) {
         self.options = options
         self.loop = loop
         self.logger = logger
@@ -116,8 +118,9 @@ public actor BeaconDaemon {
         }
         do {
             stateFile = try StateFile(directory: options.stateDirectory, logger: logger)
-            authorization = AuthorizationService(records: try stateFile.store.loadAll(),
-                                                 servicesSwitch: try stateFile.store.locationServicesSwitch())
+            authorization = AuthorizationService(
+                records: try stateFile.store.loadAll(),
+                servicesSwitch: try stateFile.store.locationServicesSwitch())
         } catch {
             throw .state("\(error)")
         }
@@ -176,8 +179,9 @@ public actor BeaconDaemon {
         let uniqueName = connection.uniqueName
         let bus: BusFace
         do {
-            bus = BusFace(connection: connection, server: try DBusObjectServer(connection: connection, loop: loop), logger: logger,
-                          clock: clock, flushDue: { [unowned self] in self.flushSoon() })
+            bus = BusFace(
+                connection: connection, server: try DBusObjectServer(connection: connection, loop: loop), logger: logger,
+                clock: clock, flushDue: { [unowned self] in self.flushSoon() })
         } catch {
             throw .bus("cannot serve on the bus: \(error)")
         }
@@ -193,12 +197,14 @@ public actor BeaconDaemon {
         do {
             ownership = try bus.connection.requestName(BeacondBus.name)
         } catch {
-            throw .bus("cannot own \(BeacondBus.name): \(error.message). On the system bus the D-Bus "
-                + "policy /usr/share/dbus-1/system.d/org.beacond.conf must let this user own it (make install puts it there)")
+            throw .bus(
+                "cannot own \(BeacondBus.name): \(error.message). On the system bus the D-Bus "
+                    + "policy /usr/share/dbus-1/system.d/org.beacond.conf must let this user own it (make install puts it there)")
         }
         guard ownership == .primaryOwner || ownership == .alreadyOwner else {
-            throw .bus("another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
-                + "stop it first (systemctl stop beacond)")
+            throw .bus(
+                "another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
+                    + "stop it first (systemctl stop beacond)")
         }
         // Resumed regions need the scanner; anything their restore left to save is saved now.
         stateFile.watch(on: loop) {
@@ -212,9 +218,12 @@ public actor BeaconDaemon {
         commitState()
         dropExpiredQueuedEvents()
         scheduleQueueExpiry()
-        logger.info("beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
-                    metadata: ["bus.unique_name": "\(uniqueName)", "scanner": "\(configuration.scanner)",
-                               "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)"])
+        logger.info(
+            "beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
+            metadata: [
+                "bus.unique_name": "\(uniqueName)", "scanner": "\(configuration.scanner)",
+                "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)",
+            ])
     }
 
     /// Stops scanning and leaves the bus.
@@ -306,14 +315,16 @@ public actor BeaconDaemon {
     /// The client's properties as they are now (read from the registry, not from a caller's copy).
     func clientPropertiesChanged(_ number: Int, _ names: [ClientPropertyName]) {
         guard let session = clients[number] else { return }
-        bus?.propertiesChanged(ClientAddress(session), names.map { name in
-            switch name {
-            case .authorizationStatus: .authorizationStatus(effectiveStatus(session.appID))
-            case .inUse: .inUse(session.inUse)
-            case .monitoredRegions: .monitoredRegions
-            case .rangedConstraints: .rangedConstraints
-            }
-        })
+        bus?.propertiesChanged(
+            ClientAddress(session),
+            names.map { name in
+                switch name {
+                case .authorizationStatus: .authorizationStatus(effectiveStatus(session.appID))
+                case .inUse: .inUse(session.inUse)
+                case .monitoredRegions: .monitoredRegions
+                case .rangedConstraints: .rangedConstraints
+                }
+            })
     }
 }
 

@@ -24,8 +24,10 @@ struct BeaconEngine {
         case .packet(let packet, let bytes):
             pipeline.ingest(packet, payload: bytes.span, at: now, into: &events)
         case .iBeacon(let frame, let rssi, let address, let addressType):
-            pipeline.observe(IBeaconObservation(frame: frame, rssi: rssi, address: address, addressType: addressType,
-                                                timestamp: now), into: &events)
+            pipeline.observe(
+                IBeaconObservation(
+                    frame: frame, rssi: rssi, address: address, addressType: addressType,
+                    timestamp: now), into: &events)
         }
         forgetRooms(at: now)
         return events
@@ -36,15 +38,18 @@ struct BeaconEngine {
     /// Another receiver's reading of `identity` (MQTT), from the receiver in `room`: it places the beacon (with rooms),
     /// counts for monitoring as a sighting of that receiver, and (placed) is ranged from the nearest receiver in cycles
     /// this adapter does not hear the beacon.
-    mutating func observe(_ identity: BeaconIdentity, rssi: Int8?, exactRSSI: Double? = nil, distance: Double? = nil, measuredPower: Int? = nil,
-                          by receiver: ReceiverID, in room: String? = nil, at now: Timestamp) -> [Event] {
+    mutating func observe(
+        _ identity: BeaconIdentity, rssi: Int8?, exactRSSI: Double? = nil, distance: Double? = nil, measuredPower: Int? = nil,
+        by receiver: ReceiverID, in room: String? = nil, at now: Timestamp
+    ) -> [Event] {
         var events: [Event] = []
         pipeline.advance(to: now, into: &events)
         forgetRooms(at: now)
         var placed = SightingRoom.unplaced
         if pipeline.presence != nil, let room {
-            placed = pipeline.presence!.place(identity, rssi: exactRSSI ?? rssi.map(Double.init), advertisedPower: measuredPower,
-                                              distance: distance.flatMap { $0 >= 0 ? $0 : nil }, by: receiver, in: room, at: now)
+            placed = pipeline.presence!.place(
+                identity, rssi: exactRSSI ?? rssi.map(Double.init), advertisedPower: measuredPower,
+                distance: distance.flatMap { $0 >= 0 ? $0 : nil }, by: receiver, in: room, at: now)
             pipeline.observeRemotely(identity, measuredPower: measuredPower, at: now)
         }
         var monitoring: [MonitoringEvent<EngineKey>] = []
@@ -168,7 +173,8 @@ struct BeaconEngine {
     mutating func moveRegion(_ identifier: String, from old: Int, to new: Int) -> MonitoredRegion? {
         let oldKey = EngineKey.region(client: old, identifier: identifier)
         guard let saved = pipeline.monitor.monitoredRegion(for: oldKey),
-              pipeline.monitor.rekey(oldKey, to: .region(client: new, identifier: identifier)) else { return nil }
+            pipeline.monitor.rekey(oldKey, to: .region(client: new, identifier: identifier))
+        else { return nil }
         return saved
     }
 
@@ -204,8 +210,10 @@ struct BeaconEngine {
     // MARK: Whole clients and reconfiguration
 
     /// Takes out everything of a client: its regions (in the order given) and its ranging.
-    mutating func remove(client: Int, regions identifiers: [String], ranging constraints: [BeaconIdentityConstraint],
-                         at now: Timestamp) -> [Event] {
+    mutating func remove(
+        client: Int, regions identifiers: [String], ranging constraints: [BeaconIdentityConstraint],
+        at now: Timestamp
+    ) -> [Event] {
         var events: [Event] = []
         for identifier in identifiers { events += stopMonitoring(client: client, identifier: identifier, at: now) }
         stopRanging(constraints, client: client)
@@ -215,8 +223,10 @@ struct BeaconEngine {
     /// A new monitoring configuration (exit timeout, hysteresis): a fresh pipeline with every region in its
     /// current state and still blind if it was, and the given ranging started again. Returns what fell due before
     /// the change (for the old configuration's clients) and what the restarted ranging produced.
-    mutating func reconfigure(_ monitoring: MonitoringConfiguration, ranging: [(client: Int, constraints: [BeaconIdentityConstraint])],
-                              at now: Timestamp) -> (due: [Event], restarted: [Event]) {
+    mutating func reconfigure(
+        _ monitoring: MonitoringConfiguration, ranging: [(client: Int, constraints: [BeaconIdentityConstraint])],
+        at now: Timestamp
+    ) -> (due: [Event], restarted: [Event]) {
         let due = advance(to: now)
         let saved = pipeline.monitor.regions
         let blind = pipeline.monitor.isDetectionSuspended

@@ -5,7 +5,7 @@ import Logging
 import MainLoopKit
 import MQTT
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// This daemon as one receiver on an MQTT broker, in ESPresense's format: its room's status (`online`, retained;
@@ -62,9 +62,11 @@ final class MQTTNode {
     /// Unusable messages are logged at most once a minute, with how many came since.
     private var dropLog = (last: ContinuousClock.Instant?.none, since: UInt64(0))
 
-    init(settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger,
-         monitoring: MonitoringConfiguration, clock: @escaping @Sendable () -> Timestamp,
-         knownReceivers: [ReceiverDirectory.Receiver] = []) throws(MQTTError) {
+    init(
+        settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger,
+        monitoring: MonitoringConfiguration, clock: @escaping @Sendable () -> Timestamp,
+        knownReceivers: [ReceiverDirectory.Receiver] = []
+    ) throws(MQTTError) {
         self.settings = settings
         self.loop = loop
         self.clock = clock
@@ -73,7 +75,8 @@ final class MQTTNode {
         room = ESPresense.roomSlug(name).isEmpty ? "beacond" : ESPresense.roomSlug(name)
         self.logger = logger
         directory = ReceiverDirectory(ownRoom: room, known: knownReceivers)
-        discovery = settings.homeAssistant
+        discovery =
+            settings.homeAssistant
             ? HomeAssistantDiscovery(prefix: settings.discoveryPrefix, room: room, version: BeacondVersion.current) : nil
         let constraints: [BeaconIdentityConstraint]?
         switch settings.publish {
@@ -83,17 +86,18 @@ final class MQTTNode {
         publisher = ReadingPublisher(constraints: constraints, interval: settings.publishInterval, rssiOffset: settings.rssiOffset)
         let status = ESPresense.statusTopic(room: room)
         // One connection per node: the broker drops an older connection with the same id.
-        let options = MQTTOptions(host: broker.host, port: broker.port, useTLS: broker.useTLS,
-                                  caFile: settings.caFile.isEmpty ? nil : settings.caFile,
-                                  certificateFile: settings.clientCertificate.isEmpty ? nil : settings.clientCertificate,
-                                  keyFile: settings.clientKey.isEmpty ? nil : settings.clientKey,
-                                  username: settings.username.isEmpty ? nil : settings.username, password: settings.password,
-                                  clientID: "beacond-\(ESPresense.roomSlug(Self.hostName()))-\(room)",
-                                  protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311,
-                                  // The broker publishes the will 1.5 keep-alives after the node went silent: 15 s,
-                                  // within the default exit_timeout of 30 s, so other nodes hear of it first.
-                                  keepAlive: 10,
-                                  will: MQTTMessage(topic: status, text: ESPresense.offline, qos: 1, retain: true))
+        let options = MQTTOptions(
+            host: broker.host, port: broker.port, useTLS: broker.useTLS,
+            caFile: settings.caFile.isEmpty ? nil : settings.caFile,
+            certificateFile: settings.clientCertificate.isEmpty ? nil : settings.clientCertificate,
+            keyFile: settings.clientKey.isEmpty ? nil : settings.clientKey,
+            username: settings.username.isEmpty ? nil : settings.username, password: settings.password,
+            clientID: "beacond-\(ESPresense.roomSlug(Self.hostName()))-\(room)",
+            protocolVersion: settings.protocolVersion == .v5 ? .v5 : .v311,
+            // The broker publishes the will 1.5 keep-alives after the node went silent: 15 s,
+            // within the default exit_timeout of 30 s, so other nodes hear of it first.
+            keepAlive: 10,
+            will: MQTTMessage(topic: status, text: ESPresense.offline, qos: 1, retain: true))
         client = try MQTTClient(options: options, loop: loop)
         client.onStateChange = { [unowned self] state in self.stateChanged(state) }
         if settings.subscribe {
@@ -173,7 +177,8 @@ final class MQTTNode {
                     logger.notice("MQTT: bridge \(name) is connected again; the receivers' retained statuses are read again")
                 } else {
                     let count = inputs.count - 1
-                    logger.warning("""
+                    logger.warning(
+                        """
                         MQTT: bridge \(name) is down (its broker says so on $SYS): the \(count) other receivers that were \
                         online are offline until each is heard again, and beacons only they heard are unknown, not gone
                         """)
@@ -253,8 +258,10 @@ final class MQTTNode {
             if let discovery, let distance = reading.distance {
                 let identity = observation.frame.identity
                 let nearest = ([distance] + (distancesOf?(identity) ?? [:]).values).min() ?? distance
-                try client.publish(MQTTMessage(topic: discovery.distanceTopic(identity),
-                                               text: ESPresenseReading(id: "", distance: nearest).distanceText))
+                try client.publish(
+                    MQTTMessage(
+                        topic: discovery.distanceTopic(identity),
+                        text: ESPresenseReading(id: "", distance: nearest).distanceText))
             }
         } catch {
             readingsNotSent += 1
@@ -269,8 +276,9 @@ final class MQTTNode {
         guard discovered.count < Self.maximumDiscovered else { return }
         discovered.append(identity)
         var events: [MonitoringEvent<BeaconIdentity>] = []
-        presence.startMonitoring(BeaconRegion(identifier: ESPresense.deviceID(identity), constraint: BeaconIdentityConstraint(identity)),
-                                 for: identity, at: clock(), into: &events)
+        presence.startMonitoring(
+            BeaconRegion(identifier: ESPresense.deviceID(identity), constraint: BeaconIdentityConstraint(identity)),
+            for: identity, at: clock(), into: &events)
         presenceChanged(events)
         if case .connected = client.state {
             do { try announce(identity, discovery) } catch { logger.error("MQTT: cannot publish discovery: \(error)") }
@@ -369,9 +377,10 @@ final class MQTTNode {
         case .connected: connection = .connected
         case .waitingToReconnect(let reason, _): connection = .waiting(reason)
         }
-        return MQTTNodeStatus(broker: settings.broker, connection: connection, room: room,
-                              readingsPublished: readingsPublished, readingsNotSent: readingsNotSent,
-                              lastRefusal: lastRefusal, receivers: directory.receivers,
-                              readingsDropped: directory.readingsDropped, lastDropped: directory.lastDropped)
+        return MQTTNodeStatus(
+            broker: settings.broker, connection: connection, room: room,
+            readingsPublished: readingsPublished, readingsNotSent: readingsNotSent,
+            lastRefusal: lastRefusal, receivers: directory.receivers,
+            readingsDropped: directory.readingsDropped, lastDropped: directory.lastDropped)
     }
 }

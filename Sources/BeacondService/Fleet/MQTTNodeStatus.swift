@@ -33,8 +33,9 @@ struct MQTTNodeStatus: Hashable, Sendable {
 
     /// No node runs: `off` without a broker, `failed` (with `problem`) with one.
     static func withoutNode(broker: MQTTSettings.Broker?, problem: String?) -> MQTTNodeStatus {
-        MQTTNodeStatus(broker: broker, connection: broker == nil ? .off : .failed(problem ?? ""), room: "",
-                       readingsPublished: 0, readingsNotSent: 0, lastRefusal: nil, receivers: [],
-                       readingsDropped: 0, lastDropped: nil)
+        MQTTNodeStatus(
+            broker: broker, connection: broker == nil ? .off : .failed(problem ?? ""), room: "",
+            readingsPublished: 0, readingsNotSent: 0, lastRefusal: nil, receivers: [],
+            readingsDropped: 0, lastDropped: nil)
     }
 }

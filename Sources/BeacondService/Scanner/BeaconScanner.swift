@@ -45,8 +45,9 @@ public protocol BeaconScanner: AnyObject {
     var adapters: [ScannerAdapter] { get }
     /// Starts delivering input on the loop thread through `deliver`, and reports through `status` whether it
     /// sees anything (at least once, possibly later; then on every change).
-    func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-               status: @escaping (ScannerStatus) -> Void) throws(ScannerError)
+    func start(
+        loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
+        status: @escaping (ScannerStatus) -> Void) throws(ScannerError)
     func stop()
 }
 

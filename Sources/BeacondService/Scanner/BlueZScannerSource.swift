@@ -43,14 +43,18 @@ public final class BlueZScannerSource: BeaconScanner {
         }
     }
 
-    public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-                      status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
+    public func start(
+        loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
+        status: @escaping (ScannerStatus) -> Void
+    ) throws(ScannerError) {
         self.deliver = deliver
         self.status = status
         discovery.stateChanged = { [weak self] state in self?.discoveryChanged(state) }
         discovery.advertisement = { advertisement in
-            deliver(.iBeacon(advertisement.frame, rssi: advertisement.rssi, address: advertisement.address,
-                             addressType: advertisement.addressType))
+            deliver(
+                .iBeacon(
+                    advertisement.frame, rssi: advertisement.rssi, address: advertisement.address,
+                    addressType: advertisement.addressType))
         }
         do {
             try discovery.start()

@@ -2,7 +2,7 @@ import Captures
 public import MainLoopKit
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fifo:PATH`: hex HCI event lines (replay's text format: `04 3e 2a 02 …`, one H4 event per line, `#`
@@ -31,19 +31,23 @@ public final class FIFOScanner: BeaconScanner {
 
     public var label: String { "fifo:\(path)" }
 
-    public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-                      status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
+    public func start(
+        loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
+        status: @escaping (ScannerStatus) -> Void
+    ) throws(ScannerError) {
         guard descriptor < 0 else { return }
         var info = stat()
         if stat(path, &info) != 0 {
             guard errno == ENOENT else { throw ScannerError("cannot use \(path): \(String(cString: strerror(errno)))") }
             guard mkfifo(path, 0o660) == 0 else {
-                throw ScannerError("cannot create the FIFO \(path): \(String(cString: strerror(errno))). "
-                    + "Fix: create it with mkfifo \(path), or choose a writable path")
+                throw ScannerError(
+                    "cannot create the FIFO \(path): \(String(cString: strerror(errno))). "
+                        + "Fix: create it with mkfifo \(path), or choose a writable path")
             }
         } else if info.st_mode & S_IFMT != S_IFIFO {
-            throw ScannerError("\(path) is \(ConfigurationFiles.kind(info.st_mode)), "
-                + "not a FIFO. Fix: point fifo:PATH at a FIFO (mkfifo PATH), or at a free path where beacond creates one")
+            throw ScannerError(
+                "\(path) is \(ConfigurationFiles.kind(info.st_mode)), "
+                    + "not a FIFO. Fix: point fifo:PATH at a FIFO (mkfifo PATH), or at a free path where beacond creates one")
         }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {

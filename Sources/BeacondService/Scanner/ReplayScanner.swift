@@ -3,7 +3,7 @@ import Captures
 import Foundation
 public import MainLoopKit
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `replay:PATH`: a capture (btsnoop, pcap, pcapng, hex lines) played in real time through the daemon, as
@@ -52,8 +52,9 @@ public final class ReplayScanner: BeaconScanner {
         case S_IFDIR:
             throw ScannerError("cannot replay \(path): it is a directory, not a regular file. \(fix)")
         case let kind:
-            throw ScannerError("cannot replay \(path): it is \(ConfigurationFiles.kind(kind)), not a regular file (the daemon "
-                + "reads its capture on its main loop, which a FIFO or device would stall). \(fix); for live input, use fifo:PATH")
+            throw ScannerError(
+                "cannot replay \(path): it is \(ConfigurationFiles.kind(kind)), not a regular file (the daemon "
+                    + "reads its capture on its main loop, which a FIFO or device would stall). \(fix); for live input, use fifo:PATH")
         }
         let cursor: ReplayCursor
         let first: CaptureRecord?
@@ -65,14 +66,17 @@ public final class ReplayScanner: BeaconScanner {
             throw ScannerError("cannot replay \(error). \(fix)")
         }
         guard first != nil else {
-            throw ScannerError("cannot replay \(path): it holds no HCI event or advertising packet to play. \(fix) of a "
-                + "Bluetooth controller")
+            throw ScannerError(
+                "cannot replay \(path): it holds no HCI event or advertising packet to play. \(fix) of a "
+                    + "Bluetooth controller")
         }
         return cursor
     }
 
-    public func start(loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-                      status: @escaping (ScannerStatus) -> Void) throws(ScannerError) {
+    public func start(
+        loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
+        status: @escaping (ScannerStatus) -> Void
+    ) throws(ScannerError) {
         guard timer == nil else { return }
         cursor = try Self.open(path: path)
         self.loop = loop

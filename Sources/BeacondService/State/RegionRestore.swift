@@ -31,8 +31,10 @@ enum RegionRestore {
         for client in byClient.keys.sorted() {
             guard let rows = byClient[client], let appID = rows.first?.appID else { continue }
             guard let current = status(appID) else {
-                plan.dropped.append(Dropped(client: client, appID: appID, count: rows.count,
-                                            reason: "it is no longer declared in \(declaredWhere)"))
+                plan.dropped.append(
+                    Dropped(
+                        client: client, appID: appID, count: rows.count,
+                        reason: "it is no longer declared in \(declaredWhere)"))
                 continue
             }
             guard current.allowsMonitoring else {

@@ -22,8 +22,9 @@ extension StateStore {
             // (admin decisions and requests), so the fsync costs nothing that matters.
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             guard mode == "wal" else {
-                throw OpenFailure(reason: "SQLite could not switch the database to WAL mode (it stays \(mode ?? "?"))",
-                                  isCorruption: false)
+                throw OpenFailure(
+                    reason: "SQLite could not switch the database to WAL mode (it stays \(mode ?? "?"))",
+                    isCorruption: false)
             }
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
@@ -39,8 +40,9 @@ extension StateStore {
             let check = try database.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
             guard check == ["ok"] else {
                 try? database.close()
-                throw OpenFailure(reason: "SQLite's integrity check failed: \(check.prefix(3).joined(separator: "; "))",
-                                  isCorruption: true)
+                throw OpenFailure(
+                    reason: "SQLite's integrity check failed: \(check.prefix(3).joined(separator: "; "))",
+                    isCorruption: true)
             }
             try StateStoreSchema.migrator.migrate(database)
         } catch let failure as OpenFailure {
@@ -83,10 +85,12 @@ extension StateStore {
                 try manager.removeItem(atPath: file + "-shm")
             }
         } catch {
-            throw StateStoreError(file: file, message: "the state database is corrupt and cannot be moved aside: "
-                                  + error.localizedDescription,
-                                  fix: "move or delete it by hand (the daemon then starts with no stored "
-                                    + "authorizations), and check the state directory is writable")
+            throw StateStoreError(
+                file: file,
+                message: "the state database is corrupt and cannot be moved aside: "
+                    + error.localizedDescription,
+                fix: "move or delete it by hand (the daemon then starts with no stored "
+                    + "authorizations), and check the state directory is writable")
         }
         return aside
     }

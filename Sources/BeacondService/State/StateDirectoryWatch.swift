@@ -1,6 +1,6 @@
 public import MainLoopKit
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tells the daemon at once when its state database is deleted or moved (with or without its directory), so it

@@ -35,16 +35,18 @@ final class StateFile {
         }
         isLost = true
         guard !FileManager.default.fileExists(atPath: store.file) else { throw problem }
-        logger.error("\(problem.message); writing the state beacond holds to a new database",
-                     metadata: ["state.file": "\(store.file)"])
+        logger.error(
+            "\(problem.message); writing the state beacond holds to a new database",
+            metadata: ["state.file": "\(store.file)"])
         do {
             let lock = try StateDirectoryLock(directory: directory)
             try store.copy(to: store.file)
             store = try StateStore(directory: directory)
             self.lock = lock
         } catch {
-            throw StateStoreError(file: store.file, message: "\(problem.message), and a new one cannot be written: \(error.message)",
-                                  fix: error.fix)
+            throw StateStoreError(
+                file: store.file, message: "\(problem.message), and a new one cannot be written: \(error.message)",
+                fix: error.fix)
         }
         rewatch()
         isLost = false

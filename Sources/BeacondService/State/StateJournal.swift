@@ -177,8 +177,10 @@ struct StateJournal {
     /// Writes the next batch with `write` (the database, or a fake in tests) and records how it went. While a
     /// failed write's retry is not due, nothing is tried (`waiting`) unless `force` (shutdown, a database file
     /// just written anew).
-    mutating func commit(force: Bool = false, current: [EngineKey: RegionValues] = [:],
-                         write: ([StateChange]) throws(StateStoreError) -> Void) -> CommitOutcome {
+    mutating func commit(
+        force: Bool = false, current: [EngineKey: RegionValues] = [:],
+        write: ([StateChange]) throws(StateStoreError) -> Void
+    ) -> CommitOutcome {
         // A failure found outside a commit (the file lost) has no retry timer yet: the first commit tries, and arms it.
         if let failure, waitsForRetry(force: force) { return .waiting(failure.error) }
         guard let batch = batch(current: current) else { return .nothingToWrite }

@@ -62,34 +62,43 @@ extension StateStore {
         switch change {
         case .saveRegion(let stored):
             let region = stored.monitored.region
-            try db.execute(sql: """
-                INSERT INTO monitored_region (client, app_id, identifier, uuid, major, minor,
-                    notify_on_entry, notify_on_exit, state, last_determined_state, last_seen_us, enter_rssi, absent_rssi,
-                    heard_by, room, entry_delay_us, exit_delay_us)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (client, identifier) DO UPDATE SET
-                    app_id = excluded.app_id, uuid = excluded.uuid,
-                    major = excluded.major, minor = excluded.minor, notify_on_entry = excluded.notify_on_entry,
-                    notify_on_exit = excluded.notify_on_exit, state = excluded.state,
-                    last_determined_state = excluded.last_determined_state, last_seen_us = excluded.last_seen_us,
-                    enter_rssi = excluded.enter_rssi, absent_rssi = excluded.absent_rssi, heard_by = excluded.heard_by,
-                    room = excluded.room, entry_delay_us = excluded.entry_delay_us, exit_delay_us = excluded.exit_delay_us
-                """, arguments: [stored.client, stored.appID, region.identifier,
-                                 region.constraint.uuid.uuidString, region.constraint.major.map { Int($0) },
-                                 region.constraint.minor.map { Int($0) }, region.notifyOnEntry, region.notifyOnExit,
-                                 stored.monitored.state.rawValue, stored.monitored.lastDeterminedState.rawValue,
-                                 stored.monitored.lastSeen?.microsecondsSinceEpoch,
-                                 region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow, stored.heardBy?.json,
-                                 region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds])
+            try db.execute(
+                sql: """
+                    INSERT INTO monitored_region (client, app_id, identifier, uuid, major, minor,
+                        notify_on_entry, notify_on_exit, state, last_determined_state, last_seen_us, enter_rssi, absent_rssi,
+                        heard_by, room, entry_delay_us, exit_delay_us)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (client, identifier) DO UPDATE SET
+                        app_id = excluded.app_id, uuid = excluded.uuid,
+                        major = excluded.major, minor = excluded.minor, notify_on_entry = excluded.notify_on_entry,
+                        notify_on_exit = excluded.notify_on_exit, state = excluded.state,
+                        last_determined_state = excluded.last_determined_state, last_seen_us = excluded.last_seen_us,
+                        enter_rssi = excluded.enter_rssi, absent_rssi = excluded.absent_rssi, heard_by = excluded.heard_by,
+                        room = excluded.room, entry_delay_us = excluded.entry_delay_us, exit_delay_us = excluded.exit_delay_us
+                    """,
+                arguments: [
+                    stored.client, stored.appID, region.identifier,
+                    region.constraint.uuid.uuidString, region.constraint.major.map { Int($0) },
+                    region.constraint.minor.map { Int($0) }, region.notifyOnEntry, region.notifyOnExit,
+                    stored.monitored.state.rawValue, stored.monitored.lastDeterminedState.rawValue,
+                    stored.monitored.lastSeen?.microsecondsSinceEpoch,
+                    region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow, stored.heardBy?.json,
+                    region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds,
+                ])
         case .updateRegionState(let client, let identifier, let monitored, let heardBy):
-            try db.execute(sql: """
-                UPDATE monitored_region SET state = ?, last_determined_state = ?, last_seen_us = ?, heard_by = ?
-                WHERE client = ? AND identifier = ?
-                """, arguments: [monitored.state.rawValue, monitored.lastDeterminedState.rawValue,
-                                 monitored.lastSeen?.microsecondsSinceEpoch, heardBy?.json, client, identifier])
+            try db.execute(
+                sql: """
+                    UPDATE monitored_region SET state = ?, last_determined_state = ?, last_seen_us = ?, heard_by = ?
+                    WHERE client = ? AND identifier = ?
+                    """,
+                arguments: [
+                    monitored.state.rawValue, monitored.lastDeterminedState.rawValue,
+                    monitored.lastSeen?.microsecondsSinceEpoch, heardBy?.json, client, identifier,
+                ])
         case .removeRegion(let client, let identifier):
-            try db.execute(sql: "DELETE FROM monitored_region WHERE client = ? AND identifier = ?",
-                           arguments: [client, identifier])
+            try db.execute(
+                sql: "DELETE FROM monitored_region WHERE client = ? AND identifier = ?",
+                arguments: [client, identifier])
         case .removeClient(let client):
             try db.execute(sql: "DELETE FROM monitored_region WHERE client = ?", arguments: [client])
         case .queueEvent(let event, let limit):

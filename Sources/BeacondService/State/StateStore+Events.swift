@@ -34,32 +34,40 @@ public struct QueuedEvents: Hashable, Sendable {
 extension StateStore {
     static func queue(_ event: QueuedRegionEvent, limit: Int, in db: Database) throws {
         let region = event.region
-        try db.execute(sql: """
-            INSERT INTO queued_event (app_id, kind, identifier, uuid, major, minor, notify_on_entry, notify_on_exit,
-                timestamp_us, enter_rssi, absent_rssi, room, entry_delay_us, exit_delay_us)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [event.appID, event.kind.rawValue, region.identifier, region.constraint.uuid.uuidString,
-                             region.constraint.major.map { Int($0) }, region.constraint.minor.map { Int($0) },
-                             region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch,
-                             region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow,
-                             region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds])
-        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queued_event WHERE app_id = ?",
-                                     arguments: [event.appID]) ?? 0
+        try db.execute(
+            sql: """
+                INSERT INTO queued_event (app_id, kind, identifier, uuid, major, minor, notify_on_entry, notify_on_exit,
+                    timestamp_us, enter_rssi, absent_rssi, room, entry_delay_us, exit_delay_us)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                event.appID, event.kind.rawValue, region.identifier, region.constraint.uuid.uuidString,
+                region.constraint.major.map { Int($0) }, region.constraint.minor.map { Int($0) },
+                region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch,
+                region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow,
+                region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds,
+            ])
+        let count =
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM queued_event WHERE app_id = ?",
+                arguments: [event.appID]) ?? 0
         let excess = count - max(limit, 1)
         guard excess > 0 else { return }
-        try db.execute(sql: """
-            DELETE FROM queued_event WHERE id IN
-                (SELECT id FROM queued_event WHERE app_id = ? ORDER BY id LIMIT ?)
-            """, arguments: [event.appID, excess])
+        try db.execute(
+            sql: """
+                DELETE FROM queued_event WHERE id IN
+                    (SELECT id FROM queued_event WHERE app_id = ? ORDER BY id LIMIT ?)
+                """, arguments: [event.appID, excess])
         try countDropped(excess, appID: event.appID, in: db)
     }
 
     static func countDropped(_ count: Int, appID: String, in db: Database) throws {
         guard count > 0 else { return }
-        try db.execute(sql: """
-            INSERT INTO queued_event_drop (app_id, dropped) VALUES (?, ?)
-            ON CONFLICT (app_id) DO UPDATE SET dropped = dropped + excluded.dropped
-            """, arguments: [appID, count])
+        try db.execute(
+            sql: """
+                INSERT INTO queued_event_drop (app_id, dropped) VALUES (?, ?)
+                ON CONFLICT (app_id) DO UPDATE SET dropped = dropped + excluded.dropped
+                """, arguments: [appID, count])
     }
 
     /// `appID`'s queue, after dropping (and counting) the events that happened before `expiredBefore`. The
@@ -68,31 +76,41 @@ extension StateStore {
     public func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
         do {
             return try write(.powerLoss) { db in
-                let expired = try Int.fetchOne(db, sql: """
-                    SELECT COUNT(*) FROM queued_event WHERE app_id = ? AND timestamp_us < ?
-                    """, arguments: [appID, expiredBefore.microsecondsSinceEpoch]) ?? 0
+                let expired =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT COUNT(*) FROM queued_event WHERE app_id = ? AND timestamp_us < ?
+                            """, arguments: [appID, expiredBefore.microsecondsSinceEpoch]) ?? 0
                 if expired > 0 {
-                    try db.execute(sql: "DELETE FROM queued_event WHERE app_id = ? AND timestamp_us < ?",
-                                   arguments: [appID, expiredBefore.microsecondsSinceEpoch])
+                    try db.execute(
+                        sql: "DELETE FROM queued_event WHERE app_id = ? AND timestamp_us < ?",
+                        arguments: [appID, expiredBefore.microsecondsSinceEpoch])
                     try Self.countDropped(expired, appID: appID, in: db)
                 }
-                let rows = try Row.fetchAll(db, sql: "SELECT * FROM queued_event WHERE app_id = ? ORDER BY id",
-                                            arguments: [appID])
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT * FROM queued_event WHERE app_id = ? ORDER BY id",
+                    arguments: [appID])
                 var events: [QueuedRegionEvent] = []
                 var unreadable = 0
                 for row in rows {
                     guard let region = Self.region(row),
-                          let kind = QueuedRegionEvent.Kind(rawValue: row["kind"]) else {
+                        let kind = QueuedRegionEvent.Kind(rawValue: row["kind"])
+                    else {
                         unreadable += 1
                         try db.execute(sql: "DELETE FROM queued_event WHERE id = ?", arguments: [row["id"] as Int64])
                         continue
                     }
-                    events.append(QueuedRegionEvent(id: row["id"], appID: appID, kind: kind, region: region,
-                                                    timestamp: Timestamp(microsecondsSinceEpoch: row["timestamp_us"])))
+                    events.append(
+                        QueuedRegionEvent(
+                            id: row["id"], appID: appID, kind: kind, region: region,
+                            timestamp: Timestamp(microsecondsSinceEpoch: row["timestamp_us"])))
                 }
                 try Self.countDropped(unreadable, appID: appID, in: db)
-                let dropped = try Int.fetchOne(db, sql: "SELECT dropped FROM queued_event_drop WHERE app_id = ?",
-                                               arguments: [appID]) ?? 0
+                let dropped =
+                    try Int.fetchOne(
+                        db, sql: "SELECT dropped FROM queued_event_drop WHERE app_id = ?",
+                        arguments: [appID]) ?? 0
                 return QueuedEvents(events: events, dropped: dropped)
             }
         } catch {
@@ -107,13 +125,17 @@ extension StateStore {
         do {
             return try write(.powerLoss) { db in
                 var dropped: [String: Int] = [:]
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT app_id, COUNT(*) AS n FROM queued_event WHERE timestamp_us < ? GROUP BY app_id
-                    """, arguments: [expiredBefore.microsecondsSinceEpoch]) {
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT app_id, COUNT(*) AS n FROM queued_event WHERE timestamp_us < ? GROUP BY app_id
+                        """, arguments: [expiredBefore.microsecondsSinceEpoch])
+                {
                     dropped[row["app_id"]] = row["n"]
                 }
-                try db.execute(sql: "DELETE FROM queued_event WHERE timestamp_us < ?",
-                               arguments: [expiredBefore.microsecondsSinceEpoch])
+                try db.execute(
+                    sql: "DELETE FROM queued_event WHERE timestamp_us < ?",
+                    arguments: [expiredBefore.microsecondsSinceEpoch])
                 for (appID, count) in dropped { try Self.countDropped(count, appID: appID, in: db) }
                 return dropped
             }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Synchronization
 
@@ -21,14 +21,16 @@ extension StateStore {
     public func fileProblem() -> StateStoreError? {
         guard let opened = openedFile else { return nil }
         guard let now = Self.fileIdentity(file) else {
-            return StateStoreError(file: file, message: "the state database was deleted while beacond runs (\(String(cString: strerror(errno))))",
-                                   fix: "do not remove the state directory of a running beacond; beacond writes "
-                                    + "its state to a new database there as soon as it can create the directory")
+            return StateStoreError(
+                file: file, message: "the state database was deleted while beacond runs (\(String(cString: strerror(errno))))",
+                fix: "do not remove the state directory of a running beacond; beacond writes "
+                    + "its state to a new database there as soon as it can create the directory")
         }
         guard now == opened else {
-            return StateStoreError(file: file, message: "the state database was replaced by another file while beacond runs",
-                                   fix: "stop beacond before restoring or replacing its state database; beacond goes on "
-                                    + "with the state it has and writes it to a new database")
+            return StateStoreError(
+                file: file, message: "the state database was replaced by another file while beacond runs",
+                fix: "stop beacond before restoring or replacing its state database; beacond goes on "
+                    + "with the state it has and writes it to a new database")
         }
         return nil
     }
@@ -65,22 +67,26 @@ public final class StateDirectoryLock: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StateStoreError(file: directory, message: "cannot create the state directory: \(error.localizedDescription)",
-                                  fix: "create it and make it writable by the daemon's user, or pass another --state-dir")
+            throw StateStoreError(
+                file: directory, message: "cannot create the state directory: \(error.localizedDescription)",
+                fix: "create it and make it writable by the daemon's user, or pass another --state-dir")
         }
         let path = (directory.hasSuffix("/") ? directory : directory + "/") + "lock"
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw StateStoreError(file: path, message: "cannot open the lock file: \(String(cString: strerror(errno)))",
-                                  fix: "make the state directory writable by the daemon's user, or pass another --state-dir")
+            throw StateStoreError(
+                file: path, message: "cannot open the lock file: \(String(cString: strerror(errno)))",
+                fix: "make the state directory writable by the daemon's user, or pass another --state-dir")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?
+            let holder =
+                (try? String(contentsOfFile: path, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             close(fd)
-            throw StateStoreError(file: directory, message: "another beacond\(holder.isEmpty ? "" : " (pid \(holder))") uses this state directory",
-                                  fix: "stop it first (systemctl stop beacond), or give this one its own --state-dir")
+            throw StateStoreError(
+                file: directory, message: "another beacond\(holder.isEmpty ? "" : " (pid \(holder))") uses this state directory",
+                fix: "stop it first (systemctl stop beacond), or give this one its own --state-dir")
         }
         descriptor = Mutex(fd)
         let pid = "\(getpid())\n"

@@ -32,11 +32,13 @@ extension StateStore {
             // `place` follows (client, rowid) within an app, and a client has one app: ordering by it keeps each
             // client's order of addition (the subquery has no rowid of its own to order by).
             rows = try database.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
-                                   FROM monitored_region)
-                    WHERE place <= ? ORDER BY client, place
-                    """, arguments: [perApp])
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
+                                       FROM monitored_region)
+                        WHERE place <= ? ORDER BY client, place
+                        """, arguments: [perApp])
             }
         } catch {
             throw Self.storeError(error, file: file, doing: "read the monitored regions")
@@ -47,8 +49,9 @@ extension StateStore {
             let client: Int = row["client"]
             let identifier: String = row["identifier"]
             guard let region = Self.region(row),
-                  let state = RegionState(rawValue: row["state"]),
-                  let last = RegionState(rawValue: row["last_determined_state"]) else {
+                let state = RegionState(rawValue: row["state"]),
+                let last = RegionState(rawValue: row["last_determined_state"])
+            else {
                 problems.append("region \(identifier) of client \(client) has a value beacond cannot read; it was skipped")
                 continue
             }
@@ -58,12 +61,14 @@ extension StateStore {
             if heardText != nil, heardBy == nil {
                 problems.append("region \(identifier) of client \(client) has a heard_by beacond cannot read; it resumes without it")
             }
-            regions.append(StoredRegion(
-                client: client, appID: row["app_id"],
-                monitored: MonitoredRegion(region: region, state: state,
-                                           lastSeen: seen.map(Timestamp.init(microsecondsSinceEpoch:)),
-                                           lastDeterminedState: last),
-                heardBy: heardBy))
+            regions.append(
+                StoredRegion(
+                    client: client, appID: row["app_id"],
+                    monitored: MonitoredRegion(
+                        region: region, state: state,
+                        lastSeen: seen.map(Timestamp.init(microsecondsSinceEpoch:)),
+                        lastDeterminedState: last),
+                    heardBy: heardBy))
         }
         return (regions, problems)
     }
@@ -73,16 +78,19 @@ extension StateStore {
     public func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int] {
         do {
             return try write(.powerLoss) { db in
-                let excess = try Row.fetchAll(db, sql: """
-                    SELECT app_id, COUNT(*) - ? AS excess FROM monitored_region GROUP BY app_id HAVING COUNT(*) > ?
-                    """, arguments: [perApp, perApp])
+                let excess = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT app_id, COUNT(*) - ? AS excess FROM monitored_region GROUP BY app_id HAVING COUNT(*) > ?
+                        """, arguments: [perApp, perApp])
                 guard !excess.isEmpty else { return [:] }
-                try db.execute(sql: """
-                    DELETE FROM monitored_region WHERE rowid IN (
-                        SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
-                                           FROM monitored_region)
-                        WHERE place > ?)
-                    """, arguments: [perApp])
+                try db.execute(
+                    sql: """
+                        DELETE FROM monitored_region WHERE rowid IN (
+                            SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY app_id ORDER BY client, rowid) AS place
+                                               FROM monitored_region)
+                            WHERE place > ?)
+                        """, arguments: [perApp])
                 return Dictionary(uniqueKeysWithValues: excess.map { row in (row["app_id"] as String, row["excess"] as Int) })
             }
         } catch {
@@ -109,8 +117,9 @@ extension StateStore {
         let major: Int? = row["major"]
         let minor: Int? = row["minor"]
         guard let uuid = UUID(uuidString: uuidText),
-              let constraint = try? BeaconIdentityConstraint(uuid: uuid, major: major.flatMap(UInt16.init(exactly:)),
-                                                             minor: minor.flatMap(UInt16.init(exactly:)))
+            let constraint = try? BeaconIdentityConstraint(
+                uuid: uuid, major: major.flatMap(UInt16.init(exactly:)),
+                minor: minor.flatMap(UInt16.init(exactly:)))
         else { return nil }
         let enter: Int? = row["enter_rssi"]
         let absent: Int? = row["absent_rssi"]
@@ -124,9 +133,10 @@ extension StateStore {
         }
         let entryDelay: Int64? = row["entry_delay_us"]
         let exitDelay: Int64? = row["exit_delay_us"]
-        return BeaconRegion(identifier: row["identifier"], constraint: constraint,
-                            notifyOnEntry: row["notify_on_entry"], notifyOnExit: row["notify_on_exit"],
-                            hysteresis: hysteresis, room: row["room"], entryDelay: entryDelay.map { .microseconds($0) },
-                            exitDelay: exitDelay.map { .microseconds($0) })
+        return BeaconRegion(
+            identifier: row["identifier"], constraint: constraint,
+            notifyOnEntry: row["notify_on_entry"], notifyOnExit: row["notify_on_exit"],
+            hysteresis: hysteresis, room: row["room"], entryDelay: entryDelay.map { .microseconds($0) },
+            exitDelay: exitDelay.map { .microseconds($0) })
     }
 }

@@ -9,28 +9,32 @@ extension StateStore {
     public func locationServicesSwitch() throws(StateStoreError) -> Bool {
         do {
             let value = try database.read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM daemon_setting WHERE key = ?",
-                                    arguments: [Self.locationServicesKey])
+                try String.fetchOne(
+                    db, sql: "SELECT value FROM daemon_setting WHERE key = ?",
+                    arguments: [Self.locationServicesKey])
             }
             return value != "off"
         } catch {
-            throw StateStoreError(file: file, message: "cannot read the location-services switch: \(error)",
-                                  fix: "check that the state directory is readable by the daemon's user")
+            throw StateStoreError(
+                file: file, message: "cannot read the location-services switch: \(error)",
+                fix: "check that the state directory is readable by the daemon's user")
         }
     }
 
     public func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError) {
         do {
             try write(.powerLoss) { db in
-                try db.execute(sql: """
-                    INSERT INTO daemon_setting (key, value, updated_at)
-                    VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
-                    """, arguments: [Self.locationServicesKey, enabled ? "on" : "off"])
+                try db.execute(
+                    sql: """
+                        INSERT INTO daemon_setting (key, value, updated_at)
+                        VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                        """, arguments: [Self.locationServicesKey, enabled ? "on" : "off"])
             }
         } catch {
-            throw StateStoreError(file: file, message: "cannot save the location-services switch: \(error)",
-                                  fix: "check that the state directory is writable and the disk is not full")
+            throw StateStoreError(
+                file: file, message: "cannot save the location-services switch: \(error)",
+                fix: "check that the state directory is writable and the disk is not full")
         }
     }
 }

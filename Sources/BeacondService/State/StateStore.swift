@@ -29,12 +29,16 @@ public final class StateStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StateStoreError(file: directory, message: "cannot create the state directory: "
-                                  + error.localizedDescription,
-                                  fix: "create it and make it writable by the daemon's user (systemd's "
-                                    + "StateDirectory=beacond does this), or pass another --state-dir")
+            throw StateStoreError(
+                file: directory,
+                message: "cannot create the state directory: "
+                    + error.localizedDescription,
+                fix: "create it and make it writable by the daemon's user (systemd's "
+                    + "StateDirectory=beacond does this), or pass another --state-dir")
         }
-        let file = directory.hasSuffix("/") ? directory + Self.databaseFileName
+        let file =
+            directory.hasSuffix("/")
+            ? directory + Self.databaseFileName
             : directory + "/" + Self.databaseFileName
         self.file = file
         do {
@@ -47,7 +51,8 @@ public final class StateStore: Sendable {
             } catch {
                 throw Self.storeError(error, file: file, doing: "open a new state database")
             }
-            recoveryNote = "the state database \(file) was unusable (\(failure.reason)); it was moved to "
+            recoveryNote =
+                "the state database \(file) was unusable (\(failure.reason)); it was moved to "
                 + "\(aside) and a new, empty one was started: every app is notDetermined again until it requests "
                 + "authorization or an administrator grants it (beaconctl auth grant APP always|when-in-use), and "
                 + "monitored regions and queued events of disconnected apps are gone until their apps monitor again"
@@ -80,9 +85,11 @@ public final class StateStore: Sendable {
         let rows: [Row]
         do {
             rows = try database.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT app_id, status, upgrade_request_used, pending_request FROM app_authorization
-                    """)
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT app_id, status, upgrade_request_used, pending_request FROM app_authorization
+                        """)
             }
         } catch {
             throw Self.storeError(error, file: file, doing: "read the stored authorizations")
@@ -94,13 +101,15 @@ public final class StateStore: Sendable {
             let pendingText: String? = row["pending_request"]
             // The schema's CHECKs make these unreachable short of a database written by another program.
             guard let status = AuthorizationStatus(rawValue: statusText) else {
-                throw StateStoreError(file: file, message: "app \(appID) has an unknown status \"\(statusText)\"",
-                                      fix: "reset the app with beaconctl auth reset \(appID) once the daemon runs, "
-                                        + "or delete the row with sqlite3")
+                throw StateStoreError(
+                    file: file, message: "app \(appID) has an unknown status \"\(statusText)\"",
+                    fix: "reset the app with beaconctl auth reset \(appID) once the daemon runs, "
+                        + "or delete the row with sqlite3")
             }
             let pending = pendingText.flatMap(AuthorizationRequest.init(rawValue:))
-            records[appID] = AuthorizationRecord(status: status, upgradeRequestUsed: row["upgrade_request_used"],
-                                                 pendingRequest: pending)
+            records[appID] = AuthorizationRecord(
+                status: status, upgradeRequestUsed: row["upgrade_request_used"],
+                pendingRequest: pending)
         }
         return records
     }
@@ -110,16 +119,20 @@ public final class StateStore: Sendable {
     public func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError) {
         do {
             try write(.powerLoss) { db in
-                try db.execute(sql: """
-                    INSERT INTO app_authorization (app_id, status, upgrade_request_used, pending_request, updated_at)
-                    VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                    ON CONFLICT (app_id) DO UPDATE SET
-                        status = excluded.status,
-                        upgrade_request_used = excluded.upgrade_request_used,
-                        pending_request = excluded.pending_request,
-                        updated_at = excluded.updated_at
-                    """, arguments: [appID, record.status.rawValue, record.upgradeRequestUsed,
-                                     record.pendingRequest?.rawValue])
+                try db.execute(
+                    sql: """
+                        INSERT INTO app_authorization (app_id, status, upgrade_request_used, pending_request, updated_at)
+                        VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                        ON CONFLICT (app_id) DO UPDATE SET
+                            status = excluded.status,
+                            upgrade_request_used = excluded.upgrade_request_used,
+                            pending_request = excluded.pending_request,
+                            updated_at = excluded.updated_at
+                        """,
+                    arguments: [
+                        appID, record.status.rawValue, record.upgradeRequestUsed,
+                        record.pendingRequest?.rawValue,
+                    ])
             }
         } catch {
             throw Self.storeError(error, file: file, doing: "save the authorization of \(appID)")
@@ -140,8 +153,10 @@ public final class StateStore: Sendable {
     /// The connection's journal mode and `synchronous` level, so tests can check the durability settings.
     func durabilitySettings() throws -> (journalMode: String, synchronous: Int) {
         try database.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
-             try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1)
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// User and group lookups for credential checks (the bus gives a uid and pid; app declarations and
@@ -16,7 +16,8 @@ enum UnixAccounts {
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16384)
         guard getpwuid_r(uid_t(uid), &entry, &buffer, buffer.count, &result) == 0, result != nil,
-              let name = entry.pw_name else { return nil }
+            let name = entry.pw_name
+        else { return nil }
         return User(name: String(cString: name), groupID: entry.pw_gid)
     }
 

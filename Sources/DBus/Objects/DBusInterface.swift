@@ -35,8 +35,10 @@ public struct DBusMethod {
     public var outArguments: [DBusArgument]
     public var handler: (DBusMethodCall) throws(DBusCallError) -> [DBusValue]
 
-    public init(_ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-                handler: @escaping (DBusMethodCall) throws(DBusCallError) -> [DBusValue]) {
+    public init(
+        _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
+        handler: @escaping (DBusMethodCall) throws(DBusCallError) -> [DBusValue]
+    ) {
         self.name = name
         self.inArguments = inArguments
         self.outArguments = outArguments
@@ -63,8 +65,10 @@ public struct DBusProperty {
     public var changeSignal: ChangeSignal
     public var read: (_ sender: String) throws(DBusCallError) -> DBusValue
 
-    public init(_ name: String, _ signature: String, changeSignal: ChangeSignal = .value,
-                read: @escaping (_ sender: String) throws(DBusCallError) -> DBusValue) {
+    public init(
+        _ name: String, _ signature: String, changeSignal: ChangeSignal = .value,
+        read: @escaping (_ sender: String) throws(DBusCallError) -> DBusValue
+    ) {
         self.name = name
         self.signature = signature
         self.changeSignal = changeSignal
@@ -92,8 +96,10 @@ public struct DBusInterface {
     public var properties: [DBusProperty]
     public var signals: [DBusSignalDescription]
 
-    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [],
-                signals: [DBusSignalDescription] = []) {
+    public init(
+        _ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [],
+        signals: [DBusSignalDescription] = []
+    ) {
         self.name = name
         self.methods = methods
         self.properties = properties
@@ -113,8 +119,10 @@ public struct DBusObject {
     public var accessCheck: ((_ sender: String) throws(DBusCallError) -> Void)?
     public var needsCallerCredentials: Bool
 
-    public init(path: String, interfaces: [DBusInterface], needsCallerCredentials: Bool = false,
-                accessCheck: ((_ sender: String) throws(DBusCallError) -> Void)? = nil) {
+    public init(
+        path: String, interfaces: [DBusInterface], needsCallerCredentials: Bool = false,
+        accessCheck: ((_ sender: String) throws(DBusCallError) -> Void)? = nil
+    ) {
         self.path = path
         self.interfaces = interfaces
         self.needsCallerCredentials = needsCallerCredentials

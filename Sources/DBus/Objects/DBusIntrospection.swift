@@ -20,10 +20,13 @@ enum DBusIntrospection {
 
     static let propertiesInterface = """
           <interface name="org.freedesktop.DBus.Properties">
-            <method name="Get"><arg name="interface_name" type="s" direction="in"/><arg name="property_name" type="s" direction="in"/><arg name="value" type="v" direction="out"/></method>
+            <method name="Get"><arg name="interface_name" type="s" direction="in"/>\
+        <arg name="property_name" type="s" direction="in"/><arg name="value" type="v" direction="out"/></method>
             <method name="GetAll"><arg name="interface_name" type="s" direction="in"/><arg name="props" type="a{sv}" direction="out"/></method>
-            <method name="Set"><arg name="interface_name" type="s" direction="in"/><arg name="property_name" type="s" direction="in"/><arg name="value" type="v" direction="in"/></method>
-            <signal name="PropertiesChanged"><arg name="interface_name" type="s"/><arg name="changed_properties" type="a{sv}"/><arg name="invalidated_properties" type="as"/></signal>
+            <method name="Set"><arg name="interface_name" type="s" direction="in"/>\
+        <arg name="property_name" type="s" direction="in"/><arg name="value" type="v" direction="in"/></method>
+            <signal name="PropertiesChanged"><arg name="interface_name" type="s"/>\
+        <arg name="changed_properties" type="a{sv}"/><arg name="invalidated_properties" type="as"/></signal>
           </interface>
 
         """
@@ -52,7 +55,8 @@ enum DBusIntrospection {
             case .value:
                 xml += opening + "/>\n"
             case .invalidates:
-                xml += opening + ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"invalidates\"/>\n"
+                xml +=
+                    opening + ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"invalidates\"/>\n"
                     + "    </property>\n"
             }
         }

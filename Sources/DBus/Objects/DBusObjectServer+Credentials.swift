@@ -20,9 +20,11 @@ extension DBusObjectServer {
         guard let sender = message.sender else { return false }
         if heldForCredentials[sender] != nil {
             guard heldForCredentials[sender, default: []].count < Self.maximumHeldCalls else {
-                if message.expectsReply, let reply = try? message.makeError(
-                    name: "org.freedesktop.DBus.Error.LimitsExceeded",
-                    message: "\(Self.maximumHeldCalls) calls are already waiting while the bus says who \(sender) is; wait for their replies") {
+                if message.expectsReply,
+                    let reply = try? message.makeError(
+                        name: "org.freedesktop.DBus.Error.LimitsExceeded",
+                        message: "\(Self.maximumHeldCalls) calls are already waiting while the bus says who \(sender) is; wait for their replies")
+                {
                     try? send(reply)
                 }
                 return true
@@ -68,8 +70,10 @@ extension DBusObjectServer {
         }
     }
 
-    func askCredentialsOneByOne(of sender: String,
-                                completion: @escaping (Result<DBusPeerCredentials, DBusCallError>) -> Void) {
+    func askCredentialsOneByOne(
+        of sender: String,
+        completion: @escaping (Result<DBusPeerCredentials, DBusCallError>) -> Void
+    ) {
         askBus(.userID, about: sender) { [weak self] user in
             let userID: UInt32
             do throws(DBusCallError) {
@@ -85,9 +89,12 @@ extension DBusObjectServer {
         }
     }
 
-    private func askBus(_ question: DBusPeerCredentials.Question, about sender: String,
-                        completion: @escaping (Result<[DBusValue], DBusCallError>) -> Void) {
-        callAsync(destination: DBusConnection.busName, path: DBusConnection.busPath, interface: DBusConnection.busName,
-                  member: question.member, arguments: [.string(sender)], timeout: Self.credentialsTimeout, completion: completion)
+    private func askBus(
+        _ question: DBusPeerCredentials.Question, about sender: String,
+        completion: @escaping (Result<[DBusValue], DBusCallError>) -> Void
+    ) {
+        callAsync(
+            destination: DBusConnection.busName, path: DBusConnection.busPath, interface: DBusConnection.busName,
+            member: question.member, arguments: [.string(sender)], timeout: Self.credentialsTimeout, completion: completion)
     }
 }

@@ -48,35 +48,44 @@ public final class DBusObjectServer {
         self.loop = loop
         let context = Unmanaged.passUnretained(self).toOpaque()
         // The callbacks get `self` unretained: `deinit` removes them before `self` goes away.
-        let installedWatches = dbus_connection_set_watch_functions(connection.pointer, { watch, data in
-            guard let watch, let data else { return 0 }
-            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addWatch(watch)
-            return 1
-        }, { watch, data in
-            guard let watch, let data else { return }
-            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeWatch(watch)
-        }, { watch, data in
-            guard let watch, let data else { return }
-            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleWatch(watch)
-        }, context, nil)
-        let installedTimeouts = dbus_connection_set_timeout_functions(connection.pointer, { timeout, data in
-            guard let timeout, let data else { return 0 }
-            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addTimeout(timeout)
-            return 1
-        }, { timeout, data in
-            guard let timeout, let data else { return }
-            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeTimeout(timeout)
-        }, { timeout, data in
-            guard let timeout, let data else { return }
-            Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleTimeout(timeout)
-        }, context, nil)
+        let installedWatches = dbus_connection_set_watch_functions(
+            connection.pointer,
+            { watch, data in
+                guard let watch, let data else { return 0 }
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addWatch(watch)
+                return 1
+            },
+            { watch, data in
+                guard let watch, let data else { return }
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeWatch(watch)
+            },
+            { watch, data in
+                guard let watch, let data else { return }
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleWatch(watch)
+            }, context, nil)
+        let installedTimeouts = dbus_connection_set_timeout_functions(
+            connection.pointer,
+            { timeout, data in
+                guard let timeout, let data else { return 0 }
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addTimeout(timeout)
+                return 1
+            },
+            { timeout, data in
+                guard let timeout, let data else { return }
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeTimeout(timeout)
+            },
+            { timeout, data in
+                guard let timeout, let data else { return }
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleTimeout(timeout)
+            }, context, nil)
         let installedFilter = dbus_connection_add_filter(connection.pointer, objectServerFilter, context, nil)
         guard installedWatches != 0, installedTimeouts != 0, installedFilter != 0 else {
             throw DBusCallError(name: "org.freedesktop.DBus.Error.NoMemory", message: "could not attach the connection to the main loop")
         }
         // Clients that vanish must be noticed at once (their ranging stops).
-        try connection.addMatch("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                                + "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        try connection.addMatch(
+            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                + "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         loop.addBeforePollHook { [weak self] in self?.dispatchIncoming() }
     }
 
@@ -94,8 +103,9 @@ public final class DBusObjectServer {
     public func export(_ object: DBusObject) {
         objects[object.path] = object
         for interface in object.interfaces where !interface.signals.isEmpty {
-            declaredSignals[interface.name] = Dictionary(interface.signals.map { ($0.name, $0.signature) },
-                                                         uniquingKeysWith: { first, _ in first })
+            declaredSignals[interface.name] = Dictionary(
+                interface.signals.map { ($0.name, $0.signature) },
+                uniquingKeysWith: { first, _ in first })
         }
     }
 
@@ -112,8 +122,10 @@ public final class DBusObjectServer {
     /// interface exported with signal declarations, a signal that is not declared, or whose arguments do not
     /// have the declared signature, is refused (`org.freedesktop.DBus.Error.Failed`) and not sent; so is a
     /// `PropertiesChanged` that is not `sa{sv}as`.
-    public func emit(path: String, interface: String, member: String, arguments: [DBusValue],
-                     destination: String? = nil) throws(DBusCallError) {
+    public func emit(
+        path: String, interface: String, member: String, arguments: [DBusValue],
+        destination: String? = nil
+    ) throws(DBusCallError) {
         try checkDeclared(interface: interface, member: member, signature: arguments.map(\.signature).joined())
         do {
             let signal = try DBusMessage.signal(path: path, interface: interface, member: member)
@@ -130,11 +142,14 @@ public final class DBusObjectServer {
     }
 
     /// `org.freedesktop.DBus.Properties.PropertiesChanged` for `interface` at `path`.
-    public func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue],
-                                      destination: String? = nil) throws(DBusCallError) {
-        try emit(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                 arguments: [.string(interface), .vardict(changed), .array(elementSignature: "s", [])],
-                 destination: destination)
+    public func emitPropertiesChanged(
+        path: String, interface: String, changed: [String: DBusValue],
+        destination: String? = nil
+    ) throws(DBusCallError) {
+        try emit(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [.string(interface), .vardict(changed), .array(elementSignature: "s", [])],
+            destination: destination)
     }
 
     static let propertiesChangedSignature = "sa{sv}as"
@@ -146,15 +161,18 @@ public final class DBusObjectServer {
         } else if let signals = declaredSignals[interface] {
             declared = signals[member]
         } else {
-            return  // an interface that declares no signals (a test double, a standard interface) is not checked
+            return // an interface that declares no signals (a test double, a standard interface) is not checked
         }
         guard let declared else {
-            throw DBusCallError(name: DBusStandardError.failed,
-                                message: "signal \(interface).\(member) is not declared; not sent")
+            throw DBusCallError(
+                name: DBusStandardError.failed,
+                message: "signal \(interface).\(member) is not declared; not sent")
         }
         guard declared == signature else {
-            throw DBusCallError(name: DBusStandardError.failed, message: "signal \(interface).\(member) is declared "
-                + "(\(declared)) but was emitted with (\(signature)); not sent")
+            throw DBusCallError(
+                name: DBusStandardError.failed,
+                message: "signal \(interface).\(member) is declared "
+                    + "(\(declared)) but was emitted with (\(signature)); not sent")
         }
     }
 
@@ -264,7 +282,8 @@ public final class DBusObjectServer {
             handled += 1
         }
         if !inbox.isEmpty || !completedCalls.isEmpty
-            || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {
+            || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS
+        {
             // More is waiting in memory, where poll cannot see it: keep the loop from sleeping.
             loop.execute {}
         }
@@ -285,10 +304,11 @@ public final class DBusObjectServer {
         }
         for entry in signalHandlers { entry.handler(message) }
         guard message.sender == "org.freedesktop.DBus", message.interface == "org.freedesktop.DBus",
-              message.member == "NameOwnerChanged", message.signature == "sss",
-              let arguments = try? message.arguments(), arguments.count == 3,
-              case .string(let name) = arguments[0], case .string(let oldOwner) = arguments[1],
-              case .string(let newOwner) = arguments[2] else { return }
+            message.member == "NameOwnerChanged", message.signature == "sss",
+            let arguments = try? message.arguments(), arguments.count == 3,
+            case .string(let name) = arguments[0], case .string(let oldOwner) = arguments[1],
+            case .string(let newOwner) = arguments[2]
+        else { return }
         nameOwnerChanged?(name, oldOwner, newOwner)
         if name.hasPrefix(":"), newOwner.isEmpty {
             forgetCredentials(of: name)
@@ -338,25 +358,30 @@ public final class DBusObjectServer {
         }
         let candidates = object.interfaces.filter { message.interface == nil || $0.name == message.interface }
         guard !candidates.isEmpty, let interfaceName = candidates.first?.name else {
-            throw DBusCallError(name: DBusStandardError.unknownInterface,
-                                message: "\(path) has no interface \(message.interface ?? "")")
+            throw DBusCallError(
+                name: DBusStandardError.unknownInterface,
+                message: "\(path) has no interface \(message.interface ?? "")")
         }
-        guard let (interface, method) = candidates.lazy.compactMap({ interface in
-            interface.methods.first { $0.name == member }.map { (interface, $0) }
-        }).first else {
+        guard
+            let (interface, method) = candidates.lazy.compactMap({ interface in
+                interface.methods.first { $0.name == member }.map { (interface, $0) }
+            }).first
+        else {
             throw Self.unknownMethod(member, interfaceName)
         }
         guard signature == method.inSignature else {
             throw Self.wrongSignature("\(interface.name).\(method.name)", method.inSignature, signature)
         }
-        let call = DBusMethodCall(sender: sender, path: path, interface: interface.name, member: member,
-                                  arguments: try Self.arguments(of: message))
+        let call = DBusMethodCall(
+            sender: sender, path: path, interface: interface.name, member: member,
+            arguments: try Self.arguments(of: message))
         let outputs = try method.handler(call)
         // A handler returning the wrong types is our bug; the caller gets an error, never a reply it cannot parse.
         let outputSignature = outputs.map(\.signature).joined()
         guard outputSignature == method.outSignature else {
-            throw DBusCallError(name: DBusStandardError.failed,
-                                message: "internal error: \(method.name) produced '\(outputSignature)' instead of '\(method.outSignature)'")
+            throw DBusCallError(
+                name: DBusStandardError.failed,
+                message: "internal error: \(method.name) produced '\(outputSignature)' instead of '\(method.outSignature)'")
         }
         return outputs
     }
@@ -366,12 +391,15 @@ public final class DBusObjectServer {
     }
 
     private static func wrongSignature(_ method: String, _ expected: String, _ found: String) -> DBusCallError {
-        DBusCallError(name: DBusStandardError.invalidArgs,
-                      message: "\(method) takes arguments of type '\(expected)', not '\(found)'")
+        DBusCallError(
+            name: DBusStandardError.invalidArgs,
+            message: "\(method) takes arguments of type '\(expected)', not '\(found)'")
     }
 
-    private func answerProperties(member: String, arguments: [DBusValue], object: DBusObject,
-                                  sender: String) throws(DBusCallError) -> [DBusValue] {
+    private func answerProperties(
+        member: String, arguments: [DBusValue], object: DBusObject,
+        sender: String
+    ) throws(DBusCallError) -> [DBusValue] {
         func interface(_ name: String) throws(DBusCallError) -> DBusInterface {
             guard let found = object.interfaces.first(where: { $0.name == name }) else {
                 throw DBusCallError(name: DBusStandardError.unknownInterface, message: "\(object.path) has no interface \(name)")
@@ -400,8 +428,9 @@ public final class DBusObjectServer {
             guard found.properties.contains(where: { $0.name == strings[1] }) else {
                 throw DBusCallError(name: DBusStandardError.unknownProperty, message: "\(strings[0]) has no property \(strings[1])")
             }
-            throw DBusCallError(name: DBusStandardError.propertyReadOnly,
-                                message: "\(strings[0]).\(strings[1]) is read-only; use the interface's methods to change it")
+            throw DBusCallError(
+                name: DBusStandardError.propertyReadOnly,
+                message: "\(strings[0]).\(strings[1]) is read-only; use the interface's methods to change it")
         default:
             throw Self.unknownMethod(member, "org.freedesktop.DBus.Properties")
         }
@@ -417,8 +446,10 @@ public final class DBusObjectServer {
 }
 
 /// One named function, so `deinit` can remove exactly the filter `init` added (libdbus matches by pointer).
-private func objectServerFilter(_ connection: OpaquePointer?, _ message: OpaquePointer?,
-                                _ data: UnsafeMutableRawPointer?) -> DBusHandlerResult {
+private func objectServerFilter(
+    _ connection: OpaquePointer?, _ message: OpaquePointer?,
+    _ data: UnsafeMutableRawPointer?
+) -> DBusHandlerResult {
     guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     return Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().filter(message)
 }
@@ -446,9 +477,11 @@ extension DBusObjectServer {
 
     /// Calls a method without blocking the loop; `completion` runs on the loop thread with the reply's
     /// arguments or the error (the peer's, a timeout's, or the bus's when the peer is gone).
-    public func callAsync(destination: String, path: String, interface: String, member: String,
-                          arguments: [DBusValue] = [], timeout: Duration = .seconds(5),
-                          completion: @escaping (Result<[DBusValue], DBusCallError>) -> Void) {
+    public func callAsync(
+        destination: String, path: String, interface: String, member: String,
+        arguments: [DBusValue] = [], timeout: Duration = .seconds(5),
+        completion: @escaping (Result<[DBusValue], DBusCallError>) -> Void
+    ) {
         let message: DBusMessage
         do {
             message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface, member: member)
@@ -458,14 +491,19 @@ extension DBusObjectServer {
             loop.execute {}
             return
         }
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000
-            + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000
+                + timeout.components.attoseconds / 1_000_000_000_000_000)
         var pending: OpaquePointer?
         guard dbus_connection_send_with_reply(connection.pointer, message.pointer, &pending, milliseconds) != 0,
-              let pending else {
+            let pending
+        else {
             completedCalls.append {
-                completion(.failure(DBusCallError(name: "org.freedesktop.DBus.Error.Disconnected",
-                                                  message: "not connected to the bus; \(member) was not sent")))
+                completion(
+                    .failure(
+                        DBusCallError(
+                            name: "org.freedesktop.DBus.Error.Disconnected",
+                            message: "not connected to the bus; \(member) was not sent")))
             }
             loop.execute {}
             return
@@ -473,10 +511,12 @@ extension DBusObjectServer {
         let call = PendingCall(server: self, completion: completion)
         // libdbus keeps one reference to `call` until it frees the notify data.
         let data = Unmanaged.passRetained(call).toOpaque()
-        _ = dbus_pending_call_set_notify(pending, pendingCallNotify, data, { data in
-            guard let data else { return }
-            Unmanaged<PendingCall>.fromOpaque(data).release()
-        })
+        _ = dbus_pending_call_set_notify(
+            pending, pendingCallNotify, data,
+            { data in
+                guard let data else { return }
+                Unmanaged<PendingCall>.fromOpaque(data).release()
+            })
         // Single-threaded use: nothing could have completed it between send and set_notify, but be sure.
         if dbus_pending_call_get_completed(pending) != 0 { call.complete(pending) }
         dbus_pending_call_unref(pending)

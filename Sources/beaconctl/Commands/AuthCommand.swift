@@ -33,7 +33,8 @@ struct AuthListCommand: ParsableCommand {
             From org.beacond.Admin1.ListApps and ListPendingRequests.
 
             --json prints {"Apps": [{"AppId", "AuthorizationStatus", "PendingRequest", "DeclarationFile", \
-            "Users", "QueuedEvents", "MonitoredRegions", "ConnectedClients"}], "PendingRequests": [{"AppId", "Request", "AuthorizationStatus", "UsageDescription"}]}.
+            "Users", "QueuedEvents", "MonitoredRegions", "ConnectedClients"}], \
+            "PendingRequests": [{"AppId", "Request", "AuthorizationStatus", "UsageDescription"}]}.
 
             Example: beaconctl auth list --json | jq '.PendingRequests[].AppId'
 
@@ -159,8 +160,10 @@ struct AuthResetCommand: ParsableCommand {
 extension ParsableCommand {
     /// Makes the change, then prints what it did: the app's stored status and pending request are read before
     /// and after (`AppAuthorization.change`), so a denied upgrade request is reported as declined, not "denied".
-    static func reportChange(_ client: DaemonClient, app: String,
-                             _ change: () throws(BeaconctlError) -> Void) throws(BeaconctlError) {
+    static func reportChange(
+        _ client: DaemonClient, app: String,
+        _ change: () throws(BeaconctlError) -> Void
+    ) throws(BeaconctlError) {
         let before = try AppAuthorization(app: app, apps: client.apps())
         try change()
         let after = try AppAuthorization(app: app, apps: client.apps())

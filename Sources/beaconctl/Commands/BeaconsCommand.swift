@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ArgumentParser
 import BeaconctlKit
@@ -43,15 +43,17 @@ struct BeaconsCommand: ParsableCommand {
             try client.watchEvents()
             let ranging = try client.clients().compactMap { $0.integer(BeacondClientKey.rangedConstraints) }.reduce(0, +)
             if ranging == 0 {
-                Reporting.printError("no client is ranging yet; beacons appear once one does "
-                                     + "(try: beaconctl client --app APP range UUID)")
+                Reporting.printError(
+                    "no client is ranging yet; beacons appear once one does "
+                        + "(try: beaconctl client --app APP range UUID)")
             }
             let terminal = isatty(STDOUT_FILENO) == 1 && !output.json
             let offset = TimeText.localOffset(at: TimeText.now())
             var table = RangingTable()
             _ = try loop.run { signal throws(BeaconctlError) in
                 guard case .event(let kind, let data) = signal,
-                      let cycle = RangingTable.Cycle(kind: kind, data: data, received: TimeText.now()) else { return true }
+                    let cycle = RangingTable.Cycle(kind: kind, data: data, received: TimeText.now())
+                else { return true }
                 if output.json {
                     Reporting.printLine(EventText.json(kind: kind, data: data, time: cycle.time).text)
                 } else if terminal {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ArgumentParser
 import BeaconKit
@@ -50,8 +50,10 @@ struct CalibrateCommand: ParsableCommand {
 
     @ParentCommand var root: BeaconctlCommand
     @OptionGroup var bus: BusOptions
-    @Option(name: .customLong("reference"), help: ArgumentHelp(
-        "A reference beacon and its distance from a receiver (repeatable).", valueName: "UUID:MAJOR:MINOR@ROOM=METRES"))
+    @Option(
+        name: .customLong("reference"),
+        help: ArgumentHelp(
+            "A reference beacon and its distance from a receiver (repeatable).", valueName: "UUID:MAJOR:MINOR@ROOM=METRES"))
     var references: [String] = []
     @Option(help: "Seconds to collect readings (1 to 3600).") var seconds = 30
     @Flag(help: "Write calibration.toml and reload the daemon without asking.") var write = false
@@ -67,8 +69,9 @@ struct CalibrateCommand: ParsableCommand {
             do { parsed.append(try CalibrationReference(parsing: text)) } catch { throw ValidationError(error.description) }
         }
         if let twice = CalibrationSession.duplicate(in: parsed) {
-            throw ValidationError("\(twice.beacon) is given twice for \(twice.receiver): one reference beacon is at one distance "
-                + "from a receiver; use another beacon for another distance")
+            throw ValidationError(
+                "\(twice.beacon) is given twice for \(twice.receiver): one reference beacon is at one distance "
+                    + "from a receiver; use another beacon for another distance")
         }
         guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1 to 3600, got \(seconds)") }
     }
@@ -97,17 +100,21 @@ struct CalibrateCommand: ParsableCommand {
             for (receiver, result) in session.fits() {
                 lines.append("receiver \(receiver)")
                 for (reference, sample, count) in session.samples(for: receiver) {
-                    lines.append(String(format: "  %@ at %.1f m: mean RSSI %.1f dBm over %d reading(s), measured power %.0f",
-                                        "\(reference.beacon)", reference.distance, sample.rssi, count, sample.measuredPower))
+                    lines.append(
+                        String(
+                            format: "  %@ at %.1f m: mean RSSI %.1f dBm over %d reading(s), measured power %.0f",
+                            "\(reference.beacon)", reference.distance, sample.rssi, count, sample.measuredPower))
                 }
                 for reference in parsed where reference.receiver == receiver && session.count(of: reference) == 0 {
                     lines.append("  \(reference.beacon) at \(reference.distance) m: not heard by \(receiver)")
                 }
                 switch result {
                 case .success(let fit):
-                    lines.append(String(format: "  fit: rssi_offset %+.2f dB, path_loss_exponent %.3f; residual %.1f dB, "
-                                        + "median distance error %.0f %%", fit.calibration.rssiOffset,
-                                        fit.calibration.pathLossExponent, fit.residual, fit.medianDistanceError * 100))
+                    lines.append(
+                        String(
+                            format: "  fit: rssi_offset %+.2f dB, path_loss_exponent %.3f; residual %.1f dB, "
+                                + "median distance error %.0f %%", fit.calibration.rssiOffset,
+                            fit.calibration.pathLossExponent, fit.residual, fit.medianDistanceError * 100))
                     good.append((receiver, fit))
                 case .failure(let error):
                     lines.append("  no fit: \(error)")
@@ -115,8 +122,10 @@ struct CalibrateCommand: ParsableCommand {
             }
             Reporting.printLines(lines)
             guard !good.isEmpty else {
-                throw BeaconctlError(exitStatus: ExitStatus.failure, message: "no receiver could be fitted: is each reference "
-                    + "beacon advertising, and does the daemon have [mqtt] (beaconctl status)?")
+                throw BeaconctlError(
+                    exitStatus: ExitStatus.failure,
+                    message: "no receiver could be fitted: is each reference "
+                        + "beacon advertising, and does the daemon have [mqtt] (beaconctl status)?")
             }
             guard write || confirm(directory) else {
                 Reporting.printError("not written")
@@ -127,19 +136,24 @@ struct CalibrateCommand: ParsableCommand {
             if FileManager.default.fileExists(atPath: file) {
                 // A file that is there but unreadable must not be replaced by one without its other sections.
                 do { existing = try String(contentsOfFile: file, encoding: .utf8) } catch {
-                    throw BeaconctlError(exitStatus: ExitStatus.failure, message: "cannot read \(file) to update it: \(error); "
-                        + "fix or move it, then calibrate again")
+                    throw BeaconctlError(
+                        exitStatus: ExitStatus.failure,
+                        message: "cannot read \(file) to update it: \(error); "
+                            + "fix or move it, then calibrate again")
                 }
             }
-            let text = CalibrationSession.calibrationFile(existing: existing, fits: good,
-                                                          at: ISO8601DateFormatter().string(from: Date()))
+            let text = CalibrationSession.calibrationFile(
+                existing: existing, fits: good,
+                at: ISO8601DateFormatter().string(from: Date()))
             do {
                 let temporary = file + ".beaconctl-new"
                 try text.write(toFile: temporary, atomically: false, encoding: .utf8)
                 guard rename(temporary, file) == 0 else { throw CocoaError(.fileWriteUnknown) }
             } catch {
-                throw BeaconctlError(exitStatus: ExitStatus.noPermission, message: "cannot write \(file): \(error); "
-                    + "run as root, or pass --config-dir with the daemon's configuration directory")
+                throw BeaconctlError(
+                    exitStatus: ExitStatus.noPermission,
+                    message: "cannot write \(file): \(error); "
+                        + "run as root, or pass --config-dir with the daemon's configuration directory")
             }
             Reporting.printError("wrote \(file)")
             let problem = try client.reload()

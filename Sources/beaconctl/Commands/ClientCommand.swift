@@ -79,16 +79,22 @@ struct ClientCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @Option(help: "The app id to register as (declared in /etc/beacond/apps.d).") var app: String
     @Argument(help: "monitor (region entry/exit) or range (beacons about once a second).") var action: Action
-    @Argument(help: ArgumentHelp("Which beacons: a UUID, optionally with major and minor (decimal); for monitor, @ROOM: "
-                                 + "inside only while the beacon is in that room.",
-                                 valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
+    @Argument(
+        help: ArgumentHelp(
+            "Which beacons: a UUID, optionally with major and minor (decimal); for monitor, @ROOM: "
+                + "inside only while the beacon is in that room.",
+            valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
     var constraint: String
     @Option(help: "The region identifier for monitor (default: the constraint text).") var identifier: String?
-    @Option(help: ArgumentHelp("For monitor: seconds the beacon must be heard before the region is entered.",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "For monitor: seconds the beacon must be heard before the region is entered.",
+            valueName: "seconds"))
     var entryDelay: Double?
-    @Option(help: ArgumentHelp("For monitor: seconds of silence that exit this region (instead of the daemon's exit).",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "For monitor: seconds of silence that exit this region (instead of the daemon's exit).",
+            valueName: "seconds"))
     var exitDelay: Double?
     @Flag var level: Level?
     @Option(help: "Exit after this many region/ranging events.") var count: Int?
@@ -135,12 +141,15 @@ struct ClientCommand: ParsableCommand {
             let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
             var session = try SampleClientRun(client: client, app: app, json: output.json)
             let always = level.map { $0 == .always } ?? (action == .monitor)
-            try session.run(action == .monitor
-                                ? .monitor(RegionArguments.region(parsed, identifier: identifier ?? spec.description, room: spec.room,
-                                                                  entryDelay: entryDelay, exitDelay: exitDelay))
-                                : .range(RegionArguments.constraint(parsed)),
-                            requestAlways: always, count: count, requestState: requestState,
-                            keepMonitoring: keepMonitoring)
+            try session.run(
+                action == .monitor
+                    ? .monitor(
+                        RegionArguments.region(
+                            parsed, identifier: identifier ?? spec.description, room: spec.room,
+                            entryDelay: entryDelay, exitDelay: exitDelay))
+                    : .range(RegionArguments.constraint(parsed)),
+                requestAlways: always, count: count, requestState: requestState,
+                keepMonitoring: keepMonitoring)
         }
     }
 }

@@ -54,8 +54,10 @@ struct DoctorCommand: ParsableCommand {
         var checks = [DoctorCheck("bus reachable", passed: true, "\(bus), connected as \(client.connection.uniqueName)")]
         do {
             guard try client.isDaemonRunning() else {
-                checks.append(DoctorCheck("beacond running", passed: false, "nobody owns \(BeacondBus.name) on \(bus)",
-                                          fix: Doctor.Fix.daemon))
+                checks.append(
+                    DoctorCheck(
+                        "beacond running", passed: false, "nobody owns \(BeacondBus.name) on \(bus)",
+                        fix: Doctor.Fix.daemon))
                 return checks
             }
             checks.append(DoctorCheck("beacond running", passed: true, "\(BeacondBus.name) is \(try client.daemonUniqueName())"))
@@ -70,8 +72,10 @@ struct DoctorCommand: ParsableCommand {
             checks.append(Doctor.adminAccess(refused: error))
             return checks
         }
-        checks.append(DoctorCheck("admin access (\(BeacondInterface.admin))", passed: true,
-                                  "GetStatus answered (beacond \(status.string(BeacondStatusKey.version) ?? "?"))"))
+        checks.append(
+            DoctorCheck(
+                "admin access (\(BeacondInterface.admin))", passed: true,
+                "GetStatus answered (beacond \(status.string(BeacondStatusKey.version) ?? "?"))"))
         return checks + Doctor.checks(status: status, app: app)
     }
 }

@@ -51,8 +51,10 @@ struct EventsCommand: ParsableCommand {
             _ = try loop.run { signal throws(BeaconctlError) in
                 guard case .event(let kind, let data) = signal else { return true }
                 let time = EventText.time(of: data, received: TimeText.now())
-                Reporting.printLine(output.json ? EventText.json(kind: kind, data: data, time: time).text
-                                    : EventText.line(kind: kind, data: data, time: time, utcOffset: offset))
+                Reporting.printLine(
+                    output.json
+                        ? EventText.json(kind: kind, data: data, time: time).text
+                        : EventText.line(kind: kind, data: data, time: time, utcOffset: offset))
                 printed += 1
                 return count.map { printed < $0 } ?? true
             }

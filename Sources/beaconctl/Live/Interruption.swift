@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 import BeaconctlKit
 import DBus
@@ -63,8 +63,9 @@ final class Interruption: Sendable {
     private static func wake(bus: BusChoice, name: String) {
         do {
             let connection = try DBusConnection(bus.address)
-            let message = try DBusMessage.signal(path: LocalWakeup.path, interface: LocalWakeup.interface,
-                                                 member: LocalWakeup.member)
+            let message = try DBusMessage.signal(
+                path: LocalWakeup.path, interface: LocalWakeup.interface,
+                member: LocalWakeup.member)
             try message.setDestination(name)
             try connection.send(message)
         } catch {

@@ -31,8 +31,10 @@ struct SampleClientRun {
         BeacondMember.didRangeBeacons,
     ]
 
-    mutating func run(_ work: Work, requestAlways: Bool, count: Int?, requestState: Bool,
-                      keepMonitoring: Bool) throws(BeaconctlError) {
+    mutating func run(
+        _ work: Work, requestAlways: Bool, count: Int?, requestState: Bool,
+        keepMonitoring: Bool
+    ) throws(BeaconctlError) {
         // A SIGINT/SIGTERM that came while connecting or registering ends the run here, cleanly.
         if loop.interruption.isInterrupted { return }
         path = try client.registerClient(app: app)
@@ -101,17 +103,21 @@ struct SampleClientRun {
         let status = try client.requestAuthorization(client: path, always: always)
         try handleEarlier()
         let level: AuthorizationLevel = always ? .always : .whenInUse
-        print(kind: BeacondEventKind.authorizationRequested,
-              data: [BeacondEventKey.request: .string(always ? BeacondRequestKind.always : BeacondRequestKind.whenInUse),
-                     BeacondEventKey.status: .string(status)])
+        print(
+            kind: BeacondEventKind.authorizationRequested,
+            data: [
+                BeacondEventKey.request: .string(always ? BeacondRequestKind.always : BeacondRequestKind.whenInUse),
+                BeacondEventKey.status: .string(status),
+            ])
         guard status == BeacondStatus.notDetermined else { return }
         say("waiting for an administrator: beaconctl auth grant \(app) \(level.rawValue)")
         let session = self
         _ = try loop.run { signal throws(BeaconctlError) in
             guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
             session.print(kind: kind, data: data)
-            return !(kind == BeacondMember.authorizationChanged
-                     && data.string(BeacondEventKey.status) != BeacondStatus.notDetermined)
+            return
+                !(kind == BeacondMember.authorizationChanged
+                && data.string(BeacondEventKey.status) != BeacondStatus.notDetermined)
         }
     }
 
@@ -137,8 +143,9 @@ struct SampleClientRun {
 
     /// MonitoringDidFail / RangingDidFail as the error the command exits with.
     static func failure(kind: String, data: VarDict, bus: BusChoice) -> BeaconctlError {
-        let error = DBusCallError(name: data.string(BeacondEventKey.error) ?? "org.beacond.Error.Failed",
-                                  message: data.string(BeacondEventKey.message) ?? "\(kind) without a message")
+        let error = DBusCallError(
+            name: data.string(BeacondEventKey.error) ?? "org.beacond.Error.Failed",
+            message: data.string(BeacondEventKey.message) ?? "\(kind) without a message")
         return .calling(BeacondInterface.locationManager, kind, on: bus, error)
     }
 

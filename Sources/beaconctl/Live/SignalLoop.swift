@@ -68,8 +68,10 @@ final class SignalLoop {
         return true
     }
 
-    private func dispatch(_ signal: IncomingSignal,
-                          _ handle: (IncomingSignal) throws(BeaconctlError) -> Bool) throws(BeaconctlError) -> Bool {
+    private func dispatch(
+        _ signal: IncomingSignal,
+        _ handle: (IncomingSignal) throws(BeaconctlError) -> Bool
+    ) throws(BeaconctlError) -> Bool {
         switch signal {
         case .daemonLeft: throw .daemonLeft(client.bus)
         case .wakeup, .other: return true

@@ -24,8 +24,10 @@ import Testing
     }
 
     /// Checks side effects against the matrix; `kind` is the error the failures must carry.
-    static func expectEffects(_ effects: AuthorizationSideEffects, from: AuthorizationStatus, to: AuthorizationStatus,
-                              kind: AuthorizationError.Kind, _ context: String) {
+    static func expectEffects(
+        _ effects: AuthorizationSideEffects, from: AuthorizationStatus, to: AuthorizationStatus,
+        kind: AuthorizationError.Kind, _ context: String
+    ) {
         let codes = codes(from: from, to: to)
         #expect(effects.authorizationChanged == (codes.contains("C") ? to : nil), "\(context)")
         #expect(effects.monitoringFailure?.kind == (codes.contains("M") ? kind : nil), "\(context)")
@@ -62,8 +64,11 @@ import Testing
             #expect(outcome.record == .initial)
             #expect(outcome.resolvedRequest == record.pendingRequest)
             Self.expectEffects(outcome.sideEffects, from: record.status, to: .notDetermined, kind: .notAuthorized, "\(record)")
-            #expect(outcome == AuthorizationRules.setStatus(.notDetermined, app: Fixtures.fullyDeclared, record: record,
-                                                            policy: Fixtures.policy(servicesOn: true)))
+            #expect(
+                outcome
+                    == AuthorizationRules.setStatus(
+                        .notDetermined, app: Fixtures.fullyDeclared, record: record,
+                        policy: Fixtures.policy(servicesOn: true)))
         }
         // After a reset the app may make its upgrade request again.
         let spent = AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true)
@@ -83,24 +88,32 @@ import Testing
     }
 
     static let decisions: [DecisionRow] = [
-        DecisionRow(record: AuthorizationRecord(status: .notDetermined, pendingRequest: .whenInUse),
-                    results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
-        DecisionRow(record: AuthorizationRecord(status: .notDetermined, pendingRequest: .always),
-                    results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .notDetermined, pendingRequest: .whenInUse),
+            results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .notDetermined, pendingRequest: .always),
+            results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
         // The waiting upgrade: deny keeps WhenInUse ("Keep Only While Using").
-        DecisionRow(record: AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true, pendingRequest: .always),
-                    results: [(.authorizedAlways, true), (.authorizedWhenInUse, true), (.authorizedWhenInUse, true)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true, pendingRequest: .always),
+            results: [(.authorizedAlways, true), (.authorizedWhenInUse, true), (.authorizedWhenInUse, true)]),
         // Nothing waiting: grant and deny set the status (the Settings app).
-        DecisionRow(record: AuthorizationRecord(status: .notDetermined),
-                    results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
-        DecisionRow(record: AuthorizationRecord(status: .authorizedWhenInUse),
-                    results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
-        DecisionRow(record: AuthorizationRecord(status: .authorizedAlways, upgradeRequestUsed: true),
-                    results: [(.authorizedAlways, true), (.authorizedWhenInUse, true), (.denied, true)]),
-        DecisionRow(record: AuthorizationRecord(status: .restricted),
-                    results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
-        DecisionRow(record: AuthorizationRecord(status: .denied),
-                    results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .notDetermined),
+            results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .authorizedWhenInUse),
+            results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .authorizedAlways, upgradeRequestUsed: true),
+            results: [(.authorizedAlways, true), (.authorizedWhenInUse, true), (.denied, true)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .restricted),
+            results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
+        DecisionRow(
+            record: AuthorizationRecord(status: .denied),
+            results: [(.authorizedAlways, false), (.authorizedWhenInUse, false), (.denied, false)]),
     ]
 
     @Test func everyDecision() {
@@ -151,8 +164,9 @@ import Testing
     @Test func registrationSendsTheEffectiveStatusAndNothingElse() {
         for record in Fixtures.records {
             for servicesOn in [true, false] {
-                let effects = AuthorizationRules.registration(app: Fixtures.fullyDeclared, record: record,
-                                                              policy: Fixtures.policy(servicesOn: servicesOn))
+                let effects = AuthorizationRules.registration(
+                    app: Fixtures.fullyDeclared, record: record,
+                    policy: Fixtures.policy(servicesOn: servicesOn))
                 #expect(effects == AuthorizationSideEffects(authorizationChanged: servicesOn ? record.status : .restricted))
             }
         }
@@ -165,8 +179,9 @@ import Testing
         #expect(granted.record.status == .authorizedAlways)
         #expect(granted.effectiveStatus == .restricted)
         #expect(granted.sideEffects == .none)
-        let on = AuthorizationRules.policyChanged(app: Fixtures.fullyDeclared, record: granted.record, from: off,
-                                                  to: off.withLocationServices(true))
+        let on = AuthorizationRules.policyChanged(
+            app: Fixtures.fullyDeclared, record: granted.record, from: off,
+            to: off.withLocationServices(true))
         #expect(on == AuthorizationSideEffects(authorizationChanged: .authorizedAlways))
     }
 }

@@ -21,8 +21,10 @@ import Testing
         .authorizedAlways: nil,
     ]
 
-    static func rangingError(_ app: AppDeclaration, _ record: AuthorizationRecord, _ policy: AuthorizationPolicy,
-                             inUse: Bool) -> AuthorizationError? {
+    static func rangingError(
+        _ app: AppDeclaration, _ record: AuthorizationRecord, _ policy: AuthorizationPolicy,
+        inUse: Bool
+    ) -> AuthorizationError? {
         do throws(AuthorizationError) {
             try AuthorizationRules.checkRanging(app: app, record: record, policy: policy, inUse: inUse)
             return nil
@@ -31,8 +33,10 @@ import Testing
         }
     }
 
-    static func monitoringError(_ app: AppDeclaration, _ record: AuthorizationRecord,
-                                _ policy: AuthorizationPolicy) -> AuthorizationError? {
+    static func monitoringError(
+        _ app: AppDeclaration, _ record: AuthorizationRecord,
+        _ policy: AuthorizationPolicy
+    ) -> AuthorizationError? {
         do throws(AuthorizationError) {
             try AuthorizationRules.checkMonitoring(app: app, record: record, policy: policy)
             return nil
@@ -85,10 +89,11 @@ import Testing
 
     @Test func whenInUseMonitoringNamesTheUpgradeAndTheAdminCommand() {
         let record = AuthorizationRecord(status: .authorizedWhenInUse)
-        #expect(Self.monitoringError(Self.app, record, Self.on)?.message
-            == "monitoring needs authorizedAlways; app 'org.example.cafe' is authorizedWhenInUse. Fix: call "
-            + "RequestAlwaysAuthorization (one upgrade request is allowed), or ask an administrator: "
-            + "beaconctl auth grant org.example.cafe always")
+        #expect(
+            Self.monitoringError(Self.app, record, Self.on)?.message
+                == "monitoring needs authorizedAlways; app 'org.example.cafe' is authorizedWhenInUse. Fix: call "
+                + "RequestAlwaysAuthorization (one upgrade request is allowed), or ask an administrator: "
+                + "beaconctl auth grant org.example.cafe always")
     }
 
     @Test func spentUpgradeLeavesOnlyTheAdmin() throws {
@@ -109,9 +114,11 @@ import Testing
     @Test func missingAlwaysDescriptionIsNamedBeforeTheUpgrade() throws {
         let app = AppDeclaration(appID: Fixtures.appID, whenInUseUsageDescription: "table")
         let message = try #require(Self.monitoringError(app, AuthorizationRecord(status: .authorizedWhenInUse), Self.on)?.message)
-        #expect(message.contains("add always_usage = \"<why org.example.cafe needs location>\" to "
-            + "/etc/beacond/apps.d/org.example.cafe.toml, reload beacond (systemctl reload beacond), then call "
-            + "RequestAlwaysAuthorization"))
+        #expect(
+            message.contains(
+                "add always_usage = \"<why org.example.cafe needs location>\" to "
+                    + "/etc/beacond/apps.d/org.example.cafe.toml, reload beacond (systemctl reload beacond), then call "
+                    + "RequestAlwaysAuthorization"))
     }
 
     @Test func notDeterminedSaysWhichMethodToCall() throws {
@@ -168,10 +175,11 @@ import Testing
         let record = AuthorizationRecord(status: .authorizedAlways)
         let error = try #require(Self.monitoringError(Self.app, record, policy))
         #expect(error.kind == .locationServicesDisabled)
-        #expect(error.message == "monitoring is refused: location services are switched off for every app, so app "
-            + "'org.example.cafe' is effectively restricted (its own status, authorizedAlways, returns when they are "
-            + "switched on). Fix: beaconctl services on, or set location_services = true in /tmp/test/beacond.toml "
-            + "and reload beacond (systemctl reload beacond).")
+        #expect(
+            error.message == "monitoring is refused: location services are switched off for every app, so app "
+                + "'org.example.cafe' is effectively restricted (its own status, authorizedAlways, returns when they are "
+                + "switched on). Fix: beaconctl services on, or set location_services = true in /tmp/test/beacond.toml "
+                + "and reload beacond (systemctl reload beacond).")
     }
 
     @Test func declarationFileIsNamedAsGiven() throws {
@@ -185,8 +193,9 @@ import Testing
             Issue.record("expected MissingUsageDescription")
             return
         }
-        #expect(error.message == "RequestWhenInUseAuthorization needs a when-in-use usage description, and app 'x' "
-            + "declares none. Fix: add when_in_use_usage = \"<why x needs location>\" to /srv/apps/x.toml and reload "
-            + "beacond (systemctl reload beacond), then call RequestWhenInUseAuthorization again.")
+        #expect(
+            error.message == "RequestWhenInUseAuthorization needs a when-in-use usage description, and app 'x' "
+                + "declares none. Fix: add when_in_use_usage = \"<why x needs location>\" to /srv/apps/x.toml and reload "
+                + "beacond (systemctl reload beacond), then call RequestWhenInUseAuthorization again.")
     }
 }

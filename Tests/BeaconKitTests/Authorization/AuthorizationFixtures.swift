@@ -16,8 +16,9 @@ enum AuthorizationFixtures {
         }
     }
 
-    static let fullyDeclared = AppDeclaration(appID: appID, whenInUseUsageDescription: "Shows the table you sit at",
-                                              alwaysUsageDescription: "Tells you about offers when you pass the shop")
+    static let fullyDeclared = AppDeclaration(
+        appID: appID, whenInUseUsageDescription: "Shows the table you sit at",
+        alwaysUsageDescription: "Tells you about offers when you pass the shop")
     static let undeclared = AppDeclaration(appID: appID)
 
     static let pendings: [AuthorizationRequest?] = [nil, .whenInUse, .always]
@@ -38,7 +39,8 @@ enum AuthorizationFixtures {
     /// What every refusal must carry: the app, and a "Fix:" that points at something to do.
     static func expectActionable(_ error: AuthorizationError, _ context: String) -> Bool {
         guard error.appID == appID, error.message.contains("'\(appID)'"),
-              let fix = error.message.range(of: "Fix: ") else { return false }
+            let fix = error.message.range(of: "Fix: ")
+        else { return false }
         let remedy = error.message[fix.upperBound...]
         return ["beaconctl ", "call ", "add "].contains { remedy.contains($0) }
     }

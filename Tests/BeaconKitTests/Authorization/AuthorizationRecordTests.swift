@@ -5,11 +5,13 @@ import Testing
 /// The persisted record and the fixed strings clients and configuration depend on.
 @Suite struct AuthorizationRecordTests {
     @Test func statusStringsAreCoreLocationsNames() {
-        #expect(AuthorizationStatus.allCases.map(\.rawValue)
-            == ["notDetermined", "restricted", "denied", "authorizedWhenInUse", "authorizedAlways"])
+        #expect(
+            AuthorizationStatus.allCases.map(\.rawValue)
+                == ["notDetermined", "restricted", "denied", "authorizedWhenInUse", "authorizedAlways"])
         #expect(AuthorizationPrompt.allCases.map(\.rawValue) == ["admin", "deny", "when-in-use", "always"])
-        #expect(AuthorizationRequest.allCases.map(\.methodName)
-            == ["RequestWhenInUseAuthorization", "RequestAlwaysAuthorization"])
+        #expect(
+            AuthorizationRequest.allCases.map(\.methodName)
+                == ["RequestWhenInUseAuthorization", "RequestAlwaysAuthorization"])
         #expect(AuthorizationRequest.allCases.map(\.usageDescriptionKey) == ["when_in_use_usage", "always_usage"])
         #expect(AuthorizationRequest.whenInUse < .always && !(AuthorizationRequest.always < .always))
     }

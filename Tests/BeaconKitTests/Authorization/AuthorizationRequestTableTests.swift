@@ -36,13 +36,17 @@ import Testing
 
     static let table: [Row] = {
         var rows: [Row] = []
-        func row(_ status: AuthorizationStatus, used: Bool, pending: AuthorizationRequest?, _ request: AuthorizationRequest,
-                 _ outcomes: [Expected]) {
+        func row(
+            _ status: AuthorizationStatus, used: Bool, pending: AuthorizationRequest?, _ request: AuthorizationRequest,
+            _ outcomes: [Expected]
+        ) {
             rows.append(Row(status: status, used: used, pending: pending, request: request, outcomes: outcomes))
         }
         for used in [false, true] {
             //                                                       admin                 deny           when-in-use                  always
-            row(.notDetermined, used: used, pending: nil, .whenInUse, [waits(.whenInUse), to(.denied), to(.authorizedWhenInUse), to(.authorizedWhenInUse)])
+            row(
+                .notDetermined, used: used, pending: nil, .whenInUse,
+                [waits(.whenInUse), to(.denied), to(.authorizedWhenInUse), to(.authorizedWhenInUse)])
             row(.notDetermined, used: used, pending: nil, .always, [waits(.always), to(.denied), to(.authorizedWhenInUse), to(.authorizedAlways)])
             // A waiting request keeps waiting whatever the prompt now says; a larger request widens it.
             row(.notDetermined, used: used, pending: .whenInUse, .whenInUse, all(waits(.whenInUse)))
@@ -60,15 +64,20 @@ import Testing
             row(.authorizedWhenInUse, used: used, pending: .always, .always, all(waits(.always)))
         }
         // The one upgrade request: spent when made, whatever the answer.
-        row(.authorizedWhenInUse, used: false, pending: nil, .always,
-            [waits(.always, used: true), to(.authorizedWhenInUse, used: true), to(.authorizedWhenInUse, used: true),
-             to(.authorizedAlways, used: true)])
+        row(
+            .authorizedWhenInUse, used: false, pending: nil, .always,
+            [
+                waits(.always, used: true), to(.authorizedWhenInUse, used: true), to(.authorizedWhenInUse, used: true),
+                to(.authorizedAlways, used: true),
+            ])
         row(.authorizedWhenInUse, used: true, pending: nil, .always, all(spent))
         return rows
     }()
 
-    static func lookup(_ record: AuthorizationRecord, _ request: AuthorizationRequest,
-                       _ prompt: AuthorizationPrompt) -> Expected? {
+    static func lookup(
+        _ record: AuthorizationRecord, _ request: AuthorizationRequest,
+        _ prompt: AuthorizationPrompt
+    ) -> Expected? {
         let matches = table.filter {
             $0.status == record.status && $0.used == record.upgradeRequestUsed
                 && $0.pending == record.pendingRequest && $0.request == request
@@ -106,12 +115,15 @@ import Testing
         #expect(checked == 2 * 3 * 2 * 9 * 2)
     }
 
-    private func check(_ request: AuthorizationRequest, _ app: AppDeclaration, _ record: AuthorizationRecord,
-                       _ policy: AuthorizationPolicy, _ context: String) throws {
-        let hasDescription = switch request {
-        case .whenInUse: app.whenInUseUsageDescription.map { !$0.allSatisfy(\.isWhitespace) } ?? false
-        case .always: app.alwaysUsageDescription.map { !$0.allSatisfy(\.isWhitespace) } ?? false
-        }
+    private func check(
+        _ request: AuthorizationRequest, _ app: AppDeclaration, _ record: AuthorizationRecord,
+        _ policy: AuthorizationPolicy, _ context: String
+    ) throws {
+        let hasDescription =
+            switch request {
+            case .whenInUse: app.whenInUseUsageDescription.map { !$0.allSatisfy(\.isWhitespace) } ?? false
+            case .always: app.alwaysUsageDescription.map { !$0.allSatisfy(\.isWhitespace) } ?? false
+            }
         let result = Result { () throws(AuthorizationError) in
             try AuthorizationRules.request(request, app: app, record: record, policy: policy)
         }
@@ -147,8 +159,9 @@ import Testing
             expectedRecord = record
         case .pending(let waiting, let usedAfter):
             #expect(outcome.disposition == .pending && outcome.pending, "\(context)")
-            expectedRecord = AuthorizationRecord(status: record.status, upgradeRequestUsed: usedAfter ?? record.upgradeRequestUsed,
-                                                 pendingRequest: waiting)
+            expectedRecord = AuthorizationRecord(
+                status: record.status, upgradeRequestUsed: usedAfter ?? record.upgradeRequestUsed,
+                pendingRequest: waiting)
         case .decided(let status, let usedAfter):
             #expect(outcome.disposition == .decided && !outcome.pending, "\(context)")
             expectedRecord = AuthorizationRecord(status: status, upgradeRequestUsed: usedAfter ?? record.upgradeRequestUsed)
@@ -157,8 +170,9 @@ import Testing
         #expect(outcome.effectiveStatus == expectedRecord.status, "\(context)")
         let changed = expectedRecord.status != record.status
         #expect(outcome.changed == changed, "\(context)")
-        #expect(outcome.sideEffects == AuthorizationSideEffects(authorizationChanged: changed ? expectedRecord.status : nil),
-                "\(context)")
+        #expect(
+            outcome.sideEffects == AuthorizationSideEffects(authorizationChanged: changed ? expectedRecord.status : nil),
+            "\(context)")
         if outcome.disposition == .decided {
             #expect(outcome.note == nil, "\(context)")
         } else {
@@ -171,10 +185,13 @@ import Testing
 @Suite struct AuthorizationRequestNoteTests {
     typealias Fixtures = AuthorizationFixtures
 
-    static func note(_ request: AuthorizationRequest, _ record: AuthorizationRecord,
-                     servicesOn: Bool = true, prompt: AuthorizationPrompt = .admin) throws -> String {
-        let outcome = try AuthorizationRules.request(request, app: Fixtures.fullyDeclared, record: record,
-                                                     policy: Fixtures.policy(servicesOn: servicesOn, prompt: prompt))
+    static func note(
+        _ request: AuthorizationRequest, _ record: AuthorizationRecord,
+        servicesOn: Bool = true, prompt: AuthorizationPrompt = .admin
+    ) throws -> String {
+        let outcome = try AuthorizationRules.request(
+            request, app: Fixtures.fullyDeclared, record: record,
+            policy: Fixtures.policy(servicesOn: servicesOn, prompt: prompt))
         return try #require(outcome.note)
     }
 

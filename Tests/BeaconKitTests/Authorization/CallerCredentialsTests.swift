@@ -3,8 +3,9 @@ import Testing
 
 @Suite("Caller credentials against the app declaration")
 struct CallerCredentialsTests {
-    static let app = AppDeclaration(appID: "org.example.Shop", whenInUseUsageDescription: "table service",
-                                    users: ["shop", "kiosk"], executable: "/usr/bin/shop-client")
+    static let app = AppDeclaration(
+        appID: "org.example.Shop", whenInUseUsageDescription: "table service",
+        users: ["shop", "kiosk"], executable: "/usr/bin/shop-client")
 
     @Test func listedUserRunningTheDeclaredExecutableIsAllowed() throws {
         try AuthorizationRules.checkCaller(

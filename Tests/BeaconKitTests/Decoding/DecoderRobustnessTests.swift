@@ -105,7 +105,8 @@ struct DecoderRobustnessTests {
                 } else if report.iBeacon != nil && !report.dataComplete {
                     problem = "\(entry): iBeacon parsed from incomplete data"
                 } else if report.iBeacon != IBeaconParser.parse(advertisingData: span.extracting(report.dataRange))
-                            && report.dataComplete {
+                    && report.dataComplete
+                {
                     problem = "\(entry): report's iBeacon differs from its data's"
                 }
             }

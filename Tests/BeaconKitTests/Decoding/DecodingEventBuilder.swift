@@ -5,15 +5,19 @@ import BeaconKit
 /// lacks (several reports in one event, data status, RSSI 127, wrong counts).
 enum DecodingEventBuilder {
     /// Proximity UUID E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 (the corpus' Bright/BlueCharm beacons).
-    static let uuidBytes: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2,
-                                     0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
+    static let uuidBytes: [UInt8] = [
+        0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2,
+        0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0,
+    ]
     /// Flags AD structure (LE General Discoverable, BR/EDR not supported), as most beacons send.
     static let flags: [UInt8] = [0x02, 0x01, 0x06]
 
     /// Apple manufacturer payload after the company id: `02 15`, UUID, major, minor, power.
     static func applePayload(major: UInt16, minor: UInt16, power: Int8, uuid: [UInt8] = uuidBytes) -> [UInt8] {
-        [0x02, 0x15] + uuid + [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF),
-                               UInt8(bitPattern: power)]
+        [0x02, 0x15] + uuid + [
+            UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF),
+            UInt8(bitPattern: power),
+        ]
     }
 
     /// Flags + the iBeacon manufacturer-specific AD structure (length 0x1A), 30 bytes.
@@ -23,8 +27,11 @@ enum DecodingEventBuilder {
 
     static func frame(major: UInt16, minor: UInt16, power: Int8 = -59) -> IBeaconFrame {
         let u = uuidBytes
-        let uuid = UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
-                               u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]))
+        let uuid = UUID(
+            uuid: (
+                u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+                u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]
+            ))
         return IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power)
     }
 

@@ -48,8 +48,10 @@ enum DecodingVectorCorpus {
                 problems.append("\(fileName):\(index + 1): not hex<TAB>expected<TAB>source")
                 continue
             }
-            lines.append(Line(file: fileName, number: index + 1, hex: String(columns[0]),
-                              expected: String(columns[1]), source: String(columns[2]), bytes: bytes))
+            lines.append(
+                Line(
+                    file: fileName, number: index + 1, hex: String(columns[0]),
+                    expected: String(columns[1]), source: String(columns[2]), bytes: bytes))
         }
         return (lines, problems)
     }

@@ -71,16 +71,18 @@ enum DecodingVectorExpectation {
     /// `.none` for NEGATIVE / NONE lines, the promised frame otherwise; nil plus problems when
     /// the line says neither or both.
     static func iBeacon(in expected: String, kind: Kind) -> (IBeacon?, [String]) {
-        let negative = expected.contains("NEGATIVE") || expected.contains("derived_ibeacon: NONE")
+        let negative =
+            expected.contains("NEGATIVE") || expected.contains("derived_ibeacon: NONE")
             || expected.contains("expect=None")
         var problems: [String] = []
         var beacon = IBeacon()
         // Where a line has a `derived_ibeacon:` section, that section is the oracle. ble_monitor's
         // `upstream_asserts` describe its own parser's output, which also reads AltBeacon frames
         // (uuid/major/minor on a line whose iBeacon is NONE) and sensors (`power=160.0` watts).
-        let text = expected.firstRange(of: "derived_ibeacon:").map { start in
-            expected[start.lowerBound...].prefix { $0 != "|" }
-        }.map(String.init) ?? expected
+        let text =
+            expected.firstRange(of: "derived_ibeacon:").map { start in
+                expected[start.lowerBound...].prefix { $0 != "|" }
+            }.map(String.init) ?? expected
 
         for match in text.matches(of: /uuid=['"]?([0-9a-fA-F-]+)/) {
             if let uuid = uuid(hex: match.1) { beacon.uuids.append(uuid) } else { problems.append("bad uuid \(match.0)") }
@@ -146,8 +148,11 @@ enum DecodingVectorExpectation {
     private static func uuid(hex: Substring) -> UUID? {
         let digits = hex.filter { $0 != "-" }
         guard digits.count == 32, let bytes = DecodingVectorCorpus.bytes(hex: digits) else { return nil }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     // MARK: HCI report fields
@@ -202,7 +207,8 @@ enum DecodingVectorExpectation {
         // upstream `mac` is not an oracle for the HCI address: for some sensors ble_monitor reports
         // the MAC carried in the payload (all-hci lines 122, 218, 219 differ from the HCI address).
         if report.eventTypes.isEmpty || report.addressTypes.isEmpty || report.addresses.isEmpty
-            || report.rssis.isEmpty || report.dataLengths.isEmpty {
+            || report.rssis.isEmpty || report.dataLengths.isEmpty
+        {
             problems.append("derived_hci lacks evt_type, addr_type, addr, rssi or adlen")
         }
         return (report, problems)
@@ -221,7 +227,8 @@ enum DecodingVectorExpectation {
         }
         let legacyTypes: [Substring: UInt16] = ["ADV_IND": 0, "ADV_DIRECT_IND": 1, "ADV_SCAN_IND": 2, "ADV_NONCONN_IND": 3, "SCAN_RSP": 4]
         if let match = expected.firstMatch(of: /(ADV_IND|ADV_DIRECT_IND|ADV_SCAN_IND|ADV_NONCONN_IND|SCAN_RSP) (public|random)/),
-           let type = legacyTypes[match.1] {
+            let type = legacyTypes[match.1]
+        {
             report.eventTypes.append(type)
             report.addressTypes.append(match.2 == "public" ? 0 : 1)
         }

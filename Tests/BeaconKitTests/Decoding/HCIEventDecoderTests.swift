@@ -8,10 +8,12 @@ struct HCIEventDecoderTests {
     @Test func severalLegacyReportsInOneEvent() {
         let reports = [
             Builder.LegacyReport(eventType: 0, addressType: 0, address: 0x11_22_33_44_55_66, data: Builder.flags, rssi: 0xC4),
-            Builder.LegacyReport(eventType: 3, addressType: 1, address: 0xC6_B5_45_F6_F1_8E,
-                                 data: Builder.iBeaconAdvertisingData(major: 1, minor: 2), rssi: 0xB3),
-            Builder.LegacyReport(eventType: 4, addressType: 1, address: 0x6A_6B_C9_A2_3E_43,
-                                 data: Builder.iBeaconAdvertisingData(major: 100, minor: 0, power: -65), rssi: 0xA0),
+            Builder.LegacyReport(
+                eventType: 3, addressType: 1, address: 0xC6_B5_45_F6_F1_8E,
+                data: Builder.iBeaconAdvertisingData(major: 1, minor: 2), rssi: 0xB3),
+            Builder.LegacyReport(
+                eventType: 4, addressType: 1, address: 0x6A_6B_C9_A2_3E_43,
+                data: Builder.iBeaconAdvertisingData(major: 100, minor: 0, power: -65), rssi: 0xA0),
         ]
         let packet = Builder.legacyEvent(reports)
         let result = DecodingHarness.h4(packet)
@@ -100,13 +102,13 @@ struct HCIEventDecoderTests {
 
     @Test func packetsThatAreNotAdvertising() {
         let cases: [[UInt8]] = [
-            [0x01, 0x03, 0x0C, 0x00],                   // HCI command (Reset)
-            [0x02, 0x01, 0x20, 0x00, 0x00],             // ACL
-            [0x03, 0x01, 0x00, 0x00],                   // SCO
-            [0x05, 0x01, 0x00, 0x00, 0x00],             // ISO
+            [0x01, 0x03, 0x0C, 0x00], // HCI command (Reset)
+            [0x02, 0x01, 0x20, 0x00, 0x00], // ACL
+            [0x03, 0x01, 0x00, 0x00], // SCO
+            [0x05, 0x01, 0x00, 0x00, 0x00], // ISO
             [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00], // Command Complete
-            [0x04, 0x3E, 0x02, 0x01, 0x00],             // LE Connection Complete (truncated: no matter)
-            [0x04, 0x3E, 0x02, 0x0B, 0x01],             // LE Directed Advertising Report: no data to parse
+            [0x04, 0x3E, 0x02, 0x01, 0x00], // LE Connection Complete (truncated: no matter)
+            [0x04, 0x3E, 0x02, 0x0B, 0x01], // LE Directed Advertising Report: no data to parse
         ]
         for packet in cases {
             #expect(DecodingHarness.h4(packet).outcome == .notAdvertising, "\(packet)")
@@ -132,8 +134,9 @@ struct HCIEventDecoderTests {
     }
 
     @Test func extendedReportWithIBeacon() throws {
-        let report = Builder.ExtendedReport(eventType: 0x0013, addressType: 1, txPower: 0x05, rssi: 0xB1,
-                                            data: Builder.iBeaconAdvertisingData(major: 9, minor: 10))
+        let report = Builder.ExtendedReport(
+            eventType: 0x0013, addressType: 1, txPower: 0x05, rssi: 0xB1,
+            data: Builder.iBeaconAdvertisingData(major: 9, minor: 10))
         let packet = Builder.extendedEvent([report])
         let result = DecodingHarness.h4(packet)
         #expect(result.outcome == .advertising(reports: 1, malformedReports: 0))
@@ -173,10 +176,11 @@ struct HCIEventDecoderTests {
     }
 
     @Test func extendedScanResponseBit() {
-        let result = DecodingHarness.h4(Builder.extendedEvent([
-            Builder.ExtendedReport(eventType: 0x001B), // legacy SCAN_RSP to ADV_IND
-            Builder.ExtendedReport(eventType: 0x0013),
-        ]))
+        let result = DecodingHarness.h4(
+            Builder.extendedEvent([
+                Builder.ExtendedReport(eventType: 0x001B), // legacy SCAN_RSP to ADV_IND
+                Builder.ExtendedReport(eventType: 0x0013),
+            ]))
         #expect(result.outcome == .advertising(reports: 2, malformedReports: 0))
         #expect(result.reports.map(\.isScanResponse) == [true, false])
     }

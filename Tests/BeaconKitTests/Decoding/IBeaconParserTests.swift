@@ -92,7 +92,8 @@ struct IBeaconParserTests {
 
     @Test func iBeaconAfterAnotherAppleStructureIsFound() {
         // Apple Nearby manufacturer data first, then the iBeacon: the first iBeacon wins.
-        let data = Builder.flags + [0x07, 0xFF, 0x4C, 0x00, 0x10, 0x02, 0x0B, 0x00]
+        let data =
+            Builder.flags + [0x07, 0xFF, 0x4C, 0x00, 0x10, 0x02, 0x0B, 0x00]
             + DecodingHarness.manufacturerADStructure(Self.appleManufacturerData)
             + DecodingHarness.manufacturerADStructure([0x4C, 0x00] + Builder.applePayload(major: 9, minor: 9, power: -1))
         #expect(DecodingHarness.iBeacon(advertisingData: data) == Builder.frame(major: 1, minor: 2))

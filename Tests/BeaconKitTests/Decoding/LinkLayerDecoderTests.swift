@@ -15,14 +15,14 @@ struct LinkLayerDecoderTests {
     /// PDU type (header bits 0–3) → legacy HCI event type, or nil for PDUs without AdvData.
     @Test(arguments: [
         (UInt8(0x0), UInt16?(0)), // ADV_IND
-        (0x1, nil),               // ADV_DIRECT_IND
-        (0x2, 3),                 // ADV_NONCONN_IND
-        (0x3, nil),               // SCAN_REQ
-        (0x4, 4),                 // SCAN_RSP
-        (0x5, nil),               // CONNECT_IND
-        (0x6, 2),                 // ADV_SCAN_IND
-        (0x7, nil),               // ADV_EXT_IND
-        (0xF, nil),               // reserved
+        (0x1, nil), // ADV_DIRECT_IND
+        (0x2, 3), // ADV_NONCONN_IND
+        (0x3, nil), // SCAN_REQ
+        (0x4, 4), // SCAN_RSP
+        (0x5, nil), // CONNECT_IND
+        (0x6, 2), // ADV_SCAN_IND
+        (0x7, nil), // ADV_EXT_IND
+        (0xF, nil), // reserved
     ])
     func pduTypeMapsToLegacyEventType(pduType: UInt8, eventType: UInt16?) throws {
         // ChSel (bit 5) and RxAdd (bit 7) must not change the mapping.
@@ -68,9 +68,9 @@ struct LinkLayerDecoderTests {
         let cases: [[UInt8]] = [
             [],
             [0x40],
-            Array(full.dropLast()),       // length says one byte more than present
+            Array(full.dropLast()), // length says one byte more than present
             [0x40, 0x05] + Self.advA[0..<5], // ADV_IND shorter than its AdvA
-            [0x43, 0x0C] + Self.advA,     // reelyActive's SCAN_REQ: length 12, 6 bytes present
+            [0x43, 0x0C] + Self.advA, // reelyActive's SCAN_REQ: length 12, 6 bytes present
         ]
         for bytes in cases {
             let result = DecodingHarness.linkLayer(bytes)

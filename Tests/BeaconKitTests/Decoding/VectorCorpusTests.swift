@@ -83,8 +83,9 @@ struct VectorCorpusTests {
             // The three parser entry points agree on the same frame at each wrapping level.
             let manufacturerData = [0x4C, 0x00] + bytes
             #expect(DecodingHarness.iBeacon(manufacturerData: manufacturerData) == decoded, "\(line)")
-            #expect(DecodingHarness.iBeacon(advertisingData: DecodingHarness.manufacturerADStructure(manufacturerData)) == decoded,
-                    "\(line)")
+            #expect(
+                DecodingHarness.iBeacon(advertisingData: DecodingHarness.manufacturerADStructure(manufacturerData)) == decoded,
+                "\(line)")
         case .manufacturerData:
             decoded = DecodingHarness.iBeacon(manufacturerData: bytes)
             #expect(DecodingHarness.iBeacon(advertisingData: DecodingHarness.manufacturerADStructure(bytes)) == decoded, "\(line)")
@@ -96,8 +97,10 @@ struct VectorCorpusTests {
         return decoded
     }
 
-    private func compare(_ frame: IBeaconFrame?, with expectation: DecodingVectorExpectation.IBeacon?,
-                         _ line: DecodingVectorCorpus.Line) {
+    private func compare(
+        _ frame: IBeaconFrame?, with expectation: DecodingVectorExpectation.IBeacon?,
+        _ line: DecodingVectorCorpus.Line
+    ) {
         guard let expectation else {
             #expect(frame == nil, "\(line): expected no iBeacon")
             return
@@ -146,10 +149,10 @@ struct VectorCorpusTests {
     /// reelyActive's PDUs state `pdu_type=… txadd=… len=N(actual M) adva_hex=…`.
     private func checkLinkLayerPDU(_ line: DecodingVectorCorpus.Line) -> IBeaconFrame? {
         guard let type = line.expected.firstMatch(of: /pdu_type=(\w+)/)?.1,
-              let txAdd = line.expected.firstMatch(of: /txadd=(\d)/).flatMap({ UInt8($0.1) }),
-              let lengths = line.expected.firstMatch(of: /len=(\d+)\(actual (\d+)\)/),
-              let declared = Int(lengths.1), let actual = Int(lengths.2),
-              let advA = line.expected.firstMatch(of: /adva_hex=([0-9a-fA-F]{12})/).flatMap({ DecodingVectorCorpus.bytes(hex: $0.1) })
+            let txAdd = line.expected.firstMatch(of: /txadd=(\d)/).flatMap({ UInt8($0.1) }),
+            let lengths = line.expected.firstMatch(of: /len=(\d+)\(actual (\d+)\)/),
+            let declared = Int(lengths.1), let actual = Int(lengths.2),
+            let advA = line.expected.firstMatch(of: /adva_hex=([0-9a-fA-F]{12})/).flatMap({ DecodingVectorCorpus.bytes(hex: $0.1) })
         else {
             Issue.record("\(line): LL PDU line lacks pdu_type, txadd, len(actual) or adva_hex")
             return nil
@@ -191,7 +194,7 @@ struct VectorCorpusTests {
     ///   data_length and finds the iBeacon. We honour it, as the Core Specification requires and
     ///   as multi-report events need (the next report starts after data_length + RSSI).
     /// Deliberate difference: no iBeacon, and the RSSI is the byte after the declared data (0x00, the
-/// major's first byte), not the final 0xDD.
+    /// major's first byte), not the final 0xDD.
     /// With the parameter length repaired the report decodes and its other fields match.
     private func checkBeacontoolsBuffer(_ line: DecodingVectorCorpus.Line) {
         #expect(DecodingHarness.h4(line.bytes).outcome == .malformed(.unknownPacketType), "\(line)")
@@ -204,9 +207,9 @@ struct VectorCorpusTests {
         let repaired = DecodingHarness.event(event)
         #expect(repaired.outcome == .advertising(reports: 1, malformedReports: 0), "\(line)")
         guard let report = repaired.reports.first,
-              let address = line.expected.firstMatch(of: /addr=([0-9a-fA-F:]{17})/).flatMap({ BluetoothAddress(String($0.1)) }),
-              let eventType = line.expected.firstMatch(of: /evt_type=(\d+)/).flatMap({ UInt16($0.1) }),
-              let addressType = line.expected.firstMatch(of: /addr_type=(\d+)/).flatMap({ UInt8($0.1) })
+            let address = line.expected.firstMatch(of: /addr=([0-9a-fA-F:]{17})/).flatMap({ BluetoothAddress(String($0.1)) }),
+            let eventType = line.expected.firstMatch(of: /evt_type=(\d+)/).flatMap({ UInt16($0.1) }),
+            let addressType = line.expected.firstMatch(of: /addr_type=(\d+)/).flatMap({ UInt8($0.1) })
         else {
             Issue.record("\(line): no report, or the line lacks addr, evt_type or addr_type")
             return

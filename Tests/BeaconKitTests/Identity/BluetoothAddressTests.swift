@@ -19,8 +19,10 @@ struct BluetoothAddressTests {
         }
     }
 
-    @Test(arguments: ["", "A4:C1:38:BF:6F", "A4:C1:38:BF:6F:AB:01", "A4:C1:38:BF:6F:A", "A4:C1:38:BF:6F:ABC",
-                      "G4:C1:38:BF:6F:AB", "A4-C1-38-BF-6F-AB", "A4:C1:38:BF:6F:AB:", ":A4:C1:38:BF:6F", "A4C138BF6FAB"])
+    @Test(arguments: [
+        "", "A4:C1:38:BF:6F", "A4:C1:38:BF:6F:AB:01", "A4:C1:38:BF:6F:A", "A4:C1:38:BF:6F:ABC",
+        "G4:C1:38:BF:6F:AB", "A4-C1-38-BF-6F-AB", "A4:C1:38:BF:6F:AB:", ":A4:C1:38:BF:6F", "A4C138BF6FAB",
+    ])
     func rejectsMalformedText(text: String) {
         #expect(BluetoothAddress(text) == nil)
     }

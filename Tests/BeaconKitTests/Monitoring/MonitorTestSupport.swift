@@ -33,17 +33,19 @@ enum MonitorTestKit {
         _ identifier: String, _ uuid: UUID = uuidA, major: UInt16? = nil, minor: UInt16? = nil,
         entry: Bool = true, exit: Bool = true
     ) throws -> BeaconRegion {
-        BeaconRegion(identifier: identifier,
-                     constraint: try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor),
-                     notifyOnEntry: entry, notifyOnExit: exit)
+        BeaconRegion(
+            identifier: identifier,
+            constraint: try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor),
+            notifyOnEntry: entry, notifyOnExit: exit)
     }
 
     static func sighting(
         _ identity: BeaconIdentity, at seconds: Double, rssi: Int8? = -60, address: UInt64 = 0xA4C1_38BF_6FAB
     ) -> IBeaconObservation {
-        IBeaconObservation(frame: IBeaconFrame(identity: identity, measuredPower: -59), rssi: rssi,
-                           address: BluetoothAddress(rawValue: address), addressType: 0,
-                           timestamp: at(seconds))
+        IBeaconObservation(
+            frame: IBeaconFrame(identity: identity, measuredPower: -59), rssi: rssi,
+            address: BluetoothAddress(rawValue: address), addressType: 0,
+            timestamp: at(seconds))
     }
 
     /// `30.0 didExitRegion a`: one event as a line a failing `#expect` prints readably.

@@ -40,17 +40,20 @@ struct NaiveRegionMonitor {
 
     func snapshot(_ key: String) -> MonitoredRegion? {
         entries.first { $0.key == key }.map {
-            MonitoredRegion(region: $0.region, state: $0.state,
-                            lastSeen: $0.lastSeen.map { Timestamp(microsecondsSinceEpoch: $0) },
-                            lastDeterminedState: $0.heard)
+            MonitoredRegion(
+                region: $0.region, state: $0.state,
+                lastSeen: $0.lastSeen.map { Timestamp(microsecondsSinceEpoch: $0) },
+                lastDeterminedState: $0.heard)
         }
     }
 
     mutating func apply(_ op: MonitorModelOp) -> [MonitoringEvent<String>] {
         var events: [MonitoringEvent<String>] = []
         func emit(_ kind: MonitoringEvent<String>.Kind, _ entry: Entry, _ time: Int64) {
-            events.append(MonitoringEvent(kind: kind, key: entry.key, region: entry.region,
-                                          timestamp: Timestamp(microsecondsSinceEpoch: time)))
+            events.append(
+                MonitoringEvent(
+                    kind: kind, key: entry.key, region: entry.region,
+                    timestamp: Timestamp(microsecondsSinceEpoch: time)))
         }
         func moveClock(_ time: Timestamp) {
             let target = max(now, time.microsecondsSinceEpoch)
@@ -72,17 +75,19 @@ struct NaiveRegionMonitor {
         func install(_ key: String, _ saved: MonitoredRegion, since: Int64) {
             entries.removeAll { $0.key == key }
             let lastSeen = saved.lastSeen?.microsecondsSinceEpoch
-            entries.append(Entry(
-                key: key, region: saved.region, state: suspended ? .unknown : saved.state,
-                lastSeen: saved.state == .inside ? lastSeen ?? since : lastSeen,
-                heard: saved.state == .unknown ? saved.lastDeterminedState : saved.state, since: since))
+            entries.append(
+                Entry(
+                    key: key, region: saved.region, state: suspended ? .unknown : saved.state,
+                    lastSeen: saved.state == .inside ? lastSeen ?? since : lastSeen,
+                    heard: saved.state == .unknown ? saved.lastDeterminedState : saved.state, since: since))
         }
 
         switch op {
         case .start(let key, let region, let time):
             moveClock(time)
-            install(key, MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown),
-                    since: now)
+            install(
+                key, MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown),
+                since: now)
             emit(.didStartMonitoring, entries[entries.count - 1], now)
         case .stop(let key, let time):
             moveClock(time)

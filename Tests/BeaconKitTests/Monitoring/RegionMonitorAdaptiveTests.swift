@@ -9,8 +9,10 @@ struct RegionMonitorAdaptiveTests {
 
     /// Exits learned between 2 s and 180 s, at most one false exit per beacon in 1,000 hours.
     func adaptive() throws -> MonitorTestHarness {
-        MonitorTestHarness(try MonitoringConfiguration(exitTimeout: .seconds(180),
-                                                       adaptiveExit: AdaptiveExit(minimum: .seconds(2), chance: 1e-3)))
+        MonitorTestHarness(
+            try MonitoringConfiguration(
+                exitTimeout: .seconds(180),
+                adaptiveExit: AdaptiveExit(minimum: .seconds(2), chance: 1e-3)))
     }
 
     @Test("a 10 Hz tag heard every time exits seconds after it falls silent, not after exit_timeout")
@@ -87,8 +89,11 @@ struct RegionMonitorAdaptiveTests {
         h.see(beacon, at: 1)
         _ = h.take()
         h.advance(to: 31)
-        #expect(h.take() == ["6.0 didDetermineState(outside) quick", "6.0 didExitRegion quick",
-                             "31.0 didDetermineState(outside) plain", "31.0 didExitRegion plain"])
+        #expect(
+            h.take() == [
+                "6.0 didDetermineState(outside) quick", "6.0 didExitRegion quick",
+                "31.0 didDetermineState(outside) plain", "31.0 didExitRegion plain",
+            ])
     }
 
     @Test("EntryDelay: entered only after the beacon was heard, unbroken, that long; a silence restarts the wait")
@@ -103,7 +108,7 @@ struct RegionMonitorAdaptiveTests {
         #expect(h.take().isEmpty)
         // A 40 s silence (longer than the 30 s exit) breaks the run.
         h.see(beacon, at: 45)
-        _ = h.take()  // the unknown → outside determination at 30 s
+        _ = h.take() // the unknown → outside determination at 30 s
         h.see(beacon, at: 50)
         #expect(h.take().isEmpty)
         h.see(beacon, at: 55)

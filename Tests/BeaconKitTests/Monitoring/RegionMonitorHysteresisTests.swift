@@ -9,8 +9,9 @@ struct RegionMonitorHysteresisTests {
     /// A monitor with region "a" (UUID A) started at 0 s; by default it enters at -70 dBm or stronger and
     /// counts below -80 dBm as absent.
     func harness(enter: Int = -70, absent: Int = -80) throws -> MonitorTestHarness {
-        var h = MonitorTestHarness(try MonitoringConfiguration(
-            hysteresis: try RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent)))
+        var h = MonitorTestHarness(
+            try MonitoringConfiguration(
+                hysteresis: try RSSIHysteresis(enterAtOrAbove: enter, absentBelow: absent)))
         h.start(try Kit.region("a"), at: 0)
         _ = h.take()
         return h
@@ -102,8 +103,9 @@ struct RegionMonitorHysteresisTests {
     /// Each region may bring its own thresholds; one without uses the configuration's (the daemon's default).
     @Test("per-region thresholds: each region weighs a sighting by its own, others by the configuration's")
     func perRegionThresholds() throws {
-        var h = MonitorTestHarness(try MonitoringConfiguration(
-            hysteresis: try RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80)))
+        var h = MonitorTestHarness(
+            try MonitoringConfiguration(
+                hysteresis: try RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80)))
         var near = try Kit.region("near")
         near.hysteresis = try RSSIHysteresis(enterAtOrAbove: -50, absentBelow: -60)
         var any = try Kit.region("any")

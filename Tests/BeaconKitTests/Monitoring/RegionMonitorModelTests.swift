@@ -70,8 +70,9 @@ struct MonitorModelGenerator {
         case 14..<18 where restores:
             let at = timestamp()
             let lastSeen = chance(80) ? Timestamp(microsecondsSinceEpoch: time - pick(Self.steps) * 2) : nil
-            let saved = MonitoredRegion(region: try region(key), state: pick(RegionState.allCases),
-                                        lastSeen: lastSeen, lastDeterminedState: pick(RegionState.allCases))
+            let saved = MonitoredRegion(
+                region: try region(key), state: pick(RegionState.allCases),
+                lastSeen: lastSeen, lastDeterminedState: pick(RegionState.allCases))
             return .restore(key: key, saved: saved, at: at)
         case 18..<30: return .advance(timestamp())
         case 30..<35: return .requestState(key: key, at: timestamp())
@@ -83,10 +84,11 @@ struct MonitorModelGenerator {
                 at = Timestamp(microsecondsSinceEpoch: time - pick(Self.steps))
             }
             let identity = BeaconIdentity(uuid: pick(Self.uuids), major: pick([1, 2]), minor: pick([1, 2]))
-            return .observe(IBeaconObservation(
-                frame: IBeaconFrame(identity: identity, measuredPower: -59), rssi: pick(Self.rssis),
-                address: BluetoothAddress(rawValue: UInt64.random(in: 0...3, using: &random)), addressType: 1,
-                timestamp: at))
+            return .observe(
+                IBeaconObservation(
+                    frame: IBeaconFrame(identity: identity, measuredPower: -59), rssi: pick(Self.rssis),
+                    address: BluetoothAddress(rawValue: UInt64.random(in: 0...3, using: &random)), addressType: 1,
+                    timestamp: at))
         }
     }
 }
@@ -107,9 +109,13 @@ struct RegionMonitorModelTests {
     static let configurations: [MonitoringConfiguration] = {
         var configurations: [MonitoringConfiguration] = [.default]
         if let banded = try? MonitoringConfiguration(
-            hysteresis: RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80)) { configurations.append(banded) }
+            hysteresis: RSSIHysteresis(enterAtOrAbove: -70, absentBelow: -80))
+        {
+            configurations.append(banded)
+        }
         if let single = try? MonitoringConfiguration(
-            exitTimeout: .seconds(10), hysteresis: RSSIHysteresis(enterAtOrAbove: -75, absentBelow: -75)) {
+            exitTimeout: .seconds(10), hysteresis: RSSIHysteresis(enterAtOrAbove: -75, absentBelow: -75))
+        {
             configurations.append(single)
         }
         return configurations
@@ -140,8 +146,9 @@ struct RegionMonitorModelTests {
         #expect(eventCount > 1_000)
     }
 
-    @Test("advancing more or less often never changes the events, and they come in time order",
-          arguments: [UInt64(11), 12, 13, 14])
+    @Test(
+        "advancing more or less often never changes the events, and they come in time order",
+        arguments: [UInt64(11), 12, 13, 14])
     func speedIndependent(seed: UInt64) throws {
         let configuration = Self.configurations[Int(seed) % Self.configurations.count]
         var generator = MonitorModelGenerator(random: MonitorModelRandom(state: seed), lateSightings: false, restores: false)

@@ -22,7 +22,7 @@ struct RegionMonitorReceiverTests {
         var h = try harness()
         h.see(beacon, by: kitchen, at: 1)
         for second in stride(from: 10.0, through: 100, by: 10) { h.see(beacon, by: second < 50 ? kitchen : hall, at: second) }
-        h.see(beacon, at: 110)                       // this node's own scanner too
+        h.see(beacon, at: 110) // this node's own scanner too
         h.advance(to: 139)
         #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnterRegion a"])
         h.advance(to: 140)
@@ -52,8 +52,11 @@ struct RegionMonitorReceiverTests {
         h.receiverOffline(kitchen, at: 5)
         h.receiverOnline(kitchen, at: 60)
         h.see(beacon, by: kitchen, at: 61)
-        #expect(h.take() == ["1.0 didDetermineState(inside) a", "1.0 didEnterRegion a", "5.0 didDetermineState(unknown) a",
-                             "61.0 didDetermineState(inside) a"])
+        #expect(
+            h.take() == [
+                "1.0 didDetermineState(inside) a", "1.0 didEnterRegion a", "5.0 didDetermineState(unknown) a",
+                "61.0 didDetermineState(inside) a",
+            ])
     }
 
     @Test("heard by another online receiver, or by this node, lately: an offline receiver changes nothing at once")
@@ -81,7 +84,7 @@ struct RegionMonitorReceiverTests {
         var h = try harness()
         h.see(beacon, by: hall, at: 1)
         h.see(beacon, by: kitchen, at: 20)
-        h.receiverOffline(kitchen, at: 40)        // hall's hearing (1) is older than 40 - 30: only kitchen counts
+        h.receiverOffline(kitchen, at: 40) // hall's hearing (1) is older than 40 - 30: only kitchen counts
         #expect(h.take().suffix(1) == ["40.0 didDetermineState(unknown) a"])
     }
 
@@ -91,11 +94,11 @@ struct RegionMonitorReceiverTests {
         h.see(beacon, by: kitchen, at: 1)
         h.see(beacon, by: hall, at: 2)
         h.receiverOffline(kitchen, at: 5)
-        #expect(h.take().count == 2)              // inside, entry: hall still online
+        #expect(h.take().count == 2) // inside, entry: hall still online
         h.receiverOffline(hall, at: 6)
         #expect(h.take() == ["6.0 didDetermineState(unknown) a"])
         h.receiverOnline(kitchen, at: 100)
-        #expect(h.nextDeadline == nil)            // hall, which also heard it, is still offline
+        #expect(h.nextDeadline == nil) // hall, which also heard it, is still offline
         h.receiverOnline(hall, at: 200)
         #expect(h.nextDeadline == 230)
     }
@@ -107,7 +110,7 @@ struct RegionMonitorReceiverTests {
         h.receiverOffline(kitchen, at: 5)
         h.see(beacon, by: hall, at: 50)
         #expect(h.take().suffix(1) == ["50.0 didDetermineState(inside) a"])
-        h.receiverOnline(kitchen, at: 60)         // nothing waits for it any more
+        h.receiverOnline(kitchen, at: 60) // nothing waits for it any more
         #expect(h.nextDeadline == 80)
         h.advance(to: 80)
         #expect(h.take() == ["80.0 didDetermineState(outside) a", "80.0 didExitRegion a"])
@@ -117,7 +120,7 @@ struct RegionMonitorReceiverTests {
     func pendingExitWaits() throws {
         var h = try harness()
         h.see(beacon, by: kitchen, at: 1)
-        h.suspend(at: 2)                          // this node's scanner blind: unknown, exit pending after resume
+        h.suspend(at: 2) // this node's scanner blind: unknown, exit pending after resume
         h.resume(at: 3)
         h.receiverOffline(kitchen, at: 10)
         h.advance(to: 1_000)
@@ -140,9 +143,9 @@ struct RegionMonitorReceiverTests {
     @Test("heard here, then only by a receiver that went offline: at the exit deadline it waits instead of exiting")
     func blindAtTheDeadline() throws {
         var h = try harness()
-        h.see(beacon, at: 4)                                   // this node's adapter
+        h.see(beacon, at: 4) // this node's adapter
         for second in stride(from: 5.0, through: 20, by: 5) { h.see(beacon, by: kitchen, at: second) }
-        h.receiverOffline(kitchen, at: 25)                     // this node heard it at 4, within 30 s: not blind yet
+        h.receiverOffline(kitchen, at: 25) // this node heard it at 4, within 30 s: not blind yet
         #expect(h.take() == ["4.0 didDetermineState(inside) a", "4.0 didEnterRegion a"])
         h.advance(to: 1_000)
         #expect(h.take() == ["50.0 didDetermineState(unknown) a"])
@@ -157,11 +160,11 @@ struct RegionMonitorReceiverTests {
         var h = MonitorTestHarness(try MonitoringConfiguration(exitTimeout: .seconds(30), hysteresis: hysteresis))
         h.start(try Kit.region("a"), at: 0)
         h.see(beacon, by: kitchen, at: 1, rssi: -60)
-        h.receiverOffline(kitchen, at: 2)                      // blind, waiting for kitchen
-        h.see(beacon, by: hall, at: 3, rssi: -80)              // weak: counts as heard, not as an entry
+        h.receiverOffline(kitchen, at: 2) // blind, waiting for kitchen
+        h.see(beacon, by: hall, at: 3, rssi: -80) // weak: counts as heard, not as an entry
         h.receiverOffline(hall, at: 4)
         h.receiverOnline(kitchen, at: 10)
-        #expect(h.nextDeadline == nil)                         // hall, which heard it at 3, is still offline
+        #expect(h.nextDeadline == nil) // hall, which heard it at 3, is still offline
         h.receiverOnline(hall, at: 20)
         #expect(h.nextDeadline == 50)
     }
@@ -174,8 +177,9 @@ struct RegionMonitorReceiverTests {
         var rebuilt = MonitorTestHarness(try MonitoringConfiguration(exitTimeout: .seconds(60)))
         let saved = try #require(h.monitor.monitoredRegion(for: "a"))
         rebuilt.monitor.restore(saved, for: "a", at: Kit.at(6))
-        rebuilt.monitor.restoreReceivers(try #require(h.monitor.receiverRecord(for: "a")), for: "a",
-                                         offline: h.monitor.offlineReceivers)
+        rebuilt.monitor.restoreReceivers(
+            try #require(h.monitor.receiverRecord(for: "a")), for: "a",
+            offline: h.monitor.offlineReceivers)
         #expect(rebuilt.nextDeadline == nil)
         rebuilt.advance(to: 1_000)
         #expect(rebuilt.take().isEmpty)

@@ -12,8 +12,9 @@ struct RegionMonitorRestoreTests {
         let a = try Kit.region("a")
         h.monitor.restore(a, for: "a", state: .inside, lastSeen: Kit.at(90), at: Kit.at(100))
         #expect(h.take().isEmpty)
-        #expect(h.monitor.monitoredRegion(for: "a")
-            == MonitoredRegion(region: a, state: .inside, lastSeen: Kit.at(90), lastDeterminedState: .inside))
+        #expect(
+            h.monitor.monitoredRegion(for: "a")
+                == MonitoredRegion(region: a, state: .inside, lastSeen: Kit.at(90), lastDeterminedState: .inside))
         #expect(h.nextDeadline == 120)
     }
 
@@ -45,9 +46,10 @@ struct RegionMonitorRestoreTests {
         #expect(h.nextDeadline == 130)
         h.advance(to: 130)
         h.see(Kit.beacon(1, 1), at: 140)
-        #expect(h.take() == [
-            "130.0 didDetermineState(outside) unk", "140.0 didDetermineState(inside) out", "140.0 didEnterRegion out",
-        ])
+        #expect(
+            h.take() == [
+                "130.0 didDetermineState(outside) unk", "140.0 didDetermineState(inside) out", "140.0 didEnterRegion out",
+            ])
     }
 
     @Test("an inside region restored without a last sighting counts as seen at the restore")
@@ -73,9 +75,10 @@ struct RegionMonitorRestoreTests {
         #expect(after.monitor.regions == saved)
         after.advance(to: 230)
         // "a" was entered and never exited: the client now hears the exit; "b" was never entered.
-        #expect(after.take().sorted() == [
-            "230.0 didDetermineState(outside) a", "230.0 didDetermineState(outside) b", "230.0 didExitRegion a",
-        ])
+        #expect(
+            after.take().sorted() == [
+                "230.0 didDetermineState(outside) a", "230.0 didDetermineState(outside) b", "230.0 didExitRegion a",
+            ])
     }
 
     @Test("restored while suspended with a last sighting long past: one exit, exitTimeout after resume, none before")

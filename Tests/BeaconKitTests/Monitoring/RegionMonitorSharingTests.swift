@@ -16,18 +16,20 @@ struct RegionMonitorSharingTests {
         h.start(try Kit.region("otherUUID", Kit.uuidB), at: 0)
         _ = h.take()
         h.see(Kit.beacon(1, 1), at: 1)
-        #expect(h.take() == [
-            "1.0 didDetermineState(inside) uuid", "1.0 didEnterRegion uuid",
-            "1.0 didDetermineState(inside) major", "1.0 didEnterRegion major",
-            "1.0 didDetermineState(inside) full", "1.0 didEnterRegion full",
-        ])
+        #expect(
+            h.take() == [
+                "1.0 didDetermineState(inside) uuid", "1.0 didEnterRegion uuid",
+                "1.0 didDetermineState(inside) major", "1.0 didEnterRegion major",
+                "1.0 didDetermineState(inside) full", "1.0 didEnterRegion full",
+            ])
         // A sibling (same UUID and major, other minor) is heard from now on; (1, 1) is gone.
         for second in stride(from: 10.0, through: 60, by: 10) { h.see(Kit.beacon(1, 3), at: second) }
-        #expect(h.take() == [
-            "30.0 didDetermineState(outside) otherMinor", "30.0 didDetermineState(outside) otherMajor",
-            "30.0 didDetermineState(outside) otherUUID",
-            "31.0 didDetermineState(outside) full", "31.0 didExitRegion full",
-        ])
+        #expect(
+            h.take() == [
+                "30.0 didDetermineState(outside) otherMinor", "30.0 didDetermineState(outside) otherMajor",
+                "30.0 didDetermineState(outside) otherUUID",
+                "31.0 didDetermineState(outside) full", "31.0 didExitRegion full",
+            ])
         #expect(h.monitor.state(of: "uuid") == .inside)
         #expect(h.monitor.state(of: "major") == .inside)
     }
@@ -42,8 +44,9 @@ struct RegionMonitorSharingTests {
             monitor.startMonitoring(region, for: key, at: Kit.at(0), into: &events)
         }
         for major in 0..<99 {
-            monitor.startMonitoring(try Kit.region("major \(major)", major: UInt16(major)), for: 10_000 + major,
-                                    at: Kit.at(0), into: &events)
+            monitor.startMonitoring(
+                try Kit.region("major \(major)", major: UInt16(major)), for: 10_000 + major,
+                at: Kit.at(0), into: &events)
         }
         monitor.startMonitoring(try Kit.region("all"), for: 20_000, at: Kit.at(0), into: &events)
         #expect(monitor.count == 10_000)
@@ -63,8 +66,11 @@ struct RegionMonitorSharingTests {
         #expect(outside.count == 10_000)
         #expect(outside.filter { $0.timestamp == Kit.at(30) }.count == 10_000 - 8)
         let exits = events.filter { $0.kind == .didExitRegion }.map { "\(MonitorTestKit.seconds($0.timestamp)) \($0.key)" }
-        #expect(exits == ["35.0 742", "36.0 9899", "36.0 10098", "37.0 743", "37.0 10007",
-                          "50.0 300", "50.0 10003", "50.0 20000"])
+        #expect(
+            exits == [
+                "35.0 742", "36.0 9899", "36.0 10098", "37.0 743", "37.0 10007",
+                "50.0 300", "50.0 10003", "50.0 20000",
+            ])
         #expect(monitor.nextDeadline == nil)
     }
 }
@@ -80,8 +86,9 @@ struct RegionMonitorQueueTests {
             if key.isMultiple(of: 2) {
                 monitor.startMonitoring(region, for: key, at: MonitorTestKit.at(0), into: &events)
             } else {
-                monitor.restore(region, for: key, state: .inside, lastSeen: MonitorTestKit.at(Double(-key) / 10),
-                                at: MonitorTestKit.at(0))
+                monitor.restore(
+                    region, for: key, state: .inside, lastSeen: MonitorTestKit.at(Double(-key) / 10),
+                    at: MonitorTestKit.at(0))
             }
         }
         #expect(monitor.queuedDeadlineCount == 200)

@@ -52,12 +52,13 @@ struct RegionMonitorSuspensionTests {
     func suspendFiresDueFirst() throws {
         var h = try harness()
         h.suspend(at: 100)
-        #expect(h.take() == [
-            "59.0 didDetermineState(outside) never",
-            "70.0 didDetermineState(outside) in", "70.0 didExitRegion in",
-            "100.0 didDetermineState(unknown) in", "100.0 didDetermineState(unknown) out",
-            "100.0 didDetermineState(unknown) never",
-        ])
+        #expect(
+            h.take() == [
+                "59.0 didDetermineState(outside) never",
+                "70.0 didDetermineState(outside) in", "70.0 didExitRegion in",
+                "100.0 didDetermineState(unknown) in", "100.0 didDetermineState(unknown) out",
+                "100.0 didDetermineState(unknown) never",
+            ])
     }
 
     @Test("after resume, a region inside before and seen again is inside without a second didEnterRegion")
@@ -81,11 +82,12 @@ struct RegionMonitorSuspensionTests {
         h.advance(to: 529.9)
         #expect(h.take().isEmpty)
         h.advance(to: 530)
-        #expect(h.take() == [
-            "530.0 didDetermineState(outside) in", "530.0 didExitRegion in",
-            "530.0 didDetermineState(outside) out",
-            "530.0 didDetermineState(outside) never",
-        ])
+        #expect(
+            h.take() == [
+                "530.0 didDetermineState(outside) in", "530.0 didExitRegion in",
+                "530.0 didDetermineState(outside) out",
+                "530.0 didDetermineState(outside) never",
+            ])
     }
 
     @Test("a region started while suspended waits for resume, and never-entered rules apply")

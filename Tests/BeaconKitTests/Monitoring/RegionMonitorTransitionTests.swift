@@ -25,8 +25,9 @@ struct RegionMonitorTransitionTests {
         #expect(h.nextDeadline == 35)
     }
 
-    @Test("entry and exit notifications follow notifyOnEntry and notifyOnExit",
-          arguments: [(true, true), (true, false), (false, true), (false, false)])
+    @Test(
+        "entry and exit notifications follow notifyOnEntry and notifyOnExit",
+        arguments: [(true, true), (true, false), (false, true), (false, false)])
     func notifyFlags(entry: Bool, exit: Bool) throws {
         var h = MonitorTestHarness()
         h.start(try Kit.region("a", entry: entry, exit: exit), at: 0)
@@ -62,12 +63,13 @@ struct RegionMonitorTransitionTests {
         h.see(beacon, at: 0)
         h.see(beacon, at: 100)
         h.advance(to: 200)
-        #expect(h.take() == [
-            "0.0 didStartMonitoring a", "0.0 didDetermineState(inside) a", "0.0 didEnterRegion a",
-            "30.0 didDetermineState(outside) a", "30.0 didExitRegion a",
-            "100.0 didDetermineState(inside) a", "100.0 didEnterRegion a",
-            "130.0 didDetermineState(outside) a", "130.0 didExitRegion a",
-        ])
+        #expect(
+            h.take() == [
+                "0.0 didStartMonitoring a", "0.0 didDetermineState(inside) a", "0.0 didEnterRegion a",
+                "30.0 didDetermineState(outside) a", "30.0 didExitRegion a",
+                "100.0 didDetermineState(inside) a", "100.0 didEnterRegion a",
+                "130.0 didDetermineState(outside) a", "130.0 didExitRegion a",
+            ])
     }
 
     @Test("an exit is stamped last sighting + exitTimeout to the microsecond, however late advance runs")
@@ -90,10 +92,11 @@ struct RegionMonitorTransitionTests {
         #expect(h.nextDeadline == 59.999_999)
         // observe fires what is due at its own time before counting the sighting.
         h.see(beacon, at: 59.999_999)
-        #expect(h.take() == [
-            "59.999999 didDetermineState(outside) a", "59.999999 didExitRegion a",
-            "59.999999 didDetermineState(inside) a", "59.999999 didEnterRegion a",
-        ])
+        #expect(
+            h.take() == [
+                "59.999999 didDetermineState(outside) a", "59.999999 didExitRegion a",
+                "59.999999 didDetermineState(inside) a", "59.999999 didEnterRegion a",
+            ])
     }
 
     @Test("starting a key again replaces the region and resets it to unknown")
@@ -156,9 +159,10 @@ struct RegionMonitorTransitionTests {
         #expect(h.requestState("a", at: 3) == .inside)
         _ = h.take()
         #expect(h.requestState("a", at: 45) == .outside)
-        #expect(h.take() == [
-            "32.0 didDetermineState(outside) a", "32.0 didExitRegion a", "45.0 didDetermineState(outside) a",
-        ])
+        #expect(
+            h.take() == [
+                "32.0 didDetermineState(outside) a", "32.0 didExitRegion a", "45.0 didDetermineState(outside) a",
+            ])
     }
 
     @Test("identity is UUID/major/minor only: two addresses with one identity are one beacon")
@@ -203,17 +207,18 @@ struct RegionMonitorTransitionTests {
         h.start(try Kit.region("d", major: 9), at: 5)
         h.see(beacon, at: 10)
         h.advance(to: 100)
-        #expect(h.take() == [
-            "0.0 didStartMonitoring c", "0.0 didStartMonitoring a", "0.0 didStartMonitoring b",
-            "5.0 didStartMonitoring d",
-            "10.0 didDetermineState(inside) c", "10.0 didEnterRegion c",
-            "10.0 didDetermineState(inside) a", "10.0 didEnterRegion a",
-            "10.0 didDetermineState(inside) b", "10.0 didEnterRegion b",
-            "35.0 didDetermineState(outside) d",
-            "40.0 didDetermineState(outside) c", "40.0 didExitRegion c",
-            "40.0 didDetermineState(outside) a", "40.0 didExitRegion a",
-            "40.0 didDetermineState(outside) b", "40.0 didExitRegion b",
-        ])
+        #expect(
+            h.take() == [
+                "0.0 didStartMonitoring c", "0.0 didStartMonitoring a", "0.0 didStartMonitoring b",
+                "5.0 didStartMonitoring d",
+                "10.0 didDetermineState(inside) c", "10.0 didEnterRegion c",
+                "10.0 didDetermineState(inside) a", "10.0 didEnterRegion a",
+                "10.0 didDetermineState(inside) b", "10.0 didEnterRegion b",
+                "35.0 didDetermineState(outside) d",
+                "40.0 didDetermineState(outside) c", "40.0 didExitRegion c",
+                "40.0 didDetermineState(outside) a", "40.0 didExitRegion a",
+                "40.0 didDetermineState(outside) b", "40.0 didExitRegion b",
+            ])
     }
 
     @Test("queries report regions, states and last sightings")
@@ -227,10 +232,11 @@ struct RegionMonitorTransitionTests {
         #expect(h.monitor.count == 2)
         #expect(h.monitor.region(for: "a") == a)
         #expect(h.monitor.region(for: "zz") == nil)
-        #expect(h.monitor.regions == [
-            "a": MonitoredRegion(region: a, state: .inside, lastSeen: Kit.at(4), lastDeterminedState: .inside),
-            "b": MonitoredRegion(region: b, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown),
-        ])
+        #expect(
+            h.monitor.regions == [
+                "a": MonitoredRegion(region: a, state: .inside, lastSeen: Kit.at(4), lastDeterminedState: .inside),
+                "b": MonitoredRegion(region: b, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown),
+            ])
         #expect(h.monitor.monitoredRegion(for: "a") == h.monitor.regions["a"])
         #expect(h.nextDeadline == 30)
     }

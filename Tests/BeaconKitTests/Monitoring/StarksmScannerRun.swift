@@ -47,10 +47,12 @@ struct StarksmScannerRun {
                 ends[room] = value
             case (_, 5):
                 guard let uuid, let offset = Int64(fields[0]), let room = Int(fields[1]),
-                      let major = UInt16(fields[2]), let minor = UInt16(fields[3]), let rssi = Int8(fields[4])
+                    let major = UInt16(fields[2]), let minor = UInt16(fields[3]), let rssi = Int8(fields[4])
                 else { throw bad() }
-                sightings.append(Sighting(offsetMilliseconds: offset, room: room,
-                                          identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), rssi: rssi))
+                sightings.append(
+                    Sighting(
+                        offsetMilliseconds: offset, room: room,
+                        identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), rssi: rssi))
             default:
                 throw bad()
             }
@@ -79,10 +81,12 @@ struct StarksmScannerRun {
         let fresh = RegionMonitor<UInt16>(configuration: configuration)
         for room in ends.keys {
             for beacon in beacons {
-                let region = BeaconRegion(identifier: "beacon \(beacon.minor)",
-                                          constraint: BeaconIdentityConstraint(beacon))
-                monitors[room, default: fresh].startMonitoring(region, for: beacon.minor, at: timestamp(0),
-                                                               into: &events[room, default: []])
+                let region = BeaconRegion(
+                    identifier: "beacon \(beacon.minor)",
+                    constraint: BeaconIdentityConstraint(beacon))
+                monitors[room, default: fresh].startMonitoring(
+                    region, for: beacon.minor, at: timestamp(0),
+                    into: &events[room, default: []])
             }
         }
         for sighting in sightings {

@@ -54,23 +54,27 @@ struct StarksmScannerRunTests {
     }
 
     /// 7 March 2015, Pacific Standard Time (UTC-8).
-    static let lowPower = Timeline(dayStartUTC: 1_425_686_400, utcOffsetHours: -8, home: 201, moves: [
-        Move(beacons: [1, 2], from: 201, to: 204, start: "11:46:26", end: "11:47:24"),
-        Move(beacons: [6], from: 201, to: 202, start: "11:48:23", end: "11:49:40"),
-        Move(beacons: [7], from: 201, to: 203, start: "11:50:05", end: "11:51:32"),
-        Move(beacons: [1], from: 204, to: 201, via: [202], start: "11:52:16", end: "11:53:39"),
-        Move(beacons: [2], from: 204, to: 201, start: "11:54:48", end: "11:55:45"),
-        Move(beacons: [7], from: 203, to: 201, start: "11:55:53", end: "11:56:54"),
-        // Via 203, but scanner 203 never heard beacon 6 in this run: that visit is not asserted.
-        Move(beacons: [6], from: 202, to: 201, start: "11:57:06", end: "11:58:20"),
-    ])
+    static let lowPower = Timeline(
+        dayStartUTC: 1_425_686_400, utcOffsetHours: -8, home: 201,
+        moves: [
+            Move(beacons: [1, 2], from: 201, to: 204, start: "11:46:26", end: "11:47:24"),
+            Move(beacons: [6], from: 201, to: 202, start: "11:48:23", end: "11:49:40"),
+            Move(beacons: [7], from: 201, to: 203, start: "11:50:05", end: "11:51:32"),
+            Move(beacons: [1], from: 204, to: 201, via: [202], start: "11:52:16", end: "11:53:39"),
+            Move(beacons: [2], from: 204, to: 201, start: "11:54:48", end: "11:55:45"),
+            Move(beacons: [7], from: 203, to: 201, start: "11:55:53", end: "11:56:54"),
+            // Via 203, but scanner 203 never heard beacon 6 in this run: that visit is not asserted.
+            Move(beacons: [6], from: 202, to: 201, start: "11:57:06", end: "11:58:20"),
+        ])
 
     /// 10 March 2015, Pacific Daylight Time (UTC-7).
-    static let fullPower = Timeline(dayStartUTC: 1_425_945_600, utcOffsetHours: -7, home: 201, moves: [
-        Move(beacons: [1, 2], from: 201, to: 204, start: "12:42:10", end: "12:43:14"),
-        Move(beacons: [1], from: 204, to: 201, via: [202], start: "12:50:56", end: "12:52:18"),
-        Move(beacons: [2], from: 204, to: 201, start: "12:52:30", end: "12:53:28"),
-    ])
+    static let fullPower = Timeline(
+        dayStartUTC: 1_425_945_600, utcOffsetHours: -7, home: 201,
+        moves: [
+            Move(beacons: [1, 2], from: 201, to: 204, start: "12:42:10", end: "12:43:14"),
+            Move(beacons: [1], from: 204, to: 201, via: [202], start: "12:50:56", end: "12:52:18"),
+            Move(beacons: [2], from: 204, to: 201, start: "12:52:30", end: "12:53:28"),
+        ])
 
     /// Every move of the listed beacons shows up: an entry where it went (and where it passed through) within the
     /// move's window, an exit where it left (and where it passed through) within the window plus `exitTimeout`.
@@ -86,8 +90,9 @@ struct StarksmScannerRunTests {
                         $0.key == beacon && $0.kind == kind && window.contains($0.timestamp)
                     }
                     if !found {
-                        missing.append("no \(kind) of beacon \(beacon) in \(room) between "
-                            + "\(timeline.clock(window.lowerBound)) and \(timeline.clock(window.upperBound))")
+                        missing.append(
+                            "no \(kind) of beacon \(beacon) in \(room) between "
+                                + "\(timeline.clock(window.lowerBound)) and \(timeline.clock(window.upperBound))")
                     }
                 }
                 expect(.didExitRegion, in: move.from)

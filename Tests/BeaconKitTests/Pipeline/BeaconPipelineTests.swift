@@ -13,9 +13,11 @@ struct BeaconPipelineTests {
     /// An HCI LE Advertising Report event (no H4 byte) with one iBeacon report.
     static func advert(major: UInt16, minor: UInt16, rssi: Int8, address: UInt8 = 1) -> [UInt8] {
         let u = uuid.uuid
-        let ad: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
-                           u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
-                           UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
+        let ad: [UInt8] = [
+            0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
+            u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
+            UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5,
+        ]
         return [0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, address, 0, 0, 0, 0, 0xC0, UInt8(ad.count)]
             + ad + [UInt8(bitPattern: rssi)]
     }
@@ -67,18 +69,20 @@ struct BeaconPipelineTests {
 
     /// Exits and ranging cycles come out in time order, interleaved, whatever the call pattern.
     @Test func monitoringAndRangingInterleaveInTimeOrder() throws {
-        var pipeline = Pipeline(monitoring: try MonitoringConfiguration(exitTimeout: .milliseconds(2500)),
-                                emitsObservations: false)
+        var pipeline = Pipeline(
+            monitoring: try MonitoringConfiguration(exitTimeout: .milliseconds(2500)),
+            emitsObservations: false)
         var events: [Pipeline.Event] = []
         pipeline.startMonitoring(Self.region(1), key: "m1", at: Self.at(0), into: &events)
         pipeline.startRanging(.matching(uuid: Self.uuid), key: "all", at: Self.at(0.25), into: &events)
         pipeline.ingest(hciEvent: Self.advert(major: 1, minor: 1, rssi: -60).span, at: Self.at(0.5), into: &events)
         pipeline.advance(to: Self.at(4), into: &events)
         // Cycles at 1.25, 2.25, 3.25 s; the exit at 0.5 + 2.5 = 3.0 s sits between the last two.
-        #expect(Self.names(events) == [
-            "didStartMonitoring m1", "didDetermineState(inside) m1", "didEnterRegion m1",
-            "ranging all:1", "ranging all:1", "didDetermineState(outside) m1", "didExitRegion m1", "ranging all:1",
-        ])
+        #expect(
+            Self.names(events) == [
+                "didStartMonitoring m1", "didDetermineState(inside) m1", "didEnterRegion m1",
+                "ranging all:1", "ranging all:1", "didDetermineState(outside) m1", "didExitRegion m1", "ranging all:1",
+            ])
         let times: [Timestamp] = events.map { event in
             switch event {
             case .observation(let observation): return observation.timestamp
@@ -171,8 +175,9 @@ struct BeaconPipelineTests {
         pipeline.startMonitoring(Self.region(5), key: "m5", at: Timestamp(microsecondsSinceEpoch: .min), into: &events)
         pipeline.startRanging(.matching(uuid: Self.uuid), key: "r", at: Timestamp(microsecondsSinceEpoch: .min), into: &events)
         for micros in [Int64.min, -1, 0, Int64.max - 1, Int64.max, Int64.max] {
-            pipeline.ingest(hciEvent: Self.advert(major: 5, minor: 1, rssi: -60).span,
-                            at: Timestamp(microsecondsSinceEpoch: micros), into: &events)
+            pipeline.ingest(
+                hciEvent: Self.advert(major: 5, minor: 1, rssi: -60).span,
+                at: Timestamp(microsecondsSinceEpoch: micros), into: &events)
         }
         pipeline.advance(to: Timestamp(microsecondsSinceEpoch: .max), into: &events)
         #expect(pipeline.counters.iBeacons == 6)

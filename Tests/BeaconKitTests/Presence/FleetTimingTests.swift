@@ -17,8 +17,10 @@ struct FleetTimingTests {
     /// One advertisement every `interval` s from `start` for `count` advertisements, heard by each receiver with
     /// its delivery latency drawn from 5–60 ms (as ESPresense nodes over Wi-Fi deliver readings): the readings as
     /// the daemon sees them, in arrival order, stamped with arrival time.
-    static func arrivals(receivers: [ReceiverID], interval: Double, start: Double, count: Int, latency: ClosedRange<Double>,
-                         seed: UInt64 = 7) -> [(receiver: ReceiverID, time: Double)] {
+    static func arrivals(
+        receivers: [ReceiverID], interval: Double, start: Double, count: Int, latency: ClosedRange<Double>,
+        seed: UInt64 = 7
+    ) -> [(receiver: ReceiverID, time: Double)] {
         var random = SplitMix64(state: seed)
         var readings: [(receiver: ReceiverID, time: Double)] = []
         for n in 0..<count {
@@ -32,8 +34,10 @@ struct FleetTimingTests {
     }
 
     func adaptive() throws -> MonitorTestHarness {
-        MonitorTestHarness(try MonitoringConfiguration(exitTimeout: .seconds(180),
-                                                       adaptiveExit: AdaptiveExit(minimum: .seconds(2), chance: 1e-3)))
+        MonitorTestHarness(
+            try MonitoringConfiguration(
+                exitTimeout: .seconds(180),
+                adaptiveExit: AdaptiveExit(minimum: .seconds(2), chance: 1e-3)))
     }
 
     /// When the region exits after `readings` (the beacon leaves after the last advertisement), seconds after the
@@ -55,8 +59,9 @@ struct FleetTimingTests {
     @Test("readings of one advertisement from three receivers, 5–60 ms late and reordered, are one sighting")
     func latencyIsOneAdvertisement() {
         var rhythm = SightingRhythm()
-        let readings = Self.arrivals(receivers: [living, kitchen, bedroom], interval: 1, start: 1, count: 40,
-                                     latency: 0.005...0.060)
+        let readings = Self.arrivals(
+            receivers: [living, kitchen, bedroom], interval: 1, start: 1, count: 40,
+            latency: 0.005...0.060)
         for reading in readings { rhythm.record(Int64(reading.time * 1_000_000), by: reading.receiver) }
         #expect(rhythm.gapCount == 39)
         let interval = Double(rhythm.interval ?? 0) / 1_000_000
@@ -88,10 +93,12 @@ struct FleetTimingTests {
     @Test("exits with 5–60 ms reading latency come within one advertising interval of exits without")
     func latencyDoesNotDelayExits() throws {
         let receivers = [living, kitchen, bedroom]
-        let prompt = try exitDelay(Self.arrivals(receivers: receivers, interval: 1, start: 1, count: 120, latency: 0...0),
-                                   lastSent: 120)
-        let late = try exitDelay(Self.arrivals(receivers: receivers, interval: 1, start: 1, count: 120, latency: 0.005...0.060),
-                                 lastSent: 120)
+        let prompt = try exitDelay(
+            Self.arrivals(receivers: receivers, interval: 1, start: 1, count: 120, latency: 0...0),
+            lastSent: 120)
+        let late = try exitDelay(
+            Self.arrivals(receivers: receivers, interval: 1, start: 1, count: 120, latency: 0.005...0.060),
+            lastSent: 120)
         #expect(abs(late - prompt) <= 1, "exit \(late) s after the last advertisement with latency, \(prompt) s without")
     }
 
@@ -127,7 +134,10 @@ struct FleetTimingTests {
             if n > 0, let p = rooms.observe("tag", distance: 3, by: kitchen, in: "kitchen", at: Kit.at(sent + 0.010)) { changes.append(p) }
             if n > 0, let p = rooms.observe("tag", distance: 6, by: bedroom, in: "bedroom", at: Kit.at(sent + 0.030)) { changes.append(p) }
             if ![10, 11, 20, 21].contains(n),
-               let p = rooms.observe("tag", distance: 1, by: living, in: "living", at: Kit.at(sent + 0.050)) { changes.append(p) }
+                let p = rooms.observe("tag", distance: 1, by: living, in: "living", at: Kit.at(sent + 0.050))
+            {
+                changes.append(p)
+            }
         }
         #expect(changes == [.room("living")])
     }
@@ -158,8 +168,10 @@ struct FleetTimingTests {
         return region
     }
 
-    func see(_ h: inout MonitorTestHarness, by receiver: ReceiverID, in receiverRoom: String, placed: SightingRoom,
-                      at seconds: Double) {
+    func see(
+        _ h: inout MonitorTestHarness, by receiver: ReceiverID, in receiverRoom: String, placed: SightingRoom,
+        at seconds: Double
+    ) {
         h.monitor.observe(beacon, rssi: -60, by: receiver, in: receiverRoom, room: placed, at: Kit.at(seconds), into: &h.pending)
     }
 

@@ -168,8 +168,10 @@ struct CalibrationTests {
 
     @Test("an offset alone is fitted from one distance, with the default exponent, unless the exponent is required")
     func oneDistance() throws {
-        let samples = [CalibrationSample(distance: 2, rssi: -70, measuredPower: -59),
-                       CalibrationSample(distance: 2, rssi: -72, measuredPower: -59)]
+        let samples = [
+            CalibrationSample(distance: 2, rssi: -70, measuredPower: -59),
+            CalibrationSample(distance: 2, rssi: -72, measuredPower: -59),
+        ]
         let fit = try CalibrationFit.fit(samples)
         #expect(fit.calibration.pathLossExponent == ReceiverCalibration.uncalibrated.pathLossExponent)
         // −71 at 2 m with n 2.7 should be −59 − 8.13: the offset is 3.87 dB.
@@ -182,8 +184,10 @@ struct CalibrationTests {
     @Test("a fit that lands outside what a receiver can be is refused, not applied")
     func absurdFit() {
         // Stronger with distance: exponent negative.
-        let samples = [CalibrationSample(distance: 1, rssi: -80, measuredPower: -59),
-                       CalibrationSample(distance: 8, rssi: -60, measuredPower: -59)]
+        let samples = [
+            CalibrationSample(distance: 1, rssi: -80, measuredPower: -59),
+            CalibrationSample(distance: 8, rssi: -60, measuredPower: -59),
+        ]
         #expect(throws: CalibrationError.self) { try CalibrationFit.fit(samples) }
         do { _ = try CalibrationFit.fit(samples) } catch { #expect(error.description.contains("check each reference's distance")) }
     }

@@ -41,9 +41,10 @@ struct BeaconRangerTests {
         #expect(results.count == 1)
         #expect(results.first?.key == "a")
         #expect(results.first?.constraint == (try uuidConstraint()))
-        #expect(results.first?.beacons == [
-            RangedBeacon(identity: minor(1), rssi: -59, accuracy: 1, proximity: .near, measuredPower: -59, timestamp: t(1)),
-        ])
+        #expect(
+            results.first?.beacons == [
+                RangedBeacon(identity: minor(1), rssi: -59, accuracy: 1, proximity: .near, measuredPower: -59, timestamp: t(1))
+            ])
     }
 
     @Test func tracksByIdentityNeverByAddress() throws {
@@ -63,9 +64,10 @@ struct BeaconRangerTests {
         #expect(ranger.rangeBeacons(at: t(1.5)).first?.beacons.first?.proximity == .far)
 
         let silent = ranger.rangeBeacons(at: t(2.5)).first?.beacons
-        #expect(silent == [
-            RangedBeacon(identity: minor(1), rssi: 0, accuracy: -1, proximity: .unknown, measuredPower: -59, timestamp: t(1)),
-        ])
+        #expect(
+            silent == [
+                RangedBeacon(identity: minor(1), rssi: 0, accuracy: -1, proximity: .unknown, measuredPower: -59, timestamp: t(1))
+            ])
 
         ranger.observe(Fixture.observation(minor(1), rssi: -52, at: 3))
         let heard = ranger.rangeBeacons(at: t(3.5)).first?.beacons.first
@@ -101,7 +103,8 @@ struct BeaconRangerTests {
         #expect(beacons.map(\.rssi) == [-59, -69, -75])
         #expect(beacons.map { ($0.accuracy * 100).rounded() } == [100, 316, 631])
         remote(2, -59)
-        #expect(ranger.rangeBeacons(at: t(2.5)).first?.beacons.first { $0.identity.minor == 2 }
+        #expect(
+            ranger.rangeBeacons(at: t(2.5)).first?.beacons.first { $0.identity.minor == 2 }
                 == RangedBeacon(identity: minor(2), rssi: 0, accuracy: -1, proximity: .unknown, measuredPower: -59, timestamp: t(1)))
     }
 
@@ -251,9 +254,10 @@ struct BeaconRangerTests {
         ranger.observe(Fixture.observation(minor(2, major: 2), rssi: -61, at: 0))
         let results = ranger.rangeBeacons(at: t(0.5))
         #expect(results.map(\.key) == ["uuid", "major", "exact"])
-        #expect(results.map { $0.beacons.map(\.identity) } == [
-            [minor(2), minor(3), minor(2, major: 2)], [minor(2), minor(3)], [minor(2)],
-        ])
+        #expect(
+            results.map { $0.beacons.map(\.identity) } == [
+                [minor(2), minor(3), minor(2, major: 2)], [minor(2), minor(3)], [minor(2)],
+            ])
 
         ranger.stopRanging("uuid")
         #expect(ranger.trackedBeaconCount == 2)

@@ -23,7 +23,7 @@ struct DistanceModelTests {
     }
 
     @Test func curveFitNeverReportsANegativeDistance() {
-        let negativeOffset = CurveFitCoefficients(c1: 0.1862616782, c2: 8.235367435, c3: -0.45324519)  // XT1092
+        let negativeOffset = CurveFitCoefficients(c1: 0.1862616782, c2: 8.235367435, c3: -0.45324519) // XT1092
         #expect(DistanceModel.curveFitted(negativeOffset).accuracy(rssi: -59, measuredPower: -59) == 0)
     }
 

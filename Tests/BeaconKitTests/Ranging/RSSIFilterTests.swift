@@ -125,16 +125,19 @@ struct RSSIFilterTests {
         #expect(filter.smoothedRSSI(at: t(100)) == -65)
     }
 
-    @Test(arguments: [RSSIFilterKind.latest, .runningAverage, .arma, .arma(speed: 0.5),
-                      .runningAverage(window: .seconds(3), maximumSampleCount: 4)])
+    @Test(arguments: [
+        RSSIFilterKind.latest, .runningAverage, .arma, .arma(speed: 0.5),
+        .runningAverage(window: .seconds(3), maximumSampleCount: 4),
+    ])
     func anyFilterBehavesAsItsKind(kind: RSSIFilterKind) {
         let samples = [-60, -72, -58, -90, -61, -63, -59, -75, -66]
         var erased = kind.makeFilter()
-        var concrete: any RSSIFilter = switch kind {
-        case .latest: LatestRSSIFilter()
-        case .runningAverage(let window, let count): RunningAverageRSSIFilter(window: window, maximumSampleCount: count)
-        case .arma(let speed): ARMARSSIFilter(speed: speed)
-        }
+        var concrete: any RSSIFilter =
+            switch kind {
+            case .latest: LatestRSSIFilter()
+            case .runningAverage(let window, let count): RunningAverageRSSIFilter(window: window, maximumSampleCount: count)
+            case .arma(let speed): ARMARSSIFilter(speed: speed)
+            }
         for (offset, rssi) in samples.enumerated() {
             erased.add(rssi, at: t(Double(offset)))
             concrete.add(rssi, at: t(Double(offset)))

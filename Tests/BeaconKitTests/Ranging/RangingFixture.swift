@@ -15,18 +15,21 @@ enum RangingFixture {
         BeaconIdentity(uuid: uuid, major: major, minor: minor)
     }
 
-    static func observation(_ identity: BeaconIdentity, rssi: Int8?, at seconds: Double,
-                            measuredPower: Int8 = -59, address: UInt64 = 0xA4C1_38BF_6FAB) -> IBeaconObservation {
-        IBeaconObservation(frame: IBeaconFrame(identity: identity, measuredPower: measuredPower), rssi: rssi,
-                           address: BluetoothAddress(rawValue: address), addressType: 1, timestamp: time(seconds))
+    static func observation(
+        _ identity: BeaconIdentity, rssi: Int8?, at seconds: Double,
+        measuredPower: Int8 = -59, address: UInt64 = 0xA4C1_38BF_6FAB
+    ) -> IBeaconObservation {
+        IBeaconObservation(
+            frame: IBeaconFrame(identity: identity, measuredPower: measuredPower), rssi: rssi,
+            address: BluetoothAddress(rawValue: address), addressType: 1, timestamp: time(seconds))
     }
 
     /// The package root, found from this file's path.
     static var packageRoot: URL {
         URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()  // Ranging
-            .deletingLastPathComponent()  // BeaconKitTests
-            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent() // Ranging
+            .deletingLastPathComponent() // BeaconKitTests
+            .deletingLastPathComponent() // Tests
             .deletingLastPathComponent()
     }
 }

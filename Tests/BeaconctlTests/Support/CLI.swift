@@ -108,9 +108,9 @@ enum CLI {
             process.waitUntilExit()
             let tail = String(decoding: buffer + rest, as: UTF8.self)
             let stdout = consumed.map { $0 + "\n" }.joined() + tail
-            return Run(status: process.terminationStatus, stdout: stdout,
-                       stderr: errorData.withLock { String(decoding: $0, as: UTF8.self) })
+            return Run(
+                status: process.terminationStatus, stdout: stdout,
+                stderr: errorData.withLock { String(decoding: $0, as: UTF8.self) })
         }
     }
 }
-

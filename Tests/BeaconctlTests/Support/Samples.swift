@@ -16,40 +16,54 @@ enum Samples {
     }
 
     static func region(_ identifier: String, major: UInt16? = 1) -> [String: DBusValue] {
-        var region: [String: DBusValue] = [BeacondKey.identifier: .string(identifier), BeacondKey.uuid: .string(uuid),
-                                           BeacondKey.notifyOnEntry: .boolean(true), BeacondKey.notifyOnExit: .boolean(true)]
+        var region: [String: DBusValue] = [
+            BeacondKey.identifier: .string(identifier), BeacondKey.uuid: .string(uuid),
+            BeacondKey.notifyOnEntry: .boolean(true), BeacondKey.notifyOnExit: .boolean(true),
+        ]
         if let major { region[BeacondKey.major] = .uint16(major) }
         return region
     }
 
     static func beacon(minor: UInt16, rssi: Int16, accuracy: Double, proximity: String) -> [String: DBusValue] {
-        [BeacondKey.uuid: .string(uuid), BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(minor),
-         BeacondKey.rssi: .int16(rssi), BeacondKey.accuracy: .double(accuracy), BeacondKey.proximity: .string(proximity),
-         BeacondKey.txPower: .int16(-59), BeacondKey.timestamp: .uint64(UInt64(now.microsecondsSinceEpoch))]
+        [
+            BeacondKey.uuid: .string(uuid), BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(minor),
+            BeacondKey.rssi: .int16(rssi), BeacondKey.accuracy: .double(accuracy), BeacondKey.proximity: .string(proximity),
+            BeacondKey.txPower: .int16(-59), BeacondKey.timestamp: .uint64(UInt64(now.microsecondsSinceEpoch)),
+        ]
     }
 
-    static func client(path: String, app: String = app, status: String = BeacondStatus.authorizedAlways,
-                       connected: Bool = true, inUse: Bool = true, regions: UInt32 = 1,
-                       ranging: UInt32 = 0) -> [String: DBusValue] {
-        [BeacondClientKey.path: .objectPath(path), BeacondClientKey.appID: .string(app),
-         BeacondClientKey.sender: .string(connected ? ":1.7" : ""), BeacondClientKey.unixUserID: .uint32(1000),
-         BeacondClientKey.processID: .uint32(4242), BeacondClientKey.authorizationStatus: .string(status),
-         BeacondClientKey.inUse: .boolean(inUse), BeacondClientKey.connected: .boolean(connected),
-         BeacondClientKey.monitoredRegions: .uint32(regions), BeacondClientKey.rangedConstraints: .uint32(ranging)]
+    static func client(
+        path: String, app: String = app, status: String = BeacondStatus.authorizedAlways,
+        connected: Bool = true, inUse: Bool = true, regions: UInt32 = 1,
+        ranging: UInt32 = 0
+    ) -> [String: DBusValue] {
+        [
+            BeacondClientKey.path: .objectPath(path), BeacondClientKey.appID: .string(app),
+            BeacondClientKey.sender: .string(connected ? ":1.7" : ""), BeacondClientKey.unixUserID: .uint32(1000),
+            BeacondClientKey.processID: .uint32(4242), BeacondClientKey.authorizationStatus: .string(status),
+            BeacondClientKey.inUse: .boolean(inUse), BeacondClientKey.connected: .boolean(connected),
+            BeacondClientKey.monitoredRegions: .uint32(regions), BeacondClientKey.rangedConstraints: .uint32(ranging),
+        ]
     }
 
-    static func appEntry(_ app: String = app, status: String = BeacondStatus.authorizedAlways,
-                         pending: String = "", regions: Int = 0) -> [String: DBusValue] {
-        [BeacondAppKey.appID: .string(app), BeacondAppKey.authorizationStatus: .string(status),
-         BeacondAppKey.pendingRequest: .string(pending), BeacondAppKey.monitoredRegions: .uint32(UInt32(regions)),
-         BeacondAppKey.declarationFile: .string("/etc/beacond/apps.d/\(app).toml"),
-         BeacondAppKey.users: .array(elementSignature: "s", [.string("door")])]
+    static func appEntry(
+        _ app: String = app, status: String = BeacondStatus.authorizedAlways,
+        pending: String = "", regions: Int = 0
+    ) -> [String: DBusValue] {
+        [
+            BeacondAppKey.appID: .string(app), BeacondAppKey.authorizationStatus: .string(status),
+            BeacondAppKey.pendingRequest: .string(pending), BeacondAppKey.monitoredRegions: .uint32(UInt32(regions)),
+            BeacondAppKey.declarationFile: .string("/etc/beacond/apps.d/\(app).toml"),
+            BeacondAppKey.users: .array(elementSignature: "s", [.string("door")]),
+        ]
     }
 
     /// A healthy daemon: services on, fifo scanner idle, one Always client monitoring "lobby" seen 5 min ago.
-    static func statusValues(now: Timestamp = now, appStatus: String = BeacondStatus.authorizedAlways,
-                             pending: String = "", clients: [[String: DBusValue]]? = nil,
-                             regions: [[String: DBusValue]]? = nil) -> [String: DBusValue] {
+    static func statusValues(
+        now: Timestamp = now, appStatus: String = BeacondStatus.authorizedAlways,
+        pending: String = "", clients: [[String: DBusValue]]? = nil,
+        regions: [[String: DBusValue]]? = nil
+    ) -> [String: DBusValue] {
         let lastSeen = UInt64(now.microsecondsSinceEpoch - 300_000_000)
         var lobby = region("lobby")
         lobby[BeacondRegionStatusKey.appID] = .string(app)
@@ -63,9 +77,11 @@ enum Samples {
         never[BeacondRegionStatusKey.lastSeen] = .uint64(0)
         var pendingRequests: [[String: DBusValue]] = []
         if !pending.isEmpty {
-            pendingRequests.append([BeacondPendingRequestKey.appID: .string(app), BeacondPendingRequestKey.request: .string(pending),
-                                    BeacondPendingRequestKey.currentStatus: .string(BeacondStatus.notDetermined),
-                                    BeacondPendingRequestKey.usageDescription: .string("Opens the door when you arrive.")])
+            pendingRequests.append([
+                BeacondPendingRequestKey.appID: .string(app), BeacondPendingRequestKey.request: .string(pending),
+                BeacondPendingRequestKey.currentStatus: .string(BeacondStatus.notDetermined),
+                BeacondPendingRequestKey.usageDescription: .string("Opens the door when you arrive."),
+            ])
         }
         return [
             BeacondStatusKey.version: .string("0.2.0"),
@@ -78,8 +94,11 @@ enum Samples {
             StatusListKey.clients: dictionaries(clients ?? [client(path: "/org/beacond/client/1", status: appStatus)]),
             StatusListKey.regions: dictionaries(regions ?? [lobby, never]),
             StatusListKey.pendingRequests: dictionaries(pendingRequests),
-            StatusListKey.apps: dictionaries([appEntry(status: appStatus, pending: pending,
-                                                       regions: (regions ?? [lobby, never]).count)]),
+            StatusListKey.apps: dictionaries([
+                appEntry(
+                    status: appStatus, pending: pending,
+                    regions: (regions ?? [lobby, never]).count)
+            ]),
             BeacondStatusKey.configDirectory: .string("/etc/beacond"),
             BeacondStatusKey.stateDirectory: .string("/var/lib/beacond"),
             BeacondStatusKey.warnings: .array(elementSignature: "s", [.string("apps.d/old.toml:3: unknown key 'colour'")]),
@@ -88,8 +107,10 @@ enum Samples {
     }
 
     /// As the client reads it: through `vardictEntries` of the wire value (variants unwrapped).
-    static func status(now: Timestamp = now, appStatus: String = BeacondStatus.authorizedAlways, pending: String = "",
-                       clients: [[String: DBusValue]]? = nil, regions: [[String: DBusValue]]? = nil) -> VarDict {
+    static func status(
+        now: Timestamp = now, appStatus: String = BeacondStatus.authorizedAlways, pending: String = "",
+        clients: [[String: DBusValue]]? = nil, regions: [[String: DBusValue]]? = nil
+    ) -> VarDict {
         DBusValue.vardict(statusValues(now: now, appStatus: appStatus, pending: pending, clients: clients, regions: regions))
             .vardictEntries ?? [:]
     }

@@ -15,8 +15,10 @@ struct BeaconDictionariesTests {
     }
 
     @Test func readsAFullRegion() throws {
-        let parsed = try region(["Identifier": .string("lobby"), "UUID": .string(uuid), "Major": .uint16(1),
-                                 "Minor": .uint16(2), "NotifyOnEntry": .boolean(false)])
+        let parsed = try region([
+            "Identifier": .string("lobby"), "UUID": .string(uuid), "Major": .uint16(1),
+            "Minor": .uint16(2), "NotifyOnEntry": .boolean(false),
+        ])
         #expect(parsed.identifier == "lobby")
         #expect(parsed.constraint.uuid == UUID(uuidString: uuid))
         #expect(parsed.constraint.major == 1)
@@ -48,7 +50,8 @@ struct BeaconDictionariesTests {
         #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Major": .int32(70000)])?.1.contains("0...65535") == true)
         #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Major": .int32(-1)])?.0 == .invalidRegion)
         #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Major": .string("1")])?.1.contains("the string '1'") == true)
-        #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "Colour": .string("red")])?.1.contains("unknown region key 'Colour'") == true)
+        #expect(
+            message(["Identifier": .string("a"), "UUID": .string(uuid), "Colour": .string("red")])?.1.contains("unknown region key 'Colour'") == true)
         #expect(message(["Identifier": .string("  "), "UUID": .string(uuid)])?.0 == .invalidRegion)
         #expect(message(["Identifier": .string("a"), "UUID": .string(uuid), "NotifyOnExit": .int32(1)])?.1.contains("boolean") == true)
         // Minor without major is not a constraint Core Location allows.
@@ -72,8 +75,9 @@ struct BeaconDictionariesTests {
         #expect(error.name == .invalidRegion)
         #expect(error.message.contains("'Identifier'"))
         #expect(error.message.contains("control character"))
-        #expect(!error.message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
-                "the message echoes a control character: \(error.message.debugDescription)")
+        #expect(
+            !error.message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+            "the message echoes a control character: \(error.message.debugDescription)")
     }
 
     @Test func refusesAbsurdlyLongIdentifiersSayingTheLimit() throws {
@@ -87,23 +91,35 @@ struct BeaconDictionariesTests {
     /// Every InvalidRegion message names the key, what was given (type and value) and what is allowed.
     @Test func invalidRegionMessagesSayKeyGivenAndAllowed() throws {
         let cases: [([String: DBusValue], [String])] = [
-            (["Identifier": .string("a"), "UUID": .string(uuid), "Major": .uint32(70000)],
-             ["'Major'", "70000", "type u", "0...65535"]),
-            (["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .int32(-1), "Major": .uint16(1)],
-             ["'Minor'", "-1", "type i", "0...65535"]),
-            (["Identifier": .string("a"), "UUID": .string(uuid), "Major": .string("1")],
-             ["'Major'", "the string '1'", "type s", "0...65535"]),
-            (["Identifier": .uint32(7), "UUID": .string(uuid)],
-             ["'Identifier'", "7", "type u", "must be a string"]),
+            (
+                ["Identifier": .string("a"), "UUID": .string(uuid), "Major": .uint32(70000)],
+                ["'Major'", "70000", "type u", "0...65535"]
+            ),
+            (
+                ["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .int32(-1), "Major": .uint16(1)],
+                ["'Minor'", "-1", "type i", "0...65535"]
+            ),
+            (
+                ["Identifier": .string("a"), "UUID": .string(uuid), "Major": .string("1")],
+                ["'Major'", "the string '1'", "type s", "0...65535"]
+            ),
+            (
+                ["Identifier": .uint32(7), "UUID": .string(uuid)],
+                ["'Identifier'", "7", "type u", "must be a string"]
+            ),
             (["UUID": .string(uuid)], ["'Identifier'", "missing", "string"]),
             (["Identifier": .string("  "), "UUID": .string(uuid)], ["'Identifier'", "'  '", "must not be empty"]),
             (["Identifier": .string("a"), "UUID": .int32(3)], ["'UUID'", "type i", "string like"]),
             (["Identifier": .string("a")], ["'UUID'", "missing", "string like"]),
             (["Identifier": .string("a"), "UUID": .string("nope\u{1B}")], ["'UUID'", "'nope\\u{1B}'", "8-4-4-4-12"]),
-            (["Identifier": .string("a"), "UUID": .string(uuid), "NotifyOnExit": .int32(1)],
-             ["'NotifyOnExit'", "1", "type i", "boolean"]),
-            (["Identifier": .string("a"), "UUID": .string(uuid), "Colour": .string("red")],
-             ["'Colour'", "the string 'red'", "region keys are"]),
+            (
+                ["Identifier": .string("a"), "UUID": .string(uuid), "NotifyOnExit": .int32(1)],
+                ["'NotifyOnExit'", "1", "type i", "boolean"]
+            ),
+            (
+                ["Identifier": .string("a"), "UUID": .string(uuid), "Colour": .string("red")],
+                ["'Colour'", "the string 'red'", "region keys are"]
+            ),
             (["Identifier": .string("a"), "UUID": .string(uuid), "Minor": .uint16(1)], ["'Minor'", "'Major'"]),
         ]
         for (entries, words) in cases {
@@ -120,8 +136,10 @@ struct BeaconDictionariesTests {
 
     /// EnterRSSI and AbsentRSSI (dBm, both or neither): the region's own hysteresis, returned as given.
     @Test func readsAndWritesTheRegionsHysteresis() throws {
-        let parsed = try region(["Identifier": .string("door"), "UUID": .string(uuid), "EnterRSSI": .int16(-60),
-                                 "AbsentRSSI": .int32(-75)])
+        let parsed = try region([
+            "Identifier": .string("door"), "UUID": .string(uuid), "EnterRSSI": .int16(-60),
+            "AbsentRSSI": .int32(-75),
+        ])
         #expect(parsed.hysteresis == (try RSSIHysteresis(enterAtOrAbove: -60, absentBelow: -75)))
         let entries = try #require(BeaconDictionaries.dictionary(parsed).vardictEntries)
         #expect(entries["EnterRSSI"] == .int16(-60))
@@ -131,8 +149,11 @@ struct BeaconDictionariesTests {
         #expect(plain.hysteresis == nil)
         #expect(BeaconDictionaries.dictionary(plain).vardictEntries?["EnterRSSI"] == nil)
         // Equal thresholds are one threshold without a band.
-        #expect(try region(["Identifier": .string("a"), "UUID": .string(uuid), "EnterRSSI": .int16(-70),
-                            "AbsentRSSI": .int16(-70)]).hysteresis?.absentBelow == -70)
+        #expect(
+            try region([
+                "Identifier": .string("a"), "UUID": .string(uuid), "EnterRSSI": .int16(-70),
+                "AbsentRSSI": .int16(-70),
+            ]).hysteresis?.absentBelow == -70)
     }
 
     @Test func refusesAHysteresisThatCannotWorkSayingWhy() throws {
@@ -167,14 +188,17 @@ struct BeaconDictionariesTests {
 
     /// What goes out reads back the same, with the API's exact types (q for major/minor, n for RSSI).
     @Test func writesTheAPITypes() throws {
-        let original = BeaconRegion(identifier: "lobby", constraint: try BeaconIdentityConstraint(
-            uuid: try #require(UUID(uuidString: uuid)), major: 1, minor: 2), notifyOnEntry: true, notifyOnExit: false)
+        let original = BeaconRegion(
+            identifier: "lobby",
+            constraint: try BeaconIdentityConstraint(
+                uuid: try #require(UUID(uuidString: uuid)), major: 1, minor: 2), notifyOnEntry: true, notifyOnExit: false)
         let written = BeaconDictionaries.dictionary(original)
         #expect(try BeaconDictionaries.region(from: written) == original)
         #expect(written.vardictEntries?["Major"] == .uint16(1))
-        let beacon = RangedBeacon(identity: BeaconIdentity(uuid: try #require(UUID(uuidString: uuid)), major: 1, minor: 2),
-                                  rssi: -60, accuracy: .infinity, proximity: .unknown, measuredPower: -59,
-                                  timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000))
+        let beacon = RangedBeacon(
+            identity: BeaconIdentity(uuid: try #require(UUID(uuidString: uuid)), major: 1, minor: 2),
+            rssi: -60, accuracy: .infinity, proximity: .unknown, measuredPower: -59,
+            timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000))
         let entries = try #require(BeaconDictionaries.dictionary(beacon).vardictEntries)
         #expect(entries["RSSI"] == .int16(-60))
         #expect(entries["Accuracy"] == .double(-1))

@@ -22,8 +22,11 @@ struct MQTTStatusEntriesTests {
         failed["MQTTBroker"] = .string("mqtts://broker.lan:8883")
         failed["MQTTState"] = .string("failed")
         failed["MQTTDetail"] = .string("ca_file /x: No such file or directory")
-        #expect(MQTTNodeStatus.withoutNode(broker: MQTTSettings.Broker(useTLS: true, host: "broker.lan", port: 8883),
-                                           problem: "ca_file /x: No such file or directory").statusEntries == failed)
+        #expect(
+            MQTTNodeStatus.withoutNode(
+                broker: MQTTSettings.Broker(useTLS: true, host: "broker.lan", port: 8883),
+                problem: "ca_file /x: No such file or directory"
+            ).statusEntries == failed)
     }
 
     @Test func aRunningNodesConnectionCountersAndReceivers() {
@@ -31,23 +34,29 @@ struct MQTTStatusEntriesTests {
             broker: MQTTSettings.Broker(useTLS: false, host: "fe80::1", port: 1883), connection: .waiting("connection refused"),
             room: "hall", readingsPublished: 7, readingsNotSent: 2, lastRefusal: "espresense/rooms/hall/status: not authorized",
             receivers: [
-                ReceiverDirectory.Receiver(room: "kitchen", id: ReceiverID(rawValue: 1), online: true,
-                                           lastReading: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000), readings: 12),
+                ReceiverDirectory.Receiver(
+                    room: "kitchen", id: ReceiverID(rawValue: 1), online: true,
+                    lastReading: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000), readings: 12),
                 ReceiverDirectory.Receiver(room: "attic", id: ReceiverID(rawValue: 2), online: false, lastReading: nil, readings: 0),
             ],
             readingsDropped: 3, lastDropped: "espresense/devices/x/attic: not JSON")
-        #expect(status.statusEntries == [
-            "MQTTBroker": .string("mqtt://[fe80::1]:1883"), "MQTTState": .string("waiting"),
-            "MQTTDetail": .string("connection refused"), "MQTTRoom": .string("hall"),
-            "MQTTReadingsPublished": .uint64(7), "MQTTReadingsNotSent": .uint64(2),
-            "MQTTRefused": .string("espresense/rooms/hall/status: not authorized"),
-            "MQTTReceivers": .array(elementSignature: "a{sv}", [
-                .vardict(["Room": .string("kitchen"), "Online": .boolean(true),
-                          "LastReading": .uint64(1_700_000_000_000_000), "Readings": .uint64(12)]),
-                .vardict(["Room": .string("attic"), "Online": .boolean(false), "LastReading": .uint64(0), "Readings": .uint64(0)]),
-            ]),
-            "MQTTReadingsDropped": .uint64(3), "MQTTLastDropped": .string("espresense/devices/x/attic: not JSON"),
-        ])
+        #expect(
+            status.statusEntries == [
+                "MQTTBroker": .string("mqtt://[fe80::1]:1883"), "MQTTState": .string("waiting"),
+                "MQTTDetail": .string("connection refused"), "MQTTRoom": .string("hall"),
+                "MQTTReadingsPublished": .uint64(7), "MQTTReadingsNotSent": .uint64(2),
+                "MQTTRefused": .string("espresense/rooms/hall/status: not authorized"),
+                "MQTTReceivers": .array(
+                    elementSignature: "a{sv}",
+                    [
+                        .vardict([
+                            "Room": .string("kitchen"), "Online": .boolean(true),
+                            "LastReading": .uint64(1_700_000_000_000_000), "Readings": .uint64(12),
+                        ]),
+                        .vardict(["Room": .string("attic"), "Online": .boolean(false), "LastReading": .uint64(0), "Readings": .uint64(0)]),
+                    ]),
+                "MQTTReadingsDropped": .uint64(3), "MQTTLastDropped": .string("espresense/devices/x/attic: not JSON"),
+            ])
         let states: [(MQTTNodeStatus.Connection, String, String)] = [
             (.stopped, "stopped", ""), (.connecting, "connecting", ""), (.connected, "connected", ""),
         ]

@@ -26,8 +26,9 @@ struct UnknownAppMessageTests {
         #expect(message.contains("not a valid app id"), "\(message)")
         #expect(message.contains("reverse-DNS"), "\(message)")
         #expect(message.contains("org.example.BeaconDemo"), "\(message)")
-        #expect(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
-                "control characters echoed: \(message.debugDescription)")
+        #expect(
+            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+            "control characters echoed: \(message.debugDescription)")
     }
 
     @Test func anEmptyAppIDIsCalledEmpty() {

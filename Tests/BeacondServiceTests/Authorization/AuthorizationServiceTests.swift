@@ -7,8 +7,9 @@ import Testing
 @Suite("authorization service")
 struct AuthorizationServiceTests {
     static let appID = "org.example.Demo"
-    static let app = AppDeclaration(appID: appID, whenInUseUsageDescription: "Shows the table you sit at",
-                                    alwaysUsageDescription: "Greets you at the door")
+    static let app = AppDeclaration(
+        appID: appID, whenInUseUsageDescription: "Shows the table you sit at",
+        alwaysUsageDescription: "Greets you at the door")
     static let policy = AuthorizationPolicy()
     static let diskFull = StateStoreError(file: "/var/lib/beacond/state.db", message: "database or disk is full", fix: "free space")
 
@@ -30,8 +31,9 @@ struct AuthorizationServiceTests {
         #expect(outcome.disposition == .pending)
         #expect(writes.saved.count == 1)
         #expect(service.pendingRequests.map(\.appID) == [Self.appID])
-        let granted = try service.setStatus(.authorizedWhenInUse, appID: Self.appID, app: Self.app, policy: Self.policy,
-                                            save: writes.save)
+        let granted = try service.setStatus(
+            .authorizedWhenInUse, appID: Self.appID, app: Self.app, policy: Self.policy,
+            save: writes.save)
         #expect(granted.resolvedRequest == .whenInUse)
         #expect(service.effectiveStatus(Self.appID, Self.policy) == .authorizedWhenInUse)
         #expect(service.pendingRequests.isEmpty)

@@ -74,9 +74,11 @@ struct SignalFlowControlTests {
 
     @Test("the size estimate grows with the content and errs high for a beacon dictionary")
     func sizeEstimate() {
-        let beacon = DBusValue.vardict(["UUID": .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"), "Major": .uint16(1),
-                                        "Minor": .uint16(2), "RSSI": .int16(-60), "Accuracy": .double(1.5),
-                                        "Proximity": .string("near"), "TxPower": .int16(-59), "Timestamp": .uint64(1)])
+        let beacon = DBusValue.vardict([
+            "UUID": .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"), "Major": .uint16(1),
+            "Minor": .uint16(2), "RSSI": .int16(-60), "Accuracy": .double(1.5),
+            "Proximity": .string("near"), "TxPower": .int16(-59), "Timestamp": .uint64(1),
+        ])
         // Hand count of the wire format: 8 entries of key string + variant; about 260 bytes.
         #expect(beacon.marshalledSizeEstimate >= 260)
         #expect(beacon.marshalledSizeEstimate < 520)

@@ -6,15 +6,18 @@ import Testing
 @Suite("signal outbox")
 struct SignalOutboxTests {
     static func signal(_ member: String, to peer: String? = ":1.7") -> SignalOutbox.Signal {
-        SignalOutbox.Signal(path: "/org/beacond/client/1", interface: "org.beacond.LocationManager1", member: member,
-                            arguments: [], destination: peer)
+        SignalOutbox.Signal(
+            path: "/org/beacond/client/1", interface: "org.beacond.LocationManager1", member: member,
+            arguments: [], destination: peer)
     }
 
     /// Signals leave in the order they were queued; the first queued since a flush asks for one, later ones do not.
     @Test func oneFlushPerTurnInOrder() {
         var outbox = SignalOutbox()
-        let asked = [outbox.queue(Self.signal("DidEnterRegion")), outbox.queue(Self.signal("PropertiesChanged")),
-                     outbox.flushNeeded()]
+        let asked = [
+            outbox.queue(Self.signal("DidEnterRegion")), outbox.queue(Self.signal("PropertiesChanged")),
+            outbox.flushNeeded(),
+        ]
         #expect(asked == [true, false, false])
         let sent = outbox.takeForSending().map(\.member)
         #expect(sent == ["DidEnterRegion", "PropertiesChanged"])

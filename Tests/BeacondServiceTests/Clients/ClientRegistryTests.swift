@@ -14,8 +14,10 @@ struct ClientRegistryTests {
     }
 
     /// Registers a client of `app` on `sender` that monitors `regions`, then detaches it if `detached`.
-    static func add(_ registry: inout ClientRegistry, app: String = "org.example.A", sender: String,
-                    regions: [BeaconRegion], detached: Bool) -> Int {
+    static func add(
+        _ registry: inout ClientRegistry, app: String = "org.example.A", sender: String,
+        regions: [BeaconRegion], detached: Bool
+    ) -> Int {
         let number = registry.register(appID: app, sender: sender, caller: caller, processID: 1).number
         for region in regions { registry.addRegion(region, to: number) }
         if detached { registry.detach(number) }
@@ -90,8 +92,9 @@ struct ClientRegistryTests {
     @Test("one identifier twice: the live client's own region wins, else the later client's; the other is named")
     func identifierCollisions() throws {
         var registry = ClientRegistry()
-        let a = Self.add(&registry, sender: ":1.1", regions: [try Self.region("lobby", major: 1), try Self.region("own", major: 1)],
-                         detached: true)
+        let a = Self.add(
+            &registry, sender: ":1.1", regions: [try Self.region("lobby", major: 1), try Self.region("own", major: 1)],
+            detached: true)
         let b = Self.add(&registry, sender: ":1.1", regions: [try Self.region("lobby", major: 2)], detached: true)
         let live = Self.add(&registry, sender: ":1.3", regions: [try Self.region("own", major: 9)], detached: false)
         let plan = try #require(registry.planTakeover(into: live) { _, _ in true })
@@ -106,8 +109,9 @@ struct ClientRegistryTests {
     @Test("regions the engine no longer monitors are not moved; no detached client, no plan")
     func onlyMonitoredRegionsMove() throws {
         var registry = ClientRegistry()
-        let a = Self.add(&registry, sender: ":1.1", regions: [try Self.region("gone"), try Self.region("kept", major: 2)],
-                         detached: true)
+        let a = Self.add(
+            &registry, sender: ":1.1", regions: [try Self.region("gone"), try Self.region("kept", major: 2)],
+            detached: true)
         let live = Self.add(&registry, sender: ":1.3", regions: [], detached: false)
         let plan = try #require(registry.planTakeover(into: live) { _, identifier in identifier == "kept" })
         #expect(plan.moves.map(\.region.identifier) == ["kept"])

@@ -20,9 +20,10 @@ struct AppDeclarationTests {
         let configuration = try directory.load()
         let file = directory.path + "/apps.d/demo.toml"
         let expected = AppConfiguration(
-            declaration: AppDeclaration(appID: "org.example.Demo", whenInUseUsageDescription: "Shows nearby beacons.",
-                                        alwaysUsageDescription: "Tells you when you arrive.", users: ["alice", "bob"],
-                                        executable: "/usr/bin/demo", declarationFile: file),
+            declaration: AppDeclaration(
+                appID: "org.example.Demo", whenInUseUsageDescription: "Shows nearby beacons.",
+                alwaysUsageDescription: "Tells you when you arrive.", users: ["alice", "bob"],
+                executable: "/usr/bin/demo", declarationFile: file),
             dbusName: "org.example.Demo")
         #expect(configuration.apps == ["org.example.Demo": expected])
         #expect(configuration.declaration(of: "org.example.Demo") == expected.declaration)
@@ -58,8 +59,10 @@ struct AppDeclarationTests {
         try directory.write("# first\napp_id = \"org.example.Demo\"\nusers = []\n", to: "apps.d/a.toml")
         try directory.write("users = []\n\napp_id = \"org.example.Demo\"\n", to: "apps.d/b.toml")
         let error = try #require(directory.loadError())
-        #expect(error.description.hasPrefix("\(directory.path)/apps.d/b.toml:3: app_id \"org.example.Demo\" is "
-            + "already declared in \(directory.path)/apps.d/a.toml:2"))
+        #expect(
+            error.description.hasPrefix(
+                "\(directory.path)/apps.d/b.toml:3: app_id \"org.example.Demo\" is "
+                    + "already declared in \(directory.path)/apps.d/a.toml:2"))
     }
 
     @Test("a missing app_id is an error naming the file")
@@ -80,21 +83,23 @@ struct AppDeclarationTests {
         #expect(error.description.contains("has no users key"))
     }
 
-    @Test("invalid values name the file, the line and the key", arguments: [
-        ("app_id = \"\"", "app_id = \"\" is not a valid app id"),
-        ("app_id = \"org..example\"", "is not a valid app id"),
-        ("app_id = \"org example\"", "is not a valid app id"),
-        ("app_id = 7", "app_id = 7 is an integer, but must be a string"),
-        ("users = \"alice\"", "users = \"alice\" is a string, but must be an array of strings"),
-        ("users = [\"alice\", 3]", "element 2 of users (3) is an integer, but every element must be a string"),
-        ("users = [\"al ice\"]", "users contains \"al ice\", which is not a valid unix user name"),
-        ("executable = \"demo\"", "executable = \"demo\" is not an absolute path"),
-        ("when_in_use_usage = \"\"", "when_in_use_usage is empty"),
-        ("always_usage = \"   \"", "always_usage is empty"),
-        ("dbus_name = \"demo\"", "dbus_name = \"demo\" is not a valid D-Bus well-known name"),
-        ("dbus_name = \"org.3example.Demo\"", "is not a valid D-Bus well-known name"),
-        ("dbus_name = \":1.42\"", "is not a valid D-Bus well-known name"),
-    ])
+    @Test(
+        "invalid values name the file, the line and the key",
+        arguments: [
+            ("app_id = \"\"", "app_id = \"\" is not a valid app id"),
+            ("app_id = \"org..example\"", "is not a valid app id"),
+            ("app_id = \"org example\"", "is not a valid app id"),
+            ("app_id = 7", "app_id = 7 is an integer, but must be a string"),
+            ("users = \"alice\"", "users = \"alice\" is a string, but must be an array of strings"),
+            ("users = [\"alice\", 3]", "element 2 of users (3) is an integer, but every element must be a string"),
+            ("users = [\"al ice\"]", "users contains \"al ice\", which is not a valid unix user name"),
+            ("executable = \"demo\"", "executable = \"demo\" is not an absolute path"),
+            ("when_in_use_usage = \"\"", "when_in_use_usage is empty"),
+            ("always_usage = \"   \"", "always_usage is empty"),
+            ("dbus_name = \"demo\"", "dbus_name = \"demo\" is not a valid D-Bus well-known name"),
+            ("dbus_name = \"org.3example.Demo\"", "is not a valid D-Bus well-known name"),
+            ("dbus_name = \":1.42\"", "is not a valid D-Bus well-known name"),
+        ])
     func invalidValue(_ line: String, _ problem: String) throws {
         let directory = try ConfigurationDirectory()
         let keys = ["app_id", "users", "executable", "when_in_use_usage", "always_usage", "dbus_name"]
@@ -113,10 +118,11 @@ struct AppDeclarationTests {
         try directory.write(Self.demo + "\nusage = \"x\"\n", to: "apps.d/demo.toml")
         let configuration = try directory.load()
         #expect(configuration.apps.count == 1)
-        #expect(configuration.warnings.map(\.description) == [
-            "\(directory.path)/apps.d/demo.toml:7: unknown key \"usage\" is ignored (known keys: app_id, users, "
-                + "executable, when_in_use_usage, always_usage, dbus_name)",
-        ])
+        #expect(
+            configuration.warnings.map(\.description) == [
+                "\(directory.path)/apps.d/demo.toml:7: unknown key \"usage\" is ignored (known keys: app_id, users, "
+                    + "executable, when_in_use_usage, always_usage, dbus_name)"
+            ])
     }
 
     @Test("a syntax error in an app file names that file")

@@ -17,8 +17,9 @@ final class ConfigurationDirectory {
     /// Writes `text` to `relativePath` (e.g. `beacond.toml`, `apps.d/demo.toml`), creating folders.
     func write(_ text: String, to relativePath: String) throws {
         let file = path + "/" + relativePath
-        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
-                                                withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (file as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
     }
 

@@ -31,8 +31,9 @@ struct ConfigurationErrorTests {
     @Test("a wrong type names the key, its value, its type and the expected type")
     func wrongType() throws {
         let (error, file) = try settingsError("[authorization]\n\nlocation_services = \"yes\"\n")
-        #expect(error?.description == "\(file):3: location_services = \"yes\" is a string, but must be a boolean "
-            + "(write location_services = true or location_services = false)")
+        #expect(
+            error?.description == "\(file):3: location_services = \"yes\" is a string, but must be a boolean "
+                + "(write location_services = true or location_services = false)")
     }
 
     @Test("a section that is not a table is an error")
@@ -43,7 +44,8 @@ struct ConfigurationErrorTests {
 
     @Test("a prompt that is not one of the choices")
     func badPrompt() throws {
-        let (error, file) = try settingsError("""
+        let (error, file) = try settingsError(
+            """
             # beacond.toml
             [authorization]
             location_services = true
@@ -53,8 +55,9 @@ struct ConfigurationErrorTests {
             prompt = "ask"
             """)
         let description = try #require(error).description
-        #expect(description.hasPrefix(
-            "\(file):7: prompt = \"ask\" is not one of admin, deny, when-in-use, always (write e.g. prompt = "))
+        #expect(
+            description.hasPrefix(
+                "\(file):7: prompt = \"ask\" is not one of admin, deny, when-in-use, always (write e.g. prompt = "))
     }
 
     @Test("a scanner source that is not one of the forms", arguments: ["bluetooth", "hci:usb0", "replay:", "fifo"])
@@ -76,14 +79,18 @@ struct ConfigurationErrorTests {
     @Test("a negative exit_timeout is shown as written")
     func negativeExitTimeout() throws {
         let (error, file) = try settingsError("[monitoring]\nexit_timeout = -5\n")
-        #expect(error?.description.hasPrefix("\(file):2: exit_timeout = -5 is not a positive number of seconds")
-            == true)
+        #expect(
+            error?.description.hasPrefix("\(file):2: exit_timeout = -5 is not a positive number of seconds")
+                == true)
     }
 
-    @Test("[background] values out of range or not integers name the key, its line and the range",
-          arguments: [("queue_limit", "0", "from 1 to 100000"), ("queue_limit", "100001", "from 1 to 100000"),
-                      ("queue_ttl", "59", "from 60 to 31536000"), ("queue_ttl", "\"1d\"", "from 60 to 31536000"),
-                      ("activation_interval", "0", "from 1 to 86400"), ("activation_interval", "1.5", "from 1 to 86400")])
+    @Test(
+        "[background] values out of range or not integers name the key, its line and the range",
+        arguments: [
+            ("queue_limit", "0", "from 1 to 100000"), ("queue_limit", "100001", "from 1 to 100000"),
+            ("queue_ttl", "59", "from 60 to 31536000"), ("queue_ttl", "\"1d\"", "from 60 to 31536000"),
+            ("activation_interval", "0", "from 1 to 86400"), ("activation_interval", "1.5", "from 1 to 86400"),
+        ])
     func badBackground(_ key: String, _ value: String, _ range: String) throws {
         let (error, file) = try settingsError("[background]\n\(key) = \(value)\n")
         let description = try #require(error).description
@@ -102,22 +109,25 @@ struct ConfigurationErrorTests {
     @Test("an admin_group that is not a group name")
     func badAdminGroup() throws {
         let (error, file) = try settingsError("[authorization]\nadmin_group = \"beacon admins\"\n")
-        #expect(error?.description.hasPrefix(
-            "\(file):2: admin_group = \"beacon admins\" is not a valid unix group name") == true)
+        #expect(
+            error?.description.hasPrefix(
+                "\(file):2: admin_group = \"beacon admins\" is not a valid unix group name") == true)
     }
 
     /// Issue 21: a FIFO or a /dev/zero link in apps.d was called a permission problem, a dangling link or a
     /// directory named *.toml was passed over, and a dangling beacond.toml link meant the defaults (admin_group
     /// reverted). Each is an error that says what the file is, and nothing is opened that could block.
-    @Test("a configuration file that is no regular file says what it is", arguments: [
-        ("apps.d/door.toml", "fifo", "is a FIFO (named pipe), not a regular file"),
-        ("apps.d/door.toml", "/dev/zero", "is a character device, not a regular file"),
-        ("apps.d/door.toml", "dangling", "is a symbolic link to /nonexistent/door.toml, which cannot be followed"),
-        ("apps.d/door.toml", "directory", "is a directory, not a regular file"),
-        ("beacond.toml", "dangling", "is a symbolic link to /nonexistent/door.toml, which cannot be followed"),
-        ("beacond.toml", "fifo", "is a FIFO (named pipe), not a regular file"),
-        ("beacond.toml", "/dev/zero", "is a character device, not a regular file"),
-    ])
+    @Test(
+        "a configuration file that is no regular file says what it is",
+        arguments: [
+            ("apps.d/door.toml", "fifo", "is a FIFO (named pipe), not a regular file"),
+            ("apps.d/door.toml", "/dev/zero", "is a character device, not a regular file"),
+            ("apps.d/door.toml", "dangling", "is a symbolic link to /nonexistent/door.toml, which cannot be followed"),
+            ("apps.d/door.toml", "directory", "is a directory, not a regular file"),
+            ("beacond.toml", "dangling", "is a symbolic link to /nonexistent/door.toml, which cannot be followed"),
+            ("beacond.toml", "fifo", "is a FIFO (named pipe), not a regular file"),
+            ("beacond.toml", "/dev/zero", "is a character device, not a regular file"),
+        ])
     func notARegularFile(_ name: String, _ kind: String, _ message: String) throws {
         let directory = try ConfigurationDirectory()
         try directory.write("[authorization]\nadmin_group = \"root\"\n", to: "beacond.toml")

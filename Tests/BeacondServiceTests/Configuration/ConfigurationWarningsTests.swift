@@ -56,8 +56,9 @@ struct ConfigurationWarningsTests {
         let directory = try ConfigurationDirectory()
         let missing = directory.path + "/absent"
         let configuration = try ConfigurationLoader.load(directory: missing)
-        let warning = try #require(configuration.warnings.map(\.description).first { $0.hasPrefix(missing + ": ") },
-                                   "\(configuration.warnings)")
+        let warning = try #require(
+            configuration.warnings.map(\.description).first { $0.hasPrefix(missing + ": ") },
+            "\(configuration.warnings)")
         #expect(warning.contains("does not exist"), "\(warning)")
         #expect(warning.contains("built-in defaults"), "\(warning)")
         #expect(warning.contains("--config-dir"), "\(warning)")

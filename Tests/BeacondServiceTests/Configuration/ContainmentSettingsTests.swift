@@ -13,8 +13,9 @@ struct ContainmentSettingsTests {
         #expect(DaemonConfiguration.defaults.maxClientsPerApp == 64)
         #expect(DaemonConfiguration.defaults.maxClientsPerUser == 64)
         let directory = try ConfigurationDirectory()
-        try directory.write("[monitoring]\nmax_regions_per_app = 7\n[clients]\nmax_clients_per_app = 3\nmax_clients_per_user = 4\n",
-                            to: "beacond.toml")
+        try directory.write(
+            "[monitoring]\nmax_regions_per_app = 7\n[clients]\nmax_clients_per_app = 3\nmax_clients_per_user = 4\n",
+            to: "beacond.toml")
         let configuration = try directory.load()
         #expect(configuration.maxRegionsPerApp == 7)
         #expect(configuration.maxClientsPerApp == 3)
@@ -41,10 +42,12 @@ struct ContainmentSettingsTests {
         #expect("\(warnings.first.map { "\($0)" } ?? "")".contains("max_regions_per_app"))
     }
 
-    @Test("out of range limits are errors naming the key", arguments: [
-        "[monitoring]\nmax_regions_per_app = 0", "[monitoring]\nmax_regions_per_app = 10001",
-        "[clients]\nmax_clients_per_app = 0", "[clients]\nmax_clients_per_user = 1001",
-    ])
+    @Test(
+        "out of range limits are errors naming the key",
+        arguments: [
+            "[monitoring]\nmax_regions_per_app = 0", "[monitoring]\nmax_regions_per_app = 10001",
+            "[clients]\nmax_clients_per_app = 0", "[clients]\nmax_clients_per_user = 1001",
+        ])
     func outOfRange(_ text: String) throws {
         let directory = try ConfigurationDirectory()
         try directory.write(text + "\n", to: "beacond.toml")
@@ -66,8 +69,9 @@ struct ContainmentSettingsTests {
             switch Int.random(in: 0..<9, using: &random) {
             case 0, 1:
                 let caller = CallerCredentials(userName: "u", userID: UInt32.random(in: 0..<3, using: &random), executable: nil)
-                _ = registry.register(appID: apps.randomElement(using: &random)!, sender: ":1.\(Int.random(in: 0..<5, using: &random))",
-                                      caller: caller, processID: nil)
+                _ = registry.register(
+                    appID: apps.randomElement(using: &random)!, sender: ":1.\(Int.random(in: 0..<5, using: &random))",
+                    caller: caller, processID: nil)
             case 2, 3:
                 if let number = numbers.randomElement(using: &random) {
                     registry.addRegion(try ClientRegistryTests.region("r\(Int.random(in: 0..<8, using: &random))"), to: number)
@@ -83,14 +87,16 @@ struct ContainmentSettingsTests {
             case 7:
                 // A takeover as the daemon does it: the moved regions added to the live client, the old ones removed.
                 if let live = numbers.filter({ registry[$0]?.isConnected == true }).randomElement(using: &random),
-                   let plan = registry.planTakeover(into: live, monitored: { _, _ in true }) {
+                    let plan = registry.planTakeover(into: live, monitored: { _, _ in true })
+                {
                     for move in plan.moves { registry.addRegion(move.region, to: live) }
                     for old in plan.detached { registry.remove(old.number) }
                 }
             default:
                 restored += 1
-                registry.restore(number: restored, appID: apps.randomElement(using: &random)!,
-                                 regions: [try ClientRegistryTests.region("s\(step)")])
+                registry.restore(
+                    number: restored, appID: apps.randomElement(using: &random)!,
+                    regions: [try ClientRegistryTests.region("s\(step)")])
             }
             let all = registry.all
             #expect(registry.regionCount == all.map(\.regions.count).reduce(0, +), "step \(step)")

@@ -38,7 +38,8 @@ struct DaemonSettingsTests {
     @Test("every key is read")
     func everyKey() throws {
         let directory = try ConfigurationDirectory()
-        try directory.write("""
+        try directory.write(
+            """
             [authorization]
             location_services = false
             prompt = "when-in-use"
@@ -67,8 +68,11 @@ struct DaemonSettingsTests {
         #expect(configuration.activationInterval == .seconds(5))
         #expect(configuration.scanner == .fifo(path: "/run/beacond/test.fifo"))
         #expect(configuration.warnings.isEmpty)
-        #expect(configuration.policy == AuthorizationPolicy(locationServicesEnabled: false, prompt: .whenInUse,
-                                                            configFile: directory.settingsFile))
+        #expect(
+            configuration.policy
+                == AuthorizationPolicy(
+                    locationServicesEnabled: false, prompt: .whenInUse,
+                    configFile: directory.settingsFile))
     }
 
     @Test("every prompt value", arguments: AuthorizationPrompt.allCases)
@@ -81,8 +85,9 @@ struct DaemonSettingsTests {
     @Test("an integer exit_timeout, and dotted keys at the top level")
     func integerTimeoutAndDottedKeys() throws {
         let directory = try ConfigurationDirectory()
-        try directory.write("monitoring.exit_timeout = 45\nscanner = { source = \"hci:hci1\" }\n",
-                            to: "beacond.toml")
+        try directory.write(
+            "monitoring.exit_timeout = 45\nscanner = { source = \"hci:hci1\" }\n",
+            to: "beacond.toml")
         let configuration = try directory.load()
         #expect(configuration.exitTimeout == .seconds(45))
         #expect(configuration.scanner == .hci(adapter: "hci1"))
@@ -101,7 +106,8 @@ struct DaemonSettingsTests {
     @Test("unknown sections and keys are warnings with their lines, not errors")
     func unknownKeys() throws {
         let directory = try ConfigurationDirectory()
-        try directory.write("""
+        try directory.write(
+            """
             # comment
             [authorization]
             promt = "deny"
@@ -118,8 +124,9 @@ struct DaemonSettingsTests {
         #expect(configuration.exitTimeout == .seconds(10))
         let warnings = configuration.warnings.map(\.description)
         #expect(warnings.count == 2)
-        #expect(warnings.first?.hasPrefix("\(directory.settingsFile):3: unknown key \"promt\" in [authorization]")
-            == true)
+        #expect(
+            warnings.first?.hasPrefix("\(directory.settingsFile):3: unknown key \"promt\" in [authorization]")
+                == true)
         #expect(warnings.first?.contains("did you mean \"prompt\"?") == true)
         #expect(warnings.last?.hasPrefix("\(directory.settingsFile):6: unknown section [logging] is ignored") == true)
         #expect(configuration.warnings.first?.line == 3)

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("[mqtt] settings")
 struct MQTTSettingsTests {
-    private func load(_ text: String, files: [String: String] = [:]) throws -> (Result<DaemonConfiguration, ConfigurationError>, ConfigurationDirectory) {
+    private func load(_ text: String, files: [String: String] = [:]) throws -> (
+        Result<DaemonConfiguration, ConfigurationError>, ConfigurationDirectory
+    ) {
         let directory = try ConfigurationDirectory()
         for (name, content) in files { try directory.write(content, to: name) }
         try directory.write(text.replacingOccurrences(of: "$DIR", with: directory.path), to: "beacond.toml")
@@ -21,7 +23,8 @@ struct MQTTSettingsTests {
     }
 
     @Test func everyKeyIsRead() throws {
-        let (result, directory) = try load("""
+        let (result, directory) = try load(
+            """
             [mqtt]
             broker = "mqtts://[::1]:8884"
             room = "Living Room"
@@ -56,8 +59,10 @@ struct MQTTSettingsTests {
         #expect(try MQTTSettings.Broker(parsing: "mqtt://broker.lan") == .init(useTLS: false, host: "broker.lan", port: 1883))
         #expect(try MQTTSettings.Broker(parsing: "mqtts://broker.lan") == .init(useTLS: true, host: "broker.lan", port: 8883))
         #expect(try MQTTSettings.Broker(parsing: "mqtt://10.0.0.2:1884").port == 1884)
-        for bad in ["tcp://x", "broker.lan", "mqtt://", "mqtt://user:pw@x", "mqtt://x/path", "mqtt://x:0", "mqtt://x:99999",
-                    "mqtt://x:port", "mqtt://[::1", "mqtt://[::1]x"] {
+        for bad in [
+            "tcp://x", "broker.lan", "mqtt://", "mqtt://user:pw@x", "mqtt://x/path", "mqtt://x:0", "mqtt://x:99999",
+            "mqtt://x:port", "mqtt://[::1", "mqtt://[::1]x",
+        ] {
             #expect(throws: MQTTSettings.BrokerError.self, "\(bad)") { try MQTTSettings.Broker(parsing: bad) }
         }
     }

@@ -8,7 +8,8 @@ struct RoomSettingsTests {
     @Test("rooms, adaptive exits and calibration are read")
     func everyKey() throws {
         let directory = try ConfigurationDirectory()
-        try directory.write("""
+        try directory.write(
+            """
             [monitoring]
             exit_timeout = 180
             exit_timeout_min = 2.5
@@ -18,7 +19,8 @@ struct RoomSettingsTests {
             margin = 0.4
             dwell = 10
             """, to: "beacond.toml")
-        try directory.write("""
+        try directory.write(
+            """
             # written by beaconctl calibrate
             [receivers.kitchen]
             rssi_offset = 6.5
@@ -52,8 +54,9 @@ struct RoomSettingsTests {
         #expect(warnings.count == 1 && warnings.first?.line == 2 && "\(warnings[0])".contains("set exit_timeout_min"))
     }
 
-    @Test("a value that cannot work names the file, the line and the fix",
-          arguments: [
+    @Test(
+        "a value that cannot work names the file, the line and the fix",
+        arguments: [
             ("beacond.toml", "[rooms]\nmargin = 1.5\n", 2, "margin = 0.3"),
             ("beacond.toml", "[rooms]\n\ndwell = -1\n", 3, "dwell = 6"),
             ("beacond.toml", "[monitoring]\nexit_timeout_min = 60\n", 2, "exit_timeout = 180"),
@@ -63,7 +66,7 @@ struct RoomSettingsTests {
             ("calibration.toml", "[receivers.\"Living Room\"]\nrssi_offset = 1\n", 1, "[receivers.kitchen]"),
             ("calibration.toml", "[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1\" = -60\n", 2, "UUID:MAJOR:MINOR"),
             ("calibration.toml", "[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -300\n", 2, "-127"),
-          ])
+        ])
     func refused(file: String, text: String, line: Int, fix: String) throws {
         let directory = try ConfigurationDirectory()
         try directory.write(text, to: file)

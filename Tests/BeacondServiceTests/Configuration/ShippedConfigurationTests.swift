@@ -13,11 +13,12 @@ struct ShippedConfigurationTests {
         .appendingPathComponent("config").path
 
     private static var exampleApp: AppConfiguration {
-        AppConfiguration(declaration: AppDeclaration(
-            appID: "org.example.BeaconDemo",
-            whenInUseUsageDescription: "Shows the beacons around you while the demo window is open.",
-            alwaysUsageDescription: "Tells you when you enter or leave the demo area, even when the demo is closed.",
-            users: [], executable: nil, declarationFile: shippedDirectory + "/apps.d/example.toml"))
+        AppConfiguration(
+            declaration: AppDeclaration(
+                appID: "org.example.BeaconDemo",
+                whenInUseUsageDescription: "Shows the beacons around you while the demo window is open.",
+                alwaysUsageDescription: "Tells you when you enter or leave the demo area, even when the demo is closed.",
+                users: [], executable: nil, declarationFile: shippedDirectory + "/apps.d/example.toml"))
     }
 
     @Test("config/ loads as the defaults plus the example app, with no warnings")
@@ -43,12 +44,15 @@ struct ShippedConfigurationTests {
                 uncommented.append(String(line))
             }
         }
-        #expect(keys == ["location_services", "prompt", "admin_group", "exit_timeout", "exit_timeout_min", "exit_chance",
-                         "max_regions_per_client", "max_regions_per_app", "margin", "dwell",
-                         "queue_limit", "queue_ttl", "activation_interval", "max_clients_per_app", "max_clients_per_user",
-                         "source", "broker", "room", "username", "password_file", "ca_file", "client_certificate",
-                         "client_key", "protocol", "publish", "subscribe", "publish_interval", "rssi_offset",
-                         "homeassistant", "discovery_prefix"])
+        #expect(
+            keys == [
+                "location_services", "prompt", "admin_group", "exit_timeout", "exit_timeout_min", "exit_chance",
+                "max_regions_per_client", "max_regions_per_app", "margin", "dwell",
+                "queue_limit", "queue_ttl", "activation_interval", "max_clients_per_app", "max_clients_per_user",
+                "source", "broker", "room", "username", "password_file", "ca_file", "client_certificate",
+                "client_key", "protocol", "publish", "subscribe", "publish_interval", "rssi_offset",
+                "homeassistant", "discovery_prefix",
+            ])
         let directory = try ConfigurationDirectory()
         try directory.write(uncommented.joined(separator: "\n"), to: "beacond.toml")
         var expected = DaemonConfiguration.defaults

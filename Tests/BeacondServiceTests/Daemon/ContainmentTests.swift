@@ -19,11 +19,12 @@ struct ContainmentTests {
             destination: BeacondBus.name, path: BeacondBus.managerPath, interface: BeacondInterface.admin,
             member: BeacondMember.getStatus)
         guard case .dictionary(_, _, let entries)? = reply.first else { throw TestFailure("GetStatus: \(reply)") }
-        return Dictionary(entries.compactMap { entry -> (String, DBusValue)? in
-            guard case .string(let key) = entry.key else { return nil }
-            if case .variant(let value) = entry.value { return (key, value) }
-            return (key, entry.value)
-        }, uniquingKeysWith: { first, _ in first })
+        return Dictionary(
+            entries.compactMap { entry -> (String, DBusValue)? in
+                guard case .string(let key) = entry.key else { return nil }
+                if case .variant(let value) = entry.value { return (key, value) }
+                return (key, entry.value)
+            }, uniquingKeysWith: { first, _ in first })
     }
 
     static func regionCount(_ running: RunningDaemon) throws -> UInt32? {
@@ -67,10 +68,10 @@ struct ContainmentTests {
             try DaemonOnPrivateBusTests.authorizeAlways(running)
             var first: TestClient? = try TestClient(running)
             try first?.call(BeacondMember.startMonitoring, [try RunningDaemon.region("keep-me", minor: 7)])
-            first = nil  // `beaconctl client ... --keep-monitoring` exits
+            first = nil // `beaconctl client ... --keep-monitoring` exits
             #expect(eventually { (try? Self.regionCount(running)) == 1 })
 
-            let second = try TestClient(running)  // `beaconctl client --app A range UUID --count 1`
+            let second = try TestClient(running) // `beaconctl client --app A range UUID --count 1`
             #expect(try second.monitoredIdentifiers() == ["keep-me"], "the next client did not take the region over")
             try second.call(BeacondMember.close)
             #expect(try Self.regionCount(running) == 1, "Close() of the client that took the region over deleted it")
@@ -115,7 +116,7 @@ struct ContainmentTests {
                         }
                     }
                 }
-                clients.removeAll()  // the connections close; their regions stay detached for the app
+                clients.removeAll() // the connections close; their regions stay detached for the app
                 #expect(eventually { (try? Self.regionCount(running)) == 12 || accepted < 12 })
                 #expect(try Self.regionCount(running).map { $0 <= 12 } == true)
             }
@@ -125,8 +126,9 @@ struct ContainmentTests {
             // The next client takes the app's twelve over, and the app still adds none.
             let next = try TestClient(running)
             #expect(try next.monitoredIdentifiers().count == 12)
-            #expect(Self.errorName({ try next.call(BeacondMember.startMonitoring, [try RunningDaemon.region("one-more", minor: 1)]) })?
-                .name == BeacondErrorName.regionLimitExceeded.rawValue)
+            #expect(
+                Self.errorName({ try next.call(BeacondMember.startMonitoring, [try RunningDaemon.region("one-more", minor: 1)]) })?
+                    .name == BeacondErrorName.regionLimitExceeded.rawValue)
             // Stopping one makes room for one (in another client: this one holds more than max_regions_per_client).
             try next.call(BeacondMember.stopMonitoring, [.string(try #require(next.monitoredIdentifiers().first))])
             let other = try TestClient(running)
@@ -144,7 +146,7 @@ struct ContainmentTests {
             #expect(refusal?.message.contains("max_clients_per_app = 3") == true, "\(refusal?.message ?? "")")
             try clients[0].call(BeacondMember.close)
             clients.removeFirst()
-            clients.append(try TestClient(running))  // room again once one closed
+            clients.append(try TestClient(running)) // room again once one closed
             try running.writeSettings("[clients]\nmax_clients_per_app = 10\nmax_clients_per_user = 4")
             #expect(try running.reload() == "")
             clients.append(try TestClient(running))
@@ -223,11 +225,11 @@ struct ContainmentTests {
     @Test func refusalsTellTheCallerOnlyWhatItMayKnow() async throws {
         let running = try RunningDaemon()
         try """
-            app_id = "org.example.Secret"
-            users = ["secret-keeper"]
-            when_in_use_usage = "Not yours."
+        app_id = "org.example.Secret"
+        users = ["secret-keeper"]
+        when_in_use_usage = "Not yours."
 
-            """.write(toFile: running.configDirectory + "/apps.d/secret.toml", atomically: true, encoding: .utf8)
+        """.write(toFile: running.configDirectory + "/apps.d/secret.toml", atomically: true, encoding: .utf8)
         try await running.start()
         do {
             try Self.checkRefusals(running)
@@ -242,8 +244,9 @@ struct ContainmentTests {
         let connection = try DBusConnection(.address(running.bus.address))
         func register(_ app: String) -> String {
             Self.errorName {
-                _ = try connection.call(destination: BeacondBus.name, path: BeacondBus.managerPath, interface: BeacondInterface.manager,
-                                        member: BeacondMember.registerClient, arguments: [.string(app)])
+                _ = try connection.call(
+                    destination: BeacondBus.name, path: BeacondBus.managerPath, interface: BeacondInterface.manager,
+                    member: BeacondMember.registerClient, arguments: [.string(app)])
             }?.message ?? ""
         }
         let unknown = register("org.example.Nope")

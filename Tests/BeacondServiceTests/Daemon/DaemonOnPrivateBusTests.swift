@@ -29,9 +29,10 @@ struct DaemonOnPrivateBusTests {
     }
 
     static func authorizeAlways(_ running: RunningDaemon) throws {
-        _ = try admin(running).call(destination: BeacondBus.name, path: BeacondBus.managerPath,
-                                    interface: BeacondInterface.admin, member: BeacondMember.setAuthorization,
-                                    arguments: [.string(RunningDaemon.app), .string("authorizedAlways")])
+        _ = try admin(running).call(
+            destination: BeacondBus.name, path: BeacondBus.managerPath,
+            interface: BeacondInterface.admin, member: BeacondMember.setAuthorization,
+            arguments: [.string(RunningDaemon.app), .string("authorizedAlways")])
     }
 
     static func number(_ client: TestClient) throws -> Int {
@@ -43,17 +44,19 @@ struct DaemonOnPrivateBusTests {
 
     /// Whether Admin1.ListClients shows the client as disconnected (detached).
     static func isDetached(_ running: RunningDaemon, path: String) throws -> Bool {
-        let reply = try admin(running).call(destination: BeacondBus.name, path: BeacondBus.managerPath,
-                                            interface: BeacondInterface.admin, member: BeacondMember.listClients,
-                                            arguments: [.uint32(0), .uint32(0)])
+        let reply = try admin(running).call(
+            destination: BeacondBus.name, path: BeacondBus.managerPath,
+            interface: BeacondInterface.admin, member: BeacondMember.listClients,
+            arguments: [.uint32(0), .uint32(0)])
         guard case .array(_, let clients)? = reply.first else { return false }
         for client in clients {
             guard case .dictionary(_, _, let entries) = client else { continue }
-            let values = Dictionary(entries.compactMap { entry -> (String, DBusValue)? in
-                guard case .string(let key) = entry.key else { return nil }
-                if case .variant(let value) = entry.value { return (key, value) }
-                return (key, entry.value)
-            }, uniquingKeysWith: { first, _ in first })
+            let values = Dictionary(
+                entries.compactMap { entry -> (String, DBusValue)? in
+                    guard case .string(let key) = entry.key else { return nil }
+                    if case .variant(let value) = entry.value { return (key, value) }
+                    return (key, entry.value)
+                }, uniquingKeysWith: { first, _ in first })
             if values[BeacondClientKey.path] == .objectPath(path) || values[BeacondClientKey.path] == .string(path) {
                 return values[BeacondClientKey.connected] == .boolean(false)
             }
@@ -80,12 +83,13 @@ struct DaemonOnPrivateBusTests {
             try first?.call(BeacondMember.startMonitoring, [try RunningDaemon.region("lobby", minor: 1)])
             let firstPath = try #require(first?.path)
             let firstNumber = try Self.number(try #require(first))
-            first = nil  // its connection closes
+            first = nil // its connection closes
             #expect(eventually { (try? Self.isDetached(running, path: firstPath)) == true }, "the client was not detached")
 
             try running.advertise(minor: 1)
-            #expect(eventually { (try? running.savedState(client: firstNumber, identifier: "lobby")) == "inside" },
-                    "the enter of the detached client's region was not saved")
+            #expect(
+                eventually { (try? running.savedState(client: firstNumber, identifier: "lobby")) == "inside" },
+                "the enter of the detached client's region was not saved")
 
             let second = try TestClient(running)
             #expect(try second.monitoredIdentifiers() == ["lobby"])

@@ -32,12 +32,12 @@ final class RunningDaemon: @unchecked Sendable {
         let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "root"
         try writeSettings(settings)
         try """
-            app_id = "\(Self.app)"
-            users = ["\(user)"]
-            when_in_use_usage = "Shows the beacons near you while the demo is open."
-            always_usage = "Tells you when you enter the demo area, also in background."
+        app_id = "\(Self.app)"
+        users = ["\(user)"]
+        when_in_use_usage = "Shows the beacons near you while the demo is open."
+        always_usage = "Tells you when you enter the demo area, also in background."
 
-            """.write(toFile: configDirectory + "/apps.d/demo.toml", atomically: true, encoding: .utf8)
+        """.write(toFile: configDirectory + "/apps.d/demo.toml", atomically: true, encoding: .utf8)
     }
 
     /// Rewrites beacond.toml: the test's exit timeout and admin group, then `settings` under `[monitoring]`.
@@ -50,10 +50,12 @@ final class RunningDaemon: @unchecked Sendable {
     /// Starts beacond (again, after `stop`: the same state directory, as a restart).
     func start() async throws {
         let loop = try MainLoop()
-        let options = DaemonOptions(bus: .address(bus.address), configDirectory: configDirectory,
-                                    stateDirectory: stateDirectory, scanner: .fifo(path: fifo))
-        let daemon = try BeaconDaemon(options: options, loop: loop,
-                                      logger: Logger(label: "beacond-test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let options = DaemonOptions(
+            bus: .address(bus.address), configDirectory: configDirectory,
+            stateDirectory: stateDirectory, scanner: .fifo(path: fifo))
+        let daemon = try BeaconDaemon(
+            options: options, loop: loop,
+            logger: Logger(label: "beacond-test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try loop.startThread()
         self.loop = loop
         self.daemon = daemon
@@ -73,10 +75,13 @@ final class RunningDaemon: @unchecked Sendable {
     func advertise(minor: UInt16) throws {
         guard eventually({ access(fifo, F_OK) == 0 }) else { throw TestFailure("beacond never made \(fifo)") }
         let u = Self.uuid.uuid
-        let ad: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
-                           u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
-                           0x00, 0x01, UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
-        let event: [UInt8] = [0x04, 0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, UInt8(ad.count)]
+        let ad: [UInt8] = [
+            0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
+            u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
+            0x00, 0x01, UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5,
+        ]
+        let event: [UInt8] =
+            [0x04, 0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, UInt8(ad.count)]
             + ad + [UInt8(bitPattern: -60)]
         let line = event.map { String(format: "%02x", $0) }.joined(separator: " ") + "\n"
         let fd = open(fifo, O_WRONLY | O_NONBLOCK)
@@ -88,32 +93,43 @@ final class RunningDaemon: @unchecked Sendable {
 
     /// What the state database says of a region now (read beside the running daemon, as another process would).
     func savedState(client: Int, identifier: String) throws -> String? {
-        let queue = try DatabaseQueue(path: stateDirectory + "/" + StateStore.databaseFileName,
-                                      configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let queue = try DatabaseQueue(
+            path: stateDirectory + "/" + StateStore.databaseFileName,
+            configuration: {
+                var c = Configuration(); c.readonly = true; return c
+            }())
         return try queue.read { db in
-            try String.fetchOne(db, sql: "SELECT state FROM monitored_region WHERE client = ? AND identifier = ?",
-                                arguments: [client, identifier])
+            try String.fetchOne(
+                db, sql: "SELECT state FROM monitored_region WHERE client = ? AND identifier = ?",
+                arguments: [client, identifier])
         }
     }
 
     /// How many regions the state database holds.
     func savedRegionCount() throws -> Int {
-        let queue = try DatabaseQueue(path: stateDirectory + "/" + StateStore.databaseFileName,
-                                      configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let queue = try DatabaseQueue(
+            path: stateDirectory + "/" + StateStore.databaseFileName,
+            configuration: {
+                var c = Configuration(); c.readonly = true; return c
+            }())
         return try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM monitored_region") ?? 0 }
     }
 
     /// `Admin1.Reload`: "" or why the files were rejected.
     func reload() throws -> String {
         let admin = try DBusConnection(.address(bus.address))
-        return try TestClient.string(admin.call(destination: BeacondBus.name, path: BeacondBus.managerPath,
-                                                interface: BeacondInterface.admin, member: BeacondMember.reload))
+        return try TestClient.string(
+            admin.call(
+                destination: BeacondBus.name, path: BeacondBus.managerPath,
+                interface: BeacondInterface.admin, member: BeacondMember.reload))
     }
 
     /// A region dictionary for beacon 1/`minor`.
     static func region(_ identifier: String, minor: UInt16) throws -> DBusValue {
-        BeaconDictionaries.dictionary(try BeaconRegion(identifier: identifier,
-                                                       constraint: BeaconIdentityConstraint(uuid: uuid, major: 1, minor: minor)))
+        BeaconDictionaries.dictionary(
+            try BeaconRegion(
+                identifier: identifier,
+                constraint: BeaconIdentityConstraint(uuid: uuid, major: 1, minor: minor)))
     }
 }
 
@@ -124,9 +140,11 @@ final class TestClient {
 
     init(_ daemon: RunningDaemon) throws {
         connection = try DBusConnection(.address(daemon.bus.address))
-        path = try Self.string(connection.call(destination: BeacondBus.name, path: BeacondBus.managerPath,
-                                               interface: BeacondInterface.manager, member: BeacondMember.registerClient,
-                                               arguments: [.string(RunningDaemon.app)]))
+        path = try Self.string(
+            connection.call(
+                destination: BeacondBus.name, path: BeacondBus.managerPath,
+                interface: BeacondInterface.manager, member: BeacondMember.registerClient,
+                arguments: [.string(RunningDaemon.app)]))
     }
 
     static func string(_ reply: [DBusValue]) throws -> String {
@@ -138,13 +156,15 @@ final class TestClient {
 
     @discardableResult
     func call(_ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-        try connection.call(destination: BeacondBus.name, path: path, interface: BeacondInterface.locationManager,
-                            member: member, arguments: arguments)
+        try connection.call(
+            destination: BeacondBus.name, path: path, interface: BeacondInterface.locationManager,
+            member: member, arguments: arguments)
     }
 
     func property(_ name: String) throws -> DBusValue? {
-        let reply = try connection.call(destination: BeacondBus.name, path: path, interface: "org.freedesktop.DBus.Properties",
-                                        member: "Get", arguments: [.string(BeacondInterface.locationManager), .string(name)])
+        let reply = try connection.call(
+            destination: BeacondBus.name, path: path, interface: "org.freedesktop.DBus.Properties",
+            member: "Get", arguments: [.string(BeacondInterface.locationManager), .string(name)])
         if case .variant(let value)? = reply.first { return value }
         return reply.first
     }
@@ -174,9 +194,12 @@ final class TestClient {
         var members: [String] = []
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline,
-              let message = try connection.nextMessage(timeout: ContinuousClock.now.duration(to: deadline), where: {
-                  $0.kind == .signal && $0.path == self.path
-              }) {
+            let message = try connection.nextMessage(
+                timeout: ContinuousClock.now.duration(to: deadline),
+                where: {
+                    $0.kind == .signal && $0.path == self.path
+                })
+        {
             members.append(message.member ?? "")
         }
         return members

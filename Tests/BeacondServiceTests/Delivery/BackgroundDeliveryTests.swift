@@ -11,9 +11,10 @@ struct BackgroundDeliveryTests {
     static let start = Timestamp(microsecondsSinceEpoch: 1_800_000_000_000_000)
 
     static func event(_ id: Int64, _ kind: QueuedRegionEvent.Kind = .didEnterRegion) throws -> QueuedRegionEvent {
-        var event = QueuedRegionEvent(appID: "org.example.Demo", kind: kind,
-                                      region: try BeaconRegion(identifier: "lobby", constraint: BeaconIdentityConstraint(uuid: uuid)),
-                                      timestamp: start + .seconds(Int64(id)))
+        var event = QueuedRegionEvent(
+            appID: "org.example.Demo", kind: kind,
+            region: try BeaconRegion(identifier: "lobby", constraint: BeaconIdentityConstraint(uuid: uuid)),
+            timestamp: start + .seconds(Int64(id)))
         event.id = id
         return event
     }
@@ -34,7 +35,8 @@ struct BackgroundDeliveryTests {
 
     /// The expiry timer fires when the oldest event is older than queue_ttl, at once for one already expired.
     @Test func theOldestEventSetsTheExpiry() {
-        #expect(BackgroundDelivery.expiryDelay(oldest: Self.start, ttl: .seconds(3600), now: Self.start + .seconds(600))
+        #expect(
+            BackgroundDelivery.expiryDelay(oldest: Self.start, ttl: .seconds(3600), now: Self.start + .seconds(600))
                 == .seconds(3000))
         #expect(BackgroundDelivery.expiryDelay(oldest: Self.start, ttl: .seconds(3600), now: Self.start + .seconds(7200)) == .zero)
     }
@@ -43,15 +45,21 @@ struct BackgroundDeliveryTests {
     @Test func aNewClientGetsTheQueueInOrderWithTheLossOnTheFirst() throws {
         let queued = QueuedEvents(events: [try Self.event(4), try Self.event(5, .didExitRegion), try Self.event(6)], dropped: 3)
         let plan = BackgroundDelivery.plan(queued, alreadySent: { _ in false }, allowsMonitoring: true)
-        #expect(plan == .deliver([.init(event: try Self.event(4), droppedBefore: 3),
-                                  .init(event: try Self.event(5, .didExitRegion), droppedBefore: 0),
-                                  .init(event: try Self.event(6), droppedBefore: 0)], dropped: 3))
+        #expect(
+            plan
+                == .deliver(
+                    [
+                        .init(event: try Self.event(4), droppedBefore: 3),
+                        .init(event: try Self.event(5, .didExitRegion), droppedBefore: 0),
+                        .init(event: try Self.event(6), droppedBefore: 0),
+                    ], dropped: 3))
     }
 
     /// Events sent to another client whose removal is not saved yet are not sent twice.
     @Test func eventsAlreadySentAreNotSentAgain() throws {
         let queued = QueuedEvents(events: [try Self.event(4), try Self.event(5)], dropped: 0)
-        #expect(BackgroundDelivery.plan(queued, alreadySent: { $0 == 4 }, allowsMonitoring: true)
+        #expect(
+            BackgroundDelivery.plan(queued, alreadySent: { $0 == 4 }, allowsMonitoring: true)
                 == .deliver([.init(event: try Self.event(5), droppedBefore: 0)], dropped: 0))
         #expect(BackgroundDelivery.plan(queued, alreadySent: { _ in true }, allowsMonitoring: true) == .nothing(dropped: 0))
     }
@@ -61,7 +69,8 @@ struct BackgroundDeliveryTests {
     @Test func anAppNoLongerAllowedGetsNothing() throws {
         let queued = QueuedEvents(events: [try Self.event(4), try Self.event(5)], dropped: 1)
         #expect(BackgroundDelivery.plan(queued, alreadySent: { _ in false }, allowsMonitoring: false) == .discard(ids: [4, 5]))
-        #expect(BackgroundDelivery.plan(QueuedEvents(events: [], dropped: 2), alreadySent: { _ in false }, allowsMonitoring: true)
+        #expect(
+            BackgroundDelivery.plan(QueuedEvents(events: [], dropped: 2), alreadySent: { _ in false }, allowsMonitoring: true)
                 == .nothing(dropped: 2))
     }
 }

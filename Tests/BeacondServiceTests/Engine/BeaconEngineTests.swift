@@ -17,8 +17,9 @@ struct BeaconEngineTests {
     }
 
     static func sighting(minor: UInt16 = 1) -> ScannerInput {
-        .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59), rssi: -60,
-                 address: BluetoothAddress(rawValue: 0xC0FFEE), addressType: 1)
+        .iBeacon(
+            IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59), rssi: -60,
+            address: BluetoothAddress(rawValue: 0xC0FFEE), addressType: 1)
     }
 
     static func engine() throws -> BeaconEngine { BeaconEngine(try MonitoringConfiguration(exitTimeout: exitTimeout)) }
@@ -76,7 +77,8 @@ struct BeaconEngineTests {
         var engine = try Self.engine()
         _ = engine.startMonitoring(try Self.region("lobby"), client: 1, at: Self.at(0))
         _ = engine.ingest(Self.sighting(), at: Self.at(1))
-        #expect(Self.monitoring(engine.requestState(client: 1, identifier: "lobby", at: Self.at(40)))
+        #expect(
+            Self.monitoring(engine.requestState(client: 1, identifier: "lobby", at: Self.at(40)))
                 == ["1 lobby didDetermineState(outside)", "1 lobby didExitRegion", "1 lobby didDetermineState(outside)"])
     }
 
@@ -109,8 +111,9 @@ struct BeaconEngineTests {
         _ = engine.ingest(Self.sighting(), at: Self.at(1))
         _ = engine.suspendDetection(at: Self.at(2))
         let constraint = try BeaconIdentityConstraint(uuid: Self.uuid)
-        let (due, _) = engine.reconfigure(try MonitoringConfiguration(exitTimeout: .seconds(10)),
-                                          ranging: [(client: 1, constraints: [constraint])], at: Self.at(100))
+        let (due, _) = engine.reconfigure(
+            try MonitoringConfiguration(exitTimeout: .seconds(10)),
+            ranging: [(client: 1, constraints: [constraint])], at: Self.at(100))
         #expect(!Self.monitoring(due).contains { $0.hasSuffix("didExitRegion") })
         #expect(engine.monitoredRegion(client: 1, identifier: "lobby")?.lastSeen == Self.at(1))
         #expect(engine.needsScanning)
@@ -134,10 +137,13 @@ struct BeaconEngineTests {
         return (engine, constraint)
     }
 
-    static func remote(_ engine: inout BeaconEngine, minor: UInt16, rssi: Double, by receiver: ReceiverID, in room: String,
-                       at now: Timestamp) -> [BeaconEngine.Event] {
-        engine.observe(BeaconIdentity(uuid: uuid, major: 1, minor: minor), rssi: Int8(rssi), exactRSSI: rssi, measuredPower: -59,
-                       by: receiver, in: room, at: now)
+    static func remote(
+        _ engine: inout BeaconEngine, minor: UInt16, rssi: Double, by receiver: ReceiverID, in room: String,
+        at now: Timestamp
+    ) -> [BeaconEngine.Event] {
+        engine.observe(
+            BeaconIdentity(uuid: uuid, major: 1, minor: minor), rssi: Int8(rssi), exactRSSI: rssi, measuredPower: -59,
+            by: receiver, in: room, at: now)
     }
 
     static func rangedBeacons(_ events: [BeaconEngine.Event]) -> [[RangedBeacon]] {

@@ -43,9 +43,10 @@ final class NodeOnLoop: @unchecked Sendable {
         var settings = MQTTSettings(broker: MQTTSettings.Broker(useTLS: false, host: "127.0.0.1", port: broker.port), room: room)
         change(&settings)
         let (logged, fleetInputs, heard, peerState) = (self.logged, self.fleetInputs, self.heard, self.peerState)
-        let node = try MQTTNode(settings: settings, broker: settings.broker!, loop: loop,
-                                logger: Logger(label: "mqtt-node-test") { _ in CollectingLogHandler(lines: logged) },
-                                monitoring: MonitoringConfiguration(), clock: BeaconDaemon.wallClock)
+        let node = try MQTTNode(
+            settings: settings, broker: settings.broker!, loop: loop,
+            logger: Logger(label: "mqtt-node-test") { _ in CollectingLogHandler(lines: logged) },
+            monitoring: MonitoringConfiguration(), clock: BeaconDaemon.wallClock)
         node.onFleetInput = { input in fleetInputs.withLock { $0.append(input) } }
         let peer = try MQTTClient(options: MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: "peer"), loop: loop)
         peer.onMessage = { message in heard.withLock { $0.append(message) } }
@@ -82,10 +83,11 @@ final class NodeOnLoop: @unchecked Sendable {
     func startPeer() throws {
         loop.execute { [self] in self.peer!.start() }
         #expect(eventually { peerState.withLock { $0 } == .connected }, "the peer never connected")
-        #expect(eventually {
-            loop.execute { [self] in _ = try? self.peer!.publish(MQTTMessage(topic: "espresense/probe", text: "probe")) }
-            return eventually(timeout: .milliseconds(200)) { !self.texts(on: "espresense/probe").isEmpty }
-        }, "the peer's subscriptions never took effect")
+        #expect(
+            eventually {
+                loop.execute { [self] in _ = try? self.peer!.publish(MQTTMessage(topic: "espresense/probe", text: "probe")) }
+                return eventually(timeout: .milliseconds(200)) { !self.texts(on: "espresense/probe").isEmpty }
+            }, "the peer's subscriptions never took effect")
     }
 
     /// Publishes as another receiver (or anyone) would.
@@ -114,14 +116,16 @@ let mosquittoInstalled = FileManager.default.isExecutableFile(atPath: "/usr/sbin
 
 /// What the node decides, on a real Mosquitto broker: its status, what it publishes for this receiver and for Home
 /// Assistant, and what the other receivers' messages mean for the daemon.
-@Suite("MQTT node on a real Mosquitto broker", .serialized,
-       .enabled(if: mosquittoInstalled, "needs Debian's mosquitto (/usr/sbin/mosquitto): apt-get install mosquitto"))
+@Suite(
+    "MQTT node on a real Mosquitto broker", .serialized,
+    .enabled(if: mosquittoInstalled, "needs Debian's mosquitto (/usr/sbin/mosquitto): apt-get install mosquitto"))
 struct MQTTNodeTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
     static func sighting(minor: UInt16 = 2, rssi: Int8 = -65, at time: Timestamp) -> IBeaconObservation {
-        IBeaconObservation(frame: IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59),
-                           rssi: rssi, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0, timestamp: time)
+        IBeaconObservation(
+            frame: IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59),
+            rssi: rssi, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0, timestamp: time)
     }
 
     static let beacon = BeaconIdentity(uuid: uuid, major: 1, minor: 2)
@@ -178,8 +182,9 @@ struct MQTTNodeTests {
         #expect(eventually { node.texts(on: topic).count == 1 }, "no reading on \(topic): \(node.topicsHeard(containing: ""))")
         let json = try #require(node.texts(on: topic).first)
         // ESPresense's keys in its order, RSSI and distance with two decimals.
-        #expect(json.hasPrefix("{\"mac\":\"c1d2e3f4a5b6\",\"id\":\"\(Self.deviceID)\",\"rssi@1m\":-59,\"rssi\":-65.00,\"rxAdj\":0,\"distance\":"),
-                "\(json)")
+        #expect(
+            json.hasPrefix("{\"mac\":\"c1d2e3f4a5b6\",\"id\":\"\(Self.deviceID)\",\"rssi@1m\":-59,\"rssi\":-65.00,\"rxAdj\":0,\"distance\":"),
+            "\(json)")
         let reading = try ESPresenseReading(json: Array(json.utf8))
         #expect(reading.distance.map { $0 > 1 && $0 < 10 } == true, "−65 dBm at −59 dBm a metre is a few metres: \(json)")
         let status = try node.status
@@ -191,7 +196,9 @@ struct MQTTNodeTests {
 
     @Test func announcesHomeAssistantDiscoveryOncePerBeacon() throws {
         let broker = try PrivateBroker()
-        let node = try NodeOnLoop(broker) { $0.publish = .all; $0.homeAssistant = true }
+        let node = try NodeOnLoop(broker) {
+            $0.publish = .all; $0.homeAssistant = true
+        }
         try node.startPeer()
         try node.startNode()
         let start = BeaconDaemon.wallClock()
@@ -206,11 +213,12 @@ struct MQTTNodeTests {
         #expect(eventually { node.topicsHeard(containing: "homeassistant/").filter { $0.contains(second) }.count == 3 })
         #expect(eventually { node.texts(on: "espresense/devices/\(Self.deviceID)/hall").count == 3 })
         let configs = node.topicsHeard(containing: "homeassistant/").filter { $0.contains(first) }
-        #expect(configs.sorted() == [
-            "homeassistant/device_tracker/beacond/beacond_hall_\(first)/config",
-            "homeassistant/sensor/beacond/beacond_hall_\(first)_distance/config",
-            "homeassistant/sensor/beacond/beacond_hall_\(first)_room/config",
-        ], "\(configs)")
+        #expect(
+            configs.sorted() == [
+                "homeassistant/device_tracker/beacond/beacond_hall_\(first)/config",
+                "homeassistant/sensor/beacond/beacond_hall_\(first)_distance/config",
+                "homeassistant/sensor/beacond/beacond_hall_\(first)_room/config",
+            ], "\(configs)")
         #expect(node.topicsHeard(containing: "homeassistant/binary_sensor/beacond/beacond_hall_connectivity/config").count == 1)
         // Its tracker ends at home (inside; no room can be said without rooms), said once: a state is published
         // only when it changed.
@@ -223,16 +231,18 @@ struct MQTTNodeTests {
         let node = try NodeOnLoop(broker)
         try node.startPeer()
         // Retained, so the node reads it whenever its subscription takes effect.
-        node.peerPublishes("espresense/devices/\(Self.deviceID)/kitchen",
-                           "{\"id\":\"\(Self.deviceID)\",\"rssi@1m\":-59,\"rssi\":-70.25,\"distance\":2.5}", retain: true)
+        node.peerPublishes(
+            "espresense/devices/\(Self.deviceID)/kitchen",
+            "{\"id\":\"\(Self.deviceID)\",\"rssi@1m\":-59,\"rssi\":-70.25,\"distance\":2.5}", retain: true)
         try node.startNode()
         #expect(eventually { node.fleetInputs.withLock { $0.count } >= 2 })
         let kitchen = try #require(try node.status.receivers.first { $0.room == "kitchen" })
         // A reading proves its receiver up: online first, then the sighting with the receiver's own numbers.
-        #expect(node.fleetInputs.withLock { $0 } == [
-            .receiverOnline(kitchen.id),
-            .sighting(Self.beacon, rssi: -70, distance: 2.5, by: kitchen.id, measuredPower: -59, exactRSSI: -70.25),
-        ])
+        #expect(
+            node.fleetInputs.withLock { $0 } == [
+                .receiverOnline(kitchen.id),
+                .sighting(Self.beacon, rssi: -70, distance: 2.5, by: kitchen.id, measuredPower: -59, exactRSSI: -70.25),
+            ])
         #expect(kitchen.online && kitchen.readings == 1 && kitchen.lastReading != nil)
         // This node's own room is not another receiver.
         node.peerPublishes("espresense/devices/\(Self.deviceID)/hall", "{\"id\":\"\(Self.deviceID)\",\"rssi\":-60,\"distance\":1}")

@@ -13,9 +13,11 @@ struct ReplayScannerTests {
         func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
         var bytes = Array("btsnoop\0".utf8) + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
         for index in 0..<count {
-            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0xE2, count: 16)
+            let data: [UInt8] =
+                [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0xE2, count: 16)
                 + [0x00, 0x01, UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF), 0xC5]
-            let report: [UInt8] = [0x02, 0x01, 0x00, 0x00, UInt8(index & 0xFF), 0x11, 0x22, 0x33, 0x44, 0x55, UInt8(data.count)]
+            let report: [UInt8] =
+                [0x02, 0x01, 0x00, 0x00, UInt8(index & 0xFF), 0x11, 0x22, 0x33, 0x44, 0x55, UInt8(data.count)]
                 + data + [0xC0]
             let packet: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
             bytes += bigEndian(UInt32(packet.count)) + bigEndian(UInt32(packet.count)) + bigEndian(UInt32(1)) + bigEndian(UInt32(0))
@@ -48,7 +50,7 @@ struct ReplayScannerTests {
 
     @Test("a capture of several blocks plays every record in order, then says how many")
     func playsEveryRecordAcrossBlocks() throws {
-        let bytes = Self.capture(records: 40_000)  // 2.8 MB: three blocks of CaptureStream
+        let bytes = Self.capture(records: 40_000) // 2.8 MB: three blocks of CaptureStream
         #expect(bytes.count > 2 * CaptureStream.blockSize)
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-scanner-\(UUID()).btsnoop")
         try Data(bytes).write(to: url)
@@ -62,9 +64,11 @@ struct ReplayScannerTests {
             loop.stop()
         }
         _ = loop.schedule(at: .now + .seconds(60)) { loop.stop() }
-        try scanner.start(loop: loop, deliver: { input in
-            if case .packet(_, let payload) = input { delivered.append(payload) }
-        }, status: { _ in })
+        try scanner.start(
+            loop: loop,
+            deliver: { input in
+                if case .packet(_, let payload) = input { delivered.append(payload) }
+            }, status: { _ in })
         loop.run()
         let whole = try Capture.load(path: url.path)
         #expect(played == 40_000 && whole.records.count == 40_000)
@@ -99,7 +103,8 @@ struct ReplayScannerTests {
         var commands = Array("btsnoop\0".utf8) + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
         for _ in 0..<3 {
             let packet: [UInt8] = [0x01, 0x03, 0x0C, 0x00]
-            commands += bigEndian(UInt32(4)) + bigEndian(UInt32(4)) + bigEndian(UInt32(2)) + bigEndian(UInt32(0))
+            commands +=
+                bigEndian(UInt32(4)) + bigEndian(UInt32(4)) + bigEndian(UInt32(2)) + bigEndian(UInt32(0))
                 + bigEndian(UInt64(0x00DC_DDB3_0F2F_8000)) + packet
         }
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-replay-commands-\(UUID()).btsnoop")
@@ -116,15 +121,17 @@ struct ReplayScannerTests {
     /// Issue 21: the daemon took any `replay:` path and started "idle", reading the capture only once someone
     /// monitored. The check it now makes at start and at every reload names the path, says what it is and how to
     /// fix it; a FIFO or a device is told from `stat` alone (opening a FIFO nobody writes would wait for ever).
-    @Test("check(path:) refuses what cannot be played, naming the path, what it is and the fix",
-          .timeLimit(.minutes(1)), arguments: [
-              ("missing", "No such file or directory"),
-              ("empty", "empty file (0 bytes), not a capture"),
-              ("garbage", "not a capture file"),
-              ("directory", "it is a directory, not a regular file"),
-              ("/dev/zero", "it is a character device, not a regular file"),
-              ("fifo", "it is a FIFO (named pipe), not a regular file"),
-          ])
+    @Test(
+        "check(path:) refuses what cannot be played, naming the path, what it is and the fix",
+        .timeLimit(.minutes(1)),
+        arguments: [
+            ("missing", "No such file or directory"),
+            ("empty", "empty file (0 bytes), not a capture"),
+            ("garbage", "not a capture file"),
+            ("directory", "it is a directory, not a regular file"),
+            ("/dev/zero", "it is a character device, not a regular file"),
+            ("fifo", "it is a FIFO (named pipe), not a regular file"),
+        ])
     func checkRefusesWhatCannotPlay(_ kind: String, _ what: String) throws {
         let directory = try ConfigurationDirectory()
         let path = try Self.unplayable(kind, in: directory)

@@ -16,15 +16,17 @@ struct ScanControlTests {
         #expect(control.phase == .starting(label: "fifo:/x"))
         // Already has a scanner: no second start.
         #expect(control.needChanged(needsScanning: true).isEmpty)
-        #expect(control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
-            == [.log(.notice, "scanning: reading"), .resumeDetection, .scanningChanged(true)])
+        #expect(
+            control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
+                == [.log(.notice, "scanning: reading"), .resumeDetection, .scanningChanged(true)])
         #expect(control.phase.isScanning)
         #expect(control.phase.stateText == BeacondScannerState.scanning)
         #expect(control.phase.detail == "fifo:/x: reading")
         // A second report while scanning resumes again but announces nothing.
         #expect(control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true) == [.resumeDetection])
-        #expect(control.needChanged(needsScanning: false)
-            == [.stopScanner, .scanningChanged(false), .log(.info, "scanning stopped: nobody monitors or ranges")])
+        #expect(
+            control.needChanged(needsScanning: false)
+                == [.stopScanner, .scanningChanged(false), .log(.info, "scanning stopped: nobody monitors or ranges")])
         #expect(control.phase == .idle)
         #expect(control.phase.detail == "")
         #expect(!control.hasScanner)
@@ -35,8 +37,9 @@ struct ScanControlTests {
         var control = ScanControl()
         _ = control.needChanged(needsScanning: true)
         _ = control.started(label: "hci:hci0")
-        #expect(control.startFailed("no adapter hci0")
-            == [.log(.error, "cannot scan: no adapter hci0"), .suspendDetection, .scheduleRetry])
+        #expect(
+            control.startFailed("no adapter hci0")
+                == [.log(.error, "cannot scan: no adapter hci0"), .suspendDetection, .scheduleRetry])
         #expect(control.phase.stateText == BeacondScannerState.failedPrefix + "no adapter hci0")
         // While the retry is pending, more engine changes do not start it early.
         #expect(control.needChanged(needsScanning: true).isEmpty)
@@ -54,8 +57,9 @@ struct ScanControlTests {
         var control = ScanControl()
         _ = control.needChanged(needsScanning: true)
         _ = control.startFailed("denied")
-        #expect(control.needChanged(needsScanning: false)
-            == [.cancelRetry, .stopScanner, .log(.info, "scanning stopped: nobody monitors or ranges")])
+        #expect(
+            control.needChanged(needsScanning: false)
+                == [.cancelRetry, .stopScanner, .log(.info, "scanning stopped: nobody monitors or ranges")])
         #expect(control.phase == .idle)
     }
 
@@ -65,14 +69,16 @@ struct ScanControlTests {
         _ = control.needChanged(needsScanning: true)
         _ = control.started(label: "bluez:hci0")
         _ = control.reported(.scanning("discovering"), label: "bluez:hci0", needsScanning: true)
-        #expect(control.reported(.waiting("adapter off"), label: "bluez:hci0", needsScanning: true)
-            == [.log(.warning, "cannot scan now: adapter off"), .scanningChanged(false), .suspendDetection])
+        #expect(
+            control.reported(.waiting("adapter off"), label: "bluez:hci0", needsScanning: true)
+                == [.log(.warning, "cannot scan now: adapter off"), .scanningChanged(false), .suspendDetection])
         #expect(control.phase.detail == "bluez:hci0")
         #expect(control.reported(.waiting("adapter off"), label: "bluez:hci0", needsScanning: true) == [.suspendDetection])
         #expect(control.hasScanner)
         // It recovers by itself.
-        #expect(control.reported(.scanning("discovering"), label: "bluez:hci0", needsScanning: true)
-            == [.log(.notice, "scanning: discovering"), .resumeDetection, .scanningChanged(true)])
+        #expect(
+            control.reported(.scanning("discovering"), label: "bluez:hci0", needsScanning: true)
+                == [.log(.notice, "scanning: discovering"), .resumeDetection, .scanningChanged(true)])
     }
 
     @Test("a scanner that fails while scanning is stopped, blind and retried, keeping its last detail")
@@ -81,8 +87,9 @@ struct ScanControlTests {
         _ = control.needChanged(needsScanning: true)
         _ = control.started(label: "fifo:/x")
         _ = control.reported(.scanning("reading"), label: "fifo:/x", needsScanning: true)
-        #expect(control.reported(.failed("gone"), label: "fifo:/x", needsScanning: true)
-            == [.log(.error, "scanner failed: gone"), .stopScanner, .scanningChanged(false), .suspendDetection, .scheduleRetry])
+        #expect(
+            control.reported(.failed("gone"), label: "fifo:/x", needsScanning: true)
+                == [.log(.error, "scanner failed: gone"), .stopScanner, .scanningChanged(false), .suspendDetection, .scheduleRetry])
         #expect(control.phase == .failed(reason: "gone", detail: "fifo:/x: reading"))
         // A report from a scanner already dropped changes nothing.
         #expect(control.reported(.scanning("late"), label: "fifo:/x", needsScanning: true).isEmpty)
@@ -122,8 +129,9 @@ struct ScanControlTests {
     @Test("a scanner that fails while nobody needs scanning is left without a retry; the next need starts one at once")
     func failsWhileNotNeeded() {
         var control = Self.scanning()
-        #expect(control.reported(.failed("gone"), label: "fifo:/x", needsScanning: false)
-            == [.log(.error, "scanner failed: gone"), .stopScanner, .scanningChanged(false)])
+        #expect(
+            control.reported(.failed("gone"), label: "fifo:/x", needsScanning: false)
+                == [.log(.error, "scanner failed: gone"), .stopScanner, .scanningChanged(false)])
         #expect(control.phase == .failed(reason: "gone", detail: "fifo:/x: reading"))
         #expect(!control.hasScanner)
         #expect(!control.retryPending)
@@ -150,8 +158,9 @@ struct ScanControlTests {
         _ = control.reported(.failed("gone"), label: "fifo:/x", needsScanning: true)
         #expect(control.retryDue(needsScanning: true) == [.startScanner])
         // The daemon could not make a scanner: no `started` came before.
-        #expect(control.startFailed("no such file")
-            == [.log(.error, "cannot scan: no such file"), .suspendDetection, .scheduleRetry])
+        #expect(
+            control.startFailed("no such file")
+                == [.log(.error, "cannot scan: no such file"), .suspendDetection, .scheduleRetry])
         #expect(control.phase == .failed(reason: "no such file", detail: "fifo:/x: reading"))
         #expect(control.retryPending)
     }

@@ -8,36 +8,54 @@ import Testing
 struct RegionStateStoreTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
-    static func region(_ identifier: String, major: UInt16? = 1, minor: UInt16? = nil, entry: Bool = true,
-                       exit: Bool = true) throws -> BeaconRegion {
-        BeaconRegion(identifier: identifier, constraint: try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor),
-                     notifyOnEntry: entry, notifyOnExit: exit)
+    static func region(
+        _ identifier: String, major: UInt16? = 1, minor: UInt16? = nil, entry: Bool = true,
+        exit: Bool = true
+    ) throws -> BeaconRegion {
+        BeaconRegion(
+            identifier: identifier, constraint: try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor),
+            notifyOnEntry: entry, notifyOnExit: exit)
     }
 
-    static func stored(_ client: Int, _ identifier: String, state: RegionState = .unknown, seen: Int64? = nil,
-                       app: String = "org.example.Demo") throws -> StoredRegion {
-        StoredRegion(client: client, appID: app, monitored: MonitoredRegion(
-            region: try region(identifier), state: state, lastSeen: seen.map(Timestamp.init(microsecondsSinceEpoch:)),
-            lastDeterminedState: state))
+    static func stored(
+        _ client: Int, _ identifier: String, state: RegionState = .unknown, seen: Int64? = nil,
+        app: String = "org.example.Demo"
+    ) throws -> StoredRegion {
+        StoredRegion(
+            client: client, appID: app,
+            monitored: MonitoredRegion(
+                region: try region(identifier), state: state, lastSeen: seen.map(Timestamp.init(microsecondsSinceEpoch:)),
+                lastDeterminedState: state))
     }
 
-    static func event(_ kind: QueuedRegionEvent.Kind, _ identifier: String, at time: Int64,
-                      app: String = "org.example.Demo") throws -> QueuedRegionEvent {
-        QueuedRegionEvent(appID: app, kind: kind, region: try region(identifier),
-                          timestamp: Timestamp(microsecondsSinceEpoch: time))
+    static func event(
+        _ kind: QueuedRegionEvent.Kind, _ identifier: String, at time: Int64,
+        app: String = "org.example.Demo"
+    ) throws -> QueuedRegionEvent {
+        QueuedRegionEvent(
+            appID: app, kind: kind, region: try region(identifier),
+            timestamp: Timestamp(microsecondsSinceEpoch: time))
     }
 
     @Test("regions round-trip with their state, in each client's order of addition; updates keep the order")
     func regionsRoundTrip() throws {
         let store = try StateStore.inMemory()
-        let wide = StoredRegion(client: 3, appID: "org.example.Other", monitored: MonitoredRegion(
-            region: try Self.region("wide", major: nil, entry: false), state: .outside, lastSeen: nil,
-            lastDeterminedState: .inside))
-        try store.apply([.saveRegion(try Self.stored(7, "zeta", state: .inside, seen: 42)),
-                         .saveRegion(try Self.stored(7, "alpha")), .saveRegion(wide)])
-        try store.apply([.updateRegionState(client: 7, identifier: "zeta", MonitoredRegion(
-            region: try Self.region("zeta"), state: .outside, lastSeen: Timestamp(microsecondsSinceEpoch: 99),
-            lastDeterminedState: .outside))])
+        let wide = StoredRegion(
+            client: 3, appID: "org.example.Other",
+            monitored: MonitoredRegion(
+                region: try Self.region("wide", major: nil, entry: false), state: .outside, lastSeen: nil,
+                lastDeterminedState: .inside))
+        try store.apply([
+            .saveRegion(try Self.stored(7, "zeta", state: .inside, seen: 42)),
+            .saveRegion(try Self.stored(7, "alpha")), .saveRegion(wide),
+        ])
+        try store.apply([
+            .updateRegionState(
+                client: 7, identifier: "zeta",
+                MonitoredRegion(
+                    region: try Self.region("zeta"), state: .outside, lastSeen: Timestamp(microsecondsSinceEpoch: 99),
+                    lastDeterminedState: .outside))
+        ])
         let loaded = try store.loadRegions()
         #expect(loaded.problems.isEmpty)
         #expect(loaded.regions.map(\.monitored.region.identifier) == ["wide", "zeta", "alpha"])
@@ -52,30 +70,40 @@ struct RegionStateStoreTests {
         let store = try StateStore.inMemory()
         var door = try Self.region("door")
         door.hysteresis = try RSSIHysteresis(enterAtOrAbove: -60, absentBelow: -75)
-        let stored = StoredRegion(client: 2, appID: "org.example.Demo", monitored: MonitoredRegion(
-            region: door, state: .inside, lastSeen: Timestamp(microsecondsSinceEpoch: 5), lastDeterminedState: .inside))
+        let stored = StoredRegion(
+            client: 2, appID: "org.example.Demo",
+            monitored: MonitoredRegion(
+                region: door, state: .inside, lastSeen: Timestamp(microsecondsSinceEpoch: 5), lastDeterminedState: .inside))
         try store.apply([.saveRegion(stored), .saveRegion(try Self.stored(2, "plain"))])
         let loaded = try store.loadRegions()
         #expect(loaded.problems.isEmpty)
         #expect(loaded.regions.first { $0.monitored.region.identifier == "door" }?.monitored.region == door)
         #expect(loaded.regions.first { $0.monitored.region.identifier == "plain" }?.monitored.region.hysteresis == nil)
-        let event = QueuedRegionEvent(appID: "org.example.Demo", kind: .didEnterRegion, region: door,
-                                      timestamp: Timestamp(microsecondsSinceEpoch: 7))
+        let event = QueuedRegionEvent(
+            appID: "org.example.Demo", kind: .didEnterRegion, region: door,
+            timestamp: Timestamp(microsecondsSinceEpoch: 7))
         try store.apply([.queueEvent(event, limit: 10)])
-        #expect(try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 1))
-            .events.first?.region == door)
+        #expect(
+            try store.queuedEvents(of: "org.example.Demo", expiredBefore: Timestamp(microsecondsSinceEpoch: 1))
+                .events.first?.region == door)
     }
 
-    @Test("who heard a region (by room, and the rooms a blind region waits for) round-trips; NULL stays none; a hand edit is a problem, not a failure")
+    @Test(
+        "who heard a region (by room, and the rooms a blind region waits for) round-trips; NULL stays none; a hand edit is a problem, not a failure")
     func hearingsRoundTrip() throws {
         let store = try StateStore.inMemory()
         let hearing = StoredHearing(local: 5, remote: ["kitchen": 10, "garage": 7], waitingFor: ["kitchen"])
         var moved = try Self.stored(4, "moved", state: .inside, seen: 10)
         moved.heardBy = StoredHearing(local: nil, remote: ["attic": 3], waitingFor: nil)
-        try store.apply([.saveRegion(try Self.stored(4, "lobby", state: .unknown, seen: 10)), .saveRegion(moved),
-                         .saveRegion(try Self.stored(4, "plain"))])
-        try store.apply([.updateRegionState(client: 4, identifier: "lobby", try Self.stored(4, "lobby", state: .unknown, seen: 10).monitored,
-                                            heardBy: hearing)])
+        try store.apply([
+            .saveRegion(try Self.stored(4, "lobby", state: .unknown, seen: 10)), .saveRegion(moved),
+            .saveRegion(try Self.stored(4, "plain")),
+        ])
+        try store.apply([
+            .updateRegionState(
+                client: 4, identifier: "lobby", try Self.stored(4, "lobby", state: .unknown, seen: 10).monitored,
+                heardBy: hearing)
+        ])
         var loaded = try store.loadRegions()
         #expect(loaded.problems.isEmpty)
         #expect(loaded.regions.map(\.heardBy) == [hearing, moved.heardBy, nil])
@@ -90,37 +118,49 @@ struct RegionStateStoreTests {
     @Test("hearings by room: each room keeps one number across regions; rooms not in ESPresense's form are left out")
     func hearingsByRoom() {
         var numbering: [String: ReceiverID] = [:]
-        let first = BeaconDaemon.receiverRecord(StoredHearing(local: 1, remote: ["kitchen": 10, "Bad Room": 9], waitingFor: ["kitchen"]),
-                                                numbering: &numbering)
-        let second = BeaconDaemon.receiverRecord(StoredHearing(local: nil, remote: ["garage": 4, "kitchen": 8], waitingFor: nil),
-                                                 numbering: &numbering)
+        let first = BeaconDaemon.receiverRecord(
+            StoredHearing(local: 1, remote: ["kitchen": 10, "Bad Room": 9], waitingFor: ["kitchen"]),
+            numbering: &numbering)
+        let second = BeaconDaemon.receiverRecord(
+            StoredHearing(local: nil, remote: ["garage": 4, "kitchen": 8], waitingFor: nil),
+            numbering: &numbering)
         #expect(numbering == ["kitchen": ReceiverID(rawValue: 1), "garage": ReceiverID(rawValue: 2)])
         #expect(first == ReceiverRecord(local: 1, remote: [ReceiverID(rawValue: 1): 10], waitingFor: [ReceiverID(rawValue: 1)]))
         #expect(second == ReceiverRecord(local: nil, remote: [ReceiverID(rawValue: 1): 8, ReceiverID(rawValue: 2): 4], waitingFor: nil))
         let rooms = [ReceiverID(rawValue: 1): "kitchen", ReceiverID(rawValue: 2): "garage"]
-        #expect(BeaconDaemon.storedHearing(first, rooms: rooms, exitTimeout: .seconds(30))
-            == StoredHearing(local: 1, remote: ["kitchen": 10], waitingFor: ["kitchen"]))
+        #expect(
+            BeaconDaemon.storedHearing(first, rooms: rooms, exitTimeout: .seconds(30))
+                == StoredHearing(local: 1, remote: ["kitchen": 10], waitingFor: ["kitchen"]))
         // Only this node's scanner heard it: nothing to save.
-        #expect(BeaconDaemon.storedHearing(ReceiverRecord(local: 3, remote: [:], waitingFor: nil), rooms: rooms,
-                                           exitTimeout: .seconds(30)) == nil)
+        #expect(
+            BeaconDaemon.storedHearing(
+                ReceiverRecord(local: 3, remote: [:], waitingFor: nil), rooms: rooms,
+                exitTimeout: .seconds(30)) == nil)
         // More than exit_timeout before the latest hearing: left out, unless a blind region waits for it.
-        let old = ReceiverRecord(local: 100_000_000, remote: [ReceiverID(rawValue: 1): 10_000_000, ReceiverID(rawValue: 2): 80_000_000],
-                                 waitingFor: nil)
-        #expect(BeaconDaemon.storedHearing(old, rooms: rooms, exitTimeout: .seconds(30))
-            == StoredHearing(local: 100_000_000, remote: ["garage": 80_000_000], waitingFor: nil))
+        let old = ReceiverRecord(
+            local: 100_000_000, remote: [ReceiverID(rawValue: 1): 10_000_000, ReceiverID(rawValue: 2): 80_000_000],
+            waitingFor: nil)
+        #expect(
+            BeaconDaemon.storedHearing(old, rooms: rooms, exitTimeout: .seconds(30))
+                == StoredHearing(local: 100_000_000, remote: ["garage": 80_000_000], waitingFor: nil))
         var blind = old
         blind.waitingFor = [ReceiverID(rawValue: 1)]
-        #expect(BeaconDaemon.storedHearing(blind, rooms: rooms, exitTimeout: .seconds(30))
-            == StoredHearing(local: 100_000_000, remote: ["kitchen": 10_000_000, "garage": 80_000_000], waitingFor: ["kitchen"]))
+        #expect(
+            BeaconDaemon.storedHearing(blind, rooms: rooms, exitTimeout: .seconds(30))
+                == StoredHearing(local: 100_000_000, remote: ["kitchen": 10_000_000, "garage": 80_000_000], waitingFor: ["kitchen"]))
     }
 
     @Test("removing a region or a client removes only that; an update of a removed region does nothing")
     func removal() throws {
         let store = try StateStore.inMemory()
-        try store.apply([.saveRegion(try Self.stored(1, "a")), .saveRegion(try Self.stored(1, "b")),
-                         .saveRegion(try Self.stored(2, "a"))])
-        try store.apply([.removeRegion(client: 1, identifier: "a"),
-                         .updateRegionState(client: 1, identifier: "a", try Self.stored(1, "a", state: .inside).monitored)])
+        try store.apply([
+            .saveRegion(try Self.stored(1, "a")), .saveRegion(try Self.stored(1, "b")),
+            .saveRegion(try Self.stored(2, "a")),
+        ])
+        try store.apply([
+            .removeRegion(client: 1, identifier: "a"),
+            .updateRegionState(client: 1, identifier: "a", try Self.stored(1, "a", state: .inside).monitored),
+        ])
         #expect(try store.loadRegions().regions.map { "\($0.client)/\($0.monitored.region.identifier)" } == ["1/b", "2/a"])
         try store.apply([.removeClient(1)])
         #expect(try store.loadRegions().regions.map(\.client) == [2])
@@ -129,8 +169,9 @@ struct RegionStateStoreTests {
     @Test("a batch is one transaction: a failing change leaves none of the batch applied")
     func atomicBatch() throws {
         let store = try StateStore.inMemory()
-        let bad = QueuedRegionEvent(appID: "org.example.Demo", kind: .didEnterRegion, region: try Self.region("x"),
-                                    timestamp: Timestamp(microsecondsSinceEpoch: 1))
+        let bad = QueuedRegionEvent(
+            appID: "org.example.Demo", kind: .didEnterRegion, region: try Self.region("x"),
+            timestamp: Timestamp(microsecondsSinceEpoch: 1))
         // A region row with an out-of-range client violates the table's CHECK, after a good change in the batch.
         var broken = try Self.stored(1, "b")
         broken.client = 0
@@ -198,9 +239,11 @@ struct RegionStateStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             let store = try StateStore(directory: directory.path)
-            try store.apply([.saveRegion(try Self.stored(4, "lobby", state: .inside, seen: 1_000)),
-                             .saveRegion(try Self.stored(4, "desk")),
-                             .queueEvent(try Self.event(.didExitRegion, "lobby", at: 2_000), limit: 10)])
+            try store.apply([
+                .saveRegion(try Self.stored(4, "lobby", state: .inside, seen: 1_000)),
+                .saveRegion(try Self.stored(4, "desk")),
+                .queueEvent(try Self.event(.didExitRegion, "lobby", at: 2_000), limit: 10),
+            ])
         }
         // Another program writes a UUID beacond cannot read.
         let database = try DatabaseQueue(path: directory.appendingPathComponent(StateStore.databaseFileName).path)

@@ -13,12 +13,15 @@ struct StateJournalTests {
         return MonitoredRegion(region: region, state: state, lastSeen: nil, lastDeterminedState: state)
     }
 
-    static let diskFull = StateStoreError(file: "/var/lib/beacond/state.sqlite", message: "database or disk is full",
-                                          fix: "free disk space on the file system of /var/lib/beacond")
-    static let readOnly = StateStoreError(file: "/var/lib/beacond/state.sqlite", message: "attempt to write a readonly database",
-                                          fix: "remount the file system read-write")
-    static let deleted = StateStoreError(file: "/var/lib/beacond/state.sqlite", message: "the state database was deleted",
-                                         fix: "make /var/lib/beacond writable")
+    static let diskFull = StateStoreError(
+        file: "/var/lib/beacond/state.sqlite", message: "database or disk is full",
+        fix: "free disk space on the file system of /var/lib/beacond")
+    static let readOnly = StateStoreError(
+        file: "/var/lib/beacond/state.sqlite", message: "attempt to write a readonly database",
+        fix: "remount the file system read-write")
+    static let deleted = StateStoreError(
+        file: "/var/lib/beacond/state.sqlite", message: "the state database was deleted",
+        fix: "make /var/lib/beacond writable")
 
     static func stored(_ identifier: String, client: Int = 1) throws -> StoredRegion {
         StoredRegion(client: client, appID: "org.example.A", monitored: try monitored(identifier, .unknown))
@@ -34,14 +37,19 @@ struct StateJournalTests {
         journal.record(.saveRegion(lobby))
         journal.record(.removeRegion(client: 1, identifier: "old"))
         let key = EngineKey.region(client: 1, identifier: "lobby")
-        let marked = [journal.markRegionChanged(key), journal.markRegionChanged(key),
-                      journal.markRegionChanged(.ranging(client: 1, constraint: try BeaconIdentityConstraint(uuid: Self.uuid)))]
+        let marked = [
+            journal.markRegionChanged(key), journal.markRegionChanged(key),
+            journal.markRegionChanged(.ranging(client: 1, constraint: try BeaconIdentityConstraint(uuid: Self.uuid))),
+        ]
         #expect(marked == [true, false, false])
         journal.markRegionChanged(.region(client: 9, identifier: "gone"))
         let inside = try Self.monitored("lobby", .inside)
         let batch = journal.batch(current: [key: StateJournal.RegionValues(monitored: inside, heardBy: nil)])
-        #expect(batch == [.saveRegion(lobby), .removeRegion(client: 1, identifier: "old"),
-                          .updateRegionState(client: 1, identifier: "lobby", inside)])
+        #expect(
+            batch == [
+                .saveRegion(lobby), .removeRegion(client: 1, identifier: "old"),
+                .updateRegionState(client: 1, identifier: "lobby", inside),
+            ])
         #expect(journal.changeCount == 2)
         let ended = journal.committed()
         #expect(ended == nil)
@@ -116,8 +124,11 @@ struct StateJournalTests {
         }
         #expect(attempts == 11)
         #expect(waited == 989)
-        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800),
-                           .milliseconds(1600), .milliseconds(3200)] + Array(repeating: StateJournal.maximumRetryDelay, count: 5))
+        #expect(
+            delays == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800),
+                .milliseconds(1600), .milliseconds(3200),
+            ] + Array(repeating: StateJournal.maximumRetryDelay, count: 5))
         #expect(journal.failure?.pending == 20)
 
         diskFull = false

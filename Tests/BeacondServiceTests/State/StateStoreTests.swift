@@ -8,8 +8,9 @@ struct StateStoreTests {
     /// One record of each shape the rules produce.
     private static let records: [String: AuthorizationRecord] = [
         "org.example.Pending": AuthorizationRecord(status: .notDetermined, pendingRequest: .always),
-        "org.example.WhenInUse": AuthorizationRecord(status: .authorizedWhenInUse, upgradeRequestUsed: true,
-                                                     pendingRequest: .always),
+        "org.example.WhenInUse": AuthorizationRecord(
+            status: .authorizedWhenInUse, upgradeRequestUsed: true,
+            pendingRequest: .always),
         "org.example.Always": AuthorizationRecord(status: .authorizedAlways, upgradeRequestUsed: true),
         "org.example.Denied": AuthorizationRecord(status: .denied),
         "org.example.Restricted": AuthorizationRecord(status: .restricted),
@@ -23,8 +24,9 @@ struct StateStoreTests {
         for (appID, record) in Self.records { try store.save(record, for: appID) }
         #expect(try store.loadAll() == Self.records)
         try store.save(AuthorizationRecord(status: .denied, upgradeRequestUsed: true), for: "org.example.Always")
-        #expect(try store.loadAll()["org.example.Always"]
-            == AuthorizationRecord(status: .denied, upgradeRequestUsed: true))
+        #expect(
+            try store.loadAll()["org.example.Always"]
+                == AuthorizationRecord(status: .denied, upgradeRequestUsed: true))
         #expect(try store.loadAll().count == Self.records.count)
     }
 
@@ -56,7 +58,7 @@ struct StateStoreTests {
             #expect(store.recoveryNote == nil)
             let settings = try store.durabilitySettings()
             #expect(settings.journalMode == "wal")
-            #expect(settings.synchronous == 2)  // FULL
+            #expect(settings.synchronous == 2) // FULL
             for (appID, record) in Self.records { try store.save(record, for: appID) }
             try store.remove(appID: "org.example.Restricted")
         }
@@ -113,8 +115,9 @@ struct StateStoreTests {
     @Test("a database that cannot be opened for another reason is an error and is never moved aside")
     func unopenableIsNotCorrupt() throws {
         let directory = try ConfigurationDirectory()
-        try FileManager.default.createDirectory(atPath: directory.path + "/state.sqlite",
-                                                withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            atPath: directory.path + "/state.sqlite",
+            withIntermediateDirectories: false)
         do {
             let store = try StateStore(directory: directory.path)
             Issue.record("opened a directory as a database: \(store.file)")

@@ -13,19 +13,22 @@ struct TOMLDocument {
     init(file: String, text: String) throws(ConfigurationError) {
         // The parser reads a C string: a NUL would silently end the document there (TOML forbids it anyway).
         if let nulLine = TOMLKeyLines.lines(of: text).firstIndex(where: { $0.contains("\0") }) {
-            throw ConfigurationError(file: file, line: nulLine + 1, message: "the file contains a NUL byte",
-                                     fix: "a TOML file is UTF-8 text; remove the NUL byte")
+            throw ConfigurationError(
+                file: file, line: nulLine + 1, message: "the file contains a NUL byte",
+                fix: "a TOML file is UTF-8 text; remove the NUL byte")
         }
         do {
             root = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
             let position = error.source.begin
-            throw ConfigurationError(file: file, line: position.line > 0 ? position.line : nil,
-                                     message: "TOML syntax error at column \(position.column): \(Self.oneLine(error.description))",
-                                     fix: "fix the syntax; the format is described at https://toml.io")
+            throw ConfigurationError(
+                file: file, line: position.line > 0 ? position.line : nil,
+                message: "TOML syntax error at column \(position.column): \(Self.oneLine(error.description))",
+                fix: "fix the syntax; the format is described at https://toml.io")
         } catch {
-            throw ConfigurationError(file: file, line: nil, message: "cannot parse the file as TOML: \(error)",
-                                     fix: "fix the syntax; the format is described at https://toml.io")
+            throw ConfigurationError(
+                file: file, line: nil, message: "cannot parse the file as TOML: \(error)",
+                fix: "fix the syntax; the format is described at https://toml.io")
         }
         self.file = file
         keyLines = TOMLKeyLines(text: text)

@@ -45,12 +45,14 @@ struct TOMLTableReader {
     mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
         guard let value = read(key) else { return nil }
         guard let integer = value.int else {
-            throw typeError(key, value, expected: "an integer",
-                            fix: "write a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw typeError(
+                key, value, expected: "an integer",
+                fix: "write a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         guard range.contains(integer) else {
-            throw error(key, "\(key) = \(integer) is out of range",
-                        fix: "write a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw error(
+                key, "\(key) = \(integer) is out of range",
+                fix: "write a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return integer
     }
@@ -73,8 +75,10 @@ struct TOMLTableReader {
         for (index, element) in array.enumerated() {
             guard let string = element.string else {
                 let shown = Self.render(element).map { " (\($0))" } ?? ""
-                throw error(key, "element \(index + 1) of \(key)\(shown) is \(Self.typeName(element.type)), "
-                    + "but every element must be a string", fix: fix)
+                throw error(
+                    key,
+                    "element \(index + 1) of \(key)\(shown) is \(Self.typeName(element.type)), "
+                        + "but every element must be a string", fix: fix)
             }
             strings.append(string)
         }
@@ -85,8 +89,10 @@ struct TOMLTableReader {
     mutating func table(_ key: String) throws(ConfigurationError) -> TOMLTableReader? {
         guard let value = read(key) else { return nil }
         guard let table = value.table else {
-            throw typeError(key, value, expected: "a table", fix: "write it as a section: [\(key)] on a line of its own, "
-                + "then its keys")
+            throw typeError(
+                key, value, expected: "a table",
+                fix: "write it as a section: [\(key)] on a line of its own, "
+                    + "then its keys")
         }
         return TOMLTableReader(document: document, table: table, path: path + [key])
     }
@@ -123,8 +129,10 @@ struct TOMLTableReader {
         return table[key]
     }
 
-    private func typeError(_ key: String, _ value: any TOMLValueConvertible, expected: String,
-                           fix: String) -> ConfigurationError {
+    private func typeError(
+        _ key: String, _ value: any TOMLValueConvertible, expected: String,
+        fix: String
+    ) -> ConfigurationError {
         let subject = Self.render(value).map { "\(key) = \($0)" } ?? key
         return error(key, "\(subject) is \(Self.typeName(value.type)), but must be \(expected)", fix: fix)
     }

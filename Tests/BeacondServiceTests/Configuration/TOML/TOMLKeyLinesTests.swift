@@ -32,7 +32,7 @@ struct TOMLKeyLinesTests {
         #expect(lines.line(of: ["authorization", "quoted key"]) == 5)
         #expect(lines.line(of: ["authorization", "users"]) == 6)
         #expect(lines.line(of: ["authorization", "text"]) == 10)
-        #expect(lines.line(of: ["authorization", "hidden"]) == 3)  // inside a string: falls back to the table
+        #expect(lines.line(of: ["authorization", "hidden"]) == 3) // inside a string: falls back to the table
         #expect(lines.line(of: ["authorization", "fake"]) == 3)
         #expect(lines.line(of: ["authorization", "still"]) == 3)
         #expect(lines.line(of: ["monitoring", "deep"]) == 14)
