@@ -209,6 +209,10 @@ struct DiscoveryStateMachine {
 
     private mutating func chooseAdapter() -> [Action] {
         guard wanted else { return [] }
+        // Never move away from the adapter discovering while it is there and powered: a start elsewhere would leave
+        // its session scanning for nobody (`stop` releases only the adapter discovering). Removed or powered off,
+        // bluetoothd has dropped the session already.
+        if case .discovering(let current) = phase, adapters[current.path]?.powered == true { return [] }
         let candidates = adapters.values.sorted { $0.name < $1.name }
         let adapter: BlueZAdapter? = if let adapterName { adapters["/org/bluez/\(adapterName)"] }
             else { candidates.first(where: \.powered) ?? candidates.first }
@@ -223,7 +227,6 @@ struct DiscoveryStateMachine {
             phase = .waiting("adapter \(adapter.name) is powered off. Fix: bluetoothctl power on (and rfkill unblock bluetooth if it is blocked)")
             return []
         }
-        if case .discovering(let current) = phase, current.path == adapter.path { return [] }
         guard !startingDiscovery else { return [] }
         startingDiscovery = true
         return [.startDiscovery(adapter)]
