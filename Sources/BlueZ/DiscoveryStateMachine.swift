@@ -88,9 +88,10 @@ struct DiscoveryStateMachine {
         return actions
     }
 
-    /// Reads bluetoothd's objects again (at start, when bluetoothd appears, on the retry timer).
+    /// Reads bluetoothd's objects again, to find an adapter to discover on (at start, when bluetoothd appears, on
+    /// the retry timer). Retries cannot be recalled, so one that comes due once discovery runs is stale: ignored.
     mutating func refreshDue() -> [Action] {
-        guard wanted, !refreshing else { return [] }
+        guard wanted, !isDiscovering, !refreshing else { return [] }
         refreshing = true
         return [.getManagedObjects]
     }

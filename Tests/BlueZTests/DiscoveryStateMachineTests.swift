@@ -226,4 +226,10 @@ struct DiscoveryStateMachineTests {
                 == [.startDiscovery(Self.hci("hci0"))], "hci1 powered off: bluetoothd dropped its sessions")
     }
 
+    @Test("a retry that comes due while discovering is stale: bluetoothd is not asked again")
+    func staleRetry() {
+        var machine = Self.discovering()
+        #expect(machine.refreshDue().isEmpty)
+        #expect(machine.isDiscovering)
+    }
 }
