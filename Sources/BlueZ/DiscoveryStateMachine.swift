@@ -88,9 +88,10 @@ struct DiscoveryStateMachine {
         return actions
     }
 
-    /// Reads bluetoothd's objects again (at start, when bluetoothd appears, on the retry timer).
+    /// Reads bluetoothd's objects again, to find an adapter to discover on (at start, when bluetoothd appears, on
+    /// the retry timer). Retries cannot be recalled, so one that comes due once discovery runs is stale: ignored.
     mutating func refreshDue() -> [Action] {
-        guard wanted, !refreshing else { return [] }
+        guard wanted, !isDiscovering, !refreshing else { return [] }
         refreshing = true
         return [.getManagedObjects]
     }
@@ -209,6 +210,10 @@ struct DiscoveryStateMachine {
 
     private mutating func chooseAdapter() -> [Action] {
         guard wanted else { return [] }
+        // Never move away from the adapter discovering while it is there and powered: a start elsewhere would leave
+        // its session scanning for nobody (`stop` releases only the adapter discovering). Removed or powered off,
+        // bluetoothd has dropped the session already.
+        if case .discovering(let current) = phase, adapters[current.path]?.powered == true { return [] }
         let candidates = adapters.values.sorted { $0.name < $1.name }
         let adapter: BlueZAdapter? = if let adapterName { adapters["/org/bluez/\(adapterName)"] }
             else { candidates.first(where: \.powered) ?? candidates.first }
@@ -223,7 +228,6 @@ struct DiscoveryStateMachine {
             phase = .waiting("adapter \(adapter.name) is powered off. Fix: bluetoothctl power on (and rfkill unblock bluetooth if it is blocked)")
             return []
         }
-        if case .discovering(let current) = phase, current.path == adapter.path { return [] }
         guard !startingDiscovery else { return [] }
         startingDiscovery = true
         return [.startDiscovery(adapter)]

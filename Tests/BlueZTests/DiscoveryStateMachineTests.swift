@@ -22,6 +22,31 @@ struct DiscoveryStateMachineTests {
         return nil
     }
 
+    /// bluetoothd as far as discovery sessions go: the adapters holding a session of ours. It grants
+    /// StartDiscovery and StopDiscovery at once and feeds the answers back; GetManagedObjects and the retry timer
+    /// are counted, for the test to answer.
+    struct Sessions {
+        var open: Set<String> = []
+        var objectsAsked = 0
+        var retriesScheduled = 0
+
+        mutating func carryOut(_ actions: [Machine.Action], _ machine: inout Machine) {
+            for action in actions {
+                switch action {
+                case .startDiscovery(let adapter):
+                    open.insert(adapter.path)
+                    carryOut(machine.discoveryStarted(on: adapter, .success(()), filterFailed: false), &machine)
+                case .stopDiscovery(let path, let retryAfterwards):
+                    open.remove(path)
+                    if retryAfterwards { carryOut(machine.refreshDue(), &machine) }
+                case .getManagedObjects: objectsAsked += 1
+                case .scheduleRetry: retriesScheduled += 1
+                case .scheduleDiscoveringCheck, .forgetDevices: break
+                }
+            }
+        }
+    }
+
     /// A machine discovering on hci0.
     static func discovering() -> Machine {
         var machine = Machine(adapterName: nil)
@@ -162,5 +187,49 @@ struct DiscoveryStateMachineTests {
         #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]).isEmpty, "StartDiscovery is still out")
         #expect(machine.discoveryStarted(on: Self.hci("hci0"), .success(()), filterFailed: false).isEmpty)
         #expect(machine.state == .discovering(Self.hci("hci0")))
+    }
+
+    @Test("a retry that comes due after discovery started on an added adapter starts no second one, and stop leaves none")
+    func lateRetryAfterAdapterAdded() {
+        var machine = Machine(adapterName: nil)
+        var bluetoothd = Sessions()
+        bluetoothd.carryOut(machine.start(), &machine)
+        let slow = DBusCallError(name: "org.freedesktop.DBus.Error.NoReply", message: "timeout")
+        bluetoothd.carryOut(machine.managedObjectsFailed(slow), &machine)
+        #expect(bluetoothd.retriesScheduled == 1)
+        bluetoothd.carryOut(machine.adapterAdded("/org/bluez/hci1", Self.adapter("hci1")), &machine)
+        bluetoothd.carryOut(machine.adapterAdded("/org/bluez/hci0", Self.adapter("hci0")), &machine)
+        #expect(machine.state == .discovering(Self.hci("hci1")))
+        #expect(bluetoothd.open == ["/org/bluez/hci1"])
+        let asked = bluetoothd.objectsAsked
+        bluetoothd.carryOut(machine.refreshDue(), &machine)  // the retry timer fires
+        if bluetoothd.objectsAsked > asked {
+            let objects = ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", discovering: true)]
+            bluetoothd.carryOut(machine.managedObjects(adapters: objects), &machine)
+        }
+        #expect(bluetoothd.open == ["/org/bluez/hci1"], "one session, on the adapter already discovering")
+        #expect(machine.state == .discovering(Self.hci("hci1")))
+        bluetoothd.carryOut(machine.stop(), &machine)
+        #expect(bluetoothd.open.isEmpty, "stop leaves no adapter discovering")
+    }
+
+    @Test("bluetoothd's objects listing a lower adapter keep discovery where it runs while that adapter is there and powered")
+    func keepsTheDiscoveringAdapter() {
+        var machine = Machine(adapterName: nil)
+        _ = machine.start()
+        _ = machine.managedObjects(adapters: ["/org/bluez/hci1": Self.adapter("hci1")])
+        _ = machine.discoveryStarted(on: Self.hci("hci1"), .success(()), filterFailed: false)
+        let both = ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", discovering: true)]
+        #expect(machine.managedObjects(adapters: both).isEmpty)
+        #expect(machine.state == .discovering(Self.hci("hci1")))
+        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", powered: false)])
+                == [.startDiscovery(Self.hci("hci0"))], "hci1 powered off: bluetoothd dropped its sessions")
+    }
+
+    @Test("a retry that comes due while discovering is stale: bluetoothd is not asked again")
+    func staleRetry() {
+        var machine = Self.discovering()
+        #expect(machine.refreshDue().isEmpty)
+        #expect(machine.isDiscovering)
     }
 }
