@@ -196,7 +196,8 @@ struct DiscoveryStateMachine {
     /// Two seconds after bluetoothd said discovery stopped on `path`.
     mutating func discoveringCheckDue(path: String) -> [Action] {
         guard wanted, case .discovering(let current) = phase, current.path == path,
-              adapters[path]?.discovering == false else { return [] }
+            adapters[path]?.discovering == false
+        else { return [] }
         phase = .waiting("discovery on \(current.name) stopped; restarting it")
         return [.stopDiscovery(path: path, retryAfterwards: true)]
     }
@@ -215,13 +216,14 @@ struct DiscoveryStateMachine {
         // bluetoothd has dropped the session already.
         if case .discovering(let current) = phase, adapters[current.path]?.powered == true { return [] }
         let candidates = adapters.values.sorted { $0.name < $1.name }
-        let adapter: BlueZAdapter? = if let adapterName { adapters["/org/bluez/\(adapterName)"] }
-            else { candidates.first(where: \.powered) ?? candidates.first }
+        let adapter: BlueZAdapter? =
+            if let adapterName { adapters["/org/bluez/\(adapterName)"] } else { candidates.first(where: \.powered) ?? candidates.first }
         guard let adapter else {
             let which = adapterName.map { "adapter \($0)" } ?? "Bluetooth adapter"
             let known = candidates.map(\.name).joined(separator: ", ")
-            phase = .waiting("no \(which) in bluetoothd" + (known.isEmpty ? "" : " (it has \(known))")
-                + ". Plug one in, or check rfkill list and dmesg")
+            phase = .waiting(
+                "no \(which) in bluetoothd" + (known.isEmpty ? "" : " (it has \(known))")
+                    + ". Plug one in, or check rfkill list and dmesg")
             return []
         }
         guard adapter.powered else {
@@ -234,8 +236,11 @@ struct DiscoveryStateMachine {
     }
 
     private mutating func updateAdapter(_ path: String, _ properties: [String: DBusValue]) {
-        var adapter = adapters[path] ?? BlueZAdapter(path: path, name: String(path.split(separator: "/").last ?? ""),
-                                                     address: "", powered: false, discovering: false)
+        var adapter =
+            adapters[path]
+            ?? BlueZAdapter(
+                path: path, name: String(path.split(separator: "/").last ?? ""),
+                address: "", powered: false, discovering: false)
         if case .string(let address)? = properties["Address"] { adapter.address = address }
         if case .boolean(let powered)? = properties["Powered"] { adapter.powered = powered }
         if case .boolean(let discovering)? = properties["Discovering"] { adapter.discovering = discovering }

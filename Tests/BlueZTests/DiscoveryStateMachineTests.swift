@@ -8,13 +8,16 @@ struct DiscoveryStateMachineTests {
     typealias Machine = DiscoveryStateMachine
 
     static func adapter(_ name: String, powered: Bool = true, discovering: Bool = false) -> [String: DBusValue] {
-        ["Address": .string("00:11:22:33:44:5\(name.last ?? "0")"), "Powered": .boolean(powered),
-         "Discovering": .boolean(discovering)]
+        [
+            "Address": .string("00:11:22:33:44:5\(name.last ?? "0")"), "Powered": .boolean(powered),
+            "Discovering": .boolean(discovering),
+        ]
     }
 
     static func hci(_ name: String) -> BlueZAdapter {
-        BlueZAdapter(path: "/org/bluez/\(name)", name: name, address: "00:11:22:33:44:5\(name.last ?? "0")",
-                     powered: true, discovering: false)
+        BlueZAdapter(
+            path: "/org/bluez/\(name)", name: name, address: "00:11:22:33:44:5\(name.last ?? "0")",
+            powered: true, discovering: false)
     }
 
     static func waiting(_ machine: Machine) -> String? {
@@ -76,14 +79,16 @@ struct DiscoveryStateMachineTests {
         _ = machine.start()
         _ = machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")])
         let busy = DBusCallError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
-        #expect(machine.discoveryStarted(on: Self.hci("hci0"), .failure(busy), filterFailed: false)
+        #expect(
+            machine.discoveryStarted(on: Self.hci("hci0"), .failure(busy), filterFailed: false)
                 == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: true)])
         #expect(Self.waiting(machine)?.contains("retrying") == true)
         #expect(machine.refreshDue() == [.getManagedObjects])
         #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")]) == [.startDiscovery(Self.hci("hci0"))])
         let refused = DBusCallError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
         #expect(machine.discoveryStarted(on: Self.hci("hci0"), .failure(refused), filterFailed: true) == [.scheduleRetry])
-        #expect(Self.waiting(machine) == "bluetoothd refused StartDiscovery on hci0: org.bluez.Error.NotReady: Resource Not Ready "
+        #expect(
+            Self.waiting(machine) == "bluetoothd refused StartDiscovery on hci0: org.bluez.Error.NotReady: Resource Not Ready "
                 + "(SetDiscoveryFilter failed too)")
     }
 
@@ -116,7 +121,8 @@ struct DiscoveryStateMachineTests {
     func discoveryStoppedUnderUs() {
         var machine = Self.discovering()
         _ = machine.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(true)])
-        #expect(machine.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(false)])
+        #expect(
+            machine.adapterChanged("/org/bluez/hci0", ["Discovering": .boolean(false)])
                 == [.scheduleDiscoveringCheck(path: "/org/bluez/hci0")])
         #expect(machine.isDiscovering, "not blind yet: bluetoothd may resume it")
         #expect(machine.discoveringCheckDue(path: "/org/bluez/hci0") == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: true)])
@@ -133,7 +139,8 @@ struct DiscoveryStateMachineTests {
     func adapterRemoved() {
         var machine = Self.discovering()
         #expect(machine.adapterAdded("/org/bluez/hci1", Self.adapter("hci1")).isEmpty, "already discovering on hci0")
-        #expect(machine.adapterRemoved("/org/bluez/hci0")
+        #expect(
+            machine.adapterRemoved("/org/bluez/hci0")
                 == [.forgetDevices(under: "/org/bluez/hci0"), .startDiscovery(Self.hci("hci1"))])
         #expect(Self.waiting(machine)?.contains("hci0 was removed") == true)
     }
@@ -158,7 +165,8 @@ struct DiscoveryStateMachineTests {
         _ = starting.start()
         _ = starting.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0")])
         _ = starting.stop()
-        #expect(starting.discoveryStarted(on: Self.hci("hci0"), .success(()), filterFailed: false)
+        #expect(
+            starting.discoveryStarted(on: Self.hci("hci0"), .success(()), filterFailed: false)
                 == [.stopDiscovery(path: "/org/bluez/hci0", retryAfterwards: false)])
         #expect(starting.state == .stopped)
         #expect(starting.bluetoothd(running: true).isEmpty)
@@ -202,7 +210,7 @@ struct DiscoveryStateMachineTests {
         #expect(machine.state == .discovering(Self.hci("hci1")))
         #expect(bluetoothd.open == ["/org/bluez/hci1"])
         let asked = bluetoothd.objectsAsked
-        bluetoothd.carryOut(machine.refreshDue(), &machine)  // the retry timer fires
+        bluetoothd.carryOut(machine.refreshDue(), &machine) // the retry timer fires
         if bluetoothd.objectsAsked > asked {
             let objects = ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", discovering: true)]
             bluetoothd.carryOut(machine.managedObjects(adapters: objects), &machine)
@@ -222,7 +230,8 @@ struct DiscoveryStateMachineTests {
         let both = ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", discovering: true)]
         #expect(machine.managedObjects(adapters: both).isEmpty)
         #expect(machine.state == .discovering(Self.hci("hci1")))
-        #expect(machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", powered: false)])
+        #expect(
+            machine.managedObjects(adapters: ["/org/bluez/hci0": Self.adapter("hci0"), "/org/bluez/hci1": Self.adapter("hci1", powered: false)])
                 == [.startDiscovery(Self.hci("hci0"))], "hci1 powered off: bluetoothd dropped its sessions")
     }
 
