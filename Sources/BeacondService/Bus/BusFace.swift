@@ -50,11 +50,13 @@ final class BusFace {
 
     /// A client's signal, and (unless `clientOnly`) its mirror to the administrators watching events.
     func notify(_ client: ClientAddress, _ event: ClientEvent, _ audience: Audience = .clientAndAdministrators) {
-        let (member, arguments, kind, data) = Self.signal(event)
         if audience != .administratorsOnly, let sender = client.sender {
+            let (member, arguments) = Self.signal(event)
             queue(path: client.path, interface: BeacondInterface.locationManager, member: member, arguments, to: sender)
         }
-        guard audience != .clientOnly else { return }
+        // The mirror is built only for someone to send it to: most of the time nobody watches.
+        guard audience != .clientOnly, hasEventWatchers else { return }
+        let (kind, data) = Self.mirror(event)
         adminEvent(kind, Self.clientData(client).merging(data) { $1 })
     }
 
@@ -180,55 +182,56 @@ final class BusFace {
 
     // MARK: Building
 
-    /// A client event's member and arguments, and its mirror's kind and data (beside the app and client).
-    static func signal(_ event: ClientEvent) -> (member: String, arguments: [DBusValue], kind: String, data: [String: DBusValue]) {
+    /// A client event's member and arguments.
+    static func signal(_ event: ClientEvent) -> (member: String, arguments: [DBusValue]) {
         switch event {
         case .authorizationChanged(let status):
-            return (
-                BeacondMember.authorizationChanged, [.string(status.rawValue)], BeacondEventKind.authorizationChanged,
-                [BeacondEventKey.status: .string(status.rawValue)]
-            )
+            return (BeacondMember.authorizationChanged, [.string(status.rawValue)])
         case .didStartMonitoring(let region):
-            let region = BeaconDictionaries.dictionary(region)
-            return (BeacondMember.didStartMonitoring, [region], BeacondEventKind.didStartMonitoring, [BeacondEventKey.region: region])
+            return (BeacondMember.didStartMonitoring, [BeaconDictionaries.dictionary(region)])
         case .didDetermineState(let state, let region, let info):
-            let region = BeaconDictionaries.dictionary(region)
-            return (
-                BeacondMember.didDetermineState, [.string(state.rawValue), region, dictionary(info)],
-                BeacondEventKind.didDetermineState, [BeacondEventKey.region: region, BeacondEventKey.state: .string(state.rawValue)]
-            )
+            return (BeacondMember.didDetermineState, [.string(state.rawValue), BeaconDictionaries.dictionary(region), dictionary(info)])
         case .didEnterRegion(let region, let info):
-            let region = BeaconDictionaries.dictionary(region)
-            return (
-                BeacondMember.didEnterRegion, [region, dictionary(info)], BeacondEventKind.didEnterRegion,
-                [BeacondEventKey.region: region]
-            )
+            return (BeacondMember.didEnterRegion, [BeaconDictionaries.dictionary(region), dictionary(info)])
         case .didExitRegion(let region, let info):
-            let region = BeaconDictionaries.dictionary(region)
-            return (
-                BeacondMember.didExitRegion, [region, dictionary(info)], BeacondEventKind.didExitRegion,
-                [BeacondEventKey.region: region]
-            )
+            return (BeacondMember.didExitRegion, [BeaconDictionaries.dictionary(region), dictionary(info)])
         case .monitoringDidFail(let region, let error):
-            let region = BeaconDictionaries.dictionary(region)
+            return (BeacondMember.monitoringDidFail, [BeaconDictionaries.dictionary(region), .string(error.name.rawValue), .string(error.message)])
+        case .rangingDidFail(let constraint, let error):
+            return (BeacondMember.rangingDidFail, [BeaconDictionaries.dictionary(constraint), .string(error.name.rawValue), .string(error.message)])
+        }
+    }
+
+    /// A client event's `Admin1.Event` kind and data (beside the app and client).
+    static func mirror(_ event: ClientEvent) -> (kind: String, data: [String: DBusValue]) {
+        switch event {
+        case .authorizationChanged(let status):
+            return (BeacondEventKind.authorizationChanged, [BeacondEventKey.status: .string(status.rawValue)])
+        case .didStartMonitoring(let region):
+            return (BeacondEventKind.didStartMonitoring, [BeacondEventKey.region: BeaconDictionaries.dictionary(region)])
+        case .didDetermineState(let state, let region, _):
             return (
-                BeacondMember.monitoringDidFail, [region, .string(error.name.rawValue), .string(error.message)],
+                BeacondEventKind.didDetermineState,
+                [BeacondEventKey.region: BeaconDictionaries.dictionary(region), BeacondEventKey.state: .string(state.rawValue)]
+            )
+        case .didEnterRegion(let region, _):
+            return (BeacondEventKind.didEnterRegion, [BeacondEventKey.region: BeaconDictionaries.dictionary(region)])
+        case .didExitRegion(let region, _):
+            return (BeacondEventKind.didExitRegion, [BeacondEventKey.region: BeaconDictionaries.dictionary(region)])
+        case .monitoringDidFail(let region, let error):
+            return (
                 BeacondEventKind.monitoringDidFail,
                 [
-                    BeacondEventKey.region: region,
-                    BeacondEventKey.error: .string(error.name.rawValue),
+                    BeacondEventKey.region: BeaconDictionaries.dictionary(region), BeacondEventKey.error: .string(error.name.rawValue),
                     BeacondEventKey.message: .string(error.message),
                 ]
             )
         case .rangingDidFail(let constraint, let error):
-            let constraint = BeaconDictionaries.dictionary(constraint)
             return (
-                BeacondMember.rangingDidFail, [constraint, .string(error.name.rawValue), .string(error.message)],
                 BeacondEventKind.rangingDidFail,
                 [
-                    BeacondEventKey.constraint: constraint,
-                    BeacondEventKey.error: .string(error.name.rawValue),
-                    BeacondEventKey.message: .string(error.message),
+                    BeacondEventKey.constraint: BeaconDictionaries.dictionary(constraint),
+                    BeacondEventKey.error: .string(error.name.rawValue), BeacondEventKey.message: .string(error.message),
                 ]
             )
         }
