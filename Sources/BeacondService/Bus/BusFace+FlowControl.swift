@@ -42,7 +42,9 @@ extension BusFace {
             server.callAsync(
                 destination: peer, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping",
                 timeout: Self.pingTimeout
-            ) { [unowned self] result in
+            ) { [weak self] result in
+                // The answer may come after shutdown released the bus face: nothing is left to judge then.
+                guard let self else { return }
                 switch result {
                 case .success:
                     let missed = outbox.pingAnswered(by: peer, mark: mark)

@@ -4,9 +4,11 @@ import Logging
 import MainLoopKit
 
 /// The state directory as the daemon holds it: its lock (one beacond per directory), the open database, and the
-/// watch that notices the file being deleted or moved. Every write goes through `ensured()`, which checks that
-/// the open database is still the file on disk: SQLite goes on writing to a deleted file as if nothing happened,
-/// so without this a change would be acknowledged as saved and gone at the next restart. A deleted database is
+/// watch that notices the file being deleted or moved. Every write that a client or administrator is told of
+/// (the journal's commits, authorization decisions, the services switch) goes through `ensured()`, which checks
+/// that the open database is still the file on disk: SQLite goes on writing to a deleted file as if nothing
+/// happened, so without this a change would be acknowledged as saved and gone at the next restart. (Dropping
+/// expired queued events and trimming at start write to `store` directly: redone after a restart if lost.) A deleted database is
 /// written out to a new file (with the directory and its lock made again), so nothing is lost; one that cannot
 /// be (the directory cannot be made) or that was replaced by another file is an error like a full disk.
 final class StateFile {
@@ -14,6 +16,9 @@ final class StateFile {
     private(set) var store: StateStore
     private var lock: StateDirectoryLock
     private var watch: StateDirectoryWatch?
+    /// Where and what the watch calls, kept to watch again after the database is written anew.
+    private var watchLoop: MainLoop?
+    private var watchChanged: (() -> Void)?
     /// Set while the database file is gone or replaced and could not be written anew.
     private(set) var isLost = false
     private let logger: Logger
@@ -75,9 +80,6 @@ final class StateFile {
         watchChanged = changed
         rewatch()
     }
-
-    private var watchLoop: MainLoop?
-    private var watchChanged: (() -> Void)?
 
     private func rewatch() {
         watch?.stop()
