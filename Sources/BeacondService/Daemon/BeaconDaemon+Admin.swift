@@ -13,17 +13,19 @@ extension BeaconDaemon {
     /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's bus connection). The
     /// lists are paged: `ListRegions`, `ListClients`, `ListApps`, `ListPendingRequests`.
     func status() -> DBusValue {
-        checkStateFile()
+        run(.checkStateFile)
+        let core = self.core
+        let configuration = core.configuration
         // A queue that cannot be read is said in StateError, not shown as empty queues.
-        var stateError = journal.failure?.reason ?? ""
+        var stateError = core.journal.failure?.reason ?? ""
         let queued = queuedEventCounts(stateError: &stateError)
         var status: [String: DBusValue] = [
             BeacondStatusKey.version: .string(BeacondVersion.current),
-            BeacondStatusKey.locationServicesEnabled: .boolean(policy.locationServicesEnabled),
-            BeacondStatusKey.scanning: .boolean(scanControl.phase.isScanning),
+            BeacondStatusKey.locationServicesEnabled: .boolean(core.policy.locationServicesEnabled),
+            BeacondStatusKey.scanning: .boolean(core.scanControl.phase.isScanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
-            BeacondStatusKey.scannerState: .string(scanControl.phase.stateText),
-            BeacondStatusKey.scannerDetail: .string(scanControl.phase.detail),
+            BeacondStatusKey.scannerState: .string(core.scanControl.phase.stateText),
+            BeacondStatusKey.scannerDetail: .string(core.scanControl.phase.detail),
             BeacondStatusKey.adapters: BeaconDictionaries.array(
                 (scanner?.adapters ?? []).map { adapter in
                     .vardict([
@@ -32,10 +34,10 @@ extension BeaconDaemon {
                     ])
                 }),
             BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
-            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: clients.count)),
-            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: clients.connectedCount)),
-            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: clients.regionCount)),
-            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: authorization.pendingRequests.count)),
+            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: core.clients.count)),
+            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: core.clients.connectedCount)),
+            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: core.clients.regionCount)),
+            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: core.authorization.pendingRequests.count)),
             BeacondStatusKey.appCount: .uint32(UInt32(clamping: configuration.apps.count)),
             BeacondStatusKey.queuedEventCount: .uint32(UInt32(clamping: queued.values.reduce(0, +))),
             BeacondStatusKey.limits: .vardict([
@@ -43,16 +45,16 @@ extension BeaconDaemon {
                 BeacondLimitKey.maxRegionsPerApp: .uint32(UInt32(clamping: configuration.maxRegionsPerApp)),
                 BeacondLimitKey.maxClientsPerApp: .uint32(UInt32(clamping: configuration.maxClientsPerApp)),
                 BeacondLimitKey.maxClientsPerUser: .uint32(UInt32(clamping: configuration.maxClientsPerUser)),
-                BeacondLimitKey.maxClientsPerConnection: .uint32(UInt32(clamping: Self.maximumClientsPerConnection)),
+                BeacondLimitKey.maxClientsPerConnection: .uint32(UInt32(clamping: DaemonCore.maximumClientsPerConnection)),
                 BeacondLimitKey.maxPageSize: .uint32(UInt32(clamping: Self.maximumPageSize)),
             ]),
             BeacondStatusKey.configDirectory: .string(options.configDirectory),
             BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
             BeacondStatusKey.stateError: .string(stateError),
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
-            BeacondStatusKey.configurationError: .string(rejectedConfiguration ?? ""),
+            BeacondStatusKey.configurationError: .string(core.rejectedConfiguration ?? ""),
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
-            BeacondStatusKey.locationServicesSwitch: .boolean(authorization.servicesSwitch),
+            BeacondStatusKey.locationServicesSwitch: .boolean(core.authorization.servicesSwitch),
             BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
         ]
         status.merge(mqttStatus) { _, mqtt in mqtt }
@@ -62,7 +64,7 @@ extension BeaconDaemon {
     /// Each app's queued events; a queue that cannot be read is added to `stateError`.
     func queuedEventCounts(stateError: inout String) -> [String: Int] {
         do {
-            return try store.queuedEventCounts()
+            return try stateFile.store.queuedEventCounts()
         } catch {
             logger.error("cannot read the queued events for status: \(error)")
             stateError += (stateError.isEmpty ? "" : "; ") + "the queued events cannot be read: \(error)"
@@ -98,7 +100,9 @@ extension BeaconDaemon {
 
     /// `ListRegions`: every monitored region with whose it is and its state.
     func regionList(_ page: Page) -> [DBusValue] {
-        page.reply(
+        let clients = core.clients
+        let engine = core.engine
+        return page.reply(
             clients.regions(offset: page.offset, limit: page.limit).map { session, region in
                 guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { return .vardict([:]) }
                 let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
@@ -119,11 +123,13 @@ extension BeaconDaemon {
     func appList(_ page: Page) -> [DBusValue] {
         var ignored = ""
         let queued = queuedEventCounts(stateError: &ignored)
+        let core = self.core
+        let configuration = core.configuration
         let appIDs = configuration.apps.keys.sorted()
         return page.reply(
             page.slice(appIDs).map { appID -> DBusValue in
                 let app = configuration.apps[appID]
-                let stored = record(appID)
+                let stored = core.record(appID)
                 return .vardict([
                     BeacondAppKey.appID: .string(appID),
                     BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
@@ -131,22 +137,23 @@ extension BeaconDaemon {
                     BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
                     BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
                     BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
-                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: clients.regionCount(of: appID))),
-                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: clients.connectedCount(of: appID))),
+                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: core.clients.regionCount(of: appID))),
+                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: core.clients.connectedCount(of: appID))),
                 ])
             }, total: appIDs.count)
     }
 
     /// `ListClients`.
     func clientList(_ page: Page) -> [DBusValue] {
-        let all = clients.all
+        let core = self.core
+        let all = core.clients.all
         return page.reply(
             page.slice(all).map { session in
                 var entries: [String: DBusValue] = [
                     BeacondClientKey.path: .objectPath(session.path),
                     BeacondClientKey.appID: .string(session.appID),
                     BeacondClientKey.sender: .string(session.sender ?? ""),
-                    BeacondClientKey.authorizationStatus: .string(effectiveStatus(session.appID).rawValue),
+                    BeacondClientKey.authorizationStatus: .string(core.effectiveStatus(session.appID).rawValue),
                     BeacondClientKey.inUse: .boolean(session.inUse),
                     BeacondClientKey.connected: .boolean(session.isConnected),
                     BeacondClientKey.monitoredRegions: .uint32(UInt32(session.regions.count)),
@@ -160,7 +167,8 @@ extension BeaconDaemon {
 
     /// `ListPendingRequests`.
     func pendingRequestList(_ page: Page) -> [DBusValue] {
-        let all = authorization.pendingRequests
+        let configuration = core.configuration
+        let all = core.authorization.pendingRequests
         return page.reply(
             page.slice(all).map { pending in
                 .vardict([
@@ -174,79 +182,16 @@ extension BeaconDaemon {
     }
 
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
-    /// file, line and problem); a good one applies at once.
-    public func reload() {
-        let loaded: DaemonConfiguration
+    /// file, line and problem); a good one applies at once. The reply is "" or why the files were rejected.
+    @discardableResult
+    public func reload() -> String {
+        let loaded: Result<DaemonConfiguration, ConfigurationRejection>
         do {
-            loaded = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
+            loaded = .success(try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner))
         } catch {
-            logger.error("configuration not reloaded, the previous one stays in force: \(error)")
-            rejectedConfiguration = "\(error)"
-            notify(.configurationRejected("\(error)"))
-            return
+            loaded = .failure(ConfigurationRejection(message: "\(error)"))
         }
-        rejectedConfiguration = nil
-        var new = loaded
-        // A limit lowered below what an app has: new regions are refused at once, the app keeps what it has
-        // until the next restart resumes only its first max_regions_per_app. Said, not done silently.
-        for appID in new.apps.keys.sorted() where clients.regionCount(of: appID) > new.maxRegionsPerApp {
-            new.warnings.append(
-                ConfigurationDiagnostic(
-                    file: new.configFile, line: nil,
-                    message: "app \(appID) monitors \(clients.regionCount(of: appID)) regions, more than max_regions_per_app = "
-                        + "\(new.maxRegionsPerApp): it adds none until below it, and the next restart resumes only its first "
-                        + "\(new.maxRegionsPerApp) (the others are removed). Fix: raise max_regions_per_app, or StopMonitoring some"))
-        }
-        for warning in new.warnings { logger.warning("\(warning)") }
-        let old = configuration
-        let oldPolicy = policy
-        configuration = new
-        // Apps no longer declared: their clients end, each told why.
-        for session in clients.all where new.apps[session.appID] == nil {
-            let error = BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(options.configDirectory)/apps.d")
-            failMonitoring(session.number, error)
-            failRanging(session.number, error)
-            closeClient(session.number, reason: "app no longer declared")
-        }
-        // Connected clients whose user (or program) the new declaration no longer allows: revoked as above. A
-        // detached client's regions are the app's and stay; its next client is checked when it registers.
-        for session in clients.all where session.isConnected {
-            guard let app = new.apps[session.appID], let caller = session.caller else { continue }
-            do {
-                try AuthorizationRules.checkCaller(caller, app: app.declaration)
-            } catch {
-                let error = BeacondError(.accessDenied, "revoked by the reloaded declaration: \(error.message)")
-                failMonitoring(session.number, error)
-                failRanging(session.number, error)
-                closeClient(session.number, reason: "its user or program is no longer allowed by \(app.declaration.declarationFile)")
-            }
-        }
-        if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis || new.exitTimeoutMinimum != old.exitTimeoutMinimum
-            || new.exitChance != old.exitChance
-        {
-            rebuildEngine()
-            mqttNode?.reconfigureMonitoring(Self.monitoringConfiguration(new))
-        }
-        if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
-        if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
-        mqttSettingsChanged(from: old.mqtt)
-        configureRooms()
-        applyPolicyChange(from: oldPolicy)
-        logger.notice("configuration reloaded from \(options.configDirectory)")
-        notify(.configurationReloaded(warnings: new.warnings.map { "\($0)" }))
-    }
-
-    /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).
-    func rebuildEngine() {
-        let ranging = clients.all.filter(\.rangingActive).map { (client: $0.number, constraints: $0.rangedConstraints) }
-        let (due, restarted) = engine.reconfigure(Self.monitoringConfiguration(configuration), ranging: ranging, at: clock())
-        // What fell due under the old configuration goes out first.
-        route(due)
-        let hysteresis =
-            configuration.hysteresis.map {
-                ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
-            } ?? ""
-        logger.info("exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
-        engineChanged(restarted)
+        guard case .success(.configurationError(let rejected))? = run(.call(.reload(loaded))) else { return "" }
+        return rejected
     }
 }

@@ -7,29 +7,42 @@ import DBus
 extension BeaconDaemon {
     typealias Handler = @Sendable (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
 
-    /// A method whose handler runs isolated to the daemon. `reportsStateNotSaved: false` for a call whose saved
-    /// changes are side effects (RegisterClient's takeover of detached regions): failing it would leave a client
-    /// the caller never heard of; the failure is logged and shown in status instead.
+    /// A method whose handler runs isolated to the daemon. A call that is not the core's (status, listings, event
+    /// watching) saves what is pending before its reply, as every call does (`DaemonCore.handle`).
     nonisolated func method(
         _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
-        reportsStateNotSaved: Bool = true, _ body: @escaping Handler
+        _ body: @escaping Handler
     ) -> DBusMethod {
         DBusMethod(name, in: inArguments, out: outArguments) { call throws(DBusCallError) in
             try self.assumeIsolated { daemon in
                 Result { () throws(DBusCallError) in
-                    // What the call changed is on disk before its reply says so (BeaconDaemon+State).
-                    let reply: [DBusValue]
-                    let changesBefore = daemon.journal.changeCount
                     do throws(DBusCallError) {
-                        reply = try body(daemon, call)
+                        let reply = try body(daemon, call)
+                        daemon.run(.commit(.powerLoss))
+                        return reply
                     } catch {
-                        daemon.commitState()
+                        daemon.run(.commit(.processCrash))
                         throw error
                     }
-                    try daemon.commitAfterCall(changesBefore: reportsStateNotSaved ? changesBefore : daemon.journal.changeCount)
-                    return reply
                 }
             }.get()
+        }
+    }
+
+    /// A call for the core: its reply once what it changed is saved, or its refusal.
+    func answer(_ call: DaemonCall) throws(DBusCallError) -> [DBusValue] {
+        switch run(.call(call)) {
+        case .success(let reply)?:
+            switch reply {
+            case .none: return []
+            case .clientPath(let path): return [.objectPath(path)]
+            case .status(let status): return [.string(status.rawValue)]
+            case .configurationError(let error): return [.string(error)]
+            }
+        case .failure(let error)?:
+            throw error.dbusError
+        case nil:
+            return []
         }
     }
 
@@ -70,17 +83,17 @@ extension BeaconDaemon {
         let manager = DBusInterface(
             BeacondInterface.manager,
             methods: [
-                method(
-                    BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")],
-                    reportsStateNotSaved: false
-                ) {
-                    daemon, call throws(DBusCallError) in try daemon.registerClient(call)
+                method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")]) {
+                    daemon, call throws(DBusCallError) in
+                    guard case .string(let appID) = call.arguments[0] else { return [] }
+                    let caller = try daemon.callerCredentials(call.sender)
+                    return try daemon.answer(.registerClient(appID: appID, sender: call.sender, caller: caller))
                 }
             ],
             properties: [
                 property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
-                property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.policy.locationServicesEnabled) },
-                property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.scanControl.phase.isScanning) },
+                property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.core.policy.locationServicesEnabled) },
+                property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.core.scanControl.phase.isScanning) },
             ])
         let admin = DBusInterface(
             BeacondInterface.admin,
@@ -92,17 +105,29 @@ extension BeaconDaemon {
                 pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in daemon.pendingRequestList(page) },
                 pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in daemon.receiverReadings(page) },
                 adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
-                    daemon.reload()
-                    return [.string(daemon.rejectedConfiguration ?? "")]
+                    [.string(daemon.reload())]
                 },
                 adminMethod(BeacondMember.setAuthorization, in: [DBusArgument("app_id", "s"), DBusArgument("status", "s")]) {
-                    daemon, call throws(DBusCallError) in try daemon.setAuthorization(call)
+                    daemon, call throws(DBusCallError) in
+                    guard case .string(let appID) = call.arguments[0] else {
+                        throw BeacondError(.invalidArguments, "app_id must be a string").dbusError
+                    }
+                    guard case .string(let status) = call.arguments[1] else {
+                        throw BeacondError(.invalidArguments, "status must be one of \(BeacondStatus.all.joined(separator: ", "))").dbusError
+                    }
+                    return try daemon.answer(.setAuthorization(appID: appID, status: status, sender: call.sender))
                 },
                 adminMethod(BeacondMember.resetAuthorization, in: [DBusArgument("app_id", "s")]) {
-                    daemon, call throws(DBusCallError) in try daemon.resetAuthorization(call)
+                    daemon, call throws(DBusCallError) in
+                    guard case .string(let appID) = call.arguments[0] else {
+                        throw BeacondError(.invalidArguments, "app_id must be a string").dbusError
+                    }
+                    return try daemon.answer(.resetAuthorization(appID: appID))
                 },
                 adminMethod(BeacondMember.setLocationServicesEnabled, in: [DBusArgument("enabled", "b")]) {
-                    daemon, call throws(DBusCallError) in try daemon.setLocationServicesEnabled(call)
+                    daemon, call throws(DBusCallError) in
+                    guard case .boolean(let enabled) = call.arguments[0] else { return [] }
+                    return try daemon.answer(.setLocationServicesEnabled(enabled))
                 },
                 adminMethod(BeacondMember.watchEvents) { daemon, call in
                     daemon.bus?.watchEvents(call.sender)
@@ -133,32 +158,37 @@ extension BeaconDaemon {
             BeacondInterface.locationManager,
             methods: [
                 clientMethod(BeacondMember.requestWhenInUseAuthorization, out: [DBusArgument("status", "s")]) {
-                    daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.whenInUse, client: number)
+                    daemon, number, _ throws(DBusCallError) in try daemon.answer(.requestAuthorization(.whenInUse, client: number))
                 },
                 clientMethod(BeacondMember.requestAlwaysAuthorization, out: [DBusArgument("status", "s")]) {
-                    daemon, number, _ throws(DBusCallError) in try daemon.requestAuthorization(.always, client: number)
+                    daemon, number, _ throws(DBusCallError) in try daemon.answer(.requestAuthorization(.always, client: number))
                 },
                 clientMethod(BeacondMember.startMonitoring, in: [region]) { daemon, number, call throws(DBusCallError) in
-                    try daemon.startMonitoring(client: number, call.arguments[0])
+                    let region = Result { () throws(BeacondError) in try BeaconDictionaries.region(from: call.arguments[0]) }
+                    return try daemon.answer(.startMonitoring(client: number, region))
                 },
                 clientMethod(BeacondMember.stopMonitoring, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
-                    try daemon.stopMonitoring(client: number, call.arguments[0])
+                    guard case .string(let identifier) = call.arguments[0] else { return [] }
+                    return try daemon.answer(.stopMonitoring(client: number, identifier: identifier))
                 },
                 clientMethod(BeacondMember.requestState, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
-                    try daemon.requestState(client: number, call.arguments[0])
+                    guard case .string(let identifier) = call.arguments[0] else { return [] }
+                    return try daemon.answer(.requestState(client: number, identifier: identifier))
                 },
                 clientMethod(BeacondMember.startRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
-                    try daemon.startRanging(client: number, call.arguments[0])
+                    let constraint = Result { () throws(BeacondError) in try BeaconDictionaries.constraint(from: call.arguments[0]) }
+                    return try daemon.answer(.startRanging(client: number, constraint))
                 },
                 clientMethod(BeacondMember.stopRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
-                    try daemon.stopRanging(client: number, call.arguments[0])
+                    let constraint = Result { () throws(BeacondError) in try BeaconDictionaries.constraint(from: call.arguments[0]) }
+                    return try daemon.answer(.stopRanging(client: number, constraint))
                 },
                 clientMethod(BeacondMember.setInUse, in: [DBusArgument("in_use", "b")]) { daemon, number, call throws(DBusCallError) in
-                    try daemon.setInUse(client: number, call.arguments[0])
+                    guard case .boolean(let inUse) = call.arguments[0] else { return [] }
+                    return try daemon.answer(.setInUse(client: number, inUse))
                 },
-                clientMethod(BeacondMember.close) { daemon, number, _ in
-                    daemon.clientAsksToClose(number)
-                    return []
+                clientMethod(BeacondMember.close) { daemon, number, _ throws(DBusCallError) in
+                    try daemon.answer(.close(client: number))
                 },
             ],
             properties: [
@@ -166,7 +196,7 @@ extension BeaconDaemon {
                 BeacondMember.monitoredRegions, BeacondMember.rangedConstraints,
             ].map { name in
                 property(name, Self.clientPropertySignature(name), changeSignal: Self.clientPropertyChangeSignal(name)) { daemon, _ in
-                    daemon.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
+                    daemon.core.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
                 }
             },
             signals: [
@@ -209,7 +239,7 @@ extension BeaconDaemon {
     func clientProperty(_ name: String, _ session: ClientSession) -> DBusValue {
         switch name {
         case BeacondMember.appID: return .string(session.appID)
-        case BeacondMember.authorizationStatus: return .string(effectiveStatus(session.appID).rawValue)
+        case BeacondMember.authorizationStatus: return .string(core.effectiveStatus(session.appID).rawValue)
         case BeacondMember.inUse: return .boolean(session.inUse)
         case BeacondMember.monitoredRegions:
             return BeaconDictionaries.array(session.orderedRegions.map(BeaconDictionaries.dictionary))
@@ -221,7 +251,7 @@ extension BeaconDaemon {
 
     /// Only the connection that registered a client may use its object.
     func checkOwner(_ number: Int, _ sender: String) throws(DBusCallError) {
-        guard let session = clients[number] else {
+        guard let session = core.clients[number] else {
             throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed; call RegisterClient again")
         }
         guard session.sender == sender else {
@@ -230,6 +260,17 @@ extension BeaconDaemon {
                 "\(session.path) belongs to another connection; only the connection that "
                     + "registered it may call it. Call \(BeacondInterface.manager).RegisterClient to get your own"
             ).dbusError
+        }
+    }
+}
+
+extension CallError {
+    /// The error reply to send.
+    var dbusError: DBusCallError {
+        switch self {
+        case .beacond(let error): error.dbusError
+        case .clientClosed(let number):
+            DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed")
         }
     }
 }

@@ -46,60 +46,36 @@ public enum DaemonStartError: Error, CustomStringConvertible {
     }
 }
 
-/// The daemon's behaviour: client sessions, the authorization flow, the engine, scan control and the admin
-/// API, served on D-Bus. It is an actor running on the `MainLoop`'s thread, so D-Bus callbacks, scanner input
-/// and timers (all on that thread) enter it synchronously, and everything it owns is touched by one thread.
+/// The daemon's runtime: it feeds everything that happens (D-Bus calls, scanner input, the `[mqtt]` node's
+/// readings, timers, peers leaving, reloads) to the core (`DaemonCore`), which decides, and carries out the effects
+/// the core returns with the resources it owns: the bus face, the scanner, the `[mqtt]` node, the state file and
+/// the timers. It is an actor running on the `MainLoop`'s thread, so D-Bus callbacks, scanner input and timers (all
+/// on that thread) enter it synchronously, and everything it owns is touched by one thread.
 public actor BeaconDaemon {
     nonisolated let loop: MainLoop
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     let options: DaemonOptions
-    var logger: Logger
+    let logger: Logger
     let clock: @Sendable () -> Timestamp
     let startedAt: Timestamp
 
-    var configuration: DaemonConfiguration
+    /// What the daemon decides: clients, engine, authorization, scan control, delivery, the journal.
+    var core: DaemonCore
     /// The state directory: its lock, the database and the watch on it (`StateFile`).
     let stateFile: StateFile
-    /// The open database (replaced only when its file was deleted under the daemon: `StateFile`).
-    var store: StateStore { stateFile.store }
-    /// Every app's authorization and the services switch (`AuthorizationService`), changed only once saved.
-    var authorization: AuthorizationService
-    /// Why the files on disk were rejected at the last reload (the previous configuration stays in force); nil
-    /// once a reload succeeds.
-    var rejectedConfiguration: String?
-
     /// The bus face (`BusFace`): connection, exported objects, signals out; nil before start and after shutdown.
     var bus: BusFace?
-    /// The registered clients and the connections watching `Admin1.Event` (`ClientRegistry`): they change only
-    /// through it.
-    var clients = ClientRegistry()
-    /// The pipeline every client's regions and ranging run in; changed only through its methods.
-    var engine: BeaconEngine
-    /// When the scanner runs and what it is doing (`ScanControl`); the two below change only as it says.
-    var scanControl = ScanControl()
+    /// The scanner while one is made (`core.scanControl` says when).
     var scanner: (any BeaconScanner)?
-
-    /// What must reach the state database and has not yet (`StateJournal`; committed by `BeaconDaemon+State`).
-    var journal = StateJournal()
-    /// Every timer, by name (`DaemonTimer`); each fires into `timerFired`.
+    /// Every timer, by name (`DaemonTimer`); each fires into the core.
     var timers: TimerSet<DaemonTimer>
-    /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
-    var delivery = BackgroundDelivery()
-
     /// This daemon as a receiver on the MQTT broker of `[mqtt]` (nil while it is off); `BeaconDaemon+MQTT` only.
     var mqttNode: MQTTNode?
-    /// Every room numbered in this process (at restore, and by each `[mqtt]` node's directory): a number the engine
-    /// may still hold is never given to another room, and hearings are saved by room while no node runs.
-    var numberedRooms: [ReceiverID: String] = [:]
-    /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
-    var mqttProblem: String?
 
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
     public nonisolated let failures: AsyncStream<String>
     let failureContinuation: AsyncStream<String>.Continuation
-
-    static let maximumClientsPerConnection = 32
 
     /// Loads configuration and state; throws a configuration error (exit 78) or a state error.
     public init(
@@ -111,11 +87,13 @@ public actor BeaconDaemon {
         self.logger = logger
         self.clock = clock
         startedAt = clock()
+        let configuration: DaemonConfiguration
         do {
             configuration = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
         } catch {
             throw .configuration("\(error)")
         }
+        let authorization: AuthorizationService
         do {
             stateFile = try StateFile(directory: options.stateDirectory, logger: logger)
             authorization = AuthorizationService(
@@ -124,8 +102,10 @@ public actor BeaconDaemon {
         } catch {
             throw .state("\(error)")
         }
+        core = DaemonCore(
+            configuration: configuration, authorization: authorization, configDirectory: options.configDirectory,
+            store: stateFile, now: startedAt)
         timers = TimerSet(loop: loop)
-        engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         (failures, failureContinuation) = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if let note = stateFile.store.recoveryNote { logger.error("\(note)") }
@@ -149,24 +129,12 @@ public actor BeaconDaemon {
     static let startWall = microseconds(CLOCK_REALTIME)
     static let startBoot = microseconds(CLOCK_BOOTTIME)
 
-    static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {
-        // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
-        (try? configuration.monitoringConfiguration()) ?? .default
-    }
-
-    /// The policy in force: beacond.toml's, with the administrator's services switch.
-    var policy: AuthorizationPolicy { authorization.policy(configured: configuration.policy) }
-
-    func record(_ appID: String) -> AuthorizationRecord { authorization.record(appID) }
-
-    func effectiveStatus(_ appID: String) -> AuthorizationStatus { authorization.effectiveStatus(appID, policy) }
-
     // MARK: Start and stop
 
     /// Connects to the bus, exports the objects, then takes the name (so the first call can be answered).
     public func start() throws(DaemonStartError) {
         do {
-            try restoreRegions()
+            execute(try core.restoreRegions(at: clock()))
         } catch {
             throw .state("\(error)")
         }
@@ -187,7 +155,10 @@ public actor BeaconDaemon {
         }
         self.bus = bus
         bus.server.connectionClosed = { name in
-            self.assumeIsolated { $0.connectionClosed(name) }
+            self.assumeIsolated { daemon in
+                daemon.bus?.forget(name)
+                daemon.run(.connectionClosed(name))
+            }
         }
         bus.server.disconnected = {
             self.assumeIsolated { $0.busDisconnected() }
@@ -206,22 +177,19 @@ public actor BeaconDaemon {
                 "another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
                     + "stop it first (systemctl stop beacond)")
         }
-        // Resumed regions need the scanner; anything their restore left to save is saved now.
         stateFile.watch(on: loop) {
             self.assumeIsolated { daemon in
                 // Deferred: the event may come while the directory is half removed (rm -rf is still running).
-                daemon.loop.execute { daemon.assumeIsolated { $0.checkStateFile() } }
+                daemon.loop.execute { daemon.assumeIsolated { _ = $0.run(.checkStateFile) } }
             }
         }
         startMQTT()
-        engineChanged([])
-        commitState()
-        dropExpiredQueuedEvents()
-        scheduleQueueExpiry()
+        // Resumed regions need the scanner; anything their restore left to save is saved now.
+        run(.started)
         logger.info(
             "beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
             metadata: [
-                "bus.unique_name": "\(uniqueName)", "scanner": "\(configuration.scanner)",
+                "bus.unique_name": "\(uniqueName)", "scanner": "\(core.configuration.scanner)",
                 "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)",
             ])
     }
@@ -229,10 +197,8 @@ public actor BeaconDaemon {
     /// Stops scanning and leaves the bus.
     public func shutdown() {
         stopMQTT()
-        perform(scanControl.shutdown())
+        run(.shuttingDown)
         timers.cancelAll()
-        markSeenRegionsChanged()
-        commitState(.powerLoss, force: true)
         flushOutbox()
         bus?.close()
         // The last write is done: the state directory is free for the next beacond.
@@ -255,31 +221,68 @@ public actor BeaconDaemon {
         }
     }
 
-    // MARK: Timers
+    // MARK: Inputs in, effects out
 
-    /// Arms the named timer: it fires into `timerFired`.
-    func arm(_ timer: DaemonTimer, at deadline: ContinuousClock.Instant) {
-        timers.arm(timer, at: deadline) {
-            self.assumeIsolated { $0.timerFired(timer) }
-        }
+    /// Hands one input to the core and carries out what it decided; the reply when the input was a call.
+    @discardableResult
+    func run(_ input: DaemonInput) -> Result<CallReply, CallError>? {
+        let step = core.handle(input, at: clock())
+        execute(step.effects)
+        return step.reply
     }
 
-    func timerFired(_ timer: DaemonTimer) {
-        timers.fired(timer)
-        switch timer {
-        case .engine:
-            engineChanged(engine.advance(to: clock()))
-        case .scannerRetry:
-            perform(scanControl.retryDue(needsScanning: needsScanning))
-        case .lastSeenSave:
-            markSeenRegionsChanged()
-            commitState()
-        case .stateRetry:
-            journal.retryIsDue()
-            commitState()
-        case .queueExpiry:
-            dropExpiredQueuedEvents()
-            scheduleQueueExpiry()
+    func execute(_ effects: [DaemonEffect]) {
+        for effect in effects {
+            switch effect {
+            case .notify(let client, let event, let audience):
+                bus?.notify(client, event, audience)
+            case .adminEvent(let event):
+                bus?.notify(event)
+            case .clientPropertiesChanged(let client, let properties):
+                bus?.propertiesChanged(client, properties)
+            case .managerPropertyChanged(let property):
+                bus?.propertyChanged(property)
+            case .range(let client, let constraint, let reports):
+                guard let bus else { continue }
+                let audience = bus.rangingAudience(client, constraint: constraint, beacons: reports.count, first: reports.first)
+                guard !audience.isEmpty else { continue }
+                bus.range(client, constraint: constraint, reports, to: audience)
+            case .exportClient(let number):
+                bus?.server.export(clientObject(number))
+            case .unexportClient(let path):
+                bus?.server.unexport(path: path)
+            case .activate(let name, let appID):
+                bus?.activate(name, for: appID)
+            case .arm(let timer, let deadline):
+                let delay = deadline - clock()
+                timers.arm(timer, at: .now + (delay > .zero ? delay : .zero)) {
+                    self.assumeIsolated { daemon in
+                        daemon.timers.fired(timer)
+                        daemon.run(.timerFired(timer))
+                    }
+                }
+            case .cancel(let timer):
+                timers.cancel(timer)
+            case .startScanner:
+                startScanner()
+            case .stopScanner:
+                scanner?.stop()
+                scanner = nil
+            case .publishReading(let observation):
+                mqttNode?.observe(observation)
+            case .localDetection(let suspended):
+                mqttNode?.localDetection(suspended: suspended)
+            case .reconfigureFleetMonitoring(let monitoring):
+                mqttNode?.reconfigureMonitoring(monitoring)
+            case .mqttSettingsChanged:
+                let known = mqttNode?.directory.receivers ?? []
+                stopMQTT()
+                startMQTT(knownReceivers: known)
+            case .scheduleFlush:
+                bus?.scheduleFlushIfNeeded()
+            case .log(let level, let message, let metadata):
+                logger.log(level: level, "\(message)", metadata: metadata)
+            }
         }
     }
 
@@ -290,50 +293,15 @@ public actor BeaconDaemon {
         loop.execute { self.assumeIsolated { $0.flushOutbox() } }
     }
 
-    /// A state change waits for the next flush, which commits it.
-    func scheduleFlush() {
-        bus?.scheduleFlushIfNeeded()
-    }
-
     /// Commits the state the signals report, then sends them, then commits what sending them settles.
     func flushOutbox() {
-        commitState()
-        defer {
-            if journal.signalsSent() { commitState() }
-        }
+        run(.commit(.processCrash))
         bus?.send()
-    }
-
-    func notify(_ session: ClientSession, _ event: ClientEvent, _ audience: Audience = .clientAndAdministrators) {
-        bus?.notify(ClientAddress(session), event, audience)
-    }
-
-    func notify(_ event: AdminEvent) {
-        bus?.notify(event)
-    }
-
-    /// The client's properties as they are now (read from the registry, not from a caller's copy).
-    func clientPropertiesChanged(_ number: Int, _ names: [ClientPropertyName]) {
-        guard let session = clients[number] else { return }
-        bus?.propertiesChanged(
-            ClientAddress(session),
-            names.map { name in
-                switch name {
-                case .authorizationStatus: .authorizationStatus(effectiveStatus(session.appID))
-                case .inUse: .inUse(session.inUse)
-                case .monitoredRegions: .monitoredRegions
-                case .rangedConstraints: .rangedConstraints
-                }
-            })
+        run(.signalsSent)
     }
 }
 
 extension BeaconDaemon {
     /// A round trip through the loop (the watchdog pings systemd only when this returns).
     public func ping() {}
-}
-
-/// A client property by name; `clientPropertiesChanged` reads its value as it is now.
-enum ClientPropertyName {
-    case authorizationStatus, inUse, monitoredRegions, rangedConstraints
 }

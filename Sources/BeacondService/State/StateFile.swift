@@ -95,3 +95,22 @@ final class StateFile {
         lock.release()
     }
 }
+
+/// The core's store: writes the core must wait for go through `ensured()` (the file is checked first); reads,
+/// dropping expired queued events and the start trim use the open database as it is.
+extension StateFile: CoreStore {
+    func ensure() throws(StateStoreError) { _ = try ensured() }
+    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
+        try store.queuedEvents(of: appID, expiredBefore: expiredBefore)
+    }
+    func dropExpiredQueuedEvents(before: Timestamp) throws(StateStoreError) -> [String: Int] {
+        try store.dropExpiredQueuedEvents(before: before)
+    }
+    func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp? { try store.oldestQueuedEventTime() }
+    func queuedEventCounts() throws(StateStoreError) -> [String: Int] { try store.queuedEventCounts() }
+    func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int] { try store.trimRegions(perApp: perApp) }
+    func loadRegions(perApp: Int) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
+        try store.loadRegions(perApp: perApp)
+    }
+    func highestStoredClient() throws(StateStoreError) -> Int { try store.highestStoredClient() }
+}

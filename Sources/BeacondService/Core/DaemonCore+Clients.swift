@@ -1,14 +1,11 @@
 import BeaconKit
 import BeacondAPI
-import DBus
 import Logging
 
 /// Client sessions: registration (credentials checked against the app's declaration), the
 /// LocationManager1 methods, and cleanup when a client closes or its connection vanishes.
-extension BeaconDaemon {
-    func registerClient(_ call: DBusMethodCall) throws(DBusCallError) -> [DBusValue] {
-        guard case .string(let appID) = call.arguments[0] else { return [] }
-        let caller = try callerCredentials(call.sender)
+extension DaemonCore {
+    mutating func registerClient(_ appID: String, sender: String, caller: Caller) throws(CallError) -> String {
         guard let app = configuration.apps[appID] else {
             // A caller learns only the apps it may act as, not every declared app (nor their users).
             let mine = configuration.apps.values.filter { $0.declaration.users.contains(caller.credentials.userName) }
@@ -16,9 +13,9 @@ extension BeaconDaemon {
             throw BeacondError(
                 .unknownApp,
                 UnknownAppMessage.text(
-                    appID: appID, declared: mine, configDirectory: options.configDirectory,
+                    appID: appID, declared: mine, configDirectory: configDirectory,
                     suggestFix: true, forCaller: caller.credentials.userName)
-            ).dbusError
+            ).callError
         }
         if let required = app.declaration.executable, caller.credentials.executable == nil,
             app.declaration.users.contains(caller.credentials.userName)
@@ -30,27 +27,27 @@ extension BeaconDaemon {
                     + "\(app.declaration.declarationFile)), but beacond cannot read /proc/\(caller.processID.map(String.init) ?? "PID")/exe "
                     + "of a process of another user: that needs CAP_SYS_PTRACE and ProtectProc=default in beacond.service "
                     + "(see systemd/README.md), or remove executable from the declaration"
-            ).dbusError
+            ).callError
         }
         do {
             try AuthorizationRules.checkCaller(caller.credentials, app: app.declaration)
         } catch {
-            logger.notice("refused RegisterClient(\(appID)) from \(call.sender): \(error.message)")
-            throw BeacondError(error).dbusError
+            log(.notice, "refused RegisterClient(\(appID)) from \(sender): \(error.message)")
+            throw BeacondError(error).callError
         }
-        try checkClientLimits(app: appID, sender: call.sender, userID: caller.credentials.userID, userName: caller.credentials.userName)
+        try checkClientLimits(app: appID, sender: sender, userID: caller.credentials.userID, userName: caller.credentials.userName)
         let number = clients.register(
-            appID: appID, sender: call.sender, caller: caller.credentials,
+            appID: appID, sender: sender, caller: caller.credentials,
             processID: caller.processID
         ).number
         adoptDetachedRegions(into: number)
-        guard let session = clients[number] else { return [] }
-        bus?.server.export(clientObject(number))
-        logger.info(
-            "client \(session.path) registered as \(appID)",
-            metadata: metadata(session).merging([
+        guard let session = clients[number] else { throw .clientClosed(number) }
+        emit(.exportClient(number))
+        log(
+            .info, "client \(session.path) registered as \(appID)",
+            metadata(session).merging([
                 "client.user": "\(caller.credentials.userName)",
-                "client.sender": "\(call.sender)",
+                "client.sender": "\(sender)",
             ]) { $1 })
         notify(.clientRegistered(ClientAddress(session)))
         // One code path for clients: the current status arrives as AuthorizationChanged (after this reply).
@@ -59,20 +56,20 @@ extension BeaconDaemon {
             notify(session, .authorizationChanged(status), .clientOnly)
         }
         deliverQueuedEvents(to: session)
-        return [.objectPath(session.path)]
+        return session.path
     }
 
     /// Connected clients are bounded per connection, per app and per unix user, so no caller can grow the
     /// daemon by registering (each client is a session and an exported object). Detached clients are bounded by
     /// their app's regions instead: a client without regions ends with its connection.
-    func checkClientLimits(app appID: String, sender: String, userID: UInt32, userName: String) throws(DBusCallError) {
+    func checkClientLimits(app appID: String, sender: String, userID: UInt32, userName: String) throws(CallError) {
         let onConnection = clients.clients(on: sender).count
         guard onConnection < Self.maximumClientsPerConnection else {
             throw BeacondError(
                 .clientLimitExceeded,
                 "this connection already has \(onConnection) clients, the most one connection "
                     + "may have; call Close() on the ones you no longer use"
-            ).dbusError
+            ).callError
         }
         let ofApp = clients.connectedCount(of: appID)
         guard ofApp < configuration.maxClientsPerApp else {
@@ -82,7 +79,7 @@ extension BeaconDaemon {
                     + "= \(configuration.maxClientsPerApp) in \(configuration.configFile)). Fix: Close() clients of the app that are no "
                     + "longer used (one client per process is enough: it can monitor and range everything the app needs), "
                     + "or ask an administrator to raise the limit"
-            ).dbusError
+            ).callError
         }
         let ofUser = clients.connectedCount(ofUser: userID)
         guard ofUser < configuration.maxClientsPerUser else {
@@ -91,26 +88,8 @@ extension BeaconDaemon {
                 "user \(userName) already has \(ofUser) connected clients, the limit "
                     + "(max_clients_per_user = \(configuration.maxClientsPerUser) in \(configuration.configFile)). Fix: Close() "
                     + "clients that are no longer used, or ask an administrator to raise the limit"
-            ).dbusError
+            ).callError
         }
-    }
-
-    struct Caller {
-        var credentials: CallerCredentials
-        var processID: UInt32?
-    }
-
-    func callerCredentials(_ sender: String) throws(DBusCallError) -> Caller {
-        let peer = try peerCredentials(sender)
-        guard let uid = peer.unixUserID else {
-            throw BeacondError(.accessDenied, "the bus did not report who \(sender) is (no UnixUserID), so it cannot act as an app").dbusError
-        }
-        let name = UnixAccounts.user(uid: uid)?.name ?? "uid \(uid)"
-        return Caller(
-            credentials: CallerCredentials(
-                userName: name, userID: uid,
-                executable: peer.processID.flatMap(UnixAccounts.executable)),
-            processID: peer.processID)
     }
 
     /// Core Location restores an app's monitored regions when it is relaunched: an Always client that
@@ -125,21 +104,22 @@ extension BeaconDaemon {
     /// wins, else the one of the later client; the app's client is told of the other with `MonitoringDidFail`
     /// (`RegionReplaced`). `announce`: the client was registered before (not a takeover at registration), so it
     /// also hears `PropertiesChanged(MonitoredRegions)`.
-    func adoptDetachedRegions(into number: Int, announce: Bool = false) {
-        let engine = self.engine
-        guard
-            let plan = clients.planTakeover(
+    mutating func adoptDetachedRegions(into number: Int, announce: Bool = false) {
+        let takeover: ClientRegistry.Takeover? = {
+            let engine = self.engine
+            return clients.planTakeover(
                 into: number,
                 monitored: { client, identifier in
                     engine.monitoredRegion(client: client, identifier: identifier) != nil
                 })
-        else { return }
-        let events = self.engine.advance(to: clock())
+        }()
+        guard let plan = takeover else { return }
+        let events = engine.advance(to: now)
         // What fell due before the takeover belongs to the old (detached) sessions: routed now, while they
         // exist, it is queued for the app and handed to the new client with the rest of its queue.
         route(events)
         for move in plan.moves {
-            guard let saved = self.engine.moveRegion(move.region.identifier, from: move.from, to: number) else { continue }
+            guard let saved = engine.moveRegion(move.region.identifier, from: move.from, to: number) else { continue }
             clients.addRegion(move.region, to: number)
             let heardBy = Self.storedHearing(
                 engine.receiverRecord(for: .region(client: number, identifier: move.region.identifier)),
@@ -151,55 +131,53 @@ extension BeaconDaemon {
         for old in plan.detached {
             removeSession(old.number)
             let taken = plan.moves.filter { $0.from == old.number }.count
-            logger.info("\(session.path) took over \(taken) of the \(old.regions.count) regions of disconnected \(old.path) (\(session.appID))")
+            log(.info, "\(session.path) took over \(taken) of the \(old.regions.count) regions of disconnected \(old.path) (\(session.appID))")
         }
         for replaced in plan.replaced {
             let region = replaced.region
             let message =
                 "region \(region.identifier) of \(session.appID) stopped: \(replaced.by) has the same identifier and replaces "
                 + "it (one identifier is one region per app, as in Core Location). Fix: give the app's regions distinct identifiers"
-            logger.notice("\(message)", metadata: metadata(session))
+            log(.notice, message, metadata(session))
             notify(session, .monitoringDidFail(region, BeacondError(.regionReplaced, message)))
         }
         if announce, !plan.moves.isEmpty { clientPropertiesChanged(number, [.monitoredRegions]) }
         engineChanged([])
     }
 
-    func session(_ number: Int) throws(DBusCallError) -> ClientSession {
-        guard let session = clients[number] else {
-            throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed")
-        }
+    func session(_ number: Int) throws(CallError) -> ClientSession {
+        guard let session = clients[number] else { throw .clientClosed(number) }
         return session
     }
 
-    func app(of session: ClientSession) throws(DBusCallError) -> AppConfiguration {
+    func app(of session: ClientSession) throws(CallError) -> AppConfiguration {
         guard let app = configuration.apps[session.appID] else {
-            throw BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(options.configDirectory)/apps.d").dbusError
+            throw BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(configDirectory)/apps.d").callError
         }
         return app
     }
 
     // MARK: Monitoring
 
-    func startMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+    mutating func startMonitoring(client number: Int, _ argument: Result<BeaconRegion, BeacondError>) throws(CallError) {
         let session = try session(number)
         let app = try app(of: session)
         let region: BeaconRegion
-        do { region = try BeaconDictionaries.region(from: argument) } catch { throw error.dbusError }
+        do { region = try argument.get() } catch { throw .beacond(error) }
         if let room = region.room, engine.presence == nil {
             let why =
                 mqttProblem.map {
                     "MQTT is configured but not running (\($0)). Fix: correct [mqtt] in "
-                        + "\(options.configDirectory)/beacond.toml and reload, or leave 'Room' out"
+                        + "\(configDirectory)/beacond.toml and reload, or leave 'Room' out"
                 }
                 ?? "rooms are receivers' rooms on an MQTT broker. Fix: set [mqtt] broker (and room) in "
-                + "\(options.configDirectory)/beacond.toml, or leave 'Room' out"
-            throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' \(room) needs rooms, and this daemon has none: \(why)").dbusError
+                + "\(configDirectory)/beacond.toml, or leave 'Room' out"
+            throw BeacondError(.invalidRegion, "'\(BeacondKey.room)' \(room) needs rooms, and this daemon has none: \(why)").callError
         }
         do {
             try AuthorizationRules.checkMonitoring(app: app.declaration, record: record(session.appID), policy: policy)
         } catch {
-            throw BeacondError(error).dbusError
+            throw BeacondError(error).callError
         }
         if session.regions[region.identifier] == nil { try checkRegionLimits(session) }
         if session.regions[region.identifier] == region,
@@ -209,24 +187,23 @@ extension BeaconDaemon {
             // keeps its state: a beacon that is still there must not enter again. The client hears the state.
             notify(session, .didStartMonitoring(region))
             if current != .unknown {
-                notify(session, .didDetermineState(current, region, EventInfo(at: clock())), .clientOnly)
+                notify(session, .didDetermineState(current, region, EventInfo(at: now)), .clientOnly)
             }
-            return []
+            return
         }
         // Same identifier again replaces the region (Core Location); the engine stops the old one first.
         clients.addRegion(region, to: number)
-        let events = engine.startMonitoring(region, client: number, at: clock())
+        let events = engine.startMonitoring(region, client: number, at: now)
         saveLater(.saveRegion(storedRegion(session, region)))
-        logger.info("\(session.appID) monitors \(region)", metadata: metadata(session))
+        log(.info, "\(session.appID) monitors \(region)", metadata(session))
         clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
-        return []
     }
 
     /// One more region for this client: within `max_regions_per_client` for the client and `max_regions_per_app`
     /// for its app, whose disconnected clients' regions count too (they are the app's, and its next client takes
     /// them over), so no sequence of connections grows an app past its limit.
-    func checkRegionLimits(_ session: ClientSession) throws(DBusCallError) {
+    func checkRegionLimits(_ session: ClientSession) throws(CallError) {
         let file = configuration.configFile
         let fix =
             "StopMonitoring a region you no longer need, monitor a wider region (UUID or UUID+major), or ask an "
@@ -237,7 +214,7 @@ extension BeaconDaemon {
                 .regionLimitExceeded,
                 "this client already monitors \(session.regions.count) regions, the limit "
                     + "(max_regions_per_client = \(perClient) in \(file)). Fix: \(fix)"
-            ).dbusError
+            ).callError
         }
         let perApp = configuration.maxRegionsPerApp
         let ofApp = clients.regionCount(of: session.appID)
@@ -247,92 +224,86 @@ extension BeaconDaemon {
                 "app \(session.appID) already monitors \(ofApp) regions in all its clients, "
                     + "connected or not, the limit (max_regions_per_app = \(perApp) in \(file)); this client has "
                     + "\(session.regions.count) of them. Fix: \(fix) (beaconctl regions lists the app's)"
-            ).dbusError
+            ).callError
         }
     }
 
-    func stopMonitoring(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+    mutating func stopMonitoring(client number: Int, _ identifier: String) throws(CallError) {
         let session = try session(number)
-        guard case .string(let identifier) = argument else { return [] }
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
         clients.removeRegion(identifier, from: number)
         saveLater(.removeRegion(client: number, identifier: identifier))
-        let events = engine.stopMonitoring(client: number, identifier: identifier, at: clock())
+        let events = engine.stopMonitoring(client: number, identifier: identifier, at: now)
         clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
-        return []
     }
 
-    func requestState(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+    mutating func requestState(client number: Int, _ identifier: String) throws(CallError) {
         let session = try session(number)
-        guard case .string(let identifier) = argument else { return [] }
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
-        engineChanged(engine.requestState(client: number, identifier: identifier, at: clock()))
-        return []
+        engineChanged(engine.requestState(client: number, identifier: identifier, at: now))
     }
 
-    func unknownRegion(_ identifier: String, _ session: ClientSession) -> DBusCallError {
+    func unknownRegion(_ identifier: String, _ session: ClientSession) -> CallError {
         let known = session.regionOrder
         return BeacondError(
             .unknownRegion,
             "this client monitors no region \(ClientText.quoted(identifier))"
                 + (known.isEmpty ? " (it monitors none)" : " (it monitors: \(known.joined(separator: ", ")))")
                 + "; see the MonitoredRegions property"
-        ).dbusError
+        ).callError
     }
 
     // MARK: Ranging
 
-    func startRanging(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+    mutating func startRanging(client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>) throws(CallError) {
         let session = try session(number)
         let app = try app(of: session)
         let constraint: BeaconIdentityConstraint
-        do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
+        do { constraint = try argument.get() } catch { throw .beacond(error) }
         do {
             try AuthorizationRules.checkRanging(
                 app: app.declaration, record: record(session.appID), policy: policy,
                 inUse: session.inUse)
         } catch {
-            throw BeacondError(error).dbusError
+            throw BeacondError(error).callError
         }
-        guard !session.rangedConstraints.contains(constraint) else { return [] }
+        guard !session.rangedConstraints.contains(constraint) else { return }
         let limit = configuration.maxRegionsPerClient
         guard session.rangedConstraints.count < limit else {
             throw BeacondError(
                 .regionLimitExceeded,
                 "this client already ranges \(limit) constraints (max_regions_per_client "
-                    + "in \(options.configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint"
-            ).dbusError
+                    + "in \(configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint"
+            ).callError
         }
         clients.addRangedConstraint(constraint, to: number)
-        logger.info("\(session.appID) ranges \(constraint)", metadata: metadata(session))
+        log(.info, "\(session.appID) ranges \(constraint)", metadata(session))
         clientPropertiesChanged(number, [.rangedConstraints])
         refreshRanging(number)
-        return []
     }
 
-    func stopRanging(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
+    mutating func stopRanging(client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>) throws(CallError) {
         let session = try session(number)
         let constraint: BeaconIdentityConstraint
-        do { constraint = try BeaconDictionaries.constraint(from: argument) } catch { throw error.dbusError }
+        do { constraint = try argument.get() } catch { throw .beacond(error) }
         guard session.rangedConstraints.contains(constraint) else {
             let known = session.rangedConstraints.map(\.description)
             throw BeacondError(
                 .unknownRegion,
                 "this client is not ranging \(constraint)"
                     + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")
-            ).dbusError
+            ).callError
         }
         if session.rangingActive { engine.stopRanging([constraint], client: number) }
         clients.removeRangedConstraint(constraint, from: number)
         clientPropertiesChanged(number, [.rangedConstraints])
         engineChanged([])
-        return []
     }
 
     /// Puts the client's ranging into the engine or takes it out, by what its status allows now: WhenInUse
     /// clients range only while in use (paused otherwise, resumed by `SetInUse(true)`).
-    func refreshRanging(_ number: Int) {
+    mutating func refreshRanging(_ number: Int) {
         guard let session = clients[number] else { return }
         let allowed =
             session.isConnected && !session.rangedConstraints.isEmpty
@@ -341,27 +312,25 @@ extension BeaconDaemon {
         if allowed {
             // Every constraint not yet in the engine: all of them when ranging resumes, the new one when a
             // client that already ranges adds another.
-            events = engine.startRanging(session.rangedConstraints, client: number, at: clock())
+            events = engine.startRanging(session.rangedConstraints, client: number, at: now)
             clients.setRangingActive(true, for: number)
         } else if session.rangingActive {
             engine.stopRanging(session.rangedConstraints, client: number)
             clients.setRangingActive(false, for: number)
             if !session.rangedConstraints.isEmpty, session.isConnected {
-                logger.info(
-                    "ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
-                    metadata: metadata(session))
+                log(
+                    .info, "ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
+                    metadata(session))
             }
         }
         engineChanged(events)
     }
 
-    func setInUse(client number: Int, _ argument: DBusValue) throws(DBusCallError) -> [DBusValue] {
-        guard let session = clients[number], case .boolean(let inUse) = argument else { return [] }
-        guard session.inUse != inUse else { return [] }
+    mutating func setInUse(client number: Int, _ inUse: Bool) {
+        guard let session = clients[number], session.inUse != inUse else { return }
         clients.setInUse(inUse, for: number)
         clientPropertiesChanged(number, [.inUse])
         refreshRanging(number)
-        return []
     }
 
     // MARK: Ending
@@ -370,35 +339,34 @@ extension BeaconDaemon {
     /// the app's, not the client's (as in Core Location), so they go on for the app, under the app's other
     /// connected client or detached until the next one registers. Only StopMonitoring, an administrator or a
     /// change of authorization stops a region.
-    func clientAsksToClose(_ number: Int) {
+    mutating func clientAsksToClose(_ number: Int) {
         guard let session = clients[number] else { return }
         leave(session, why: "Close() called", takeoverExcluding: { $0.number == number })
     }
 
     /// Ends a client and everything of it, regions included: for an app no longer declared or a user no longer
     /// allowed, after its regions failed with MonitoringDidFail.
-    func closeClient(_ number: Int, reason: String) {
+    mutating func closeClient(_ number: Int, reason: String) {
         guard let session = clients[number] else { return }
-        logger.info("client \(session.path) (\(session.appID)) closed: \(reason)", metadata: metadata(session))
+        log(.info, "client \(session.path) (\(session.appID)) closed: \(reason)", metadata(session))
         removeSession(number)
         notify(.clientClosed(ClientAddress(session)))
         engineChanged([])
     }
 
     /// Removes a session and its engine entries (no events are produced for it).
-    func removeSession(_ number: Int) {
+    mutating func removeSession(_ number: Int) {
         guard let session = clients.remove(number) else { return }
         if !session.regions.isEmpty { saveLater(.removeClient(number)) }
         let events = engine.remove(
             client: number, regions: session.regionOrder,
-            ranging: session.rangingActive ? session.rangedConstraints : [], at: clock())
+            ranging: session.rangingActive ? session.rangedConstraints : [], at: now)
         route(events)
-        bus?.server.unexport(path: session.path)
+        emit(.unexportClient(path: session.path))
     }
 
     /// A connection left the bus: its clients are no longer in use, and each leaves as with `Close()`.
-    func connectionClosed(_ name: String) {
-        bus?.forget(name)
+    mutating func connectionClosed(_ name: String) {
         for session in clients.clients(on: name) {
             leave(session, why: "its connection \(name) closed", takeoverExcluding: { $0.sender == name })
         }
@@ -409,7 +377,7 @@ extension BeaconDaemon {
     /// no longer monitor, whose regions were already stopped with MonitoringDidFail) just ends. The app's newest
     /// other connected client, if any, takes the regions over at once: while the app has a client, its region
     /// events go to that client, not into the queue for a client that may never come.
-    private func leave(_ session: ClientSession, why: String, takeoverExcluding excluded: (ClientSession) -> Bool) {
+    private mutating func leave(_ session: ClientSession, why: String, takeoverExcluding excluded: (ClientSession) -> Bool) {
         let keepsMonitoring = effectiveStatus(session.appID).allowsMonitoring && !session.regions.isEmpty
         guard keepsMonitoring else {
             closeClient(session.number, reason: why)
@@ -419,43 +387,27 @@ extension BeaconDaemon {
         clients.detach(session.number)
         refreshRanging(session.number)
         clients.removeRangedConstraint(nil, from: session.number)
-        bus?.server.unexport(path: session.path)
+        emit(.unexportClient(path: session.path))
         notify(.clientClosed(ClientAddress(session)))
         let live = clients.newestLiveClient(of: session.appID, excluding: excluded)
         if let live {
-            logger.info(
+            log(
+                .info,
                 """
                 client \(session.path) (\(session.appID)) left (\(why)); the app's client \(BeacondBus.clientPathPrefix)\(live) \
                 takes over its \(session.regions.count) Always regions
                 """,
-                metadata: metadata(session))
+                metadata(session))
             adoptDetachedRegions(into: live, announce: true)
         } else {
-            logger.info(
+            log(
+                .info,
                 """
                 client \(session.path) (\(session.appID)) left (\(why)); \
                 its \(session.regions.count) Always regions stay monitored for the app's next client
                 """,
-                metadata: metadata(session))
+                metadata(session))
         }
     }
 }
 
-extension BeaconDaemon {
-    /// The bus's word on who `sender` is. The object server asked the bus before it dispatched the call (the
-    /// manager object needs caller credentials), without blocking the loop, and keeps the answer per connection.
-    func peerCredentials(_ sender: String) throws(DBusCallError) -> DBusPeerCredentials {
-        switch bus?.server.callerCredentials(of: sender) {
-        case .success(let peer)?:
-            return peer
-        case .failure(let error)?:
-            throw BeacondError(
-                .accessDenied,
-                "the bus could not say who \(sender) is (\(error.name): \(error.message)), "
-                    + "so it cannot act as an app or administrator; try again"
-            ).dbusError
-        case nil:
-            throw DBusCallError(name: DBusStandardError.failed, message: "internal error: no credentials were asked for \(sender)")
-        }
-    }
-}

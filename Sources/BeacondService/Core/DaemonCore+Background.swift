@@ -1,38 +1,32 @@
 import BeaconKit
 import BeacondAPI
-import DBus
-import Logging
 
 /// Background delivery for Always apps: Core Location keeps monitoring for an app that is not running and
 /// relaunches it to deliver the event. Here a region event of a client whose connection is gone is queued
 /// durably for its app (bounded, with a time to live), the app's D-Bus name is started if it declares one,
 /// and the app's next client receives the queue, in order, each event marked late with its original time.
-extension BeaconDaemon {
-    func queueForApp(_ session: ClientSession, _ kind: QueuedRegionEvent.Kind, _ event: MonitoringEvent<EngineKey>) {
+extension DaemonCore {
+    mutating func queueForApp(_ session: ClientSession, _ kind: QueuedRegionEvent.Kind, _ event: MonitoringEvent<EngineKey>) {
         saveLater(
             .queueEvent(
-                QueuedRegionEvent(
-                    appID: session.appID, kind: kind, region: event.region,
-                    timestamp: event.timestamp),
+                QueuedRegionEvent(appID: session.appID, kind: kind, region: event.region, timestamp: event.timestamp),
                 limit: configuration.queueLimit))
-        logger.info(
-            "\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now",
-            metadata: metadata(session))
+        log(.info, "\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now", metadata(session))
         // Nothing else queued waits for expiry: this event is the next to expire (a queued one is never newer).
-        if !timers.isArmed(.queueExpiry) { armQueueExpiry(at: event.timestamp) }
+        if !isArmed(.queueExpiry) { armQueueExpiry(at: event.timestamp) }
         activate(session.appID)
     }
 
     /// `queue_ttl` is kept whether or not the app comes back: one timer fires when the oldest queued event expires,
     /// drops every expired event (counted, so the app's next client hears `DroppedBefore`), and is armed again for
     /// the next oldest. Called at start, when an event is queued, and when the configuration changes.
-    func scheduleQueueExpiry() {
-        timers.cancel(.queueExpiry)
+    mutating func scheduleQueueExpiry() {
+        cancel(.queueExpiry)
         let oldest: Timestamp?
         do {
             oldest = try store.oldestQueuedEventTime()
         } catch {
-            logger.error("cannot read the queued events to expire them: \(error)")
+            log(.error, "cannot read the queued events to expire them: \(error)")
             return
         }
         guard let oldest else { return }
@@ -40,61 +34,61 @@ extension BeaconDaemon {
     }
 
     /// The expiry timer for an event that happened at `oldest`.
-    func armQueueExpiry(at oldest: Timestamp) {
-        let due = BackgroundDelivery.expiryDelay(oldest: oldest, ttl: configuration.queueTTL, now: clock())
-        arm(.queueExpiry, at: .now + due + .milliseconds(1))
+    mutating func armQueueExpiry(at oldest: Timestamp) {
+        let due = BackgroundDelivery.expiryDelay(oldest: oldest, ttl: configuration.queueTTL, now: now)
+        arm(.queueExpiry, at: now + due + .milliseconds(1))
     }
 
-    func dropExpiredQueuedEvents() {
+    mutating func dropExpiredQueuedEvents() {
         commitState()
         do {
-            let dropped = try store.dropExpiredQueuedEvents(before: clock() - configuration.queueTTL)
+            let dropped = try store.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
             for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
-                logger.notice(
+                log(
+                    .notice,
                     """
                     \(count) queued events of \(appID) expired (older than queue_ttl = \(configuration.queueTTL)); \
                     its next client hears DroppedBefore
                     """,
-                    metadata: ["client.app": "\(appID)"])
+                    ["client.app": "\(appID)"])
             }
         } catch {
-            logger.error("cannot drop the expired queued events: \(error)")
+            log(.error, "cannot drop the expired queued events: \(error)")
         }
     }
 
     /// Asks the bus to start the app's declared `dbus_name` (its `.service` file says how), at most once per
     /// `activation_interval` per app, so a flapping region cannot fork-bomb the machine.
-    func activate(_ appID: String) {
-        guard let name = configuration.apps[appID]?.dbusName, let bus else { return }
-        guard delivery.shouldActivate(appID, at: clock(), interval: configuration.activationInterval) else { return }
-        bus.activate(name, for: appID)
+    mutating func activate(_ appID: String) {
+        guard let name = configuration.apps[appID]?.dbusName else { return }
+        guard delivery.shouldActivate(appID, at: now, interval: configuration.activationInterval) else { return }
+        emit(.activate(dbusName: name, appID: appID))
     }
 
     /// The app's queue to its new client, oldest first, after the reply to RegisterClient; removed from the
     /// database once sent (a crash before that sends them again rather than losing them).
-    func deliverQueuedEvents(to session: ClientSession) {
+    mutating func deliverQueuedEvents(to session: ClientSession) {
         commitState()
-        let ttl = configuration.queueTTL
         let queued: QueuedEvents
         do {
-            queued = try store.queuedEvents(of: session.appID, expiredBefore: clock() - ttl)
+            queued = try store.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
         } catch {
-            logger.error("cannot read the events queued for \(session.appID): \(error)", metadata: metadata(session))
+            log(.error, "cannot read the events queued for \(session.appID): \(error)", metadata(session))
             return
         }
         let status = effectiveStatus(session.appID)
-        switch BackgroundDelivery.plan(queued, alreadySent: { journal.wasSent(queuedEvent: $0) }, allowsMonitoring: status.allowsMonitoring) {
+        let sentBefore = journal
+        switch BackgroundDelivery.plan(queued, alreadySent: { sentBefore.wasSent(queuedEvent: $0) }, allowsMonitoring: status.allowsMonitoring) {
         case .nothing(let dropped):
             if dropped > 0 {
                 // Kept: the count goes with the next event the app gets.
-                logger.notice(
+                log(
+                    .notice,
                     "\(dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
-                    metadata: metadata(session))
+                    metadata(session))
             }
         case .discard(let ids):
-            logger.notice(
-                "\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now",
-                metadata: metadata(session))
+            log(.notice, "\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now", metadata(session))
             saveLater(.removeQueuedEvents(appID: session.appID, ids: ids))
         case .deliver(let deliveries, let dropped):
             for delivery in deliveries {
@@ -106,18 +100,17 @@ extension BeaconDaemon {
             }
             if dropped > 0 {
                 let limit = configuration.queueLimit
-                logger.notice(
+                log(
+                    .notice,
                     """
                     \(dropped) queued events of \(session.appID) were dropped before delivery \
                     (more than queue_limit = \(limit), or older than queue_ttl)
                     """,
-                    metadata: metadata(session))
+                    metadata(session))
             }
-            logger.info(
-                "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))",
-                metadata: metadata(session))
+            log(.info, "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))", metadata(session))
             journal.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id))
-            scheduleFlush()
+            emit(.scheduleFlush)
         }
     }
 }

@@ -1,9 +1,6 @@
 import BeaconKit
 import Fleet
 import BeacondAPI
-import DBus
-import Foundation
-import Logging
 
 /// Durable state: what is saved when, and putting it back at start.
 ///
@@ -17,25 +14,22 @@ import Logging
 ///   backoff (0.1 s doubling to 5 s), not at every commit: a commit meanwhile writes nothing, so a full disk
 ///   costs one write attempt per retry, however many calls come. A method whose change could not be saved
 ///   answers `StateNotSaved` saying so.
-extension BeaconDaemon {
-    /// How often a seen region's last-seen time is saved while sightings arrive.
-    static let lastSeenSaveInterval: Duration = .seconds(10)
-
-    func saveLater(_ change: StateChange) {
+extension DaemonCore {
+    mutating func saveLater(_ change: StateChange) {
         journal.record(change)
-        scheduleFlush()
+        emit(.scheduleFlush)
     }
 
     /// The region's state is saved at the next commit (`StateJournal.markRegionChanged`).
-    func markRegionChanged(_ key: EngineKey) {
-        if journal.markRegionChanged(key) { scheduleFlush() }
+    mutating func markRegionChanged(_ key: EngineKey) {
+        if journal.markRegionChanged(key) { emit(.scheduleFlush) }
     }
 
     /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept), or
     /// the standing one while a failed write waits for its retry (nothing is tried then unless `force`).
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
-    func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateStoreError? {
+    mutating func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateStoreError? {
         // Only what the journal marked is read, and only when a write may happen.
         var current: [EngineKey: StateJournal.RegionValues] = [:]
         if !journal.changedRegions.isEmpty, !journal.waitsForRetry(force: force) {
@@ -47,72 +41,59 @@ extension BeaconDaemon {
                     monitored: monitored, heardBy: Self.storedHearing(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
             }
         }
+        let store = self.store
         let outcome = journal.commit(force: force, current: current) { batch throws(StateStoreError) in
-            try stateFile.apply(batch, durability: durability)
+            try store.apply(batch, durability: durability)
         }
         switch outcome {
         case .nothingToWrite:
             return nil
         case .saved(let ended):
-            timers.cancel(.stateRetry)
+            cancel(.stateRetry)
             if let ended {
-                logger.notice("the state database is writable again; \(ended.pending) changes kept since the failure are saved")
+                log(.notice, "the state database is writable again; \(ended.pending) changes kept since the failure are saved")
             }
             return nil
         case .waiting(let error):
             return error
         case .failed(let error, let dropped, let isNew, let retryIn):
             if dropped > 0 {
-                logger.error("\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
+                log(.error, "\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
             }
             if isNew {
-                logger.error(
-                    "cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
-                    metadata: ["state.file": "\(store.file)"])
+                log(
+                    .error, "cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
+                    ["state.file": "\(store.file)"])
             }
             // Each try is logged, so the backoff can be seen (and counted) in the log.
-            logger.info(
-                "state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
-                metadata: ["state.file": "\(store.file)"])
-            arm(.stateRetry, at: .now + retryIn)
+            log(
+                .info, "state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
+                ["state.file": "\(store.file)"])
+            arm(.stateRetry, at: now + retryIn)
             return error
         }
     }
 
     /// Outside a commit (a watch event, GetStatus): recover or report a lost database now, not at the next change.
-    func checkStateFile() {
-        let wasLost = stateFile.isLost
+    mutating func checkStateFile() {
+        let wasLost = store.isLost
         do {
-            _ = try stateFile.ensured()
+            try store.ensure()
             if journal.failure != nil {
                 // With nothing pending, a failure that was the lost file is over; anything pending is written now
                 // to the new file, or else on the retry's backoff.
                 if wasLost, journal.isEmpty {
                     journal.recoveredWithNothingPending()
-                    timers.cancel(.stateRetry)
+                    cancel(.stateRetry)
                 } else {
                     commitState(force: wasLost)
                 }
             }
         } catch {
             if journal.failed(error) {
-                logger.error(
-                    "cannot save state: \(error). Until it works, a restart loses what changes",
-                    metadata: ["state.file": "\(store.file)"])
+                log(.error, "cannot save state: \(error). Until it works, a restart loses what changes", ["state.file": "\(store.file)"])
             }
         }
-    }
-
-    /// After a D-Bus method: its changes must be on disk before the reply says it happened. A call that changed
-    /// nothing (GetStatus while the disk is full) succeeds whatever the commit of earlier changes does.
-    func commitAfterCall(changesBefore: Int) throws(DBusCallError) {
-        guard let error = commitState(.powerLoss), journal.changeCount != changesBefore else { return }
-        throw BeacondError(
-            .stateNotSaved,
-            "the change is in effect now but could not be saved (\(error.message)), so a "
-                + "restart of beacond would lose it; beacond keeps retrying, at most \(StateJournal.maximumRetryDelay) apart. "
-                + "Fix: \(error.fix)"
-        ).dbusError
     }
 
     // MARK: Region rows
@@ -125,23 +106,19 @@ extension BeaconDaemon {
     }
 
     /// While sightings arrive, one timer saves the regions' last-seen times; none runs while nothing is seen.
-    func scheduleLastSeenSave() {
-        guard !timers.isArmed(.lastSeenSave), engine.monitoredCount > 0 else { return }
-        arm(.lastSeenSave, at: .now + Self.lastSeenSaveInterval)
+    mutating func scheduleLastSeenSave() {
+        guard !isArmed(.lastSeenSave), engine.monitoredCount > 0 else { return }
+        arm(.lastSeenSave, at: now + Self.lastSeenSaveInterval)
     }
 
-    func markSeenRegionsChanged() {
+    mutating func markSeenRegionsChanged() {
         for (key, monitored) in engine.monitoredRegions where monitored.lastSeen != nil {
             journal.markRegionChanged(key)
         }
     }
 
     /// Each remote receiver's room (also while no node runs, and after shutdown), to save hearings by room.
-    func receiverRooms() -> [ReceiverID: String] {
-        var rooms = numberedRooms
-        for receiver in mqttNode?.directory.receivers ?? [] { rooms[receiver.id] = receiver.room }
-        return rooms
-    }
+    func receiverRooms() -> [ReceiverID: String] { numberedRooms }
 
     /// A region's hearings by room, for its row (nil when only this node's scanner heard it, or nobody). Hearings
     /// more than `exitTimeout` older than the latest can decide nothing (the monitor looks back that far from a
@@ -187,14 +164,16 @@ extension BeaconDaemon {
     /// that left while beacond was down gives exactly one `DidExitRegion`, `exit_timeout` after scanning resumed
     /// (by then more than the exit timeout has passed since it was last seen). Regions of apps no longer declared
     /// or no longer allowed to monitor are dropped, each logged.
-    func restoreRegions() throws(StateStoreError) {
+    mutating func restoreRegions(at now: Timestamp) throws(StateStoreError) -> [DaemonEffect] {
+        self.now = now
         // A bounded state, whatever the file holds: each app's first max_regions_per_app saved regions resume, the
         // rest are removed, and said (a file from before the limit, or a limit lowered since).
         let perApp = configuration.maxRegionsPerApp
         do {
             for (appID, count) in try store.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
                 let file = configuration.configFile
-                logger.warning(
+                log(
+                    .warning,
                     """
                     \(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(file) \
                     (its first \(perApp) saved regions resume); raise the limit before a restart to keep more
@@ -202,23 +181,24 @@ extension BeaconDaemon {
                 )
             }
         } catch {
-            logger.error("\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
+            log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
         }
         let loaded = try store.loadRegions(perApp: perApp)
-        for problem in loaded.problems { logger.warning("\(store.file): \(problem)") }
+        for problem in loaded.problems { log(.warning, "\(store.file): \(problem)") }
         clients.reserveNumbers(through: try store.highestStoredClient())
         // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved
         // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
         // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
         // lost. Restored while blind, every region waits for a full exit_timeout of scanning instead.
-        _ = engine.suspendDetection(at: clock())
+        _ = engine.suspendDetection(at: now)
+        let core = self
         let plan = RegionRestore.plan(
             loaded.regions,
             status: { appID in
-                self.configuration.apps[appID] == nil ? nil : self.effectiveStatus(appID)
-            }, declaredWhere: "\(options.configDirectory)/apps.d")
+                core.configuration.apps[appID] == nil ? nil : core.effectiveStatus(appID)
+            }, declaredWhere: "\(configDirectory)/apps.d")
         for dropped in plan.dropped {
-            logger.notice("\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
+            log(.notice, "\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
             saveLater(.removeClient(dropped.client))
         }
         var restored = 0
@@ -229,7 +209,7 @@ extension BeaconDaemon {
         for resumed in plan.resumed {
             clients.restore(number: resumed.client, appID: resumed.appID, regions: resumed.regions.map(\.region))
             for monitored in resumed.regions {
-                engine.restore(monitored, client: resumed.client, at: clock())
+                engine.restore(monitored, client: resumed.client, at: now)
                 let key = EngineKey.region(client: resumed.client, identifier: monitored.region.identifier)
                 guard let hearing = heard[key]?.heardBy else { continue }
                 let record = Self.receiverRecord(hearing, numbering: &receivers)
@@ -241,10 +221,13 @@ extension BeaconDaemon {
         }
         // Offline until their status or a reading says otherwise (or `[mqtt]` turns out to be off).
         for (room, id) in receivers { numberedRooms[id] = room }
-        guard restored > 0 else { return }
+        defer { effects.removeAll() }
+        guard restored > 0 else { return effects }
         let apps = clients.appIDs.count
-        logger.info(
+        log(
+            .info,
             "resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout"
         )
+        return effects
     }
 }

@@ -1,0 +1,65 @@
+import BeaconKit
+import BeacondAPI
+import BlueZ
+import DBus
+import Logging
+
+/// The scanner the core asks for (`DaemonEffect.startScanner`): made from `[scanner] source`, started, and its
+/// input and status fed back to the core.
+extension BeaconDaemon {
+    func makeScanner() throws(ScannerError) -> any BeaconScanner {
+        switch core.configuration.scanner {
+        case .fifo(let path):
+            let scanner = FIFOScanner(path: path)
+            scanner.onMalformedLine = { line, reason in
+                self.assumeIsolated { $0.logger.warning("fifo:\(path) line \(line) ignored: \(reason)") }
+            }
+            return scanner
+        case .replay(let path):
+            let scanner = ReplayScanner(path: path)
+            scanner.finished = { count in
+                self.assumeIsolated { $0.logger.info("replay of \(path) finished (\(count) records)") }
+            }
+            return scanner
+        case .hci, .bluez, .auto:
+            guard let server = bus?.server else { throw ScannerError("not connected to the bus") }
+            let mode: BlueZScannerSource.Mode
+            var choice: String?
+            var adapterName: String?
+            switch core.configuration.scanner {
+            case .hci(let name): mode = .hci; adapterName = name
+            case .bluez(let name): mode = .bluez; adapterName = name
+            default:
+                let raw = HCISocket.hasRawCapability
+                mode = raw ? .hci : .bluez
+                choice = raw ? "auto: CAP_NET_RAW present" : "auto: no CAP_NET_RAW, so bluetoothd's D-Bus reports only"
+            }
+            return BlueZScannerSource(mode: mode, adapterName: adapterName, server: server, loop: loop, choice: choice)
+        }
+    }
+
+    /// Makes the scanner (or reuses the one there) and starts it; monitoring stays registered when that fails
+    /// (regions are unknown until a scanner works; status and doctor say why).
+    func startScanner() {
+        do throws(ScannerError) {
+            let scanner: any BeaconScanner
+            if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
+            self.scanner = scanner
+            run(.scannerStarted(label: scanner.label))
+            try scanner.start(
+                loop: loop,
+                deliver: { input in
+                    self.assumeIsolated { _ = $0.run(.scanner(input)) }
+                },
+                status: { status in
+                    self.assumeIsolated { daemon in
+                        guard let label = daemon.scanner?.label else { return }
+                        daemon.run(.scannerReported(status, label: label))
+                    }
+                })
+        } catch {
+            scanner = nil
+            run(.scannerFailedToStart(error.message))
+        }
+    }
+}
