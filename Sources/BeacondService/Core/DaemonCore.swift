@@ -40,6 +40,8 @@ struct DaemonCore {
     var armedTimers: [DaemonTimer: Timestamp] = [:]
 
     let configDirectory: String
+    /// When this daemon started (status says it).
+    let startedAt: Timestamp
     let store: any CoreStore
     /// The time of the input being handled.
     var now: Timestamp
@@ -61,6 +63,7 @@ struct DaemonCore {
         self.configDirectory = configDirectory
         self.store = store
         self.now = now
+        startedAt = now
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
     }
 

@@ -1,50 +1,10 @@
 public import BeaconKit
 import BeacondAPI
 import Fleet
-public import DBus
+import DBus
 public import MainLoopKit
 public import Logging
 import Foundation
-
-/// Where and how the daemon runs (from `beacond`'s options).
-public struct DaemonOptions: Sendable {
-    public var bus: DBusBusAddress
-    public var configDirectory: String
-    public var stateDirectory: String
-    /// `--scanner`: overrides `[scanner] source` from beacond.toml.
-    public var scanner: ScannerSpec?
-
-    public init(bus: DBusBusAddress, configDirectory: String, stateDirectory: String, scanner: ScannerSpec?) {
-        self.bus = bus
-        self.configDirectory = configDirectory
-        self.stateDirectory = stateDirectory
-        self.scanner = scanner
-    }
-}
-
-/// Why the daemon could not start, and the exit status that tells systemd which kind of failure it was.
-public enum DaemonStartError: Error, CustomStringConvertible {
-    /// beacond.toml or apps.d is wrong: EX_CONFIG (78), which `RestartPreventExitStatus=` can keep from looping.
-    case configuration(String)
-    /// The state directory or database cannot be used.
-    case state(String)
-    /// The bus cannot be reached, or its name cannot be owned.
-    case bus(String)
-
-    public var message: String {
-        switch self {
-        case .configuration(let message), .state(let message), .bus(let message): message
-        }
-    }
-
-    public var description: String { message }
-
-    /// sysexits.h's EX_CONFIG for a configuration error, else 1.
-    public var exitStatus: Int32 {
-        if case .configuration = self { return 78 }
-        return 1
-    }
-}
 
 /// The daemon's runtime: it feeds everything that happens (D-Bus calls, scanner input, the `[mqtt]` node's
 /// readings, timers, peers leaving, reloads) to the core (`DaemonCore`), which decides, and carries out the effects
@@ -58,14 +18,17 @@ public actor BeaconDaemon {
     let options: DaemonOptions
     let logger: Logger
     let clock: @Sendable () -> Timestamp
-    let startedAt: Timestamp
 
     /// What the daemon decides: clients, engine, authorization, scan control, delivery, the journal.
     var core: DaemonCore
     /// The state directory: its lock, the database and the watch on it (`StateFile`).
     let stateFile: StateFile
-    /// The bus face (`BusFace`): connection, exported objects, signals out; nil before start and after shutdown.
-    var bus: BusFace?
+    /// Where the daemon is in its life; the bus face exists only while it serves.
+    var lifecycle: Lifecycle = .loaded
+    /// The bus face (`BusFace`): connection, exported objects, signals out.
+    var bus: BusFace? {
+        if case .serving(let bus) = lifecycle { bus } else { nil }
+    }
     /// The scanner while one is made (`core.scanControl` says when).
     var scanner: (any BeaconScanner)?
     /// Every timer, by name (`DaemonTimer`); each fires into the core.
@@ -80,13 +43,12 @@ public actor BeaconDaemon {
     /// Loads configuration and state; throws a configuration error (exit 78) or a state error.
     public init(
         options: DaemonOptions, loop: MainLoop, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp = BeaconDaemon.wallClock
+        clock: @escaping @Sendable () -> Timestamp = WallClock.now
     ) throws(DaemonStartError) {
         self.options = options
         self.loop = loop
         self.logger = logger
         self.clock = clock
-        startedAt = clock()
         let configuration: DaemonConfiguration
         do {
             configuration = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
@@ -104,30 +66,12 @@ public actor BeaconDaemon {
         }
         core = DaemonCore(
             configuration: configuration, authorization: authorization, configDirectory: options.configDirectory,
-            store: stateFile, now: startedAt)
+            store: stateFile, now: clock())
         timers = TimerSet(loop: loop)
         (failures, failureContinuation) = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if let note = stateFile.store.recoveryNote { logger.error("\(note)") }
     }
-
-    /// The engine's clock: wall time read once at start, advanced by CLOCK_BOOTTIME. Exit timeouts and ranging
-    /// cycles must not jump when the wall clock is stepped (NTP at boot on a board without an RTC would otherwise
-    /// exit every region at once, or freeze them for as long as the step back); timestamps sent to clients stay
-    /// close to wall time, and still count while the machine sleeps.
-    public static let wallClock: @Sendable () -> Timestamp = {
-        let elapsed = microseconds(CLOCK_BOOTTIME) - startBoot
-        return Timestamp(microsecondsSinceEpoch: startWall &+ elapsed)
-    }
-
-    static func microseconds(_ clock: clockid_t) -> Int64 {
-        var now = timespec()
-        clock_gettime(clock, &now)
-        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
-    }
-
-    static let startWall = microseconds(CLOCK_REALTIME)
-    static let startBoot = microseconds(CLOCK_BOOTTIME)
 
     // MARK: Start and stop
 
@@ -153,7 +97,7 @@ public actor BeaconDaemon {
         } catch {
             throw .bus("cannot serve on the bus: \(error)")
         }
-        self.bus = bus
+        lifecycle = .serving(bus)
         bus.server.connectionClosed = { name in
             self.assumeIsolated { daemon in
                 daemon.bus?.forget(name)
@@ -163,7 +107,7 @@ public actor BeaconDaemon {
         bus.server.disconnected = {
             self.assumeIsolated { $0.busDisconnected() }
         }
-        bus.server.export(managerObject())
+        bus.server.export(DaemonObjects(daemon: self).managerObject())
         let ownership: DBusConnection.NameOwnership
         do {
             ownership = try bus.connection.requestName(BeacondBus.name)
@@ -203,9 +147,16 @@ public actor BeaconDaemon {
         bus?.close()
         // The last write is done: the state directory is free for the next beacond.
         stateFile.close()
-        bus = nil
+        lifecycle = .stopped
         failureContinuation.finish()
         logger.info("beacond stopped")
+    }
+
+    /// Loaded (configuration and state read), serving on the bus, or stopped (after `shutdown`, for good).
+    enum Lifecycle {
+        case loaded
+        case serving(BusFace)
+        case stopped
     }
 
     func busDisconnected() {
@@ -248,7 +199,7 @@ public actor BeaconDaemon {
                 guard !audience.isEmpty else { continue }
                 bus.range(client, constraint: constraint, reports, to: audience)
             case .exportClient(let number):
-                bus?.server.export(clientObject(number))
+                bus?.server.export(DaemonObjects(daemon: self).clientObject(number))
             case .unexportClient(let path):
                 bus?.server.unexport(path: path)
             case .activate(let name, let appID):
@@ -284,6 +235,39 @@ public actor BeaconDaemon {
                 logger.log(level: level, "\(message)", metadata: metadata)
             }
         }
+    }
+
+    // MARK: Calls
+
+    /// A call for the core: its reply once what it changed is saved, or its refusal.
+    func answer(_ call: DaemonCall) throws(DBusCallError) -> [DBusValue] {
+        switch run(.call(call)) {
+        case .success(let reply)?:
+            switch reply {
+            case .none: return []
+            case .clientPath(let path): return [.objectPath(path)]
+            case .status(let status): return [.string(status.rawValue)]
+            case .configurationError(let error): return [.string(error)]
+            }
+        case .failure(let error)?:
+            throw error.dbusError
+        case nil:
+            return []
+        }
+    }
+
+    /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
+    /// file, line and problem); a good one applies at once. The reply is "" or why the files were rejected.
+    @discardableResult
+    public func reload() -> String {
+        let loaded: Result<DaemonConfiguration, ConfigurationRejection>
+        do {
+            loaded = .success(try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner))
+        } catch {
+            loaded = .failure(ConfigurationRejection(message: "\(error)"))
+        }
+        guard case .success(.configurationError(let rejected))? = run(.call(.reload(loaded))) else { return "" }
+        return rejected
     }
 
     // MARK: Signals out

@@ -46,7 +46,7 @@ final class NodeOnLoop: @unchecked Sendable {
         let node = try MQTTNode(
             settings: settings, broker: settings.broker!, loop: loop,
             logger: Logger(label: "mqtt-node-test") { _ in CollectingLogHandler(lines: logged) },
-            monitoring: MonitoringConfiguration(), clock: BeaconDaemon.wallClock)
+            monitoring: MonitoringConfiguration(), clock: WallClock.now)
         node.onFleetInput = { input in fleetInputs.withLock { $0.append(input) } }
         let peer = try MQTTClient(options: MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: "peer"), loop: loop)
         peer.onMessage = { message in heard.withLock { $0.append(message) } }
@@ -170,14 +170,14 @@ struct MQTTNodeTests {
         let broker = try PrivateBroker()
         let node = try NodeOnLoop(broker, room: "Living Room") { $0.publish = .all }
         // Due before the broker accepted the node: counted, not kept.
-        try node.onLoop { $0.observe(Self.sighting(at: BeaconDaemon.wallClock())) }
+        try node.onLoop { $0.observe(Self.sighting(at: WallClock.now())) }
         #expect(try node.status.readingsNotSent == 1)
         try node.startPeer()
         try node.startNode()
         // Its room is online, retained, so a receiver that comes later learns it.
         #expect(eventually { node.texts(on: "espresense/rooms/living_room/status") == ["online"] })
         // The next reading, a publish interval later, goes out.
-        try node.onLoop { $0.observe(Self.sighting(at: BeaconDaemon.wallClock() + .seconds(2))) }
+        try node.onLoop { $0.observe(Self.sighting(at: WallClock.now() + .seconds(2))) }
         let topic = "espresense/devices/\(Self.deviceID)/living_room"
         #expect(eventually { node.texts(on: topic).count == 1 }, "no reading on \(topic): \(node.topicsHeard(containing: ""))")
         let json = try #require(node.texts(on: topic).first)
@@ -201,7 +201,7 @@ struct MQTTNodeTests {
         }
         try node.startPeer()
         try node.startNode()
-        let start = BeaconDaemon.wallClock()
+        let start = WallClock.now()
         // Beacon 1/2 three times, each a reading (a publish interval apart), then beacon 1/3 once.
         for step in 0..<3 {
             try node.onLoop { $0.observe(Self.sighting(at: start + .milliseconds(1100 * step))) }

@@ -3,18 +3,21 @@ import BeacondAPI
 import DBus
 
 /// The exported objects: `/org/beacond` (Manager1, Admin1) and each client's `/org/beacond/client/N`
-/// (LocationManager1). Handlers run on the loop thread and enter the actor synchronously.
-extension BeaconDaemon {
+/// (LocationManager1): every method's arguments decoded, its call handed to the daemon, its reply encoded.
+/// Handlers run on the loop thread and enter the daemon synchronously.
+struct DaemonObjects {
+    let daemon: BeaconDaemon
+
     typealias Handler = @Sendable (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
 
     /// A method whose handler runs isolated to the daemon. A call that is not the core's (status, listings, event
     /// watching) saves what is pending before its reply, as every call does (`DaemonCore.handle`).
-    nonisolated func method(
+    func method(
         _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
         _ body: @escaping Handler
     ) -> DBusMethod {
         DBusMethod(name, in: inArguments, out: outArguments) { call throws(DBusCallError) in
-            try self.assumeIsolated { daemon in
+            try daemon.assumeIsolated { daemon in
                 Result { () throws(DBusCallError) in
                     do throws(DBusCallError) {
                         let reply = try body(daemon, call)
@@ -29,36 +32,19 @@ extension BeaconDaemon {
         }
     }
 
-    /// A call for the core: its reply once what it changed is saved, or its refusal.
-    func answer(_ call: DaemonCall) throws(DBusCallError) -> [DBusValue] {
-        switch run(.call(call)) {
-        case .success(let reply)?:
-            switch reply {
-            case .none: return []
-            case .clientPath(let path): return [.objectPath(path)]
-            case .status(let status): return [.string(status.rawValue)]
-            case .configurationError(let error): return [.string(error)]
-            }
-        case .failure(let error)?:
-            throw error.dbusError
-        case nil:
-            return []
-        }
-    }
-
     /// An Admin1 method: the caller must be root or in `admin_group` before anything else happens.
-    nonisolated func adminMethod(
+    func adminMethod(
         _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
         _ body: @escaping Handler
     ) -> DBusMethod {
         method(name, in: inArguments, out: outArguments) { daemon, call throws(DBusCallError) in
-            try daemon.checkAdministrator(call.sender)
+            try Self.checkAdministrator(daemon, call.sender)
             return try body(daemon, call)
         }
     }
 
     /// An Admin1 listing in pages: `(u offset, u limit) → (aa{sv} entries, u total)`.
-    nonisolated func pagedMethod(
+    func pagedMethod(
         _ name: String, _ entries: String,
         _ body: @escaping @Sendable (isolated BeaconDaemon, Page) -> [DBusValue]
     ) -> DBusMethod {
@@ -70,12 +56,12 @@ extension BeaconDaemon {
         }
     }
 
-    nonisolated func property(
+    func property(
         _ name: String, _ signature: String, changeSignal: DBusProperty.ChangeSignal = .value,
         _ read: @escaping @Sendable (isolated BeaconDaemon, String) -> DBusValue
     ) -> DBusProperty {
         DBusProperty(name, signature, changeSignal: changeSignal) { sender in
-            self.assumeIsolated { daemon in read(daemon, sender) }
+            daemon.assumeIsolated { daemon in read(daemon, sender) }
         }
     }
 
@@ -86,7 +72,7 @@ extension BeaconDaemon {
                 method(BeacondMember.registerClient, in: [DBusArgument("app_id", "s")], out: [DBusArgument("client", "o")]) {
                     daemon, call throws(DBusCallError) in
                     guard case .string(let appID) = call.arguments[0] else { return [] }
-                    let caller = try daemon.callerCredentials(call.sender)
+                    let caller = try Self.callerCredentials(daemon, call.sender)
                     return try daemon.answer(.registerClient(appID: appID, sender: call.sender, caller: caller))
                 }
             ],
@@ -98,12 +84,12 @@ extension BeaconDaemon {
         let admin = DBusInterface(
             BeacondInterface.admin,
             methods: [
-                adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [daemon.status()] },
-                pagedMethod(BeacondMember.listRegions, "regions") { daemon, page in daemon.regionList(page) },
-                pagedMethod(BeacondMember.listClients, "clients") { daemon, page in daemon.clientList(page) },
-                pagedMethod(BeacondMember.listApps, "apps") { daemon, page in daemon.appList(page) },
-                pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in daemon.pendingRequestList(page) },
-                pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in daemon.receiverReadings(page) },
+                adminMethod(BeacondMember.getStatus, out: [DBusArgument("status", "a{sv}")]) { daemon, _ in [Self.status(daemon)] },
+                pagedMethod(BeacondMember.listRegions, "regions") { daemon, page in Self.regionList(daemon, page) },
+                pagedMethod(BeacondMember.listClients, "clients") { daemon, page in Self.clientList(daemon, page) },
+                pagedMethod(BeacondMember.listApps, "apps") { daemon, page in Self.appList(daemon, page) },
+                pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in Self.pendingRequestList(daemon, page) },
+                pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in Self.receiverReadings(daemon, page) },
                 adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
                     [.string(daemon.reload())]
                 },
@@ -196,7 +182,7 @@ extension BeaconDaemon {
                 BeacondMember.monitoredRegions, BeacondMember.rangedConstraints,
             ].map { name in
                 property(name, Self.clientPropertySignature(name), changeSignal: Self.clientPropertyChangeSignal(name)) { daemon, _ in
-                    daemon.core.clients[number].map { daemon.clientProperty(name, $0) } ?? .string("")
+                    daemon.core.clients[number].map { Self.clientProperty(name, $0, daemon.core) } ?? .string("")
                 }
             },
             signals: [
@@ -211,8 +197,8 @@ extension BeaconDaemon {
             ])
         return DBusObject(path: BeacondBus.clientPathPrefix + String(number), interfaces: [interface]) {
             sender throws(DBusCallError) in
-            try self.assumeIsolated { daemon in
-                Result { () throws(DBusCallError) in try daemon.checkOwner(number, sender) }
+            try daemon.assumeIsolated { daemon in
+                Result { () throws(DBusCallError) in try Self.checkOwner(daemon.core.clients, number, sender) }
             }.get()
         }
     }
@@ -229,14 +215,14 @@ extension BeaconDaemon {
     /// every StartMonitoring made a client adding 1,000 regions receive ~75 MB, and one that does not dispatch
     /// signals while it waits for replies (dbus-python's blocking calls) stopped reading at libdbus's limit and
     /// never got its reply. They are announced by name; the value is one Get away.
-    nonisolated static func clientPropertyChangeSignal(_ name: String) -> DBusProperty.ChangeSignal {
+    static func clientPropertyChangeSignal(_ name: String) -> DBusProperty.ChangeSignal {
         switch name {
         case BeacondMember.monitoredRegions, BeacondMember.rangedConstraints: return .invalidates
         default: return .value
         }
     }
 
-    func clientProperty(_ name: String, _ session: ClientSession) -> DBusValue {
+    static func clientProperty(_ name: String, _ session: ClientSession, _ core: DaemonCore) -> DBusValue {
         switch name {
         case BeacondMember.appID: return .string(session.appID)
         case BeacondMember.authorizationStatus: return .string(core.effectiveStatus(session.appID).rawValue)
@@ -250,8 +236,8 @@ extension BeaconDaemon {
     }
 
     /// Only the connection that registered a client may use its object.
-    func checkOwner(_ number: Int, _ sender: String) throws(DBusCallError) {
-        guard let session = core.clients[number] else {
+    static func checkOwner(_ clients: ClientRegistry, _ number: Int, _ sender: String) throws(DBusCallError) {
+        guard let session = clients[number] else {
             throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed; call RegisterClient again")
         }
         guard session.sender == sender else {

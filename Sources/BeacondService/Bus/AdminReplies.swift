@@ -3,41 +3,40 @@ import BeacondAPI
 import DBus
 import Logging
 
-/// Admin1's read side (status, clients, pending requests) and configuration reload (SIGHUP).
-extension BeaconDaemon {
+/// Admin1's read side: status, and the paged lists of regions, clients, apps and pending requests.
+extension DaemonObjects {
     /// The most entries one `List*` reply carries: a region entry is under 1 KiB (a 256-byte identifier is the
-    /// largest part), so a page stays under 0.5 MiB, far below the bus's message limit (32 MiB on the system bus).
+    /// largest part), so a page stays under 0.5 MiB, far below the daemon.bus's message limit (32 MiB on the system daemon.bus).
     static let maximumPageSize = 500
 
     /// `GetStatus`: the daemon's state in counts and settings, never lists, so its size does not grow with what
-    /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's bus connection). The
+    /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's daemon.bus connection). The
     /// lists are paged: `ListRegions`, `ListClients`, `ListApps`, `ListPendingRequests`.
-    func status() -> DBusValue {
-        run(.checkStateFile)
-        let core = self.core
-        let configuration = core.configuration
+    static func status(_ daemon: isolated BeaconDaemon) -> DBusValue {
+        daemon.run(.checkStateFile)
+        let configuration = daemon.core.configuration
         // A queue that cannot be read is said in StateError, not shown as empty queues.
-        var stateError = core.journal.failure?.reason ?? ""
-        let queued = queuedEventCounts(stateError: &stateError)
+        var stateError = daemon.core.journal.failure?.reason ?? ""
+        let queued = queuedEventCounts(daemon, stateError: &stateError)
         var status: [String: DBusValue] = [
             BeacondStatusKey.version: .string(BeacondVersion.current),
-            BeacondStatusKey.locationServicesEnabled: .boolean(core.policy.locationServicesEnabled),
-            BeacondStatusKey.scanning: .boolean(core.scanControl.phase.isScanning),
+            BeacondStatusKey.locationServicesEnabled: .boolean(daemon.core.policy.locationServicesEnabled),
+            BeacondStatusKey.scanning: .boolean(daemon.core.scanControl.phase.isScanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
-            BeacondStatusKey.scannerState: .string(core.scanControl.phase.stateText),
-            BeacondStatusKey.scannerDetail: .string(core.scanControl.phase.detail),
+            BeacondStatusKey.scannerState: .string(daemon.core.scanControl.phase.stateText),
+            BeacondStatusKey.scannerDetail: .string(daemon.core.scanControl.phase.detail),
             BeacondStatusKey.adapters: BeaconDictionaries.array(
-                (scanner?.adapters ?? []).map { adapter in
+                (daemon.scanner?.adapters ?? []).map { adapter in
                     .vardict([
                         BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
                         BeacondAdapterKey.powered: .boolean(adapter.powered),
                     ])
                 }),
             BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
-            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: core.clients.count)),
-            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: core.clients.connectedCount)),
-            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: core.clients.regionCount)),
-            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: core.authorization.pendingRequests.count)),
+            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: daemon.core.clients.count)),
+            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: daemon.core.clients.connectedCount)),
+            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: daemon.core.clients.regionCount)),
+            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: daemon.core.authorization.pendingRequests.count)),
             BeacondStatusKey.appCount: .uint32(UInt32(clamping: configuration.apps.count)),
             BeacondStatusKey.queuedEventCount: .uint32(UInt32(clamping: queued.values.reduce(0, +))),
             BeacondStatusKey.limits: .vardict([
@@ -48,25 +47,25 @@ extension BeaconDaemon {
                 BeacondLimitKey.maxClientsPerConnection: .uint32(UInt32(clamping: DaemonCore.maximumClientsPerConnection)),
                 BeacondLimitKey.maxPageSize: .uint32(UInt32(clamping: Self.maximumPageSize)),
             ]),
-            BeacondStatusKey.configDirectory: .string(options.configDirectory),
-            BeacondStatusKey.stateDirectory: .string(options.stateDirectory),
+            BeacondStatusKey.configDirectory: .string(daemon.options.configDirectory),
+            BeacondStatusKey.stateDirectory: .string(daemon.options.stateDirectory),
             BeacondStatusKey.stateError: .string(stateError),
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
-            BeacondStatusKey.configurationError: .string(core.rejectedConfiguration ?? ""),
+            BeacondStatusKey.configurationError: .string(daemon.core.rejectedConfiguration ?? ""),
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
-            BeacondStatusKey.locationServicesSwitch: .boolean(core.authorization.servicesSwitch),
-            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: startedAt.microsecondsSinceEpoch)),
+            BeacondStatusKey.locationServicesSwitch: .boolean(daemon.core.authorization.servicesSwitch),
+            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: daemon.core.startedAt.microsecondsSinceEpoch)),
         ]
-        status.merge(mqttStatus) { _, mqtt in mqtt }
+        status.merge(mqttStatus(daemon)) { _, mqtt in mqtt }
         return .vardict(status)
     }
 
     /// Each app's queued events; a queue that cannot be read is added to `stateError`.
-    func queuedEventCounts(stateError: inout String) -> [String: Int] {
+    static func queuedEventCounts(_ daemon: isolated BeaconDaemon, stateError: inout String) -> [String: Int] {
         do {
-            return try stateFile.store.queuedEventCounts()
+            return try daemon.stateFile.store.queuedEventCounts()
         } catch {
-            logger.error("cannot read the queued events for status: \(error)")
+            daemon.logger.error("cannot read the queued events for status: \(error)")
             stateError += (stateError.isEmpty ? "" : "; ") + "the queued events cannot be read: \(error)"
             return [:]
         }
@@ -81,11 +80,11 @@ extension BeaconDaemon {
         init(_ call: DBusMethodCall) {
             guard case .uint32(let offset) = call.arguments[0], case .uint32(let limit) = call.arguments[1] else {
                 self.offset = 0
-                self.limit = BeaconDaemon.maximumPageSize
+                self.limit = DaemonObjects.maximumPageSize
                 return
             }
             self.offset = Int(offset)
-            self.limit = limit == 0 ? BeaconDaemon.maximumPageSize : min(Int(limit), BeaconDaemon.maximumPageSize)
+            self.limit = limit == 0 ? DaemonObjects.maximumPageSize : min(Int(limit), DaemonObjects.maximumPageSize)
         }
 
         func reply(_ entries: [DBusValue], total: Int) -> [DBusValue] {
@@ -99,9 +98,9 @@ extension BeaconDaemon {
     }
 
     /// `ListRegions`: every monitored region with whose it is and its state.
-    func regionList(_ page: Page) -> [DBusValue] {
-        let clients = core.clients
-        let engine = core.engine
+    static func regionList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
+        let clients = daemon.core.clients
+        let engine = daemon.core.engine
         return page.reply(
             clients.regions(offset: page.offset, limit: page.limit).map { session, region in
                 guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { return .vardict([:]) }
@@ -120,16 +119,15 @@ extension BeaconDaemon {
     }
 
     /// `ListApps`: every declared app, its authorization and what it holds.
-    func appList(_ page: Page) -> [DBusValue] {
+    static func appList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
         var ignored = ""
-        let queued = queuedEventCounts(stateError: &ignored)
-        let core = self.core
-        let configuration = core.configuration
+        let queued = queuedEventCounts(daemon, stateError: &ignored)
+        let configuration = daemon.core.configuration
         let appIDs = configuration.apps.keys.sorted()
         return page.reply(
             page.slice(appIDs).map { appID -> DBusValue in
                 let app = configuration.apps[appID]
-                let stored = core.record(appID)
+                let stored = daemon.core.record(appID)
                 return .vardict([
                     BeacondAppKey.appID: .string(appID),
                     BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
@@ -137,23 +135,22 @@ extension BeaconDaemon {
                     BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
                     BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
                     BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
-                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: core.clients.regionCount(of: appID))),
-                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: core.clients.connectedCount(of: appID))),
+                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: daemon.core.clients.regionCount(of: appID))),
+                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: daemon.core.clients.connectedCount(of: appID))),
                 ])
             }, total: appIDs.count)
     }
 
     /// `ListClients`.
-    func clientList(_ page: Page) -> [DBusValue] {
-        let core = self.core
-        let all = core.clients.all
+    static func clientList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
+        let all = daemon.core.clients.all
         return page.reply(
             page.slice(all).map { session in
                 var entries: [String: DBusValue] = [
                     BeacondClientKey.path: .objectPath(session.path),
                     BeacondClientKey.appID: .string(session.appID),
                     BeacondClientKey.sender: .string(session.sender ?? ""),
-                    BeacondClientKey.authorizationStatus: .string(core.effectiveStatus(session.appID).rawValue),
+                    BeacondClientKey.authorizationStatus: .string(daemon.core.effectiveStatus(session.appID).rawValue),
                     BeacondClientKey.inUse: .boolean(session.inUse),
                     BeacondClientKey.connected: .boolean(session.isConnected),
                     BeacondClientKey.monitoredRegions: .uint32(UInt32(session.regions.count)),
@@ -166,9 +163,9 @@ extension BeaconDaemon {
     }
 
     /// `ListPendingRequests`.
-    func pendingRequestList(_ page: Page) -> [DBusValue] {
-        let configuration = core.configuration
-        let all = core.authorization.pendingRequests
+    static func pendingRequestList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
+        let configuration = daemon.core.configuration
+        let all = daemon.core.authorization.pendingRequests
         return page.reply(
             page.slice(all).map { pending in
                 .vardict([
@@ -181,17 +178,4 @@ extension BeaconDaemon {
             }, total: all.count)
     }
 
-    /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
-    /// file, line and problem); a good one applies at once. The reply is "" or why the files were rejected.
-    @discardableResult
-    public func reload() -> String {
-        let loaded: Result<DaemonConfiguration, ConfigurationRejection>
-        do {
-            loaded = .success(try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner))
-        } catch {
-            loaded = .failure(ConfigurationRejection(message: "\(error)"))
-        }
-        guard case .success(.configurationError(let rejected))? = run(.call(.reload(loaded))) else { return "" }
-        return rejected
-    }
 }
