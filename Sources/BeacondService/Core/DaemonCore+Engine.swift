@@ -32,7 +32,7 @@ extension DaemonCore {
             switch event {
             case .monitoring(let monitoring): deliver(monitoring)
             case .ranging(let results, _): for result in results { deliver(result) }
-            case .observation(let observation): emit(.publishReading(observation))
+            case .observation(let observation): observedLocally(observation)
             }
         }
     }
@@ -87,11 +87,11 @@ extension DaemonCore {
                 cancel(.scannerRetry)
             case .resumeDetection:
                 engine.resumeDetection(at: now)
-                emit(.localDetection(suspended: false))
+                homeAssistant?.resumeDetection(at: now)
                 armEngineTimer()
             case .suspendDetection:
                 // Regions become unknown rather than exiting while nothing can be seen.
-                emit(.localDetection(suspended: true))
+                updateHomeAssistant { [now] presence, placement in presence.suspendDetection(at: now, placement: placement) }
                 route(engine.suspendDetection(at: now))
                 armEngineTimer()
             case .scanningChanged(let scanning):

@@ -28,6 +28,7 @@ extension DaemonCore {
     mutating func fleetStarted(_ start: FleetStart) {
         engine.emitsObservations = configuration.mqtt.publishes
         fleetRoom = start.room
+        startPublishing()
         mqttProblem = start.problem
         if let problem = start.problem { log(.error, "MQTT stays off: \(problem)") }
         for receiver in start.receivers { numberedRooms[receiver.id] = receiver.room }
@@ -50,6 +51,9 @@ extension DaemonCore {
     mutating func fleetStopped(receivers: [ReceiverDirectory.Receiver]) {
         for receiver in receivers { numberedRooms[receiver.id] = receiver.room }
         fleetRoom = nil
+        readingPublisher = nil
+        homeAssistant = nil
+        cancel(.homeAssistant)
         mqttProblem = nil
         engine.emitsObservations = false
     }
@@ -110,8 +114,10 @@ extension DaemonCore {
             learn(receiver, room)
             engineChanged(engine.receiverCameOnline(receiver, at: now))
         case .ignored, .dropped, .bridgeChanged:
-            break
+            return
         }
+        // After the engine placed the reading, so the tracker published carries the room it gives.
+        updateHomeAssistant { [now] presence, placement in presence.fleetInput(input, at: now, placement: placement) }
     }
 
     /// A receiver's room, kept to save hearings by room.

@@ -56,7 +56,8 @@ extension DaemonCore {
             || new.exitChance != old.exitChance
         {
             rebuildEngine()
-            emit(.reconfigureFleetMonitoring(Self.monitoringConfiguration(new)))
+            homeAssistant?.reconfigure(Self.monitoringConfiguration(new), at: now)
+            armHomeAssistantTimer()
         }
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }

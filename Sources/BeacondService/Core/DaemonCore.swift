@@ -34,6 +34,10 @@ struct DaemonCore {
     var fleetRoom: String?
     /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
     var mqttProblem: String?
+    /// Which of this receiver's readings the node publishes, and when (while a node runs).
+    var readingPublisher: ReadingPublisher?
+    /// Home Assistant's entities and presence for the published beacons (`homeassistant = true`, while a node runs).
+    var homeAssistant: HomeAssistantPresence?
     /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
     var rejectedConfiguration: String?
     /// The timers armed, by name, and when each fires.
@@ -108,6 +112,8 @@ struct DaemonCore {
             fleetStarted(start)
         case .fleetStopped(let receivers):
             fleetStopped(receivers: receivers)
+        case .fleetConnection(let connected):
+            fleetConnection(connected)
         case .timerFired(let timer):
             armedTimers[timer] = nil
             timerFired(timer)
@@ -205,6 +211,8 @@ struct DaemonCore {
         case .queueExpiry:
             dropExpiredQueuedEvents()
             scheduleQueueExpiry()
+        case .homeAssistant:
+            updateHomeAssistant { [now] presence, placement in presence.advance(to: now, placement: placement) }
         }
     }
 
@@ -290,6 +298,8 @@ enum DaemonInput {
     case fleetStarted(FleetStart)
     /// The node stopped; these are the receivers it knew.
     case fleetStopped(receivers: [ReceiverDirectory.Receiver])
+    /// The node's connection to the broker was made (true) or lost (false).
+    case fleetConnection(Bool)
     case timerFired(DaemonTimer)
     /// A connection left the bus.
     case connectionClosed(String)
@@ -366,12 +376,10 @@ enum DaemonEffect {
     case cancel(DaemonTimer)
     case startScanner
     case stopScanner
-    /// This receiver's sighting, for the broker.
-    case publishReading(IBeaconObservation)
-    /// Whether this receiver can see, for the `[mqtt]` node's Home Assistant presence.
-    case localDetection(suspended: Bool)
-    /// The exit timeout changed: the `[mqtt]` node's Home Assistant presence follows.
-    case reconfigureFleetMonitoring(MonitoringConfiguration)
+    /// This receiver's reading for the broker, then the Home Assistant distance sensor's state if any.
+    case publishReading(ESPresenseReading, distance: HomeAssistantPresence.Publication?)
+    /// Home Assistant's entities and states (retained).
+    case publishRetained([HomeAssistantPresence.Publication])
     /// `[mqtt]` changed on reload: the node is replaced.
     case mqttSettingsChanged(from: MQTTSettings)
     /// Something must be saved and signals are waiting: a flush is due.

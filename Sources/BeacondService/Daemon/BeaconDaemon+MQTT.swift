@@ -14,8 +14,7 @@ extension BeaconDaemon {
         if let broker = configuration.mqtt.broker {
             do throws(MQTTError) {
                 let node = try MQTTNode(
-                    settings: configuration.mqtt, broker: broker, loop: loop, logger: logger,
-                    monitoring: DaemonCore.monitoringConfiguration(configuration), clock: clock,
+                    settings: configuration.mqtt, broker: broker, loop: loop, logger: logger, clock: clock,
                     knownReceivers: core.receiversForNewNode(carrying: knownReceivers))
                 node.onFleetInput = { [unowned self] input in
                     self.assumeIsolated { daemon in
@@ -23,11 +22,8 @@ extension BeaconDaemon {
                         daemon.run(.fleet(input, room: room))
                     }
                 }
-                node.roomOf = { [unowned self] identity in
-                    self.assumeIsolated { $0.core.engine.presence?.placement(of: identity) ?? .unplaced }
-                }
-                node.distancesOf = { [unowned self] identity in
-                    self.assumeIsolated { $0.core.engine.presence?.distances(of: identity, at: $0.clock()) ?? [:] }
+                node.onConnectionChange = { [unowned self] connected in
+                    self.assumeIsolated { _ = $0.run(.fleetConnection(connected)) }
                 }
                 mqttNode = node
                 node.start()

@@ -219,12 +219,10 @@ public actor BeaconDaemon {
             case .stopScanner:
                 scanner?.stop()
                 scanner = nil
-            case .publishReading(let observation):
-                mqttNode?.observe(observation)
-            case .localDetection(let suspended):
-                mqttNode?.localDetection(suspended: suspended)
-            case .reconfigureFleetMonitoring(let monitoring):
-                mqttNode?.reconfigureMonitoring(monitoring)
+            case .publishReading(let reading, let distance):
+                mqttNode?.publish(reading, distance: distance)
+            case .publishRetained(let publications):
+                mqttNode?.publishRetained(publications)
             case .mqttSettingsChanged:
                 let known = mqttNode?.directory.receivers ?? []
                 stopMQTT()

@@ -54,4 +54,6 @@ enum DaemonTimer: Hashable, CaseIterable {
     case stateRetry
     /// When the oldest queued event is older than `queue_ttl`.
     case queueExpiry
+    /// Home Assistant's presence regions' next deadline (`HomeAssistantPresence`).
+    case homeAssistant
 }

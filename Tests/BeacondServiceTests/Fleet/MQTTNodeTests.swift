@@ -33,6 +33,8 @@ final class NodeOnLoop: @unchecked Sendable {
     private var node: MQTTNode?
     private var peer: MQTTClient?
     let fleetInputs = Locked<[ReceiverDirectory.Input]>([])
+    /// What `onConnectionChange` said, in order.
+    let connections = Locked<[Bool]>([])
     let logged = Locked<[String]>([])
     let heard = Locked<[MQTTMessage]>([])
     private let peerState = Locked(MQTTConnectionState.stopped)
@@ -45,9 +47,10 @@ final class NodeOnLoop: @unchecked Sendable {
         let (logged, fleetInputs, heard, peerState) = (self.logged, self.fleetInputs, self.heard, self.peerState)
         let node = try MQTTNode(
             settings: settings, broker: settings.broker!, loop: loop,
-            logger: Logger(label: "mqtt-node-test") { _ in CollectingLogHandler(lines: logged) },
-            monitoring: MonitoringConfiguration(), clock: WallClock.now)
+            logger: Logger(label: "mqtt-node-test") { _ in CollectingLogHandler(lines: logged) }, clock: WallClock.now)
         node.onFleetInput = { input in fleetInputs.withLock { $0.append(input) } }
+        let connections = self.connections
+        node.onConnectionChange = { connected in connections.withLock { $0.append(connected) } }
         let peer = try MQTTClient(options: MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: "peer"), loop: loop)
         peer.onMessage = { message in heard.withLock { $0.append(message) } }
         peer.onStateChange = { state in peerState.withLock { $0 = state } }
@@ -129,6 +132,12 @@ struct MQTTNodeTests {
     }
 
     static let beacon = BeaconIdentity(uuid: uuid, major: 1, minor: 2)
+
+    /// The reading the daemon would publish for `sighting(at:)` (`ReadingPublisher` decides, the node sends).
+    static func reading(at time: Timestamp) -> ESPresenseReading {
+        var publisher = ReadingPublisher(constraints: nil, interval: .seconds(1), rssiOffset: 0)
+        return publisher.observe(sighting(at: time))!
+    }
     static let deviceID = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
 
     @Test func statusFollowsTheConnectionFromConnectingToWaitingAndBack() throws {
@@ -170,14 +179,14 @@ struct MQTTNodeTests {
         let broker = try PrivateBroker()
         let node = try NodeOnLoop(broker, room: "Living Room") { $0.publish = .all }
         // Due before the broker accepted the node: counted, not kept.
-        try node.onLoop { $0.observe(Self.sighting(at: WallClock.now())) }
+        try node.onLoop { $0.publish(Self.reading(at: WallClock.now()), distance: nil) }
         #expect(try node.status.readingsNotSent == 1)
         try node.startPeer()
         try node.startNode()
         // Its room is online, retained, so a receiver that comes later learns it.
         #expect(eventually { node.texts(on: "espresense/rooms/living_room/status") == ["online"] })
-        // The next reading, a publish interval later, goes out.
-        try node.onLoop { $0.observe(Self.sighting(at: WallClock.now() + .seconds(2))) }
+        // The next reading goes out.
+        try node.onLoop { $0.publish(Self.reading(at: WallClock.now() + .seconds(2)), distance: nil) }
         let topic = "espresense/devices/\(Self.deviceID)/living_room"
         #expect(eventually { node.texts(on: topic).count == 1 }, "no reading on \(topic): \(node.topicsHeard(containing: ""))")
         let json = try #require(node.texts(on: topic).first)
@@ -194,36 +203,26 @@ struct MQTTNodeTests {
         #expect(eventually { node.texts(on: "espresense/rooms/living_room/status") == ["online", "offline"] })
     }
 
-    @Test func announcesHomeAssistantDiscoveryOncePerBeacon() throws {
+    @Test func homeAssistantsEntitiesAreSentRetainedAndOnlyWhileConnected() throws {
         let broker = try PrivateBroker()
-        let node = try NodeOnLoop(broker) {
-            $0.publish = .all; $0.homeAssistant = true
-        }
-        try node.startPeer()
+        let node = try NodeOnLoop(broker)
+        let entity = HomeAssistantPresence.Publication(topic: "homeassistant/device_tracker/beacond/x/config", text: "{}")
+        let gone = HomeAssistantPresence.Publication(topic: "beacond/hall/gone/presence", text: "home")
+        // Not connected: nothing is sent (the daemon announces everything again at the connection).
+        try node.onLoop { $0.publishRetained([gone]) }
         try node.startNode()
-        let start = WallClock.now()
-        // Beacon 1/2 three times, each a reading (a publish interval apart), then beacon 1/3 once.
-        for step in 0..<3 {
-            try node.onLoop { $0.observe(Self.sighting(at: start + .milliseconds(1100 * step))) }
-        }
-        try node.onLoop { $0.observe(Self.sighting(minor: 3, at: start + .seconds(4))) }
-        let first = HomeAssistantDiscovery.objectID(Self.beacon)
-        let second = HomeAssistantDiscovery.objectID(BeaconIdentity(uuid: Self.uuid, major: 1, minor: 3))
-        // The second beacon's entities come after the first's, on one connection: once they are heard, all are.
-        #expect(eventually { node.topicsHeard(containing: "homeassistant/").filter { $0.contains(second) }.count == 3 })
-        #expect(eventually { node.texts(on: "espresense/devices/\(Self.deviceID)/hall").count == 3 })
-        let configs = node.topicsHeard(containing: "homeassistant/").filter { $0.contains(first) }
-        #expect(
-            configs.sorted() == [
-                "homeassistant/device_tracker/beacond/beacond_hall_\(first)/config",
-                "homeassistant/sensor/beacond/beacond_hall_\(first)_distance/config",
-                "homeassistant/sensor/beacond/beacond_hall_\(first)_room/config",
-            ], "\(configs)")
-        #expect(node.topicsHeard(containing: "homeassistant/binary_sensor/beacond/beacond_hall_connectivity/config").count == 1)
-        // Its tracker ends at home (inside; no room can be said without rooms), said once: a state is published
-        // only when it changed.
-        let tracker = node.texts(on: "beacond/hall/\(first)/presence")
-        #expect(tracker.last == "home" && tracker.filter { $0 == "home" }.count == 1, "\(tracker)")
+        #expect(eventually { node.connections.withLock { $0 } == [true] }, "the connection is said to the daemon")
+        let state = HomeAssistantPresence.Publication(topic: "beacond/hall/x/presence", text: "home")
+        try node.onLoop { $0.publishRetained([entity, state]) }
+        // Retained: the peer subscribes only now and still gets them.
+        try node.startPeer()
+        #expect(eventually { node.texts(on: "beacond/hall/x/presence") == ["home"] })
+        #expect(node.texts(on: entity.topic) == ["{}"])
+        #expect(node.texts(on: gone.topic).isEmpty, "published while not connected")
+        // The distance sensor's state follows the reading it comes with.
+        let distance = HomeAssistantPresence.Publication(topic: "beacond/hall/x/distance", text: "2.50")
+        try node.onLoop { $0.publish(Self.reading(at: WallClock.now()), distance: distance) }
+        #expect(eventually { node.texts(on: "beacond/hall/x/distance") == ["2.50"] })
     }
 
     @Test func anotherReceiversReadingBecomesAFleetInput() throws {
