@@ -44,4 +44,3 @@ extension DaemonObjects {
         (daemon.mqttNode?.status ?? .withoutNode(broker: daemon.core.configuration.mqtt.broker, problem: daemon.core.mqttProblem)).statusEntries
     }
 }
-

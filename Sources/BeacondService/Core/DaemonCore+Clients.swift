@@ -410,4 +410,3 @@ extension DaemonCore {
         }
     }
 }
-
