@@ -14,17 +14,22 @@ extension DaemonCore {
     }
 
     mutating func armEngineTimer() {
-        guard let deadline = engine.nextDeadline() else {
-            cancel(.engine)
+        arm(.engine, forDeadline: engine.nextDeadline())
+    }
+
+    /// Arms a timer for a pure component's next deadline (at most an hour ahead), or cancels it when there is none.
+    /// A timer that fires no later stays: firing early only advances the component to its time and arms again.
+    /// Remote readings move deadlines later, and re-arming after each (100,000 a second on a busy fleet) cost a
+    /// cancel and a schedule apiece.
+    mutating func arm(_ timer: DaemonTimer, forDeadline deadline: Timestamp?) {
+        guard let deadline else {
+            cancel(timer)
             return
         }
         let delay = deadline - now
         let fires = now + (delay > .zero ? min(delay, .seconds(3600)) : .zero)
-        // A timer that fires no later stays: firing early only advances the engine to its time and arms again.
-        // Remote readings move deadlines later, and re-arming after each (100,000 a second on a busy fleet) cost a
-        // cancel and a schedule apiece.
-        if let armed = armedTimers[.engine], armed <= fires { return }
-        arm(.engine, at: fires)
+        if let armed = armedTimers[timer], armed <= fires { return }
+        arm(timer, at: fires)
     }
 
     mutating func route(_ events: [EngineEvent]) {

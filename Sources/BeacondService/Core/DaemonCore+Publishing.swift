@@ -75,14 +75,6 @@ extension DaemonCore {
     }
 
     mutating func armHomeAssistantTimer() {
-        guard let deadline = homeAssistant?.nextDeadline else {
-            cancel(.homeAssistant)
-            return
-        }
-        let delay = deadline - now
-        let fires = now + (delay > .zero ? min(delay, .seconds(3600)) : .zero)
-        // As the engine's: a timer that fires no later stays (firing early only advances and arms again).
-        if let armed = armedTimers[.homeAssistant], armed <= fires { return }
-        arm(.homeAssistant, at: fires)
+        arm(.homeAssistant, forDeadline: homeAssistant?.nextDeadline)
     }
 }
