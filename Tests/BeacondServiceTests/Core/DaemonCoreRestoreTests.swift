@@ -1,0 +1,64 @@
+import BeaconKit
+@testable import BeacondService
+import Testing
+
+/// A restart: the regions saved in the state file come back detached and blind, and the time beacond was down
+/// counts as time nothing could be seen, never as absence.
+@Suite("daemon core: restore after a restart")
+struct DaemonCoreRestoreTests {
+    typealias H = CoreHarness
+
+    /// Before the restart: an Always client saw the beacon in "lobby", then beacond shut down. Returns the client.
+    private func runUntilShutdown(_ files: CoreFiles) throws -> Int {
+        let h = try H(files: files)
+        let client = try h.alwaysClientMonitoringLobby()
+        h.feed(.started)
+        h.run(to: 1)
+        h.see()
+        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
+        h.run(to: 5)
+        h.feed(.shuttingDown)
+        return client
+    }
+
+    /// Restarted ten minutes later: the region is back under its client, detached, and unknown until the scanner
+    /// has looked.
+    private func restart(_ files: CoreFiles, client: Int) throws -> H {
+        let h = try H(files: files, at: CoreHarness.origin + .seconds(600))
+        let session = try #require(h.core.clients[client])
+        #expect(!session.isConnected)
+        #expect(session.regionOrder == ["lobby"])
+        #expect(h.core.engine.monitoredCount == 1)
+        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby") != nil)
+        _ = h.take()
+        h.feed(.started)
+        #expect(h.take().scannerCommands == ["start"])
+        return h
+    }
+
+    @Test func aBeaconStillPresentDoesNotEnterAgain() throws {
+        let files = try CoreFiles()
+        let client = try runUntilShutdown(files)
+        let h = try restart(files, client: client)
+        h.keepSeeing(until: 700)
+        let effects = h.take()
+        #expect(!effects.regionEvents.contains { $0.hasPrefix("didEnterRegion") || $0.hasPrefix("didExitRegion") })
+        #expect(effects.activations.isEmpty, "nothing to queue, so nothing to start")
+        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
+    }
+
+    @Test func aBeaconThatLeftExitsOnceAfterExitTimeoutOfScanning() throws {
+        let files = try CoreFiles()
+        let client = try runUntilShutdown(files)
+        let h = try restart(files, client: client)
+        h.run(to: 629.9)
+        #expect(!h.take().regionEvents.contains { $0.hasPrefix("didExitRegion") }, "the downtime is not absence")
+        h.run(to: 630.1)
+        let exits = h.take().notified.filter { $0.event.text == "didExitRegion lobby" }
+        #expect(exits.count == 1)
+        #expect(exits.first?.address.number == client)
+        #expect(exits.first?.event.info?.timestamp == h.at(630))
+        h.run(to: 2000)
+        #expect(!h.take().regionEvents.contains { $0.hasPrefix("didExitRegion") })
+    }
+}
