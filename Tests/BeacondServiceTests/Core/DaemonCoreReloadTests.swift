@@ -53,7 +53,6 @@ struct DaemonCoreReloadTests {
         #expect(h.call(.reload(.success(try h.files.configuration.load()))) == .success(.configurationError("")))
         let effects = h.take()
         #expect(effects.notified.filter { $0.audience != .administratorsOnly }.isEmpty)
-        #expect(effects.has { if case .reconfigureFleetMonitoring(let monitoring) = $0 { monitoring.exitTimeout == .seconds(10) } else { false } })
         #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
         h.run(to: 10.9)
         #expect(h.take().regionEvents.isEmpty)
