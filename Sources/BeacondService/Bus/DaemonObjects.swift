@@ -32,6 +32,23 @@ struct DaemonObjects {
         }
     }
 
+    /// A call for the core: its reply once what it changed is saved, or its refusal.
+    static func answer(_ daemon: isolated BeaconDaemon, _ call: DaemonCall) throws(DBusCallError) -> [DBusValue] {
+        switch daemon.run(.call(call)) {
+        case .success(let reply)?:
+            switch reply {
+            case .none: return []
+            case .clientPath(let path): return [.objectPath(path)]
+            case .status(let status): return [.string(status.rawValue)]
+            case .configurationError(let error): return [.string(error)]
+            }
+        case .failure(let error)?:
+            throw error.dbusError
+        case nil:
+            return []
+        }
+    }
+
     /// An Admin1 method: the caller must be root or in `admin_group` before anything else happens.
     func adminMethod(
         _ name: String, in inArguments: [DBusArgument] = [], out outArguments: [DBusArgument] = [],
@@ -73,7 +90,7 @@ struct DaemonObjects {
                     daemon, call throws(DBusCallError) in
                     guard case .string(let appID) = call.arguments[0] else { return [] }
                     let caller = try Self.callerCredentials(daemon, call.sender)
-                    return try daemon.answer(.registerClient(appID: appID, sender: call.sender, caller: caller))
+                    return try Self.answer(daemon, .registerClient(appID: appID, sender: call.sender, caller: caller))
                 }
             ],
             properties: [
@@ -101,19 +118,19 @@ struct DaemonObjects {
                     guard case .string(let status) = call.arguments[1] else {
                         throw BeacondError(.invalidArguments, "status must be one of \(BeacondStatus.all.joined(separator: ", "))").dbusError
                     }
-                    return try daemon.answer(.setAuthorization(appID: appID, status: status, sender: call.sender))
+                    return try Self.answer(daemon, .setAuthorization(appID: appID, status: status, sender: call.sender))
                 },
                 adminMethod(BeacondMember.resetAuthorization, in: [DBusArgument("app_id", "s")]) {
                     daemon, call throws(DBusCallError) in
                     guard case .string(let appID) = call.arguments[0] else {
                         throw BeacondError(.invalidArguments, "app_id must be a string").dbusError
                     }
-                    return try daemon.answer(.resetAuthorization(appID: appID))
+                    return try Self.answer(daemon, .resetAuthorization(appID: appID))
                 },
                 adminMethod(BeacondMember.setLocationServicesEnabled, in: [DBusArgument("enabled", "b")]) {
                     daemon, call throws(DBusCallError) in
                     guard case .boolean(let enabled) = call.arguments[0] else { return [] }
-                    return try daemon.answer(.setLocationServicesEnabled(enabled))
+                    return try Self.answer(daemon, .setLocationServicesEnabled(enabled))
                 },
                 adminMethod(BeacondMember.watchEvents) { daemon, call in
                     daemon.bus?.watchEvents(call.sender)
@@ -144,37 +161,37 @@ struct DaemonObjects {
             BeacondInterface.locationManager,
             methods: [
                 clientMethod(BeacondMember.requestWhenInUseAuthorization, out: [DBusArgument("status", "s")]) {
-                    daemon, number, _ throws(DBusCallError) in try daemon.answer(.requestAuthorization(.whenInUse, client: number))
+                    daemon, number, _ throws(DBusCallError) in try Self.answer(daemon, .requestAuthorization(.whenInUse, client: number))
                 },
                 clientMethod(BeacondMember.requestAlwaysAuthorization, out: [DBusArgument("status", "s")]) {
-                    daemon, number, _ throws(DBusCallError) in try daemon.answer(.requestAuthorization(.always, client: number))
+                    daemon, number, _ throws(DBusCallError) in try Self.answer(daemon, .requestAuthorization(.always, client: number))
                 },
                 clientMethod(BeacondMember.startMonitoring, in: [region]) { daemon, number, call throws(DBusCallError) in
                     let region = Result { () throws(BeacondError) in try BeaconDictionaries.region(from: call.arguments[0]) }
-                    return try daemon.answer(.startMonitoring(client: number, region))
+                    return try Self.answer(daemon, .startMonitoring(client: number, region))
                 },
                 clientMethod(BeacondMember.stopMonitoring, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
                     guard case .string(let identifier) = call.arguments[0] else { return [] }
-                    return try daemon.answer(.stopMonitoring(client: number, identifier: identifier))
+                    return try Self.answer(daemon, .stopMonitoring(client: number, identifier: identifier))
                 },
                 clientMethod(BeacondMember.requestState, in: [DBusArgument("identifier", "s")]) { daemon, number, call throws(DBusCallError) in
                     guard case .string(let identifier) = call.arguments[0] else { return [] }
-                    return try daemon.answer(.requestState(client: number, identifier: identifier))
+                    return try Self.answer(daemon, .requestState(client: number, identifier: identifier))
                 },
                 clientMethod(BeacondMember.startRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
                     let constraint = Result { () throws(BeacondError) in try BeaconDictionaries.constraint(from: call.arguments[0]) }
-                    return try daemon.answer(.startRanging(client: number, constraint))
+                    return try Self.answer(daemon, .startRanging(client: number, constraint))
                 },
                 clientMethod(BeacondMember.stopRanging, in: [constraint]) { daemon, number, call throws(DBusCallError) in
                     let constraint = Result { () throws(BeacondError) in try BeaconDictionaries.constraint(from: call.arguments[0]) }
-                    return try daemon.answer(.stopRanging(client: number, constraint))
+                    return try Self.answer(daemon, .stopRanging(client: number, constraint))
                 },
                 clientMethod(BeacondMember.setInUse, in: [DBusArgument("in_use", "b")]) { daemon, number, call throws(DBusCallError) in
                     guard case .boolean(let inUse) = call.arguments[0] else { return [] }
-                    return try daemon.answer(.setInUse(client: number, inUse))
+                    return try Self.answer(daemon, .setInUse(client: number, inUse))
                 },
                 clientMethod(BeacondMember.close) { daemon, number, _ throws(DBusCallError) in
-                    try daemon.answer(.close(client: number))
+                    try Self.answer(daemon, .close(client: number))
                 },
             ],
             properties: [

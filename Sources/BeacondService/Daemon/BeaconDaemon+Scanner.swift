@@ -11,15 +11,11 @@ extension BeaconDaemon {
         switch core.configuration.scanner {
         case .fifo(let path):
             let scanner = FIFOScanner(path: path)
-            scanner.onMalformedLine = { line, reason in
-                self.assumeIsolated { $0.logger.warning("fifo:\(path) line \(line) ignored: \(reason)") }
-            }
+            scanner.onMalformedLine = { [logger] line, reason in logger.warning("fifo:\(path) line \(line) ignored: \(reason)") }
             return scanner
         case .replay(let path):
             let scanner = ReplayScanner(path: path)
-            scanner.finished = { count in
-                self.assumeIsolated { $0.logger.info("replay of \(path) finished (\(count) records)") }
-            }
+            scanner.finished = { [logger] count in logger.info("replay of \(path) finished (\(count) records)") }
             return scanner
         case .hci, .bluez, .auto:
             guard let server = bus?.server else { throw ScannerError("not connected to the bus") }

@@ -237,23 +237,6 @@ public actor BeaconDaemon {
 
     // MARK: Calls
 
-    /// A call for the core: its reply once what it changed is saved, or its refusal.
-    func answer(_ call: DaemonCall) throws(DBusCallError) -> [DBusValue] {
-        switch run(.call(call)) {
-        case .success(let reply)?:
-            switch reply {
-            case .none: return []
-            case .clientPath(let path): return [.objectPath(path)]
-            case .status(let status): return [.string(status.rawValue)]
-            case .configurationError(let error): return [.string(error)]
-            }
-        case .failure(let error)?:
-            throw error.dbusError
-        case nil:
-            return []
-        }
-    }
-
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
     /// file, line and problem); a good one applies at once. The reply is "" or why the files were rejected.
     @discardableResult

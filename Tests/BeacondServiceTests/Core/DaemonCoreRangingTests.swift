@@ -141,7 +141,23 @@ struct DaemonCorePublishingTests {
         h.run(to: 1.4)
         h.see()
         #expect(Self.retained(h.take()).isEmpty, "nothing changed, nothing is said again")
-        // Unseen for exit_timeout: the tracker says not_home, on Home Assistant's own timer.
+        // The connection lost: nothing is published until the next one, which announces everything again.
+        h.feed(.fleetConnection(false))
+        h.run(to: 40)
+        #expect(Self.retained(h.take()).isEmpty, "not_home is not published while not connected")
+        h.feed(.fleetConnection(true))
+        #expect(Self.retained(h.take()).contains { $0.topic == "beacond/hall/\(object)/presence" && $0.text == "not_home" })
+    }
+
+    @Test func unseenForTheExitTimeoutTheTrackerSaysNotHomeOnItsOwnTimer() throws {
+        let h = try H(files: try CoreFiles(settings: Self.settings))
+        h.feed(.fleetStarted(FleetStart(room: "hall", receivers: [], problem: nil)))
+        h.feed(.fleetConnection(true))
+        h.run(to: 1)
+        h.see()
+        let object = HomeAssistantDiscovery.objectID(H.identity())
+        #expect(h.core.armedTimers[.homeAssistant] == h.at(31))
+        _ = h.take()
         h.run(to: 40)
         #expect(Self.retained(h.take()).contains { $0.topic == "beacond/hall/\(object)/presence" && $0.text == "not_home" })
         #expect(h.core.armedTimers[.homeAssistant] == nil)
