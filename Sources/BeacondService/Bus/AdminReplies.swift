@@ -6,11 +6,11 @@ import Logging
 /// Admin1's read side: status, and the paged lists of regions, clients, apps and pending requests.
 extension DaemonObjects {
     /// The most entries one `List*` reply carries: a region entry is under 1 KiB (a 256-byte identifier is the
-    /// largest part), so a page stays under 0.5 MiB, far below the daemon.bus's message limit (32 MiB on the system daemon.bus).
+    /// largest part), so a page stays under 0.5 MiB, far below the bus's message limit (32 MiB on the system bus).
     static let maximumPageSize = 500
 
     /// `GetStatus`: the daemon's state in counts and settings, never lists, so its size does not grow with what
-    /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's daemon.bus connection). The
+    /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's bus connection). The
     /// lists are paged: `ListRegions`, `ListClients`, `ListApps`, `ListPendingRequests`.
     static func status(_ daemon: isolated BeaconDaemon) -> DBusValue {
         daemon.run(.checkStateFile)

@@ -2,12 +2,12 @@ import BeaconKit
 import BeacondAPI
 import DBus
 
-/// Who is calling, as the daemon.bus and the system say: resolved here, before a call reaches the daemon.core.
+/// Who is calling, as the bus and the system say: resolved here, before a call reaches the core.
 extension DaemonObjects {
     static func callerCredentials(_ daemon: isolated BeaconDaemon, _ sender: String) throws(DBusCallError) -> Caller {
         let peer = try peerCredentials(daemon, sender)
         guard let uid = peer.unixUserID else {
-            throw BeacondError(.accessDenied, "the daemon.bus did not report who \(sender) is (no UnixUserID), so it cannot act as an app").dbusError
+            throw BeacondError(.accessDenied, "the bus did not report who \(sender) is (no UnixUserID), so it cannot act as an app").dbusError
         }
         let name = UnixAccounts.user(uid: uid)?.name ?? "uid \(uid)"
         return Caller(
@@ -20,7 +20,7 @@ extension DaemonObjects {
     static func checkAdministrator(_ daemon: isolated BeaconDaemon, _ sender: String) throws(DBusCallError) {
         let peer = try peerCredentials(daemon, sender)
         guard let uid = peer.unixUserID else {
-            throw BeacondError(.accessDenied, "the daemon.bus did not report who you are (no UnixUserID)").dbusError
+            throw BeacondError(.accessDenied, "the bus did not report who you are (no UnixUserID)").dbusError
         }
         if uid == 0 { return }
         let group = daemon.core.configuration.adminGroup
@@ -31,11 +31,11 @@ extension DaemonObjects {
             .accessDenied,
             "\(BeacondInterface.admin) is for root and members of group '\(group)' "
                 + "(admin_group in \(daemon.options.configDirectory)/beacond.toml); \(name) (uid \(uid)) is neither. "
-                + "Fix: sudo usermod -aG \(group) \(user?.name ?? "<user>") and log in again, or daemon.run the command as root"
+                + "Fix: sudo usermod -aG \(group) \(user?.name ?? "<user>") and log in again, or run the command as root"
         ).dbusError
     }
 
-    /// The daemon.bus's word on who `sender` is. The object server asked the daemon.bus before it dispatched the call (the
+    /// The bus's word on who `sender` is. The object server asked the bus before it dispatched the call (the
     /// manager object needs caller credentials), without blocking the loop, and keeps the answer per connection.
     static func peerCredentials(_ daemon: isolated BeaconDaemon, _ sender: String) throws(DBusCallError) -> DBusPeerCredentials {
         switch daemon.bus?.server.callerCredentials(of: sender) {
@@ -44,7 +44,7 @@ extension DaemonObjects {
         case .failure(let error)?:
             throw BeacondError(
                 .accessDenied,
-                "the daemon.bus could not say who \(sender) is (\(error.name): \(error.message)), "
+                "the bus could not say who \(sender) is (\(error.name): \(error.message)), "
                     + "so it cannot act as an app or administrator; try again"
             ).dbusError
         case nil:

@@ -107,8 +107,8 @@ struct DaemonObjects {
                 pagedMethod(BeacondMember.listApps, "apps") { daemon, page in Self.appList(daemon, page) },
                 pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in Self.pendingRequestList(daemon, page) },
                 pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in Self.receiverReadings(daemon, page) },
-                adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ in
-                    [.string(daemon.reload())]
+                adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ throws(DBusCallError) in
+                    try Self.answer(daemon, daemon.reloadCall())
                 },
                 adminMethod(BeacondMember.setAuthorization, in: [DBusArgument("app_id", "s"), DBusArgument("status", "s")]) {
                     daemon, call throws(DBusCallError) in

@@ -93,6 +93,7 @@ extension DaemonCore {
             case .resumeDetection:
                 engine.resumeDetection(at: now)
                 homeAssistant?.resumeDetection(at: now)
+                armHomeAssistantTimer()
                 armEngineTimer()
             case .suspendDetection:
                 // Regions become unknown rather than exiting while nothing can be seen.

@@ -32,6 +32,8 @@ extension DaemonCore {
     /// This receiver's own sighting: Home Assistant's presence first, then the reading if it is due.
     mutating func observedLocally(_ observation: IBeaconObservation) {
         guard var publisher = readingPublisher else { return }
+        // Taken out while it changes, so it is not copied (it holds every beacon's last reading).
+        readingPublisher = nil
         let reading = publisher.observe(observation)
         readingPublisher = publisher
         updateHomeAssistant { [now] presence, placement in

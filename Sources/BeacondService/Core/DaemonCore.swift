@@ -218,6 +218,12 @@ struct DaemonCore {
 
     // MARK: Effects
 
+    /// What an operation that failed half-way left to do (a restore that could not finish logs what it found).
+    mutating func takeEffects() -> [DaemonEffect] {
+        defer { effects = [] }
+        return effects
+    }
+
     mutating func emit(_ effect: DaemonEffect) {
         effects.append(effect)
     }

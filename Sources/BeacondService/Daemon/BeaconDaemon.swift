@@ -37,8 +37,12 @@ public actor BeaconDaemon {
     var mqttNode: MQTTNode?
 
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
-    public nonisolated let failures: AsyncStream<String>
-    let failureContinuation: AsyncStream<String>.Continuation
+    public nonisolated var failures: AsyncStream<String> { failureChannel.stream }
+    nonisolated let failureChannel: (stream: AsyncStream<String>, continuation: AsyncStream<String>.Continuation)
+    /// Inputs an effect produced while effects were being carried out (a scanner that started, a new `[mqtt]`
+    /// node): handled once the current effects are done, so effects are carried out in the order the core made
+    /// them. nil while no effects are being carried out.
+    var deferredInputs: [DaemonInput]?
 
     /// Loads configuration and state; throws a configuration error (exit 78) or a state error.
     public init(
@@ -68,7 +72,7 @@ public actor BeaconDaemon {
             configuration: configuration, authorization: authorization, configDirectory: options.configDirectory,
             store: stateFile, now: clock())
         timers = TimerSet(loop: loop)
-        (failures, failureContinuation) = AsyncStream.makeStream()
+        failureChannel = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if let note = stateFile.store.recoveryNote { logger.error("\(note)") }
     }
@@ -80,6 +84,7 @@ public actor BeaconDaemon {
         do {
             execute(try core.restoreRegions(at: clock()))
         } catch {
+            execute(core.takeEffects())
             throw .state("\(error)")
         }
         let connection: DBusConnection
@@ -148,7 +153,7 @@ public actor BeaconDaemon {
         // The last write is done: the state directory is free for the next beacond.
         stateFile.close()
         lifecycle = .stopped
-        failureContinuation.finish()
+        failureChannel.continuation.finish()
         logger.info("beacond stopped")
     }
 
@@ -161,7 +166,7 @@ public actor BeaconDaemon {
 
     func busDisconnected() {
         logger.critical("the D-Bus connection was closed; exiting so the service manager restarts beacond")
-        failureContinuation.yield("the bus connection was closed")
+        failureChannel.continuation.yield("the bus connection was closed")
     }
 
     static func describe(_ bus: DBusBusAddress) -> String {
@@ -177,8 +182,24 @@ public actor BeaconDaemon {
     /// Hands one input to the core and carries out what it decided; the reply when the input was a call.
     @discardableResult
     func run(_ input: DaemonInput) -> Result<CallReply, CallError>? {
+        if deferredInputs != nil {
+            // A call is never made while effects are carried out (the bus dispatches on the loop); it would be
+            // answered at once rather than left without a reply.
+            if case .call = input {
+            } else {
+                deferredInputs?.append(input)
+                return nil
+            }
+        }
+        let outermost = deferredInputs == nil
+        if outermost { deferredInputs = [] }
+        defer { if outermost { deferredInputs = nil } }
         let step = core.handle(input, at: clock())
         execute(step.effects)
+        while outermost, let next = deferredInputs?.first {
+            deferredInputs?.removeFirst()
+            execute(core.handle(next, at: clock()).effects)
+        }
         return step.reply
     }
 
@@ -238,17 +259,20 @@ public actor BeaconDaemon {
     // MARK: Calls
 
     /// SIGHUP: read the configuration again. A broken file leaves the old configuration in force (logged with
-    /// file, line and problem); a good one applies at once. The reply is "" or why the files were rejected.
-    @discardableResult
-    public func reload() -> String {
+    /// file, line and problem); a good one applies at once.
+    public func reload() {
+        run(.call(reloadCall()))
+    }
+
+    /// The configuration read again from disk, as a call for the core (`Admin1.Reload` answers with its reply).
+    func reloadCall() -> DaemonCall {
         let loaded: Result<DaemonConfiguration, ConfigurationRejection>
         do {
             loaded = .success(try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner))
         } catch {
             loaded = .failure(ConfigurationRejection(message: "\(error)"))
         }
-        guard case .success(.configurationError(let rejected))? = run(.call(.reload(loaded))) else { return "" }
-        return rejected
+        return .reload(loaded)
     }
 
     // MARK: Signals out

@@ -75,6 +75,9 @@ public struct ScanControl: Sendable {
         /// No retry armed. A scanner exists while `starting`, `scanning` or `waiting`; a `failed` one failed, or
         /// its retry came, while nobody needed scanning, and the next need starts one at once.
         case phase(ScannerPhase)
+        /// A scanner was asked for (`startScanner`) and is being made: no second one is asked for meanwhile. The
+        /// detail is the phase's before, kept for status if the start fails.
+        case requested(detail: String)
         /// No scanner (it could not start, or failed) while someone needs scanning: blind, the retry timer armed.
         case blind(reason: String, detail: String)
     }
@@ -91,6 +94,7 @@ public struct ScanControl: Sendable {
     public var phase: ScannerPhase {
         switch state {
         case .phase(let phase): return phase
+        case .requested: return .starting(label: "")
         case .blind(let reason, let detail): return .failed(reason: reason, detail: detail)
         }
     }
@@ -98,7 +102,7 @@ public struct ScanControl: Sendable {
     /// Whether a scanner object exists (started, or starting).
     public var hasScanner: Bool {
         switch state {
-        case .phase(.starting), .phase(.scanning), .phase(.waiting): return true
+        case .phase(.starting), .phase(.scanning), .phase(.waiting), .requested: return true
         case .phase(.idle), .phase(.failed), .blind: return false
         }
     }
@@ -113,7 +117,7 @@ public struct ScanControl: Sendable {
     /// A scanner that is starting or waiting is left alone; a failed one is retried by its timer.
     public mutating func needChanged(needsScanning: Bool) -> [Action] {
         let scannerOrRetry = hasScanner || retryPending
-        if needsScanning { return scannerOrRetry ? [] : [.startScanner] }
+        if needsScanning { return scannerOrRetry ? [] : request() }
         guard scannerOrRetry else { return [] }
         let cancel: [Action] = retryPending ? [.cancelRetry] : []
         return cancel + stop(then: .idle) + [.log(.info, "scanning stopped: nobody monitors or ranges")]
@@ -131,7 +135,8 @@ public struct ScanControl: Sendable {
         // Said once per reason, not at every retry (until scanning works again).
         let said: [Action] = lastStartFailure == reason ? [] : [.log(.error, "cannot scan: \(reason)")]
         lastStartFailure = reason
-        return said + blind(reason: reason, detail: phase.detail)
+        let detail = if case .requested(let detail) = state { detail } else { phase.detail }
+        return said + blind(reason: reason, detail: detail)
     }
 
     /// What a started scanner reports: seeing, waiting (it recovers by itself), or failed (retried later).
@@ -162,7 +167,13 @@ public struct ScanControl: Sendable {
     /// The retry timer fired.
     public mutating func retryDue(needsScanning: Bool) -> [Action] {
         if case .blind(let reason, let detail) = state { state = .phase(.failed(reason: reason, detail: detail)) }
-        return needsScanning && !hasScanner ? [.startScanner] : []
+        return needsScanning && !hasScanner ? request() : []
+    }
+
+    /// A scanner is asked for, once.
+    private mutating func request() -> [Action] {
+        state = .requested(detail: phase.detail)
+        return [.startScanner]
     }
 
     /// The scanner source in the configuration changed: a running scanner is replaced.

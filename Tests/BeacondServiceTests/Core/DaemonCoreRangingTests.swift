@@ -163,6 +163,26 @@ struct DaemonCorePublishingTests {
         #expect(h.core.armedTimers[.homeAssistant] == nil)
     }
 
+    @Test func whenTheScannerSeesAgainTheTrackersGetTheirExitTimer() throws {
+        let h = try H(files: try CoreFiles(settings: Self.settings))
+        h.feed(.fleetStarted(FleetStart(room: "hall", receivers: [], problem: nil)))
+        h.feed(.fleetConnection(true))
+        h.run(to: 1)
+        h.see()
+        // The adapter goes away: presence is unknown, and no exit may be timed while nothing can be seen.
+        h.run(to: 5)
+        h.feed(.scannerReported(.waiting("adapter off"), label: "hci0"))
+        #expect(h.core.armedTimers[.homeAssistant] == nil)
+        // It sees again and the beacon has gone: not_home exit_timeout later, on Home Assistant's own timer.
+        h.run(to: 10)
+        h.feed(.scannerReported(.scanning("hci0 through an HCI socket"), label: "hci0"))
+        #expect(h.core.armedTimers[.homeAssistant] == h.at(40))
+        _ = h.take()
+        h.run(to: 41)
+        let object = HomeAssistantDiscovery.objectID(H.identity())
+        #expect(Self.retained(h.take()).contains { $0.topic == "beacond/hall/\(object)/presence" && $0.text == "not_home" })
+    }
+
     @Test func aStoppedNodeTakesItsPublishingAndItsTimerWithIt() throws {
         let h = try H(files: try CoreFiles(settings: Self.settings))
         h.feed(.fleetStarted(FleetStart(room: "hall", receivers: [], problem: nil)))

@@ -24,6 +24,23 @@ struct DaemonCoreReloadTests {
         #expect(effects.scannerCommands == ["stop"], "nobody monitors any more")
     }
 
+    /// The disk is full and the reload removes an app's regions: it is in effect, and the reply says it could not
+    /// be saved (Admin1.Reload answers StateNotSaved, as every call whose change was not saved).
+    @Test func aReloadWhoseChangesCannotBeSavedSaysSo() throws {
+        let (h, failing) = try DaemonCoreAuthorizationTests.onAStoreThatCanFail()
+        let client = try h.alwaysClientMonitoringLobby()
+        _ = h.take()
+        failing.failsWrites = true
+        try h.files.rewrite(apps: ["table": try #require(H.apps["table"])])
+        let reply = h.call(.reload(.success(try h.files.configuration.load())))
+        guard case .failure(.beacond(let error)) = reply else {
+            Issue.record("a reload whose changes were not saved answered \(reply)")
+            return
+        }
+        #expect(error.name == .stateNotSaved && error.message.contains("in effect now but could not be saved"))
+        #expect(h.core.clients[client] == nil)
+    }
+
     @Test func aRejectedConfigurationKeepsTheOldOne() throws {
         let h = try H()
         let client = try h.alwaysClientMonitoringLobby()

@@ -32,6 +32,27 @@ struct ScanControlTests {
         #expect(!control.hasScanner)
     }
 
+    @Test("a scanner asked for is asked for once, until it started or failed; a failed start keeps the detail")
+    func aRequestedScannerIsRequestedOnce() {
+        var control = ScanControl()
+        #expect(control.needChanged(needsScanning: true) == [.startScanner])
+        // More engine changes in the same input: the scanner is being made, not asked for again.
+        #expect(control.needChanged(needsScanning: true).isEmpty)
+        #expect(control.hasScanner && control.phase == .starting(label: ""))
+        // Nobody needs it any more before it started: it is stopped (the runtime has made it by then).
+        #expect(control.needChanged(needsScanning: false) == [.stopScanner, .log(.info, "scanning stopped: nobody monitors or ranges")])
+        #expect(control.phase == .idle)
+        // The retry of a failed scanner asks once too, and a start that fails again keeps the failure's detail.
+        _ = control.needChanged(needsScanning: true)
+        _ = control.started(label: "hci:hci0")
+        _ = control.reported(.failed("adapter removed"), label: "hci:hci0", needsScanning: true)
+        let detail = control.phase.detail
+        #expect(control.retryDue(needsScanning: true) == [.startScanner])
+        #expect(control.retryDue(needsScanning: true).isEmpty)
+        _ = control.startFailed("no adapter")
+        #expect(control.phase.detail == detail)
+    }
+
     @Test("a failed start is blind and retried once per interval, logged once per reason")
     func failedStartRetries() {
         var control = ScanControl()
@@ -187,7 +208,7 @@ struct ScanControlTests {
         var control = Self.blind("denied")
         #expect(control.state == .blind(reason: "denied", detail: ""))
         _ = control.retryDue(needsScanning: true)
-        #expect(control.state == .phase(.failed(reason: "denied", detail: "")), "the retry came: no timer, no scanner yet")
+        #expect(control.state == .requested(detail: ""), "the retry came: no timer, a scanner asked for")
         _ = control.started(label: "fifo:/x")
         #expect(control.state == .phase(.starting(label: "fifo:/x")))
         _ = control.reported(.waiting("adapter off"), label: "fifo:/x", needsScanning: true)
