@@ -24,7 +24,7 @@ public actor BeaconDaemon {
     /// The state directory: its lock, the database and the watch on it (`StateFile`).
     let stateFile: StateFile
     /// Where the daemon is in its life; the bus face exists only while it serves.
-    var lifecycle: Lifecycle = .loaded
+    var lifecycle: DaemonLifecycle = .loaded
     /// The bus face (`BusFace`): connection, exported objects, signals out.
     var bus: BusFace? {
         if case .serving(let bus) = lifecycle { bus } else { nil }
@@ -91,7 +91,7 @@ public actor BeaconDaemon {
         do {
             connection = try DBusConnection(options.bus)
         } catch {
-            throw .bus("cannot connect to the \(Self.describe(options.bus)): \(error.message)")
+            throw .bus("cannot connect to the \(DaemonOptions.describe(options.bus)): \(error.message)")
         }
         let uniqueName = connection.uniqueName
         let bus: BusFace
@@ -123,7 +123,7 @@ public actor BeaconDaemon {
         }
         guard ownership == .primaryOwner || ownership == .alreadyOwner else {
             throw .bus(
-                "another beacond already owns \(BeacondBus.name) on the \(Self.describe(options.bus)); "
+                "another beacond already owns \(BeacondBus.name) on the \(DaemonOptions.describe(options.bus)); "
                     + "stop it first (systemctl stop beacond)")
         }
         stateFile.watch(on: loop) {
@@ -136,7 +136,7 @@ public actor BeaconDaemon {
         // Resumed regions need the scanner; anything their restore left to save is saved now.
         run(.started)
         logger.info(
-            "beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(Self.describe(options.bus))",
+            "beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(DaemonOptions.describe(options.bus))",
             metadata: [
                 "bus.unique_name": "\(uniqueName)", "scanner": "\(core.configuration.scanner)",
                 "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)",
@@ -157,24 +157,9 @@ public actor BeaconDaemon {
         logger.info("beacond stopped")
     }
 
-    /// Loaded (configuration and state read), serving on the bus, or stopped (after `shutdown`, for good).
-    enum Lifecycle {
-        case loaded
-        case serving(BusFace)
-        case stopped
-    }
-
     func busDisconnected() {
         logger.critical("the D-Bus connection was closed; exiting so the service manager restarts beacond")
         failureChannel.continuation.yield("the bus connection was closed")
-    }
-
-    static func describe(_ bus: DBusBusAddress) -> String {
-        switch bus {
-        case .system: return "system bus"
-        case .session: return "session bus"
-        case .address(let address): return "bus at \(address)"
-        }
     }
 
     // MARK: Inputs in, effects out

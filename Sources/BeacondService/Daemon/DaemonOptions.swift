@@ -40,3 +40,14 @@ public enum DaemonStartError: Error, CustomStringConvertible {
         return 1
     }
 }
+
+extension DaemonOptions {
+    /// The bus as a log line names it.
+    static func describe(_ bus: DBusBusAddress) -> String {
+        switch bus {
+        case .system: "system bus"
+        case .session: "session bus"
+        case .address(let address): "bus at \(address)"
+        }
+    }
+}
