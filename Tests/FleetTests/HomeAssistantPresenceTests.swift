@@ -8,10 +8,10 @@ struct HomeAssistantPresenceTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     let start = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
 
-    func presence() -> HomeAssistantPresence {
+    func presence() throws -> HomeAssistantPresence {
         HomeAssistantPresence(
             discovery: HomeAssistantDiscovery(prefix: "homeassistant", room: "hall", version: "0.3.0"),
-            monitoring: try! MonitoringConfiguration())
+            monitoring: try MonitoringConfiguration())
     }
 
     func sighting(minor: UInt16 = 2, at time: Timestamp) -> IBeaconObservation {
@@ -26,8 +26,8 @@ struct HomeAssistantPresenceTests {
         HomeAssistantDiscovery.objectID(BeaconIdentity(uuid: Self.uuid, major: 1, minor: minor))
     }
 
-    @Test func eachPublishedBeaconIsAnnouncedOnceAndItsTrackerSaidOnlyWhenItChanges() {
-        var presence = presence()
+    @Test func eachPublishedBeaconIsAnnouncedOnceAndItsTrackerSaidOnlyWhenItChanges() throws {
+        var presence = try presence()
         var published = presence.connected(placement: Self.unplaced)
         #expect(published.map(\.topic) == ["homeassistant/binary_sensor/beacond/beacond_hall_connectivity/config"])
         // Beacon 1/2 three times, each chosen for publishing, then beacon 1/3 once.
@@ -51,15 +51,15 @@ struct HomeAssistantPresenceTests {
         #expect(tracker == ["None", "home"], "\(tracker)")
     }
 
-    @Test func aSightingNotChosenForPublishingGivesNoEntity() {
-        var presence = presence()
+    @Test func aSightingNotChosenForPublishingGivesNoEntity() throws {
+        var presence = try presence()
         _ = presence.connected(placement: Self.unplaced)
         let published = presence.observe(sighting(at: start), published: false, at: start, placement: Self.unplaced)
         #expect(published.isEmpty && presence.discovered.isEmpty)
     }
 
-    @Test func whileDisconnectedNothingIsPublishedAndTheNextConnectionAnnouncesEverythingAgain() {
-        var presence = presence()
+    @Test func whileDisconnectedNothingIsPublishedAndTheNextConnectionAnnouncesEverythingAgain() throws {
+        var presence = try presence()
         // Discovered before any connection: remembered, not published.
         #expect(presence.observe(sighting(at: start), published: true, at: start, placement: Self.unplaced).isEmpty)
         let announced = presence.connected(placement: Self.unplaced)
@@ -71,7 +71,7 @@ struct HomeAssistantPresenceTests {
     }
 
     @Test func theTrackerShowsTheRoomThePlacementGivesAndGoesNotHomeAfterTheExitTimeout() throws {
-        var presence = presence()
+        var presence = try presence()
         _ = presence.connected(placement: Self.unplaced)
         let kitchen: (BeaconIdentity) -> SightingRoom = { _ in .room("kitchen") }
         let published = presence.observe(sighting(at: start), published: true, at: start, placement: kitchen)

@@ -9,7 +9,7 @@ import Testing
 struct DaemonCoreRangingTests {
     typealias H = CoreHarness
 
-    static func constraint() -> BeaconIdentityConstraint { try! BeaconIdentityConstraint(uuid: H.uuid, major: 1, minor: 1) }
+    static func constraint() throws -> BeaconIdentityConstraint { try BeaconIdentityConstraint(uuid: H.uuid, major: 1, minor: 1) }
 
     /// The ranging results a client got, as the number of beacons in each.
     static func ranged(_ effects: [DaemonEffect], to client: Int) -> [Int] {
@@ -23,7 +23,7 @@ struct DaemonCoreRangingTests {
         let h = try H()
         let client = try h.register(H.table)
         try h.grant(H.table, .authorizedWhenInUse)
-        #expect(h.call(.startRanging(client: client, .success(Self.constraint()))) == .success(.none))
+        #expect(h.call(.startRanging(client: client, .success(try Self.constraint()))) == .success(.none))
         h.run(to: 1)
         h.see()
         h.run(to: 3)
@@ -47,16 +47,16 @@ struct DaemonCoreRangingTests {
         let h = try H()
         let client = try h.register(H.table)
         try h.grant(H.table, .authorizedWhenInUse)
-        #expect(h.call(.startRanging(client: client, .success(Self.constraint()))) == .success(.none))
-        #expect(h.call(.startRanging(client: client, .success(Self.constraint()))) == .success(.none))
-        #expect(h.core.clients[client]?.rangedConstraints == [Self.constraint()])
+        #expect(h.call(.startRanging(client: client, .success(try Self.constraint()))) == .success(.none))
+        #expect(h.call(.startRanging(client: client, .success(try Self.constraint()))) == .success(.none))
+        #expect(h.core.clients[client]?.rangedConstraints == [try Self.constraint()])
         let other = try BeaconIdentityConstraint(uuid: H.uuid, major: 2, minor: nil)
         guard case .failure(.beacond(let error)) = h.call(.stopRanging(client: client, .success(other))) else {
             Issue.record("StopRanging of a constraint never ranged succeeded")
             return
         }
         #expect(error.name == .unknownRegion && error.message.contains("it ranges: "))
-        #expect(h.call(.stopRanging(client: client, .success(Self.constraint()))) == .success(.none))
+        #expect(h.call(.stopRanging(client: client, .success(try Self.constraint()))) == .success(.none))
         h.keepSeeing(until: 4)
         #expect(Self.ranged(h.take(), to: client).isEmpty)
     }
