@@ -8,9 +8,7 @@ import UnixSignals
 
 /// Runs the daemon under swift-service-lifecycle: graceful SIGTERM/SIGINT, SIGHUP reload, the systemd
 /// watchdog (pinged only after a round trip through the daemon's loop, so a stuck loop is noticed) and exit
-/// statuses systemd can act on. Two services in dependency order: the main loop the daemon runs on, then the
-/// daemon; the group stops them in reverse order, so the daemon has finished with the loop (its last state
-/// written, its bus connection closed) before the loop stops, also when the daemon fails.
+/// statuses systemd can act on.
 enum DaemonRunner {
     static func run(options: DaemonOptions, logger: Logger) async throws {
         let loop: MainLoop
@@ -22,17 +20,16 @@ enum DaemonRunner {
             logger.critical("cannot start: \(error.message)")
             throw ExitCode(error.exitStatus)
         }
-        // Running before the group starts: the daemon's first await (its start) runs on it.
         try loop.startThread()
+        let service = DaemonService(daemon: daemon, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: MainLoopService(loop: loop), failureTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(service: DaemonService(daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         var failure: (any Error)?
         do { try await group.run() } catch { failure = error }
+        SystemdNotifier.notify("STOPPING=1")
+        await daemon.shutdown()
+        loop.stopAndWait()
         if let failure {
             if let start = failure as? DaemonStartError {
                 logger.critical("cannot start: \(start.message)")
@@ -48,20 +45,7 @@ struct DaemonFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-/// The main loop's thread (started before the group) as a `Service`: stopped when the group shuts down, after the
-/// daemon that runs on it.
-struct MainLoopService: Service {
-    let loop: MainLoop
-
-    func run() async throws {
-        // Shut down gracefully or cancelled alike: the daemon after it in the group has stopped by now.
-        try? await gracefulShutdown()
-        loop.stopAndWait()
-    }
-}
-
-/// The running daemon as a `Service`: started (bus name taken) once every signal it handles is trapped, stopped
-/// (state written, bus left) when the group shuts down or the daemon fails.
+/// The running daemon as a `Service`.
 struct DaemonService: Service {
     let daemon: BeaconDaemon
     let logger: Logger
@@ -72,21 +56,6 @@ struct DaemonService: Service {
     /// action (termination). The SIGHUP sequence buffers a signal until it is read.
     func run() async throws {
         let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
-        do {
-            try await serve(reloadSignals)
-        } catch {
-            await stop()
-            throw error
-        }
-        await stop()
-    }
-
-    private func stop() async {
-        SystemdNotifier.notify("STOPPING=1")
-        await daemon.shutdown()
-    }
-
-    private func serve(_ reloadSignals: UnixSignalsSequence) async throws {
         try await daemon.start()
         SystemdNotifier.notify("READY=1")
         try await withThrowingTaskGroup(of: Void.self) { group in
