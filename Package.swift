@@ -121,7 +121,12 @@ let package = Package(
             name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
             swiftSettings: strict),
         .testTarget(
-            name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
+            name: "BeacondTests",
+            dependencies: [
+                "BeacondAPI", "BeaconKit", "TestKit", "beacond", "BeacondService", "DBus", "MainLoopKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             exclude: ["Golden"], swiftSettings: strict),
     ]
 )

@@ -621,6 +621,31 @@ def test_corrupt_database(suite):
     world.alive()
 
 
+def test_clean_stop_closes_database(suite):
+    """beacond is stopped with SIGTERM (as systemctl stop does). Expect it to close its database before it exits:
+    the write-ahead log folded into state.sqlite and removed, so the file alone holds the last decision (what a
+    backup or the next beacond reads), and the state directory's lock free. A log left behind would also hide a
+    damaged database file from the next start (test 9)."""
+    import fcntl
+    import sqlite3
+    world = suite.world()
+    world.start_daemon()
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    database = os.path.join(world.state_dir, "state.sqlite")
+    check(os.path.exists(database + "-wal"), "no write-ahead log while beacond runs: this test would prove nothing")
+    check(world.daemon.terminate() == 0, "beacond did not stop cleanly")
+    check(not os.path.exists(database + "-wal"), "beacond exited with its database open: %r"
+          % os.listdir(world.state_dir))
+    with open(os.path.join(world.state_dir, "lock"), "r+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    connection = sqlite3.connect("file:%s?mode=ro" % database, uri=True)
+    try:
+        rows = connection.execute("SELECT status FROM app_authorization WHERE app_id = ?", (DEMO,)).fetchall()
+    finally:
+        connection.close()
+    check(rows == [("authorizedAlways",)], "the file alone holds %r for %s" % (rows, DEMO))
+
+
 # MARK: 10. a client that never reads
 
 SLEEPER = textwrap.dedent("""
@@ -740,6 +765,7 @@ TESTS = [
     ("7 clients vanishing mid-call", test_clients_vanishing),
     ("8 the bus restarting", test_bus_restart),
     ("9 a corrupt state database is moved aside", test_corrupt_database),
+    ("9b a clean stop closes the state database: its log folded into the file", test_clean_stop_closes_database),
     ("10 a client that never reads does not stall beacond", test_slow_client),
     ("11 exit_timeout changed by SIGHUP while blind: no false exit", test_reload_while_blind),
 ]

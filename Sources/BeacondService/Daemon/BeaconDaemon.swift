@@ -143,18 +143,22 @@ public actor BeaconDaemon {
             ])
     }
 
-    /// Stops scanning and leaves the bus.
+    /// Stops scanning and the `[mqtt]` node, writes the last state, leaves the bus; the state stays open for now.
     public func shutdown() {
         stopMQTT()
         run(.shuttingDown)
         timers.cancelAll()
         flushOutbox()
         bus?.close()
-        // The last write is done: the state directory is free for the next beacond.
-        stateFile.close()
         lifecycle = .stopped
         failureChannel.continuation.finish()
         logger.info("beacond stopped")
+    }
+
+    /// The last write is done: closes the state database and frees the directory for the next beacond.
+    public func closeStateDirectory() {
+        do { try stateFile.close() } catch { return logger.error("\(error)") }
+        logger.debug("state database closed", metadata: ["state.file": "\(stateFile.file)"])
     }
 
     func busDisconnected() {
@@ -273,9 +277,7 @@ public actor BeaconDaemon {
         bus?.send()
         run(.signalsSent)
     }
-}
 
-extension BeaconDaemon {
     /// A round trip through the loop (the watchdog pings systemd only when this returns).
     public func ping() {}
 }

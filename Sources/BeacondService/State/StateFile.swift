@@ -21,6 +21,8 @@ final class StateFile {
     private var watchChanged: (() -> Void)?
     /// Set while the database file is gone or replaced and could not be written anew.
     private(set) var isLost = false
+    /// Set once `close` has run: the database is closed and the directory given up.
+    private(set) var isClosed = false
     private let logger: Logger
 
     init(directory: String, logger: Logger) throws(StateStoreError) {
@@ -34,6 +36,11 @@ final class StateFile {
 
     /// The store, once its file is checked (and written anew if it was deleted).
     func ensured() throws(StateStoreError) -> StateStore {
+        guard !isClosed else {
+            throw StateStoreError(
+                file: store.file, message: "the state database is closed: beacond is stopping",
+                fix: "start beacond again; what it saved before it stopped is in the database")
+        }
         guard let problem = store.fileProblem() else {
             isLost = false
             return store
@@ -87,12 +94,17 @@ final class StateFile {
         watch = StateDirectoryWatch(directory: directory, loop: watchLoop, changed: watchChanged)
     }
 
-    /// The last write is done: the watch stops and the directory is free for the next beacond.
-    func close() {
+    /// The last write is done: the watch stops, the database is closed (its write-ahead log folded into the file),
+    /// and only then is the lock released, so the next beacond never opens a database this one still holds.
+    /// Idempotent. Throws when SQLite cannot close the database; the lock is released all the same.
+    func close() throws(StateStoreError) {
+        guard !isClosed else { return }
+        isClosed = true
         watch?.stop()
         watch = nil
         watchChanged = nil
-        lock.release()
+        defer { lock.release() }
+        try store.close()
     }
 }
 

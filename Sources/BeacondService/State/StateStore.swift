@@ -150,6 +150,18 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Closes the connection for good. SQLite checkpoints the write-ahead log into the database file and removes
+    /// it, so the file alone holds every commit: what the next beacond, a backup or an administrator's copy reads.
+    /// (Left open until the process exits, the log outlives it, and a database file damaged while beacond is
+    /// stopped could be masked by the pages the log still holds.) Any use afterwards throws.
+    public func close() throws(StateStoreError) {
+        do {
+            try database.close()
+        } catch {
+            throw Self.storeError(error, file: file, doing: "close the state database")
+        }
+    }
+
     /// The connection's journal mode and `synchronous` level, so tests can check the durability settings.
     func durabilitySettings() throws -> (journalMode: String, synchronous: Int) {
         try database.read { db in

@@ -65,6 +65,7 @@ final class RunningDaemon: @unchecked Sendable {
     /// A graceful stop, as on SIGTERM.
     func stop() async {
         await daemon?.shutdown()
+        await daemon?.closeStateDirectory()
         loop?.stopAndWait()
         daemon = nil
         loop = nil

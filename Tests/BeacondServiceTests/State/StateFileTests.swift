@@ -1,6 +1,7 @@
 import BeaconKit
 @testable import BeacondService
 import Foundation
+import Logging
 import Testing
 
 @Suite("state store: expiry, a deleted database, one daemon per directory")
@@ -60,5 +61,27 @@ struct StateFileTests {
         }
         first = nil
         _ = try StateDirectoryLock(directory: directory)
+    }
+
+    @Test("closing the state file folds the write-ahead log into the database, then frees the directory; later writes say why they fail")
+    func close() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let stateFile = try StateFile(directory: directory, logger: logger)
+        try stateFile.save(AuthorizationRecord(status: .authorizedAlways), for: "org.example.Demo")
+        let log = stateFile.file + "-wal"
+        #expect(FileManager.default.fileExists(atPath: log), "nothing in the log: this test would prove nothing")
+        try stateFile.close()
+        #expect(!FileManager.default.fileExists(atPath: log))
+        _ = try StateDirectoryLock(directory: directory)
+        try stateFile.close() // a second close does nothing
+        #expect {
+            try stateFile.save(AuthorizationRecord(status: .denied), for: "org.example.Demo")
+        } throws: { error in
+            "\(error)".contains("the state database is closed: beacond is stopping")
+        }
+        let reopened = try StateStore(directory: directory)
+        #expect(try reopened.loadAll()["org.example.Demo"]?.status == .authorizedAlways)
     }
 }
