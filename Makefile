@@ -51,7 +51,9 @@ run: build
 # `swift build --build-tests`, which builds every product), then the system test on the real
 # Linux Bluetooth stack in a QEMU guest (Tests/System/run.sh). promises_test.py tries what the docs promise as
 # a hostile client or careless administrator would (docs/reliability.md, "Promises the docs make"); containment_test.py
-# floods the daemon as an authorized hostile user for 40 s and checks another client, memory and replies stay bounded. mqtt_test.py runs
+# floods the daemon as an authorized hostile user for 40 s and checks another client, memory and replies stay bounded.
+# scripts/python-client-test.sh installs the Python client library (clients/python) with pip into a fresh venv and runs
+# its pytest suite and examples/python against the real daemon (docs/clients.md). mqtt_test.py runs
 # the daemon as a receiver on private Mosquitto brokers, and a real Home Assistant on one (scripts/install-ha.sh puts
 # it in /var/cache/beacond-ha once, about 3 minutes; docs/fleet.md). The soak test keeps the daemon under
 # steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md).
@@ -66,6 +68,7 @@ test: test-deps
 	/usr/bin/python3 Tests/Integration/promises_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/containment_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/api_test.py .build/debug/beacond .build/debug/beaconctl
+	scripts/python-client-test.sh .build/debug/beacond
 	scripts/install-ha.sh
 	/usr/bin/python3 Tests/Integration/mqtt_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/soak_test.py .build/debug/beacond --minutes 3

@@ -1,0 +1,317 @@
+"""One client of an app on beacond, over one D-Bus connection, kept across beacond's restarts.
+
+Both faces (`LocationManager`, `Monitor`) sit on a `Client`. It does what every hand-written beacond client must:
+it listens before it registers (`AuthorizationChanged` follows `RegisterClient`'s reply at once, and an app's queued
+events right after it); it follows `org.beacond`'s owner (`NameOwnerChanged`), so when beacond goes away and comes
+back it registers again, which takes the app's regions over with their state and delivers what was queued
+meanwhile, in order; and it starts again the ranging it had started and says again whether it is in use, since
+beacond does not keep those across a restart (they belong to a client in use).
+
+Everything runs on the caller's asyncio loop: no thread of its own. Signals reach listeners one at a time, in the
+order beacond sent them, from one task.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+from typing import Any, Awaitable, Callable, Optional, Union
+
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
+
+from . import _names as names
+from .types import BeaconError, BeaconIdentityConstraint
+
+logger = logging.getLogger("beacon_location")
+
+Listener = Callable[[str, list[Any]], Union[None, Awaitable[None]]]
+
+# What the client itself tells its listeners, beside beacond's signals (members of LocationManager1).
+REGISTERED = "Registered"  # args: [object path]
+DAEMON_GONE = "DaemonGone"  # args: [BeaconError]
+REGISTRATION_FAILED = "RegistrationFailed"  # args: [BeaconError]
+DISCONNECTED = "Disconnected"  # args: [] — the bus connection itself is gone; the client is done
+CLOSED = "Closed"  # args: [] — `close()` was called; the client is done
+
+_OWNER = "owner"
+_SIGNAL = "signal"
+_STOP = "stop"
+_LOST = "lost"
+
+
+def bus_address(bus: Optional[str]) -> tuple[Optional[str], BusType]:
+    """`None` or "system": the system bus; "session"; anything else is a D-Bus address (unix:path=…).
+    `$BEACOND_BUS` stands in for `None`, so one program runs against a test daemon unchanged."""
+    bus = bus or os.environ.get("BEACOND_BUS") or "system"
+    if bus == "system":
+        return None, BusType.SYSTEM
+    if bus == "session":
+        return None, BusType.SESSION
+    return bus, BusType.SESSION
+
+
+class Client:
+    """One registered client of `app_id`. Make it with `await Client.connect(app_id)`."""
+
+    def __init__(self, app_id: str, bus: Optional[str] = None):
+        self.app_id = app_id
+        self._address, self._bus_type = bus_address(bus)
+        self._bus: Optional[MessageBus] = None
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._listeners: list[Listener] = []
+        self._task: Optional[asyncio.Task[None]] = None
+        self._registered = asyncio.Event()
+        self._first_attempt = asyncio.Event()
+        self._closed = asyncio.Event()
+        #: The client's object (`/org/beacond/client/N`) while registered, else None.
+        self.path: Optional[str] = None
+        #: The unique bus name of the beacond this client is registered with.
+        self.owner: Optional[str] = None
+        #: What the client re-establishes after a restart.
+        self.ranged: dict[BeaconIdentityConstraint, None] = {}
+        self.in_use = True
+        #: Why the last registration failed (a refusal is not retried until beacond restarts).
+        self.registration_error: Optional[BeaconError] = None
+
+    @classmethod
+    async def connect(cls, app_id: str, bus: Optional[str] = None) -> "Client":
+        """Connects and registers as `app_id`. With beacond absent it returns all the same (listeners hear
+        `DaemonGone`) and registers as soon as beacond takes its name. Raises `BeaconError` when beacond refuses the
+        registration (an unknown app, a user not allowed to act as it)."""
+        client = cls(app_id, bus)
+        await client.start()
+        return client
+
+    async def start(self) -> None:
+        """`open`, then raises (closed) when beacond refused the registration. Listeners added before this hear
+        everything from the first `AuthorizationChanged` on."""
+        await self.open()
+        if self.registration_error is not None:
+            error = self.registration_error
+            await self.close()
+            raise error
+
+    # MARK: Listeners
+
+    def add_listener(self, listener: Listener) -> None:
+        """`listener(member, args)` for each signal of this client (LocationManager1's members, args as D-Bus
+        gave them) and the client's own news (`Registered`, `DaemonGone`, `RegistrationFailed`, `Disconnected`, `Closed`).
+        It may be a coroutine function: the next signal waits for it."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    # MARK: Life
+
+    async def open(self) -> None:
+        if self._address is not None:
+            bus = MessageBus(bus_address=self._address)
+        else:
+            bus = MessageBus(bus_type=self._bus_type)
+        try:
+            self._bus = await bus.connect()
+        except Exception as error:
+            raise BeaconError(names.DAEMON_UNAVAILABLE,
+                              "cannot connect to the D-Bus %s: %s" % (self._address or self._bus_type.name.lower(),
+                                                                        error)) from error
+        self._bus.add_message_handler(self._received)
+        await self._bus_call("AddMatch", "s", [
+            "type='signal',sender='%s',interface='%s',member='NameOwnerChanged',arg0='%s'"
+            % (names.DBUS_NAME, names.DBUS_NAME, names.BUS_NAME)])
+        owner = await self._bus_call("GetNameOwner", "s", [names.BUS_NAME], allow_error=True)
+        self._queue.put_nowait((_OWNER, owner[0] if owner else ""))
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        asyncio.get_running_loop().create_task(self._watch_disconnect(self._bus))
+        await self._first_attempt.wait()
+
+    async def close(self) -> None:
+        """Ends the client (its ranging stops; the app's regions stay monitored, as beacond keeps them for the
+        app) and the connection."""
+        if self._bus is None:
+            return
+        bus, self._bus = self._bus, None
+        if self.path is not None:
+            try:
+                await self._call_on(bus, self.path, "Close", "", [])
+            except Exception:
+                pass  # closing the connection ends the client all the same
+        self.path = None
+        self._queue.put_nowait((_STOP, None))
+        bus.disconnect()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        self._closed.set()
+
+    async def wait_closed(self) -> None:
+        """Until `close()`, or the bus connection is lost."""
+        await self._closed.wait()
+
+    async def wait_registered(self, timeout: Optional[float] = None) -> None:
+        """Until the client is registered with a running beacond (at once when it is)."""
+        await asyncio.wait_for(self._registered.wait(), timeout)
+
+    @property
+    def is_registered(self) -> bool:
+        return self.path is not None
+
+    # MARK: Calls
+
+    async def call(self, member: str, signature: str = "", *body: Any) -> list[Any]:
+        """A LocationManager1 method of this client; raises `BeaconError` with beacond's error name and message."""
+        if self._bus is None or self.path is None:
+            raise self.unavailable()
+        return await self._call_on(self._bus, self.path, member, signature, list(body))
+
+    async def manager_property(self, name: str) -> Any:
+        """A property of `Manager1` (everyone may read them)."""
+        if self._bus is None:
+            raise self.unavailable()
+        reply = await self._call(self._bus, Message(
+            destination=names.BUS_NAME, path=names.MANAGER_PATH, interface=names.PROPERTIES, member="Get",
+            signature="ss", body=[names.MANAGER, name]))
+        return reply[0].value
+
+    async def client_property(self, name: str) -> Any:
+        """A property of this client's LocationManager1 object."""
+        if self._bus is None or self.path is None:
+            raise self.unavailable()
+        reply = await self._call(self._bus, Message(
+            destination=names.BUS_NAME, path=self.path, interface=names.PROPERTIES, member="Get",
+            signature="ss", body=[names.LOCATION_MANAGER, name]))
+        return reply[0].value
+
+    def unavailable(self) -> BeaconError:
+        if self._bus is None:
+            return BeaconError(names.DAEMON_UNAVAILABLE, "this client is closed; make a new one")
+        if self.registration_error is not None:
+            return self.registration_error
+        return BeaconError(names.DAEMON_UNAVAILABLE,
+                           "beacond is not running on the bus (org.beacond has no owner); start it "
+                           "(systemctl start beacond). This client registers again by itself when it is back.")
+
+    async def _call_on(self, bus: MessageBus, path: str, member: str, signature: str, body: list[Any]) -> list[Any]:
+        return await self._call(bus, Message(destination=names.BUS_NAME, path=path,
+                                             interface=names.LOCATION_MANAGER, member=member, signature=signature,
+                                             body=body))
+
+    @staticmethod
+    async def _call(bus: MessageBus, message: Message) -> list[Any]:
+        reply = await bus.call(message)
+        if reply.message_type == MessageType.ERROR:
+            text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
+            raise BeaconError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
+        return list(reply.body)
+
+    async def _bus_call(self, member: str, signature: str, body: list[Any], allow_error: bool = False) -> list[Any]:
+        assert self._bus is not None
+        try:
+            return await self._call(self._bus, Message(destination=names.DBUS_NAME, path=names.DBUS_PATH,
+                                                       interface=names.DBUS_NAME, member=member,
+                                                       signature=signature, body=body))
+        except BeaconError:
+            if allow_error:
+                return []
+            raise
+
+    # MARK: Signals in, one at a time
+
+    def _received(self, message: Message) -> None:
+        if message.message_type != MessageType.SIGNAL:
+            return
+        if (message.interface == names.DBUS_NAME and message.member == "NameOwnerChanged"
+                and message.body and message.body[0] == names.BUS_NAME):
+            self._queue.put_nowait((_OWNER, message.body[2]))
+        elif message.interface in (names.LOCATION_MANAGER, names.PROPERTIES):
+            self._queue.put_nowait((_SIGNAL, message))
+
+    async def _run(self) -> None:
+        while True:
+            kind, payload = await self._queue.get()
+            if kind == _STOP:
+                await self._tell(CLOSED, [])
+                return
+            if kind == _LOST:
+                self.path = None
+                self._registered.clear()
+                await self._tell(DISCONNECTED, [])
+                self._closed.set()
+                return
+            if kind == _OWNER:
+                await self._owner_changed(payload)
+                self._first_attempt.set()
+            elif kind == _SIGNAL:
+                message: Message = payload
+                if self.path is None or message.path != self.path or message.sender != self.owner:
+                    continue  # another client's, or of a beacond that is gone
+                member = message.member or ""
+                if message.interface == names.PROPERTIES:
+                    member = "PropertiesChanged"
+                await self._tell(member, list(message.body))
+
+    async def _owner_changed(self, owner: str) -> None:
+        if owner and owner == self.owner and self.path is not None:
+            return  # the same beacond, heard twice (its NameOwnerChanged and our GetNameOwner)
+        was_registered = self.path is not None
+        self.path = None
+        self.owner = None
+        self._registered.clear()
+        if not owner:
+            if was_registered or not self._first_attempt.is_set():
+                await self._tell(DAEMON_GONE, [self.unavailable()])
+            return
+        await self._register(owner)
+
+    async def _register(self, owner: str) -> None:
+        assert self._bus is not None
+        try:
+            reply = await self._bus.call(Message(destination=names.BUS_NAME, path=names.MANAGER_PATH,
+                                                 interface=names.MANAGER, member="RegisterClient", signature="s",
+                                                 body=[self.app_id]))
+        except Exception as error:  # the connection went away
+            self.registration_error = BeaconError(names.DAEMON_UNAVAILABLE, "cannot register: %s" % error)
+            await self._tell(REGISTRATION_FAILED, [self.registration_error])
+            return
+        if reply.message_type == MessageType.ERROR:
+            text = reply.body[0] if reply.body else ""
+            self.registration_error = BeaconError(reply.error_name or "", text)
+            await self._tell(REGISTRATION_FAILED, [self.registration_error])
+            return
+        self.registration_error = None
+        self.path = reply.body[0]
+        self.owner = reply.sender or owner
+        self._registered.set()
+        await self._tell(REGISTERED, [self.path])
+        # What beacond does not keep across its restart: this client's ranging, and whether it is in use.
+        if not self.in_use:
+            try:
+                await self.call("SetInUse", "b", False)
+            except BeaconError as error:
+                logger.warning("beacond refused SetInUse(false) after registering again: %s", error)
+        for constraint in list(self.ranged):
+            try:
+                await self.call("StartRanging", "a{sv}", constraint.to_dbus())
+            except BeaconError as error:
+                self.ranged.pop(constraint, None)
+                await self._tell("RangingDidFail", [constraint.to_dbus(), error.name, error.message])
+
+    async def _tell(self, member: str, args: list[Any]) -> None:
+        for listener in list(self._listeners):
+            try:
+                result = listener(member, args)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:  # a listener's bug must not stop the signals of the others
+                logger.exception("a beacon_location listener failed on %s", member)
+
+    async def _watch_disconnect(self, bus: MessageBus) -> None:
+        try:
+            await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+        except Exception:
+            pass
+        if self._bus is bus:  # lost, not closed by us: told in order, after the signals before it
+            self._bus = None
+            self._queue.put_nowait((_LOST, None))

@@ -1,0 +1,334 @@
+"""The modern face: `Monitor` and `ServiceSession`, shaped like iOS 17/18's `CLMonitor` and `CLServiceSession`.
+
+    monitor = await Monitor.open("org.example.BeaconDemo")
+    await monitor.add(BeaconIdentityCondition(UUID, major=1), "lobby")
+    async for event in monitor.events():
+        print(event.identifier, event.state)
+
+A condition added before the app may monitor (authorization not yet given, location services off) is kept and
+monitored as soon as it may; `monitor.diagnostics()` (the session's) says meanwhile why no event comes. An event
+is yielded when a condition's state changes: its first determination, then each change between inside and
+outside. A region that becomes `unknown` again only because beacond restarted (it cannot tell until it has
+looked) yields nothing: the next known state that differs does.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, AsyncIterator, Optional
+
+from . import _client
+from . import _names as names
+from ._client import Client
+from .types import (AuthorizationStatus, BeaconError, BeaconIdentityConstraint, BeaconRegion, RegionEvent,
+                    RegionState)
+
+ERROR = names.ERROR_PREFIX
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Why events may not arrive (`CLServiceSession.Diagnostic`, plus what beacond adds). `blocked` is False and
+    `message` empty when nothing stands in the way."""
+
+    daemon_unavailable: bool = False
+    authorization_denied: bool = False
+    authorization_restricted: bool = False
+    location_services_disabled: bool = False
+    authorization_request_in_progress: bool = False
+    always_authorization_denied: bool = False
+    insufficiently_in_use: bool = False
+    region_limit_exceeded: bool = False
+    #: What is missing and how to fix it, in beacond's words where it said them.
+    message: str = ""
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.message)
+
+
+class ServiceSession:
+    """`CLServiceSession(authorization:)`: holds the authorization the app needs, asks for it once (it is asked
+    only while `notDetermined`, as iOS does), and reports through `diagnostics()` why it is not there yet."""
+
+    WHEN_IN_USE = "whenInUse"
+    ALWAYS = "always"
+
+    def __init__(self, client: Client, authorization: str = ALWAYS):
+        if authorization not in (self.WHEN_IN_USE, self.ALWAYS):
+            raise ValueError("authorization is ServiceSession.ALWAYS or ServiceSession.WHEN_IN_USE")
+        self.client = client
+        self.authorization = authorization
+        self.status = AuthorizationStatus.NOT_DETERMINED
+        self._requested = False
+        self._upgrade_requested = False
+        self._services_enabled = True
+        self._limit_message = ""
+        self._request_error = ""
+        self._watchers: list[asyncio.Queue[Diagnostic]] = []
+        self._last: Optional[Diagnostic] = None
+        client.add_listener(self._signal)
+
+    @classmethod
+    async def open(cls, app_id: str, authorization: str = ALWAYS, bus: Optional[str] = None) -> "ServiceSession":
+        client = Client(app_id, bus)
+        session = cls(client, authorization)
+        await client.start()
+        return session
+
+    @property
+    def authorized(self) -> bool:
+        if self.authorization == self.ALWAYS:
+            return self.status == AuthorizationStatus.AUTHORIZED_ALWAYS
+        return self.status in (AuthorizationStatus.AUTHORIZED_ALWAYS, AuthorizationStatus.AUTHORIZED_WHEN_IN_USE)
+
+    def diagnostic(self) -> Diagnostic:
+        """What stands in the way now."""
+        if not self.client.is_registered:
+            error = self.client.unavailable()
+            return Diagnostic(daemon_unavailable=error.name == names.DAEMON_UNAVAILABLE, message=error.message)
+        status = self.status
+        if not self._services_enabled:
+            return Diagnostic(location_services_disabled=True, authorization_restricted=True, message=(
+                "location services are off on this host: an administrator switches them on with "
+                "`beaconctl services on` (and `location_services = true` in beacond.toml)"))
+        if status == AuthorizationStatus.DENIED:
+            return Diagnostic(authorization_denied=True, message=(
+                "%s is denied: an administrator allows it with `beaconctl auth grant %s %s`"
+                % (self.client.app_id, self.client.app_id, self._grant())))
+        if status == AuthorizationStatus.RESTRICTED:
+            return Diagnostic(authorization_restricted=True, message=(
+                "%s is restricted by an administrator: `beaconctl auth grant %s %s` lifts it"
+                % (self.client.app_id, self.client.app_id, self._grant())))
+        if self._request_error:
+            return Diagnostic(message=self._request_error)
+        if status == AuthorizationStatus.NOT_DETERMINED:
+            return Diagnostic(authorization_request_in_progress=self._requested, message=(
+                "waiting for an administrator to answer %s's request: `beaconctl auth pending`, then "
+                "`beaconctl auth grant %s %s`" % (self.client.app_id, self.client.app_id, self._grant())
+                if self._requested else "authorization not requested yet"))
+        if self.authorization == self.ALWAYS and status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE:
+            return Diagnostic(always_authorization_denied=True, message=(
+                "%s has WhenInUse, and monitoring needs Always: `beaconctl auth grant %s always`"
+                % (self.client.app_id, self.client.app_id)))
+        if self._limit_message:
+            return Diagnostic(region_limit_exceeded=True, message=self._limit_message)
+        if status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE and not self.client.in_use:
+            return Diagnostic(insufficiently_in_use=True, message=(
+                "ranging is paused while this WhenInUse client is not in use (set_in_use(True) resumes it)"))
+        return Diagnostic()
+
+    def _grant(self) -> str:
+        return "always" if self.authorization == self.ALWAYS else "when-in-use"
+
+    async def diagnostics(self) -> AsyncIterator[Diagnostic]:
+        """The diagnostic now, then each time it changes (`CLServiceSession.diagnostics`)."""
+        queue: asyncio.Queue[Diagnostic] = asyncio.Queue()
+        self._watchers.append(queue)
+        try:
+            current = self.diagnostic()
+            yield current
+            while True:
+                diagnostic = await queue.get()
+                if diagnostic != current:
+                    current = diagnostic
+                    yield diagnostic
+        finally:
+            self._watchers.remove(queue)
+
+    def note_limit(self, message: str) -> None:
+        self._limit_message = message
+        self._publish()
+
+    def _publish(self) -> None:
+        diagnostic = self.diagnostic()
+        if diagnostic == self._last:
+            return
+        self._last = diagnostic
+        for queue in self._watchers:
+            queue.put_nowait(diagnostic)
+
+    async def _request(self) -> None:
+        member = "RequestAlwaysAuthorization" if self.authorization == self.ALWAYS else "RequestWhenInUseAuthorization"
+        try:
+            self.status = AuthorizationStatus((await self.client.call(member))[0])
+            self._requested = True
+            self._request_error = ""
+        except BeaconError as error:
+            self._request_error = error.message  # MissingUsageDescription: the app's declaration lacks the text
+
+    async def _signal(self, member: str, args: list[Any]) -> None:
+        if member == _client.REGISTERED:
+            try:
+                self._services_enabled = bool(await self.client.manager_property("LocationServicesEnabled"))
+            except BeaconError:
+                pass
+        elif member == "AuthorizationChanged":
+            self.status = AuthorizationStatus(args[0])
+            if self.status == AuthorizationStatus.RESTRICTED or not self._services_enabled:
+                try:
+                    self._services_enabled = bool(await self.client.manager_property("LocationServicesEnabled"))
+                except BeaconError:
+                    pass
+            if self.status == AuthorizationStatus.NOT_DETERMINED and not self._requested:
+                await self._request()
+            elif self.authorization == self.ALWAYS and self.status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE \
+                    and not self._upgrade_requested:
+                self._upgrade_requested = True
+                await self._request()  # the one WhenInUse → Always upgrade request
+        self._publish()
+
+
+@dataclass(frozen=True)
+class MonitorEvent:
+    """`CLMonitor.Event`: a condition's new state."""
+
+    identifier: str
+    state: RegionState
+    date: datetime
+    condition: BeaconIdentityConstraint
+    #: True when beacond queued it while the app had no client (delivered when it came back).
+    late: bool = False
+
+
+@dataclass
+class MonitorRecord:
+    """`CLMonitor.Record`: a condition and its last event (None before its first determination)."""
+
+    condition: BeaconIdentityConstraint
+    last_event: Optional[MonitorEvent] = None
+
+
+class Monitor:
+    """`CLMonitor` for beacon identity conditions. beacond keeps them for the app (across this program's exits
+    and beacond's restarts); `identifiers` lists them."""
+
+    def __init__(self, client: Client, session: Optional[ServiceSession] = None):
+        self.client = client
+        self.session = session or ServiceSession(client, ServiceSession.ALWAYS)
+        self._records: dict[str, MonitorRecord] = {}
+        self._wanted: dict[str, BeaconIdentityConstraint] = {}
+        self._watchers: list[asyncio.Queue[Optional[MonitorEvent]]] = []
+        #: Events that came while nobody iterated `events()` (the app's queued events come right at registration,
+        #: before `open` returns): the next iterator gets them first, so none is lost.
+        self._backlog: list[MonitorEvent] = []
+        client.add_listener(self._signal)
+
+    #: At most this many events wait for an iterator (beacond's own queue_limit default); the oldest go first.
+    BACKLOG_LIMIT = 1000
+
+    @classmethod
+    async def open(cls, app_id: str, bus: Optional[str] = None) -> "Monitor":
+        """A monitor for `app_id` on the system bus (or `bus`; `$BEACOND_BUS`), with a session for Always."""
+        client = Client(app_id, bus)
+        monitor = cls(client)
+        await client.start()
+        return monitor
+
+    @property
+    def identifiers(self) -> list[str]:
+        return sorted(set(self._records) | set(self._wanted))
+
+    def record(self, identifier: str) -> Optional[MonitorRecord]:
+        return self._records.get(identifier)
+
+    async def add(self, condition: BeaconIdentityConstraint, identifier: str) -> None:
+        """Monitors `condition` as `identifier` (the same identifier again replaces it). Kept until the app may
+        monitor, if it may not yet. Raises `BeaconError` for what waiting cannot fix (an invalid condition, the
+        region limit)."""
+        self._wanted[identifier] = condition
+        await self._start(identifier, condition)
+
+    async def remove(self, identifier: str) -> None:
+        self._wanted.pop(identifier, None)
+        self._records.pop(identifier, None)
+        try:
+            await self.client.call("StopMonitoring", "s", identifier)
+        except BeaconError as error:
+            if not error.name.endswith("UnknownRegion") and error.name != names.DAEMON_UNAVAILABLE:
+                raise
+
+    async def events(self) -> AsyncIterator[MonitorEvent]:
+        """Each condition's state changes, in order, as they happen; ends when the client is closed or its bus lost.
+        The first iterator also gets, first, the events that came before anyone iterated."""
+        queue: asyncio.Queue[Optional[MonitorEvent]] = asyncio.Queue()
+        for waiting in self._backlog:
+            queue.put_nowait(waiting)
+        self._backlog.clear()
+        self._watchers.append(queue)
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    return
+                yield event
+        finally:
+            self._watchers.remove(queue)
+
+    def diagnostics(self) -> AsyncIterator[Diagnostic]:
+        return self.session.diagnostics()
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def _start(self, identifier: str, condition: BeaconIdentityConstraint) -> None:
+        if not self.client.is_registered or not self.session.authorized:
+            return  # started when registered and authorized (`_signal`); the session's diagnostics say why not
+        region = BeaconRegion(condition, identifier=identifier)
+        try:
+            await self.client.call("StartMonitoring", "a{sv}", region.to_dbus())
+        except BeaconError as error:
+            if error.name in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled", names.DAEMON_UNAVAILABLE):
+                return  # waits, as above
+            if error.name == ERROR + "RegionLimitExceeded":
+                self.session.note_limit(error.message)
+            self._wanted.pop(identifier, None)
+            raise
+        self._wanted.pop(identifier, None)
+        self._records.setdefault(identifier, MonitorRecord(condition))
+        self._records[identifier].condition = condition
+
+    async def _signal(self, member: str, args: list[Any]) -> None:
+        if member == _client.REGISTERED:
+            try:
+                regions = await self.client.client_property("MonitoredRegions")
+            except BeaconError:
+                regions = []
+            for region in map(BeaconRegion.from_dbus, regions):
+                self._records.setdefault(region.identifier, MonitorRecord(region.constraint))
+        elif member == "AuthorizationChanged" or member == _client.REGISTERED:
+            pass
+        elif member == "DidDetermineState":
+            self._event(BeaconRegion.from_dbus(args[1]), RegionState(args[0]), RegionEvent.from_dbus(args[2]))
+        elif member == "DidEnterRegion":
+            self._event(BeaconRegion.from_dbus(args[0]), RegionState.INSIDE, RegionEvent.from_dbus(args[1]))
+        elif member == "DidExitRegion":
+            self._event(BeaconRegion.from_dbus(args[0]), RegionState.OUTSIDE, RegionEvent.from_dbus(args[1]))
+        elif member == "MonitoringDidFail":
+            region = BeaconRegion.from_dbus(args[0])
+            self._records.pop(region.identifier, None)
+            if args[1] in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled"):
+                self._wanted[region.identifier] = region.constraint  # again once authorized
+        elif member in (_client.DISCONNECTED, _client.CLOSED):
+            for queue in self._watchers:
+                queue.put_nowait(None)
+        if member in ("AuthorizationChanged", _client.REGISTERED) and self.session.authorized:
+            for identifier, condition in list(self._wanted.items()):
+                try:
+                    await self._start(identifier, condition)
+                except BeaconError:
+                    pass  # the session's diagnostics carry the limit; an invalid condition was refused at add
+
+    def _event(self, region: BeaconRegion, state: RegionState, event: RegionEvent) -> None:
+        record = self._records.setdefault(region.identifier, MonitorRecord(region.constraint))
+        last = record.last_event
+        if last is not None and (state == last.state or state == RegionState.UNKNOWN):
+            return  # no change, or beacond cannot tell for now (it restarted): not an event
+        record.last_event = MonitorEvent(identifier=region.identifier, state=state, date=event.timestamp,
+                                         condition=region.constraint, late=event.late)
+        if not self._watchers:
+            self._backlog.append(record.last_event)
+            del self._backlog[:-self.BACKLOG_LIMIT]
+        for queue in self._watchers:
+            queue.put_nowait(record.last_event)

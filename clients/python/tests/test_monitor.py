@@ -1,0 +1,87 @@
+"""The modern face (`Monitor`, `ServiceSession`) against the real beacond: diagnostics that say why nothing
+comes, the region limit, and events queued while the app had no client, delivered late and in order."""
+import asyncio
+
+import pytest
+
+from beacon_location import BeaconError, BeaconIdentityCondition, Monitor, RegionState
+
+from conftest import DEMO, DEMO_UUID, Beacon, until
+
+
+async def next_diagnostic(iterator, condition, what):
+    async def find():
+        async for diagnostic in iterator:
+            if condition(diagnostic):
+                return diagnostic
+    return await asyncio.wait_for(find(), 20)
+
+
+async def test_a_denied_app_is_told_why_and_how_to_fix_it(world):
+    world.start_daemon()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    diagnostics = monitor.diagnostics()
+    world.grant("denied")
+    denied = await next_diagnostic(diagnostics, lambda d: d.authorization_denied, "denied")
+    assert "beaconctl auth grant org.example.Demo always" in denied.message
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID), "lobby")  # kept, not refused: it waits
+    assert monitor.identifiers == ["lobby"]
+    world.admin("SetLocationServicesEnabled", "b", "false")
+    off = await next_diagnostic(diagnostics, lambda d: d.location_services_disabled, "services off")
+    assert "beaconctl services on" in off.message
+    world.admin("SetLocationServicesEnabled", "b", "true")
+    world.grant("authorizedWhenInUse")
+    when_in_use = await next_diagnostic(diagnostics, lambda d: d.always_authorization_denied, "WhenInUse")
+    assert "always" in when_in_use.message
+    world.grant()
+    await next_diagnostic(diagnostics, lambda d: not d.blocked, "nothing in the way")
+    await until(lambda: "lobby" in world.admin("ListRegions", "uu", 0, 10), "the waiting condition monitored")
+    await diagnostics.aclose()
+    await monitor.close()
+
+
+async def test_the_region_limit(make_world):
+    world = make_world("[monitoring]\nexit_timeout = 2\nmax_regions_per_client = 2\n")
+    world.start_daemon()
+    world.grant()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    await until(lambda: monitor.session.authorized, "authorizedAlways")
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=1), "one")
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=2), "two")
+    with pytest.raises(BeaconError) as refused:
+        await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=3), "three")
+    assert refused.value.short_name == "RegionLimitExceeded" and "max_regions_per_client" in refused.value.message
+    diagnostic = monitor.session.diagnostic()
+    assert diagnostic.region_limit_exceeded and "max_regions_per_client" in diagnostic.message
+    assert monitor.identifiers == ["one", "two"]
+    await monitor.close()
+
+
+async def test_events_queued_while_away_arrive_late_and_in_order(world):
+    world.start_daemon()
+    world.grant()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    await until(lambda: monitor.session.authorized, "authorizedAlways")
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=1), "lobby")
+    await monitor.close()  # the program exits; the region is the app's and stays monitored
+
+    beacon = Beacon(world)
+    beacon.on()
+    await until(lambda: "QueuedEvents" in world.admin("ListApps", "uu", 0, 10)
+                and '"QueuedEvents" u 1' in world.admin("ListApps", "uu", 0, 10), "the entry queued")
+    await beacon.off()
+    await until(lambda: '"QueuedEvents" u 2' in world.admin("ListApps", "uu", 0, 10), "the exit queued")
+
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    events = []
+
+    async def collect():
+        async for event in monitor.events():
+            events.append((event.identifier, event.state, event.late))
+    collector = asyncio.get_running_loop().create_task(collect())
+    await until(lambda: len(events) >= 2, "the queued events")
+    assert events[:2] == [("lobby", RegionState.INSIDE, True), ("lobby", RegionState.OUTSIDE, True)], events
+    await asyncio.sleep(0)
+    await monitor.close()
+    await asyncio.wait_for(collector, 10)
+    assert len(events) == 2, events

@@ -1,0 +1,102 @@
+"""beacond killed (-9) and started again mid-stream, and beacond absent when the program starts: both faces
+register again by themselves, lose nothing and repeat nothing, and ranging resumes."""
+from beacon_location import (AuthorizationStatus, BeaconIdentityCondition, BeaconIdentityConstraint, BeaconRegion,
+                             LocationManager, Monitor, RegionState)
+
+from conftest import DEMO, DEMO_UUID, Beacon, until
+from test_location_manager import Recorder
+
+
+async def test_location_manager_survives_kill_9(world):
+    world.start_daemon()
+    delegate = Recorder()
+    manager = await LocationManager.connect(DEMO, delegate=delegate, bus=world.address)
+    world.grant()
+    await until(lambda: manager.authorization_status == AuthorizationStatus.AUTHORIZED_ALWAYS, "authorizedAlways")
+    await manager.start_monitoring(BeaconRegion(DEMO_UUID, 1, identifier="lobby"))
+    await manager.start_ranging_beacons(BeaconIdentityConstraint(DEMO_UUID, 1))
+    beacon = Beacon(world)
+    beacon.on()
+    await until(lambda: delegate.names("enter"), "the entry before the crash")
+    await until(lambda: any(delegate.names("range")), "ranging before the crash")
+    first_path = manager.client.path
+
+    world.kill_daemon()
+    await until(lambda: ("error", "DaemonUnavailable") in delegate.calls, "the library noticing beacond is gone")
+    assert not manager.client.is_registered
+    mark = len(delegate.calls)
+    world.start_daemon()
+    await until(lambda: manager.client.is_registered, "registering again")
+    assert manager.client.path != first_path or manager.client.owner is not None
+    # Ranging resumes without the program asking again; the region is the app's, taken over with its state.
+    await until(lambda: any(call == "range" and beacons for call, beacons in delegate.calls[mark:]),
+                "a ranged beacon after the restart")
+    assert [region.identifier for region in manager.monitored_regions] == ["lobby"]
+    await beacon.off()
+    await until(lambda: delegate.names("exit"), "the exit after the restart")
+    # The beacon never left before the crash: exactly one entry, exactly one exit, neither late nor repeated.
+    assert delegate.names("enter") == [("lobby", False)], delegate.calls
+    assert delegate.names("exit") == [("lobby", False)], delegate.calls
+    await manager.close()
+
+
+async def test_monitor_survives_kill_9(world):
+    world.start_daemon()
+    world.grant()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    events = []
+
+    async def collect():
+        async for event in monitor.events():
+            events.append((event.identifier, event.state))
+    import asyncio
+    collector = asyncio.get_running_loop().create_task(collect())
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=1), "lobby")
+    beacon = Beacon(world)
+    beacon.on()
+    await until(lambda: ("lobby", RegionState.INSIDE) in events, "inside before the crash")
+    world.kill_daemon()
+    await until(lambda: not monitor.client.is_registered, "the library noticing beacond is gone")
+    world.start_daemon()
+    await until(lambda: monitor.client.is_registered, "registering again")
+    await beacon.off()
+    await until(lambda: ("lobby", RegionState.OUTSIDE) in events, "outside after the restart")
+    assert monitor.identifiers == ["lobby"]
+    assert events == [("lobby", RegionState.INSIDE), ("lobby", RegionState.OUTSIDE)], events
+    assert monitor.record("lobby").last_event.state == RegionState.OUTSIDE
+    await monitor.close()
+    await asyncio.wait_for(collector, 10)
+
+
+async def test_daemon_absent_at_start(world):
+    """The program starts first: it says why nothing comes, and registers once beacond is there."""
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    diagnostic = monitor.session.diagnostic()
+    assert diagnostic.daemon_unavailable and "systemctl start beacond" in diagnostic.message
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID), "anywhere")  # kept until it can be monitored
+    world.start_daemon()
+    await until(lambda: monitor.client.is_registered, "registering once beacond is there")
+    # The session asked for Always at once; with prompt = "admin" it waits for an administrator, and says so.
+    await until(lambda: monitor.session.diagnostic().authorization_request_in_progress, "the pending request")
+    assert "beaconctl auth grant org.example.Demo always" in monitor.session.diagnostic().message
+    world.grant()
+    await until(lambda: not monitor.session.diagnostic().blocked, "nothing in the way")
+    await until(lambda: "anywhere" in world.admin("ListRegions", "uu", 0, 10), "the kept condition monitored")
+    await monitor.close()
+
+
+async def test_not_in_use_is_said_again_after_a_restart(world):
+    """A WhenInUse program in the background stays paused across a restart: its new client is not in use."""
+    world.start_daemon()
+    manager = await LocationManager.connect(DEMO, bus=world.address)
+    world.grant("authorizedWhenInUse")
+    await until(lambda: manager.authorization_status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE, "WhenInUse")
+    await manager.start_ranging_beacons(BeaconIdentityConstraint(DEMO_UUID))
+    await manager.set_in_use(False)
+    assert '"InUse" b false' in world.admin("ListClients", "uu", 0, 10)
+    world.kill_daemon()
+    world.start_daemon()
+    await until(lambda: manager.client.is_registered, "registering again")
+    await until(lambda: '"InUse" b false' in world.admin("ListClients", "uu", 0, 10), "the new client not in use")
+    assert '"InUse" b true' not in world.admin("ListClients", "uu", 0, 10)
+    await manager.close()
