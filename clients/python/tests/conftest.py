@@ -27,6 +27,8 @@ APPS = {
     "demo.toml": 'app_id = "org.example.Demo"\nusers = ["root"]\n'
                  'when_in_use_usage = "Shows the beacons near you while the demo is open."\n'
                  'always_usage = "Tells you when you enter the demo area, also in background."\n',
+    "unprivileged.toml": 'app_id = "org.example.Unprivileged"\nusers = ["nobody"]\n'
+                         'always_usage = "Runs as nobody, to show the library needs no root."\n',
 }
 # Bounds for what normally takes milliseconds (a busy machine may take seconds; never a pass when reached).
 WAIT = 20

@@ -136,3 +136,44 @@ async def test_an_administrator_revoking_always_reaches_the_delegate(world):
     assert delegate.names("monitoring failed") == [("lobby", "NotAuthorized")]
     assert not manager.monitored_regions
     await manager.close()
+
+
+UNPRIVILEGED_PROGRAM = """
+import asyncio, sys
+from beacon_location import AuthorizationStatus, LocationManager
+
+class Delegate:
+    def did_change_authorization(self, manager, status):
+        print(status, flush=True)
+        if status == AuthorizationStatus.AUTHORIZED_ALWAYS:
+            asyncio.get_running_loop().call_soon(sys.exit, 0)
+
+async def main():
+    print("uid", __import__("os").getuid(), flush=True)
+    manager = await LocationManager.connect("org.example.Unprivileged", delegate=Delegate(), bus=sys.argv[1])
+    print("request", await manager.request_always_authorization(), flush=True)
+    await manager.wait_closed()
+
+asyncio.run(main())
+"""
+
+
+async def test_the_library_needs_no_root(world):
+    """A program running as nobody (an app declared for user nobody) registers, asks and is granted."""
+    import subprocess
+    import sys
+    world.start_daemon()
+    program = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                                UNPRIVILEGED_PROGRAM, world.address], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    try:
+        await until(lambda: "org.example.Unprivileged" in world.admin("ListPendingRequests", "uu", 0, 10),
+                    "the request of the program running as nobody")
+        world.grant(app="org.example.Unprivileged")
+        output, _ = program.communicate(timeout=20)
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()
+    assert "request notDetermined" in output and "authorizedAlways" in output, output
+    assert "uid 65534" in output, output
