@@ -34,11 +34,13 @@ DAEMON_GONE = "DaemonGone"  # args: [BeaconError]
 REGISTRATION_FAILED = "RegistrationFailed"  # args: [BeaconError]
 DISCONNECTED = "Disconnected"  # args: [] — the bus connection itself is gone; the client is done
 CLOSED = "Closed"  # args: [] — `close()` was called; the client is done
+IN_USE_CHANGED = "InUseChanged"  # args: [bool] — the program said it is (not) in use
 
 _OWNER = "owner"
 _SIGNAL = "signal"
 _STOP = "stop"
 _LOST = "lost"
+_TELL = "tell"
 
 
 def bus_address(bus: Optional[str]) -> tuple[Optional[str], BusType]:
@@ -59,6 +61,7 @@ class Client:
         self.app_id = app_id
         self._address, self._bus_type = bus_address(bus)
         self._bus: Optional[MessageBus] = None
+        self._lost = False
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._listeners: list[Listener] = []
         self._task: Optional[asyncio.Task[None]] = None
@@ -155,6 +158,11 @@ class Client:
         await asyncio.wait_for(self._registered.wait(), timeout)
 
     @property
+    def is_closed(self) -> bool:
+        """True once `close()` was called or the bus connection was lost: make a new client."""
+        return self._bus is None
+
+    @property
     def is_registered(self) -> bool:
         return self.path is not None
 
@@ -184,8 +192,18 @@ class Client:
             signature="ss", body=[names.LOCATION_MANAGER, name]))
         return reply[0].value
 
+    async def set_in_use(self, in_use: bool) -> None:
+        """`SetInUse`: False when the program goes to the background (a WhenInUse app's ranging pauses). Said again
+        after beacond restarts; listeners hear `InUseChanged`."""
+        self.in_use = in_use
+        await self.call("SetInUse", "b", in_use)
+        self._queue.put_nowait((_TELL, (IN_USE_CHANGED, [in_use])))  # in order with the signals, from one task
+
     def unavailable(self) -> BeaconError:
         if self._bus is None:
+            if self._lost:
+                return BeaconError(names.DISCONNECTED, "the D-Bus connection was lost (the bus went away), so this "
+                                   "client is closed; make a new one once the bus is back")
             return BeaconError(names.DAEMON_UNAVAILABLE, "this client is closed; make a new one")
         if self.registration_error is not None:
             return self.registration_error
@@ -200,7 +218,14 @@ class Client:
 
     @staticmethod
     async def _call(bus: MessageBus, message: Message) -> list[Any]:
-        reply = await bus.call(message)
+        try:
+            reply = await bus.call(message)
+        except Exception as error:  # dbus-fast raises what the socket raised (EOFError, OSError, ...)
+            raise BeaconError(names.DISCONNECTED,
+                              "the D-Bus connection was lost during %s (%s: %s)"
+                              % (message.member, type(error).__name__, error)) from error
+        if reply is None:
+            raise BeaconError(names.DISCONNECTED, "no reply to %s: the D-Bus connection was lost" % message.member)
         if reply.message_type == MessageType.ERROR:
             text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
             raise BeaconError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
@@ -240,7 +265,9 @@ class Client:
                 await self._tell(DISCONNECTED, [])
                 self._closed.set()
                 return
-            if kind == _OWNER:
+            if kind == _TELL:
+                await self._tell(*payload)
+            elif kind == _OWNER:
                 await self._owner_changed(payload)
                 self._first_attempt.set()
             elif kind == _SIGNAL:
@@ -313,5 +340,6 @@ class Client:
         except Exception:
             pass
         if self._bus is bus:  # lost, not closed by us: told in order, after the signals before it
+            self._lost = True
             self._bus = None
             self._queue.put_nowait((_LOST, None))

@@ -12,6 +12,7 @@ DBUS_PATH = "/org/freedesktop/DBus"
 
 # Not beacond's: what this library says when beacond is not on the bus.
 DAEMON_UNAVAILABLE = "org.beacond.Client.DaemonUnavailable"
+DISCONNECTED = "org.freedesktop.DBus.Error.Disconnected"
 
 KEY_IDENTIFIER = "Identifier"
 KEY_UUID = "UUID"

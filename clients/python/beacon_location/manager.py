@@ -107,8 +107,7 @@ class LocationManager:
 
     async def set_in_use(self, in_use: bool) -> None:
         """False when the program goes to the background: a WhenInUse app's ranging pauses until True again."""
-        self.client.in_use = in_use
-        await self.client.call("SetInUse", "b", in_use)
+        await self.client.set_in_use(in_use)
 
     async def close(self) -> None:
         """Ends this client; the app's regions stay monitored by beacond (they are the app's, as in Core Location)."""

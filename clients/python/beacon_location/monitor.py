@@ -137,6 +137,10 @@ class ServiceSession:
         finally:
             self._watchers.remove(queue)
 
+    async def set_in_use(self, in_use: bool) -> None:
+        """False when the program goes to the background: a WhenInUse app's ranging pauses (`insufficiently_in_use`)."""
+        await self.client.set_in_use(in_use)
+
     def note_limit(self, message: str) -> None:
         self._limit_message = message
         self._publish()
@@ -237,6 +241,8 @@ class Monitor:
         """Monitors `condition` as `identifier` (the same identifier again replaces it). Kept until the app may
         monitor, if it may not yet. Raises `BeaconError` for what waiting cannot fix (an invalid condition, the
         region limit)."""
+        if self.client.is_closed:
+            raise self.client.unavailable()
         self._wanted[identifier] = condition
         await self._start(identifier, condition)
 

@@ -85,3 +85,55 @@ async def test_events_queued_while_away_arrive_late_and_in_order(world):
     await monitor.close()
     await asyncio.wait_for(collector, 10)
     assert len(events) == 2, events
+
+
+async def test_a_when_in_use_session_says_when_it_is_not_in_use(world):
+    from beacon_location import ServiceSession
+    world.start_daemon()
+    session = await ServiceSession.open(DEMO, authorization=ServiceSession.WHEN_IN_USE, bus=world.address)
+    world.grant("authorizedWhenInUse")
+    await until(lambda: session.authorized and not session.diagnostic().blocked, "WhenInUse, nothing in the way")
+    diagnostics = session.diagnostics()
+    await session.set_in_use(False)
+    paused = await next_diagnostic(diagnostics, lambda d: d.insufficiently_in_use, "not in use")
+    assert "paused" in paused.message
+    await session.set_in_use(True)
+    await next_diagnostic(diagnostics, lambda d: not d.blocked, "in use again")
+    await diagnostics.aclose()
+    await session.client.close()
+
+
+async def test_signals_from_anyone_but_beacond_are_ignored(world):
+    """Another program on the bus sends the client a DidExitRegion of its own: it must not reach the app."""
+    from dbus_fast import Message, MessageType, Variant
+    from dbus_fast.aio import MessageBus
+    world.start_daemon()
+    world.grant()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    await until(lambda: monitor.session.authorized, "authorizedAlways")
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=1), "lobby")
+    events = []
+
+    async def collect():
+        async for event in monitor.events():
+            events.append((event.identifier, event.state))
+    collector = asyncio.get_running_loop().create_task(collect())
+    intruder = await MessageBus(bus_address=world.address).connect()
+    region = {"Identifier": Variant("s", "lobby"), "UUID": Variant("s", DEMO_UUID), "Major": Variant("q", 1)}
+    # A broadcast and a unicast DidExitRegion: neither comes from beacond's unique name.
+    for destination in (None, monitor.client._bus.unique_name):
+        await intruder.send(Message(message_type=MessageType.SIGNAL, destination=destination,
+                                    path=monitor.client.path, interface="org.beacond.LocationManager1",
+                                    member="DidExitRegion", signature="a{sv}a{sv}",
+                                    body=[region, {"Timestamp": Variant("t", 1)}]))
+    await intruder.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                interface="org.freedesktop.DBus", member="GetId"))  # both are delivered by now
+    # The real beacon afterwards: its entry is the first and only event.
+    beacon = Beacon(world)
+    beacon.on()
+    await until(lambda: events, "the real entry")
+    await beacon.off()
+    assert events == [("lobby", RegionState.INSIDE)], events
+    intruder.disconnect()
+    await monitor.close()
+    await asyncio.wait_for(collector, 10)

@@ -100,3 +100,27 @@ async def test_not_in_use_is_said_again_after_a_restart(world):
     await until(lambda: '"InUse" b false' in world.admin("ListClients", "uu", 0, 10), "the new client not in use")
     assert '"InUse" b true' not in world.admin("ListClients", "uu", 0, 10)
     await manager.close()
+
+
+async def test_losing_the_bus_ends_the_client_loudly(world):
+    """The bus itself goes away: the events end, `wait_closed` returns, and calls say why."""
+    import asyncio
+    import os
+    import signal
+
+    import pytest
+
+    from beacon_location import BeaconError
+    world.start_daemon()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+
+    async def drain():
+        async for _ in monitor.events():
+            pass
+    draining = asyncio.get_running_loop().create_task(drain())
+    os.kill(world.bus_pid, signal.SIGKILL)
+    await asyncio.wait_for(monitor.client.wait_closed(), 20)
+    await asyncio.wait_for(draining, 20)
+    with pytest.raises(BeaconError) as refused:
+        await monitor.add(BeaconIdentityCondition(DEMO_UUID), "lobby")
+    assert "connection was lost" in refused.value.message and "closed" in refused.value.message
