@@ -123,6 +123,8 @@ class LocationManager:
             await self._refresh_regions()
         elif member in (_client.DAEMON_GONE, _client.REGISTRATION_FAILED):
             await self._delegate("did_fail_with_error", args[0])
+        elif member == _client.DISCONNECTED:
+            await self._delegate("did_fail_with_error", self.client.unavailable())
         elif member == "AuthorizationChanged":
             self._status = AuthorizationStatus(args[0])
             await self._delegate("did_change_authorization", self._status)

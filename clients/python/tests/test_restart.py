@@ -124,3 +124,15 @@ async def test_losing_the_bus_ends_the_client_loudly(world):
     with pytest.raises(BeaconError) as refused:
         await monitor.add(BeaconIdentityCondition(DEMO_UUID), "lobby")
     assert "connection was lost" in refused.value.message and "closed" in refused.value.message
+
+
+async def test_losing_the_bus_reaches_the_delegate(world):
+    import asyncio
+    import os
+    import signal
+    world.start_daemon()
+    delegate = Recorder()
+    manager = await LocationManager.connect(DEMO, delegate=delegate, bus=world.address)
+    os.kill(world.bus_pid, signal.SIGKILL)
+    await asyncio.wait_for(manager.wait_closed(), 20)
+    assert ("error", "Disconnected") in delegate.calls, delegate.calls
