@@ -36,6 +36,9 @@ DISCONNECTED = "Disconnected"  # args: [] — the bus connection itself is gone;
 CLOSED = "Closed"  # args: [] — `close()` was called; the client is done
 IN_USE_CHANGED = "InUseChanged"  # args: [bool] — the program said it is (not) in use
 
+#: DidRangeBeacons waiting for a slow listener, at most (a second of ranging is about one per constraint).
+RANGING_BACKLOG = 16
+
 _OWNER = "owner"
 _SIGNAL = "signal"
 _STOP = "stop"
@@ -62,6 +65,9 @@ class Client:
         self._address, self._bus_type = bus_address(bus)
         self._bus: Optional[MessageBus] = None
         self._lost = False
+        self._pending_ranging = 0
+        #: DidRangeBeacons dropped because a listener was slow (RANGING_BACKLOG were waiting).
+        self.dropped_ranging = 0
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._listeners: list[Listener] = []
         self._task: Optional[asyncio.Task[None]] = None
@@ -126,7 +132,7 @@ class Client:
             "type='signal',sender='%s',interface='%s',member='NameOwnerChanged',arg0='%s'"
             % (names.DBUS_NAME, names.DBUS_NAME, names.BUS_NAME)])
         owner = await self._bus_call("GetNameOwner", "s", [names.BUS_NAME], allow_error=True)
-        self._queue.put_nowait((_OWNER, owner[0] if owner else ""))
+        self._queue.put_nowait((_OWNER, (None, owner[0] if owner else "")))
         self._task = asyncio.get_running_loop().create_task(self._run())
         asyncio.get_running_loop().create_task(self._watch_disconnect(self._bus))
         await self._first_attempt.wait()
@@ -145,7 +151,8 @@ class Client:
         self.path = None
         self._queue.put_nowait((_STOP, None))
         bus.disconnect()
-        if self._task is not None:
+        # From a listener (a delegate that closes its manager) the consumer is the caller: it ends after this.
+        if self._task is not None and self._task is not asyncio.current_task():
             await asyncio.gather(self._task, return_exceptions=True)
         self._closed.set()
 
@@ -154,7 +161,10 @@ class Client:
         await self._closed.wait()
 
     async def wait_registered(self, timeout: Optional[float] = None) -> None:
-        """Until the client is registered with a running beacond (at once when it is)."""
+        """Until the client is registered with a running beacond (at once when it is). Not from a listener or a
+        delegate method: registering happens on the task that calls them, so it would wait for itself."""
+        if self._task is not None and self._task is asyncio.current_task():
+            raise RuntimeError("wait_registered() from a listener would wait for itself; check is_registered instead")
         await asyncio.wait_for(self._registered.wait(), timeout)
 
     @property
@@ -247,10 +257,19 @@ class Client:
     def _received(self, message: Message) -> None:
         if message.message_type != MessageType.SIGNAL:
             return
-        if (message.interface == names.DBUS_NAME and message.member == "NameOwnerChanged"
-                and message.body and message.body[0] == names.BUS_NAME):
-            self._queue.put_nowait((_OWNER, message.body[2]))
+        if message.interface == names.DBUS_NAME and message.member == "NameOwnerChanged":
+            # Only the bus says who owns a name: a forged NameOwnerChanged (any program can send one to this
+            # connection) must not make the client register again and drop its real registration's signals.
+            if message.sender == names.DBUS_NAME and message.body and message.body[0] == names.BUS_NAME:
+                self._queue.put_nowait((_OWNER, (message.body[1], message.body[2])))
         elif message.interface in (names.LOCATION_MANAGER, names.PROPERTIES):
+            if message.member == "DidRangeBeacons":
+                # Ranging is replaced by the next cycle: while a slow listener has RANGING_BACKLOG waiting, newer
+                # ones are dropped (as beacond drops them for a client that does not read), region events never.
+                if self._pending_ranging >= RANGING_BACKLOG:
+                    self.dropped_ranging += 1
+                    return
+                self._pending_ranging += 1
             self._queue.put_nowait((_SIGNAL, message))
 
     async def _run(self) -> None:
@@ -268,10 +287,12 @@ class Client:
             if kind == _TELL:
                 await self._tell(*payload)
             elif kind == _OWNER:
-                await self._owner_changed(payload)
+                await self._owner_changed(*payload)
                 self._first_attempt.set()
             elif kind == _SIGNAL:
                 message: Message = payload
+                if message.member == "DidRangeBeacons":
+                    self._pending_ranging -= 1
                 if self.path is None or message.path != self.path or message.sender != self.owner:
                     continue  # another client's, or of a beacond that is gone
                 member = message.member or ""
@@ -279,9 +300,15 @@ class Client:
                     member = "PropertiesChanged"
                 await self._tell(member, list(message.body))
 
-    async def _owner_changed(self, owner: str) -> None:
-        if owner and owner == self.owner and self.path is not None:
-            return  # the same beacond, heard twice (its NameOwnerChanged and our GetNameOwner)
+    async def _owner_changed(self, old: Optional[str], owner: str) -> None:
+        """`org.beacond` went from `old` (None: from GetNameOwner, not a change) to `owner` ("" for nobody)."""
+        if self.path is not None:
+            if owner == self.owner:
+                return  # the beacond this client is registered with, heard twice (NameOwnerChanged, GetNameOwner)
+            if old is not None and old != self.owner:
+                # News of a beacond this client is not registered with: one that came and went while a
+                # registration waited for its reply, which the beacond after it answered.
+                return
         was_registered = self.path is not None
         self.path = None
         self.owner = None
@@ -304,6 +331,11 @@ class Client:
             return
         if reply.message_type == MessageType.ERROR:
             text = reply.body[0] if reply.body else ""
+            if not (reply.error_name or "").startswith(names.ERROR_PREFIX):
+                # Not a refusal: beacond went away before it answered (ServiceUnknown, NoReply). Its next
+                # NameOwnerChanged registers again.
+                await self._tell(DAEMON_GONE, [self.unavailable()])
+                return
             self.registration_error = BeaconError(reply.error_name or "", text)
             await self._tell(REGISTRATION_FAILED, [self.registration_error])
             return
@@ -312,18 +344,20 @@ class Client:
         self.owner = reply.sender or owner
         self._registered.set()
         await self._tell(REGISTERED, [self.path])
-        # What beacond does not keep across its restart: this client's ranging, and whether it is in use.
-        if not self.in_use:
-            try:
-                await self.call("SetInUse", "b", False)
-            except BeaconError as error:
-                logger.warning("beacond refused SetInUse(false) after registering again: %s", error)
+        # What beacond does not keep across its restart: this client's ranging, and whether it is in use. Ranging
+        # first, while the new client is in use: a WhenInUse client not in use may not start ranging, only keep it
+        # (paused) until it is in use again.
         for constraint in list(self.ranged):
             try:
                 await self.call("StartRanging", "a{sv}", constraint.to_dbus())
             except BeaconError as error:
                 self.ranged.pop(constraint, None)
                 await self._tell("RangingDidFail", [constraint.to_dbus(), error.name, error.message])
+        if not self.in_use:
+            try:
+                await self.call("SetInUse", "b", False)
+            except BeaconError as error:
+                logger.warning("beacond refused SetInUse(false) after registering again: %s", error)
 
     async def _tell(self, member: str, args: list[Any]) -> None:
         for listener in list(self._listeners):

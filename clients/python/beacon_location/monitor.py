@@ -40,6 +40,8 @@ class Diagnostic:
     always_authorization_denied: bool = False
     insufficiently_in_use: bool = False
     region_limit_exceeded: bool = False
+    #: A condition added while the app could not monitor was refused by beacond once it could (`Monitor.refused`).
+    condition_refused: bool = False
     #: What is missing and how to fix it, in beacond's words where it said them.
     message: str = ""
 
@@ -65,6 +67,7 @@ class ServiceSession:
         self._upgrade_requested = False
         self._services_enabled = True
         self._limit_message = ""
+        self._refusal_message = ""
         self._request_error = ""
         self._watchers: list[asyncio.Queue[Diagnostic]] = []
         self._last: Optional[Diagnostic] = None
@@ -114,6 +117,8 @@ class ServiceSession:
                 % (self.client.app_id, self.client.app_id)))
         if self._limit_message:
             return Diagnostic(region_limit_exceeded=True, message=self._limit_message)
+        if self._refusal_message:
+            return Diagnostic(condition_refused=True, message=self._refusal_message)
         if status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE and not self.client.in_use:
             return Diagnostic(insufficiently_in_use=True, message=(
                 "ranging is paused while this WhenInUse client is not in use (set_in_use(True) resumes it)"))
@@ -142,7 +147,13 @@ class ServiceSession:
         await self.client.set_in_use(in_use)
 
     def note_limit(self, message: str) -> None:
+        """The last monitoring call met the region limit (`message`), or did not (`""`)."""
         self._limit_message = message
+        self._publish()
+
+    def note_refusal(self, message: str) -> None:
+        """A condition that waited was refused when it could be monitored (`message`), or none is (`""`)."""
+        self._refusal_message = message
         self._publish()
 
     def _publish(self) -> None:
@@ -217,6 +228,9 @@ class Monitor:
         #: Events that came while nobody iterated `events()` (the app's queued events come right at registration,
         #: before `open` returns): the next iterator gets them first, so none is lost.
         self._backlog: list[MonitorEvent] = []
+        self._ended = False
+        #: Conditions that waited for authorization and were then refused by beacond, with why.
+        self.refused: dict[str, BeaconError] = {}
         client.add_listener(self._signal)
 
     #: At most this many events wait for an iterator (beacond's own queue_limit default); the oldest go first.
@@ -243,17 +257,25 @@ class Monitor:
         region limit)."""
         if self.client.is_closed:
             raise self.client.unavailable()
+        BeaconRegion(condition, identifier=identifier)  # what can be checked here is, before it waits
+        self._forget_refusal(identifier)
         self._wanted[identifier] = condition
         await self._start(identifier, condition)
 
     async def remove(self, identifier: str) -> None:
-        self._wanted.pop(identifier, None)
-        self._records.pop(identifier, None)
+        """Stops monitoring `identifier`. Raises `BeaconError` while beacond is away (it keeps the app's regions, so
+        the region would come back at the next registration): remove it again once `diagnostics()` says ready."""
+        waiting = self._wanted.pop(identifier, None)
+        self._forget_refusal(identifier)
+        if waiting is not None and identifier not in self._records:
+            return  # never reached beacond
         try:
             await self.client.call("StopMonitoring", "s", identifier)
         except BeaconError as error:
-            if not error.name.endswith("UnknownRegion") and error.name != names.DAEMON_UNAVAILABLE:
+            if not error.name.endswith("UnknownRegion"):
                 raise
+        self._records.pop(identifier, None)
+        self.session.note_limit("")
 
     async def events(self) -> AsyncIterator[MonitorEvent]:
         """Each condition's state changes, in order, as they happen; ends when the client is closed or its bus lost.
@@ -262,6 +284,8 @@ class Monitor:
         for waiting in self._backlog:
             queue.put_nowait(waiting)
         self._backlog.clear()
+        if self._ended:
+            queue.put_nowait(None)
         self._watchers.append(queue)
         try:
             while True:
@@ -277,6 +301,10 @@ class Monitor:
 
     async def close(self) -> None:
         await self.client.close()
+
+    def _forget_refusal(self, identifier: str) -> None:
+        if self.refused.pop(identifier, None) is not None and not self.refused:
+            self.session.note_refusal("")
 
     async def _start(self, identifier: str, condition: BeaconIdentityConstraint) -> None:
         if not self.client.is_registered or not self.session.authorized:
@@ -294,17 +322,18 @@ class Monitor:
         self._wanted.pop(identifier, None)
         self._records.setdefault(identifier, MonitorRecord(condition))
         self._records[identifier].condition = condition
+        self.session.note_limit("")
 
     async def _signal(self, member: str, args: list[Any]) -> None:
-        if member == _client.REGISTERED:
+        if member == _client.REGISTERED or (
+                member == "PropertiesChanged" and "MonitoredRegions" in list(args[1]) + list(args[2])):
+            # At registration, and when a takeover gives this client the regions of the app's other clients.
             try:
                 regions = await self.client.client_property("MonitoredRegions")
             except BeaconError:
                 regions = []
             for region in map(BeaconRegion.from_dbus, regions):
                 self._records.setdefault(region.identifier, MonitorRecord(region.constraint))
-        elif member == "AuthorizationChanged" or member == _client.REGISTERED:
-            pass
         elif member == "DidDetermineState":
             self._event(BeaconRegion.from_dbus(args[1]), RegionState(args[0]), RegionEvent.from_dbus(args[2]))
         elif member == "DidEnterRegion":
@@ -313,18 +342,23 @@ class Monitor:
             self._event(BeaconRegion.from_dbus(args[0]), RegionState.OUTSIDE, RegionEvent.from_dbus(args[1]))
         elif member == "MonitoringDidFail":
             region = BeaconRegion.from_dbus(args[0])
-            self._records.pop(region.identifier, None)
+            if args[1] != ERROR + "RegionReplaced":
+                # (A replaced region's identifier lives on in the region that replaced it.)
+                self._records.pop(region.identifier, None)
             if args[1] in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled"):
                 self._wanted[region.identifier] = region.constraint  # again once authorized
         elif member in (_client.DISCONNECTED, _client.CLOSED):
+            self._ended = True
             for queue in self._watchers:
                 queue.put_nowait(None)
         if member in ("AuthorizationChanged", _client.REGISTERED) and self.session.authorized:
             for identifier, condition in list(self._wanted.items()):
                 try:
                     await self._start(identifier, condition)
-                except BeaconError:
-                    pass  # the session's diagnostics carry the limit; an invalid condition was refused at add
+                except BeaconError as error:
+                    # Refused now that it could be monitored: said, not dropped (`refused`, the diagnostics).
+                    self.refused[identifier] = error
+                    self.session.note_refusal("%s was refused: %s" % (identifier, error.message))
 
     def _event(self, region: BeaconRegion, state: RegionState, event: RegionEvent) -> None:
         record = self._records.setdefault(region.identifier, MonitorRecord(region.constraint))

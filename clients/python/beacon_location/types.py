@@ -117,8 +117,12 @@ class BeaconRegion:
                  minor: Optional[int] = None, *, identifier: str, notify_on_entry: bool = True,
                  notify_on_exit: bool = True, extra: Optional[Mapping[str, Any]] = None):
         constraint = uuid if isinstance(uuid, BeaconIdentityConstraint) else BeaconIdentityConstraint(uuid, major, minor)
-        if not isinstance(identifier, str) or not identifier:
-            raise ValueError("a region needs an identifier (1...256 bytes of printable text)")
+        if not isinstance(identifier, str) or not 1 <= len(identifier.encode()) <= 256:
+            raise ValueError("a region needs an identifier of 1...256 bytes of printable text, not %r" % (identifier,))
+        control = [c for c in identifier if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
+        if control:
+            raise ValueError("a region identifier is printable text: %r has the control character %r"
+                             % (identifier, control[0]))
         object.__setattr__(self, "identifier", identifier)
         object.__setattr__(self, "constraint", constraint)
         object.__setattr__(self, "notify_on_entry", bool(notify_on_entry))

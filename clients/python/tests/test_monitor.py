@@ -54,7 +54,39 @@ async def test_the_region_limit(make_world):
     diagnostic = monitor.session.diagnostic()
     assert diagnostic.region_limit_exceeded and "max_regions_per_client" in diagnostic.message
     assert monitor.identifiers == ["one", "two"]
+    await monitor.remove("one")
+    assert not monitor.session.diagnostic().blocked, monitor.session.diagnostic()
+    await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=3), "three")
+    assert monitor.identifiers == ["three", "two"]  # sorted
     await monitor.close()
+
+
+async def test_conditions_that_waited_and_are_then_refused_are_said(make_world):
+    """Three conditions added before the grant, with room for two: the third is refused once the app may monitor,
+    and the diagnostics and `refused` say so; an identifier beacond would refuse is refused at once."""
+    world = make_world("[monitoring]\nexit_timeout = 2\nmax_regions_per_client = 2\n")
+    world.start_daemon()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    with pytest.raises(ValueError):
+        await monitor.add(BeaconIdentityCondition(DEMO_UUID), "bad\tname")
+    for major, name in ((1, "one"), (2, "two"), (3, "three")):
+        await monitor.add(BeaconIdentityCondition(DEMO_UUID, major=major), name)
+    world.grant()
+    await until(lambda: monitor.refused, "the refusal of the third")
+    assert list(monitor.refused) == ["three"] and monitor.refused["three"].short_name == "RegionLimitExceeded"
+    diagnostic = monitor.session.diagnostic()
+    assert diagnostic.blocked and "max_regions_per_client" in diagnostic.message, diagnostic
+    await monitor.close()
+
+
+async def test_events_end_when_iterated_after_close(world):
+    world.start_daemon()
+    monitor = await Monitor.open(DEMO, bus=world.address)
+    await monitor.close()
+
+    async def iterate():
+        return [event async for event in monitor.events()]
+    assert await asyncio.wait_for(iterate(), 10) == []
 
 
 async def test_events_queued_while_away_arrive_late_and_in_order(world):
@@ -81,7 +113,7 @@ async def test_events_queued_while_away_arrive_late_and_in_order(world):
     collector = asyncio.get_running_loop().create_task(collect())
     await until(lambda: len(events) >= 2, "the queued events")
     assert events[:2] == [("lobby", RegionState.INSIDE, True), ("lobby", RegionState.OUTSIDE, True)], events
-    await asyncio.sleep(0)
+    await asyncio.sleep(3)  # a silence window longer than exit_timeout: nothing may repeat
     await monitor.close()
     await asyncio.wait_for(collector, 10)
     assert len(events) == 2, events

@@ -1,5 +1,7 @@
 """beacond killed (-9) and started again mid-stream, and beacond absent when the program starts: both faces
 register again by themselves, lose nothing and repeat nothing, and ranging resumes."""
+import asyncio
+
 from beacon_location import (AuthorizationStatus, BeaconIdentityCondition, BeaconIdentityConstraint, BeaconRegion,
                              LocationManager, Monitor, RegionState)
 
@@ -19,7 +21,6 @@ async def test_location_manager_survives_kill_9(world):
     beacon.on()
     await until(lambda: delegate.names("enter"), "the entry before the crash")
     await until(lambda: any(delegate.names("range")), "ranging before the crash")
-    first_path = manager.client.path
 
     world.kill_daemon()
     await until(lambda: ("error", "DaemonUnavailable") in delegate.calls, "the library noticing beacond is gone")
@@ -27,13 +28,13 @@ async def test_location_manager_survives_kill_9(world):
     mark = len(delegate.calls)
     world.start_daemon()
     await until(lambda: manager.client.is_registered, "registering again")
-    assert manager.client.path != first_path or manager.client.owner is not None
     # Ranging resumes without the program asking again; the region is the app's, taken over with its state.
     await until(lambda: any(call == "range" and beacons for call, beacons in delegate.calls[mark:]),
                 "a ranged beacon after the restart")
     assert [region.identifier for region in manager.monitored_regions] == ["lobby"]
     await beacon.off()
     await until(lambda: delegate.names("exit"), "the exit after the restart")
+    await asyncio.sleep(3)  # a silence window longer than exit_timeout: nothing may repeat
     # The beacon never left before the crash: exactly one entry, exactly one exit, neither late nor repeated.
     assert delegate.names("enter") == [("lobby", False)], delegate.calls
     assert delegate.names("exit") == [("lobby", False)], delegate.calls
@@ -61,6 +62,7 @@ async def test_monitor_survives_kill_9(world):
     await until(lambda: monitor.client.is_registered, "registering again")
     await beacon.off()
     await until(lambda: ("lobby", RegionState.OUTSIDE) in events, "outside after the restart")
+    await asyncio.sleep(3)  # a silence window longer than exit_timeout: nothing may repeat
     assert monitor.identifiers == ["lobby"]
     assert events == [("lobby", RegionState.INSIDE), ("lobby", RegionState.OUTSIDE)], events
     assert monitor.record("lobby").last_event.state == RegionState.OUTSIDE
@@ -86,9 +88,11 @@ async def test_daemon_absent_at_start(world):
 
 
 async def test_not_in_use_is_said_again_after_a_restart(world):
-    """A WhenInUse program in the background stays paused across a restart: its new client is not in use."""
+    """A WhenInUse program in the background stays paused across a restart (its new client is not in use), and
+    its ranging comes back when it is in use again."""
     world.start_daemon()
-    manager = await LocationManager.connect(DEMO, bus=world.address)
+    delegate = Recorder()
+    manager = await LocationManager.connect(DEMO, delegate=delegate, bus=world.address)
     world.grant("authorizedWhenInUse")
     await until(lambda: manager.authorization_status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE, "WhenInUse")
     await manager.start_ranging_beacons(BeaconIdentityConstraint(DEMO_UUID))
@@ -99,12 +103,60 @@ async def test_not_in_use_is_said_again_after_a_restart(world):
     await until(lambda: manager.client.is_registered, "registering again")
     await until(lambda: '"InUse" b false' in world.admin("ListClients", "uu", 0, 10), "the new client not in use")
     assert '"InUse" b true' not in world.admin("ListClients", "uu", 0, 10)
+    assert not delegate.names("ranging failed"), delegate.calls
+    assert manager.ranged_beacon_constraints
+    beacon = Beacon(world)
+    beacon.on()
+    await manager.set_in_use(True)
+    await until(lambda: any(delegate.names("range")), "ranging again once in use")
+    await beacon.off()
     await manager.close()
+
+
+async def test_a_forged_owner_change_is_ignored(world):
+    """Another program tells the client beacond changed owner (a forged NameOwnerChanged): it must stay registered
+    where it is, and keep hearing its regions."""
+    from dbus_fast import Message, MessageType
+    from dbus_fast.aio import MessageBus
+    world.start_daemon()
+    world.grant()
+    delegate = Recorder()
+    manager = await LocationManager.connect(DEMO, delegate=delegate, bus=world.address)
+    await until(lambda: manager.authorization_status == AuthorizationStatus.AUTHORIZED_ALWAYS, "authorizedAlways")
+    await manager.start_monitoring(BeaconRegion(DEMO_UUID, 1, identifier="lobby"))
+    path, owner = manager.client.path, manager.client.owner
+    intruder = await MessageBus(bus_address=world.address).connect()
+    for new_owner in ("", intruder.unique_name):
+        await intruder.send(Message(message_type=MessageType.SIGNAL, destination=manager.client._bus.unique_name,
+                                    path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
+                                    member="NameOwnerChanged", signature="sss",
+                                    body=["org.beacond", owner, new_owner]))
+    await manager.request_state("lobby")  # a round trip: the forged signals were read before its answer
+    await until(lambda: delegate.names("state"), "RequestState's answer")
+    assert (manager.client.path, manager.client.owner) == (path, owner)
+    assert '"ClientCount" u 1' in world.admin("GetStatus"), world.admin("GetStatus")
+    beacon = Beacon(world)
+    beacon.on()
+    await until(lambda: delegate.names("enter"), "the entry, heard by the one real client")
+    await beacon.off()
+    assert ("error", "DaemonUnavailable") not in delegate.calls, delegate.calls
+    intruder.disconnect()
+    await manager.close()
+
+
+async def test_a_delegate_may_close_its_manager(world):
+    world.start_daemon()
+
+    class Closer:
+        async def did_change_authorization(self, manager, status):
+            await manager.close()
+    manager = await LocationManager.connect(DEMO, delegate=Closer(), bus=world.address)
+    await asyncio.wait_for(manager.wait_closed(), 20)
+    assert manager.client.is_closed
 
 
 async def test_losing_the_bus_ends_the_client_loudly(world):
     """The bus itself goes away: the events end, `wait_closed` returns, and calls say why."""
-    import asyncio
     import os
     import signal
 
@@ -127,7 +179,6 @@ async def test_losing_the_bus_ends_the_client_loudly(world):
 
 
 async def test_losing_the_bus_reaches_the_delegate(world):
-    import asyncio
     import os
     import signal
     world.start_daemon()
