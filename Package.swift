@@ -121,12 +121,7 @@ let package = Package(
             name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
             swiftSettings: strict),
         .testTarget(
-            name: "BeacondTests",
-            dependencies: [
-                "BeacondAPI", "BeaconKit", "TestKit", "beacond", "BeacondService", "DBus", "MainLoopKit",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
             exclude: ["Golden"], swiftSettings: strict),
     ]
 )

@@ -621,29 +621,67 @@ def test_corrupt_database(suite):
     world.alive()
 
 
-def test_clean_stop_closes_database(suite):
-    """beacond is stopped with SIGTERM (as systemctl stop does). Expect it to close its database before it exits:
-    the write-ahead log folded into state.sqlite and removed, so the file alone holds the last decision (what a
-    backup or the next beacond reads), and the state directory's lock free. A log left behind would also hide a
-    damaged database file from the next start (test 9)."""
+def stopped_in_order(world, daemon, why):
+    """What every stop must leave (beacond run with --log-level debug): the daemon stopped before the state
+    database was closed, and that before the main loop stopped (docs/architecture.md, "Services, and the order
+    they stop in"); the write-ahead log folded into state.sqlite and removed; the state directory's lock free."""
     import fcntl
+    log = daemon.stderr()
+    marks = ["beacond stopped", "state database closed", "main loop stopped"]
+    places = [log.find(mark) for mark in marks]
+    check(all(place >= 0 for place in places) and places == sorted(places),
+          "%s: the stops were not in dependency order %r: %s" % (why, marks, log[-2500:]))
+    database = os.path.join(world.state_dir, "state.sqlite")
+    check(not os.path.exists(database + "-wal"), "%s: beacond exited with its database open: %r"
+          % (why, os.listdir(world.state_dir)))
+    with open(os.path.join(world.state_dir, "lock"), "r+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_clean_stop_closes_database(suite):
+    """beacond is stopped with SIGTERM (as systemctl stop does). Expect it to stop its parts in dependency order
+    and close its database before it exits: the write-ahead log folded into state.sqlite and removed, so the file
+    alone holds the last decision (what a backup or the next beacond reads), and the state directory's lock free.
+    A log left behind would also hide a damaged database file from the next start (test 9)."""
     import sqlite3
     world = suite.world()
-    world.start_daemon()
+    world.start_daemon(extra=["--log-level", "debug"])
     world.admin.set_authorization(DEMO, "authorizedAlways")
     database = os.path.join(world.state_dir, "state.sqlite")
     check(os.path.exists(database + "-wal"), "no write-ahead log while beacond runs: this test would prove nothing")
     check(world.daemon.terminate() == 0, "beacond did not stop cleanly")
-    check(not os.path.exists(database + "-wal"), "beacond exited with its database open: %r"
-          % os.listdir(world.state_dir))
-    with open(os.path.join(world.state_dir, "lock"), "r+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    stopped_in_order(world, world.daemon, "SIGTERM")
     connection = sqlite3.connect("file:%s?mode=ro" % database, uri=True)
     try:
         rows = connection.execute("SELECT status FROM app_authorization WHERE app_id = ?", (DEMO,)).fetchall()
     finally:
         connection.close()
     check(rows == [("authorizedAlways",)], "the file alone holds %r for %s" % (rows, DEMO))
+
+
+def test_failed_daemon_stops_in_order(suite):
+    """The bus dies under beacond, which fails (exit 1). Expect its parts stopped in the same order as a clean stop
+    all the same: the database closed, the lock free."""
+    world = suite.world()
+    world.start_daemon(extra=["--log-level", "debug"])
+    world.admin.set_authorization(DEMO, "authorizedAlways")
+    check(os.path.exists(os.path.join(world.state_dir, "state.sqlite-wal")), "no write-ahead log: proves nothing")
+    os.kill(world.bus.pid, signal.SIGKILL)
+    code = world.daemon.wait_exit(10)
+    check(code == 1, "beacond exit status %s after the bus died" % code)
+    stopped_in_order(world, world.daemon, "the bus died")
+
+
+def test_failed_start_stops_in_order(suite):
+    """beacond starts with no bus to connect to (exit 1, "cannot start"). Expect the state it had opened closed in
+    the same order."""
+    world = suite.world()
+    world.address = "unix:path=%s/no-bus-here" % world.directory  # nothing listens there
+    daemon = world.launch(extra=["--log-level", "debug"])
+    code = daemon.wait_exit(20)
+    check(code == 1, "beacond exit status %s with no bus" % code)
+    check("cannot start" in daemon.stderr(), "beacond did not say it cannot start: %s" % daemon.stderr()[-800:])
+    stopped_in_order(world, daemon, "a start with no bus")
 
 
 # MARK: 10. a client that never reads
@@ -766,6 +804,8 @@ TESTS = [
     ("8 the bus restarting", test_bus_restart),
     ("9 a corrupt state database is moved aside", test_corrupt_database),
     ("9b a clean stop closes the state database: its log folded into the file", test_clean_stop_closes_database),
+    ("9c a daemon that fails stops its parts in the same order", test_failed_daemon_stops_in_order),
+    ("9d a start that fails stops its parts in the same order", test_failed_start_stops_in_order),
     ("10 a client that never reads does not stall beacond", test_slow_client),
     ("11 exit_timeout changed by SIGHUP while blind: no false exit", test_reload_while_blind),
 ]

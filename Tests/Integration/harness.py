@@ -233,11 +233,13 @@ class Daemon:
     """One `beacond` process (own process group), its stdout/stderr in files under the test directory. `scanner`:
     `--scanner`'s value, the fifo scanner when None, no `--scanner` (beacond.toml's `[scanner] source`) when ""."""
 
-    def __init__(self, binary, bus_address, config_dir, state_dir, fifo, log_dir, label="beacond", scanner=None):
+    def __init__(self, binary, bus_address, config_dir, state_dir, fifo, log_dir, label="beacond", scanner=None,
+                 extra=()):
         self.binary = binary
         self.arguments = [binary, "--bus", bus_address, "--config-dir", config_dir, "--state-dir", state_dir]
         if scanner != "":
             self.arguments += ["--scanner", scanner or ("fifo:" + fifo)]
+        self.arguments += list(extra)
         self.stdout_path = os.path.join(log_dir, label + ".stdout")
         self.stderr_path = os.path.join(log_dir, label + ".stderr")
         with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
@@ -620,16 +622,16 @@ class World:
         with open(self.app_path(name), "w") as file:
             file.write(text)
 
-    def launch(self, label=None, scanner=None):
-        """beacond started, not waited for (for start failures)."""
+    def launch(self, label=None, scanner=None, extra=()):
+        """beacond started, not waited for (for start failures); `extra`: more of its arguments."""
         daemon = Daemon(self.beacond, self.address, self.config_dir, self.state_dir, self.fifo, self.directory,
-                        label or "beacond-%d" % (len(self.daemons) + 1), scanner=scanner)
+                        label or "beacond-%d" % (len(self.daemons) + 1), scanner=scanner, extra=extra)
         self.daemons.append(daemon)
         return daemon
 
-    def start_daemon(self, scanner=None):
+    def start_daemon(self, scanner=None, extra=()):
         """beacond started and owning org.beacond; `admin` is a root connection for Admin1 calls."""
-        self.daemon = self.launch(scanner=scanner)
+        self.daemon = self.launch(scanner=scanner, extra=extra)
         if self.admin is None:
             self.admin = self.connect()
         self.daemon.wait_ready(self.admin)
