@@ -1,3 +1,4 @@
+public import DBus
 import BeacondAPI
 
 /// Why a client gets no events, from beacond's own status: the checks after "the daemon answers", in the

@@ -1,3 +1,4 @@
+public import DBus
 import BeacondAPI
 
 /// What an administrator's `auth grant|deny|reset` did, read from the app's stored status and pending request

@@ -1,3 +1,4 @@
+import DBus
 import BeacondAPI
 
 /// A JSON value with a deterministic writer (keys sorted, no spaces), so `--json` output is stable and

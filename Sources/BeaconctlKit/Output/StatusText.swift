@@ -1,3 +1,4 @@
+public import DBus
 public import BeaconKit
 import BeacondAPI
 

@@ -43,7 +43,9 @@ public final class DBusObjectServer {
     /// Why the bus could not say who a sender is, while that sender's held calls are answered.
     var credentialsFailure: [String: DBusCallError] = [:]
 
-    public init(connection: DBusConnection, loop: MainLoop) throws(DBusCallError) {
+    /// `watchingConnections`: hear every connection leave the bus (`connectionClosed`, needed by a service whose
+    /// callers' state ends with them); a client that follows one name adds its own narrower rule instead.
+    public init(connection: DBusConnection, loop: MainLoop, watchingConnections: Bool = true) throws(DBusCallError) {
         self.connection = connection
         self.loop = loop
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -83,9 +85,11 @@ public final class DBusObjectServer {
             throw DBusCallError(name: "org.freedesktop.DBus.Error.NoMemory", message: "could not attach the connection to the main loop")
         }
         // Clients that vanish must be noticed at once (their ranging stops).
-        try connection.addMatch(
-            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                + "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        if watchingConnections {
+            try connection.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                    + "interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        }
         loop.addBeforePollHook { [weak self] in self?.dispatchIncoming() }
     }
 

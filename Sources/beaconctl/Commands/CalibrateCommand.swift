@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import DBus
 import ArgumentParser
 import BeaconKit
 import BeaconctlKit

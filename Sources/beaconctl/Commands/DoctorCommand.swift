@@ -1,3 +1,4 @@
+import DBus
 import ArgumentParser
 import BeaconctlKit
 import BeacondAPI
