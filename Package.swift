@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "beaconctl", targets: ["beaconctl"]),
         .executable(name: "beacond-bench", targets: ["beacond-bench"]),
         .library(name: "BeaconKit", targets: ["BeaconKit"]),
+        // The client library apps use: Core Location's CLLocationManager and CLMonitor over beacond's D-Bus API.
+        .library(name: "BeaconLocation", targets: ["BeaconLocation"]),
         // For the fuzz targets in Fuzz/, a separate package so their missing `main` never reaches this build.
         .library(name: "Captures", targets: ["Captures"]),
         .library(name: "Fleet", targets: ["Fleet"]),
@@ -84,14 +86,23 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // Apps' client library: one connection per client, kept across beacond's restarts (docs/clients.md).
+        .target(name: "BeaconLocation", dependencies: ["DBus", "MainLoopKit", "BeacondAPI"], swiftSettings: strict),
         // beaconctl's logic that needs no process (typed daemon calls, output, doctor checks), so tests can reach it.
         .target(name: "BeaconctlKit", dependencies: ["DBus", "BeacondAPI", "BeaconKit"], swiftSettings: strict),
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "BeaconctlKit", "DBus", "BeacondAPI", "BeaconKit",
+                "BeaconctlKit", "BeaconLocation", "DBus", "BeacondAPI", "BeaconKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strict),
+        // The examples docs/clients.md shows, built and run by the tests (Tests/BeaconLocationTests).
+        .executableTarget(
+            name: "example-monitor-region", dependencies: ["BeaconLocation"], path: "examples/swift/monitor-region",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "example-monitor-events", dependencies: ["BeaconLocation"], path: "examples/swift/monitor-events",
             swiftSettings: strict),
         .executableTarget(
             name: "beacond-bench",
@@ -120,6 +131,9 @@ let package = Package(
         .testTarget(
             name: "BeaconctlTests", dependencies: ["BeaconctlKit", "DBus", "MainLoopKit", "BeacondAPI", "BeaconKit", "TestKit", "beaconctl"],
             swiftSettings: strict),
+        // Against the real beacond on private buses: run in a `swift test` of their own (Makefile `test`).
+        .testTarget(
+            name: "BeaconLocationTests", dependencies: ["BeaconLocation", "BeacondAPI", "DBus", "TestKit"], swiftSettings: strict),
         .testTarget(
             name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
             exclude: ["Golden"], swiftSettings: strict),

@@ -8,9 +8,13 @@ public final class PrivateBus: @unchecked Sendable {
     public let address: String
     public let pid: pid_t
 
-    public init() throws {
+    /// `everyUser`: any unix user may connect (a test that runs a client as another user). `serviceDirectory`: where
+    /// the bus finds D-Bus activation files (`[D-BUS Service]`), read when it starts.
+    public init(everyUser: Bool = false, serviceDirectory: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The socket's directory must let another user reach the socket.
+        if everyUser { chmod(directory.path, 0o755) }
         let config = directory.appendingPathComponent("bus.conf")
         // A session-style bus on our own socket: everyone may own and call anything.
         try """
@@ -20,7 +24,9 @@ public final class PrivateBus: @unchecked Sendable {
           <type>session</type>
           <listen>unix:path=\(directory.path)/bus</listen>
           <auth>EXTERNAL</auth>
+          \(serviceDirectory.map { "<servicedir>\($0)</servicedir>" } ?? "")
           <policy context="default">
+            \(everyUser ? "<allow user=\"*\"/>" : "")
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
             <allow own="*"/>

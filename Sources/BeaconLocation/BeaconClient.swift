@@ -1,0 +1,475 @@
+package import DBus
+import BeacondAPI
+import Foundation
+import MainLoopKit
+
+/// What a client tells its listeners, in the order it happened on the bus.
+package enum ClientNews: Sendable {
+    /// Registered (again) with a beacond: the client's object path. Its `AuthorizationChanged` follows.
+    case registered(path: String)
+    /// beacond left the bus, or is not there (at start); the client registers again when it is back.
+    case daemonGone(BeaconLocationError)
+    /// beacond refused the registration (an unknown app, a user the app's declaration does not allow).
+    case registrationFailed(BeaconLocationError)
+    /// A `LocationManager1` signal of this client (`PropertiesChanged` for its properties), arguments as sent.
+    case signal(member: String, arguments: [DBusValue])
+    /// The program said it is (not) in use.
+    case inUseChanged(Bool)
+    /// The client is done: closed by the program (nil), or its bus connection was lost.
+    case ended(BeaconLocationError?)
+}
+
+/// One registered client of an app on beacond, kept across beacond's restarts: both faces (`LocationManager`,
+/// `Monitor`) sit on one.
+///
+/// It does what every hand-written client must: it listens before it registers; it follows `org.beacond`'s owner
+/// (`NameOwnerChanged`, only from the bus) and registers again when beacond comes back, which takes the app's
+/// regions over with their state and delivers what beacond queued meanwhile, in order; and it starts again the
+/// ranging it had started and says again that it is not in use, since beacond keeps neither across a restart.
+///
+/// Threads: the one its D-Bus connection needs. The actor runs on that thread's loop (`MainLoop`); listeners are
+/// called there, one signal at a time, in the order beacond sent them; a signal sent before the reply to a call
+/// reaches them before the caller resumes.
+package actor BeaconClient {
+    package let appID: String
+    package let busDescription: String
+    nonisolated let loop: MainLoop
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    /// The bus connection and what drives it; nil once closed or lost (released on the loop thread).
+    private var server: DBusObjectServer?
+    /// The client's object (`/org/beacond/client/N`) while registered.
+    package private(set) var path: String?
+    /// The unique bus name of the beacond this client is registered with: its signals only count.
+    private var owner: String?
+    /// Why the last registration failed (a refusal waits for beacond's next start).
+    package private(set) var registrationError: BeaconLocationError?
+    private var lost = false
+    /// What is re-established after a restart, in the order it was started.
+    package private(set) var ranged: [BeaconIdentityConstraint] = []
+    package private(set) var inUse = true
+    private var listeners: [(id: Int, body: @Sendable (ClientNews) -> Void)] = []
+    private var nextListener = 0
+    /// Owner changes, handled one after the other (a registration awaits its reply).
+    private var ownerWork: Task<Void, Never>?
+    private var registeredWaiters: [CheckedContinuation<Void, Never>] = []
+    /// While a RegisterClient waits for its reply: beacond's unique name, and its client signals that came first
+    /// (beacond sends the registration's AuthorizationChanged after the reply; a daemon that sent it before would
+    /// lose nothing either).
+    private var registering: (owner: String, early: [IncomingSignal])?
+    /// Signals handed to listeners so far; a call's reply says how many came before it.
+    package private(set) var deliveredSignals = 0
+
+    /// Connects to `bus` (`nil`: `$BEACOND_BUS`, else the system bus; "session"; or a D-Bus address), follows
+    /// beacond and registers as `appID`; with beacond absent it returns all the same (listeners hear
+    /// `daemonGone`) and registers when beacond takes its name. Throws beacond's refusal of the registration.
+    package static func connect(
+        appID: String, bus: String? = nil, listener: (@Sendable (ClientNews) -> Void)? = nil
+    ) async throws(BeaconLocationError) -> BeaconClient {
+        let client = try BeaconClient(appID: appID, bus: bus)
+        try await client.start(listener: listener)
+        return client
+    }
+
+    private init(appID: String, bus: String?) throws(BeaconLocationError) {
+        self.appID = appID
+        let address = Self.address(bus)
+        switch address {
+        case .system: busDescription = "the system bus"
+        case .session: busDescription = "the session bus"
+        case .address(let text): busDescription = "the bus at \(text)"
+        }
+        do {
+            loop = try MainLoop()
+        } catch {
+            throw BeaconLocationError(name: "org.freedesktop.DBus.Error.Failed", message: "cannot start the client's loop: \(error)")
+        }
+        do {
+            // Made before the loop runs, as DBusObjectServer requires; used on the loop thread only after.
+            let connection = try DBusConnection(address)
+            server = try DBusObjectServer(connection: connection, loop: loop, watchingConnections: false)
+        } catch {
+            throw BeaconLocationError(
+                name: BeaconLocationError.daemonUnavailableName,
+                message: "cannot connect to \(busDescription): \(error.message)")
+        }
+        do {
+            try loop.startThread()
+        } catch {
+            throw BeaconLocationError(name: "org.freedesktop.DBus.Error.Failed", message: "cannot start the client's thread: \(error)")
+        }
+    }
+
+    isolated deinit {
+        // On the loop's thread, where the connection's watches live: released here, then the loop ends.
+        server = nil
+        loop.stop()
+    }
+
+    /// `nil` or "system": the system bus; "session"; anything else is a D-Bus address (`unix:path=…`).
+    /// `$BEACOND_BUS` stands in for nil, so one program runs against a test daemon unchanged.
+    static func address(_ bus: String?) -> DBusBusAddress {
+        let environment = ProcessInfo.processInfo.environment["BEACOND_BUS"]
+        let text = bus ?? (environment?.isEmpty == false ? environment : nil) ?? "system"
+        return DBusBusAddress(parsing: text)
+    }
+
+    private func start(listener: (@Sendable (ClientNews) -> Void)?) async throws(BeaconLocationError) {
+        if let listener { _ = addListener(listener) }
+        guard let server else { throw unavailable() }
+        server.disconnected = { [weak self] in self?.assumeIsolated { $0.connectionLost() } }
+        server.nameOwnerChanged = { [weak self] name, old, new in
+            guard name == BeacondBus.name else { return }
+            self?.assumeIsolated { $0.ownerChanged(old: old, new: new) }
+        }
+        do {
+            // The owner rule first, then GetNameOwner: a beacond that starts between the two is heard either way.
+            try server.addSignalHandler(matchRule: Self.ownerRule) { _ in }
+            try server.addSignalHandler(matchRule: Self.clientRule) { [weak self] message in
+                let signal = IncomingSignal(message)
+                self?.assumeIsolated { $0.received(signal) }
+            }
+            try server.addSignalHandler(matchRule: Self.propertiesRule) { _ in }
+        } catch {
+            throw BeaconLocationError(name: error.name, message: "cannot listen on \(busDescription): \(error.message)")
+        }
+        let (reply, _) = await rawCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetNameOwner", arguments: [.string(BeacondBus.name)])
+        var current = ""
+        if case .success(let values) = reply, let name = values.first?.stringValue { current = name }
+        if current.isEmpty { current = await activate() }
+        ownerChanged(old: nil, new: current)
+        await ownerWork?.value
+        if let registrationError, path == nil {
+            await close()
+            throw registrationError
+        }
+    }
+
+    /// beacond not running: the bus starts it if it can (D-Bus activation, as a call to it would on the system bus
+    /// with beacond installed). Its unique name, or "" when it cannot be started (no activation file, or its start
+    /// failed: the news says beacond is away, and the client registers when it appears).
+    private func activate() async -> String {
+        let (started, _) = await rawCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "StartServiceByName", arguments: [.string(BeacondBus.name), .uint32(0)])
+        guard case .success = started else { return "" }
+        let (owner, _) = await rawCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetNameOwner", arguments: [.string(BeacondBus.name)])
+        if case .success(let values) = owner, let name = values.first?.stringValue { return name }
+        return ""
+    }
+
+    static let ownerRule =
+        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+        + "arg0='\(BeacondBus.name)'"
+    static let clientRule =
+        "type='signal',sender='\(BeacondBus.name)',interface='\(BeacondInterface.locationManager)',"
+        + "path_namespace='\(BeacondBus.clientPathPrefix.dropLast())'"
+    static let propertiesRule =
+        "type='signal',sender='\(BeacondBus.name)',interface='org.freedesktop.DBus.Properties',"
+        + "member='PropertiesChanged',path_namespace='\(BeacondBus.clientPathPrefix.dropLast())'"
+
+    // MARK: Listeners
+
+    /// `listener` hears every `ClientNews` from now on, on the client's loop, one at a time; it must not block.
+    @discardableResult
+    package func addListener(_ listener: @escaping @Sendable (ClientNews) -> Void) -> Int {
+        nextListener += 1
+        listeners.append((nextListener, listener))
+        return nextListener
+    }
+
+    package func removeListener(_ id: Int) {
+        listeners.removeAll { $0.id == id }
+    }
+
+    private func tell(_ news: ClientNews) {
+        for listener in listeners { listener.body(news) }
+    }
+
+    // MARK: State
+
+    package var isRegistered: Bool { path != nil }
+    /// Closed by the program or its bus lost: make a new client.
+    package var isClosed: Bool { server == nil }
+
+    /// Until registered with a running beacond (at once when it is).
+    package func waitUntilRegistered() async {
+        if path != nil || server == nil { return }
+        await withCheckedContinuation { registeredWaiters.append($0) }
+    }
+
+    /// The error a call meets now: closed, lost, refused, or beacond away.
+    package func unavailable() -> BeaconLocationError {
+        if server == nil {
+            if lost {
+                return BeaconLocationError(
+                    name: BeaconLocationError.disconnectedName,
+                    message: "the D-Bus connection was lost (the bus went away), so this client is closed; make a new "
+                        + "one once the bus is back")
+            }
+            return .daemonUnavailable("this client is closed; make a new one")
+        }
+        if let registrationError { return registrationError }
+        return .daemonUnavailable(
+            "beacond is not running on \(busDescription) (org.beacond has no owner); start it (systemctl start "
+                + "beacond). This client registers again by itself when it is back.")
+    }
+
+    // MARK: Calls
+
+    /// A `LocationManager1` method of this client; throws beacond's refusal (its name and message) or why it could
+    /// not be called. `signalsBefore`: `deliveredSignals` when the reply came (what beacond sent before it).
+    package func call(
+        _ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) async throws(BeaconLocationError) -> (values: [DBusValue], signalsBefore: Int) {
+        guard let path else { throw unavailable() }
+        return try await checkedCall(
+            path: path, interface: BeacondInterface.locationManager, member: member, arguments: arguments,
+            timeout: timeout)
+    }
+
+    /// A property of `Manager1` (anyone may read them).
+    package func managerProperty(_ name: String) async throws(BeaconLocationError) -> DBusValue {
+        try await property(path: BeacondBus.managerPath, interface: BeacondInterface.manager, name)
+    }
+
+    /// A property of this client's `LocationManager1` object.
+    package func clientProperty(_ name: String) async throws(BeaconLocationError) -> DBusValue {
+        guard let path else { throw unavailable() }
+        return try await property(path: path, interface: BeacondInterface.locationManager, name)
+    }
+
+    private func property(path: String, interface: String, _ name: String) async throws(BeaconLocationError) -> DBusValue {
+        let reply = try await checkedCall(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+            arguments: [.string(interface), .string(name)])
+        guard let value = reply.values.first?.unwrapped else {
+            throw BeaconLocationError(name: DBusCallError.unreadableReplyName, message: "Get(\(name)) returned nothing")
+        }
+        return value
+    }
+
+    /// `SetInUse`: false when the program goes to the background (a WhenInUse app's ranging pauses). Said again
+    /// after beacond restarts.
+    package func setInUse(_ inUse: Bool) async throws(BeaconLocationError) {
+        self.inUse = inUse
+        _ = try await call(BeacondMember.setInUse, [.boolean(inUse)])
+        tell(.inUseChanged(inUse))
+    }
+
+    /// `StartRanging`, remembered so it is started again after a restart.
+    package func startRanging(_ constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) -> Int {
+        let reply = try await call(BeacondMember.startRanging, [.vardict(constraint.dictionary)])
+        if !ranged.contains(constraint) { ranged.append(constraint) }
+        return reply.signalsBefore
+    }
+
+    /// beacond stopped this ranging (RangingDidFail): it is not started again after a restart.
+    package func forgetRanging(_ constraint: BeaconIdentityConstraint) {
+        ranged.removeAll { $0 == constraint }
+    }
+
+    package func stopRanging(_ constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) -> Int {
+        ranged.removeAll { $0 == constraint }
+        return try await call(BeacondMember.stopRanging, [.vardict(constraint.dictionary)]).signalsBefore
+    }
+
+    /// Ends the client (its ranging stops; the app's regions stay, beacond keeps them for the app) and the
+    /// connection. Listeners hear `.ended(nil)`.
+    package func close() async {
+        guard server != nil else { return }
+        if path != nil { _ = try? await call(BeacondMember.close, timeout: .seconds(2)) }
+        end(lost: false)
+    }
+
+    /// Ends the connection without `Close`: beacond detaches the client the same way when its connection goes
+    /// (its ranging stops; the app's regions stay). Listeners hear `.ended(nil)`.
+    package func disconnect() {
+        end(lost: false)
+    }
+
+    private func end(lost: Bool) {
+        guard let server else { return }
+        server.connection.flush()
+        self.server = nil // on the loop thread: the watches go with it
+        self.lost = lost
+        path = nil
+        owner = nil
+        for waiter in registeredWaiters { waiter.resume() }
+        registeredWaiters = []
+        tell(.ended(lost ? unavailable() : nil))
+    }
+
+    private func checkedCall(
+        path: String, interface: String, member: String, arguments: [DBusValue], timeout: Duration = .seconds(25)
+    ) async throws(BeaconLocationError) -> (values: [DBusValue], signalsBefore: Int) {
+        let (result, before) = await rawCall(
+            destination: BeacondBus.name, path: path, interface: interface, member: member, arguments: arguments,
+            timeout: timeout)
+        switch result {
+        case .success(let values): return (values, before)
+        case .failure(let error):
+            if error.name == BeaconLocationError.disconnectedName || server == nil { throw unavailable() }
+            if error.name.hasPrefix(BeaconLocationError.beacondErrorPrefix) {
+                throw BeaconLocationError(name: error.name, message: error.message)
+            }
+            throw BeaconLocationError(
+                name: error.name, message: "\(member) failed on \(busDescription): \(error.message)")
+        }
+    }
+
+    /// A method call that does not block the loop, with `deliveredSignals` when its reply was read (in order with
+    /// the signals around it). `registeringWith`: a RegisterClient to the beacond with that unique name, whose
+    /// reply registers the client right there: the AuthorizationChanged right behind it must find it registered.
+    private func rawCall(
+        destination: String, path: String, interface: String, member: String, arguments: [DBusValue],
+        timeout: Duration = .seconds(25), registeringWith owner: String? = nil
+    ) async -> (Result<[DBusValue], DBusCallError>, signalsBefore: Int) {
+        guard let server else {
+            return (.failure(DBusCallError(name: BeaconLocationError.disconnectedName, message: "the client is closed")), 0)
+        }
+        return await withCheckedContinuation { continuation in
+            server.callAsync(
+                destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+                timeout: timeout
+            ) { [weak self] result in
+                guard let self else { return continuation.resume(returning: (result, 0)) }
+                self.assumeIsolated { client in
+                    if let owner, case .success(let values) = result, let path = values.first?.stringValue {
+                        client.registered(path: path, owner: owner)
+                    }
+                    continuation.resume(returning: (result, client.deliveredSignals))
+                }
+            }
+        }
+    }
+
+    // MARK: Signals in
+
+    private func received(_ signal: IncomingSignal?) {
+        guard let signal else { return }
+        if path == nil, registering?.owner == signal.sender {
+            registering?.early.append(signal)
+            return
+        }
+        // Only beacond's (the one registered with), only for this client: anyone on the bus may send us a signal.
+        guard let path, signal.path == path, let owner, signal.sender == owner else { return }
+        deliveredSignals += 1
+        tell(.signal(member: signal.member, arguments: signal.arguments))
+    }
+
+    private func connectionLost() {
+        end(lost: true)
+    }
+
+    // MARK: beacond coming and going
+
+    /// `org.beacond` went from `old` (nil: from GetNameOwner, not a change) to `new` ("" for nobody).
+    private func ownerChanged(old: String?, new: String) {
+        let previous = ownerWork
+        ownerWork = Task {
+            await previous?.value
+            await self.handleOwner(old: old, new: new)
+        }
+    }
+
+    private func handleOwner(old: String?, new: String) async {
+        guard server != nil else { return }
+        if path != nil {
+            if new == owner { return } // the beacond this client is registered with, heard twice
+            // News of a beacond this client is not registered with (one that came and went while a registration
+            // waited for its reply, which the beacond after it answered).
+            if let old, old != owner { return }
+        }
+        let wasRegistered = path != nil
+        path = nil
+        owner = nil
+        if new.isEmpty {
+            if wasRegistered || old == nil { tell(.daemonGone(unavailable())) }
+            return
+        }
+        await register(with: new)
+    }
+
+    private func register(with owner: String) async {
+        registering = (owner, [])
+        defer { registering = nil }
+        let (result, _) = await rawCall(
+            destination: BeacondBus.name, path: BeacondBus.managerPath, interface: BeacondInterface.manager,
+            member: BeacondMember.registerClient, arguments: [.string(appID)], registeringWith: owner)
+        switch result {
+        case .success:
+            if path == nil {
+                registrationError = BeaconLocationError(
+                    name: DBusCallError.unreadableReplyName, message: "RegisterClient returned no object path")
+                tell(.registrationFailed(registrationError!))
+                return
+            }
+        case .failure(let error):
+            guard server != nil else { return }
+            guard error.name.hasPrefix(BeaconLocationError.beacondErrorPrefix) else {
+                // Not a refusal: beacond went away before it answered. Its next NameOwnerChanged registers again.
+                tell(.daemonGone(unavailable()))
+                return
+            }
+            registrationError = BeaconLocationError(name: error.name, message: error.message)
+            tell(.registrationFailed(registrationError!))
+            return
+        }
+        // What beacond does not keep across its restart. Ranging first, while the new client is in use: a
+        // WhenInUse client not in use may keep its ranging (paused), not start it.
+        for constraint in ranged {
+            do {
+                _ = try await call(BeacondMember.startRanging, [.vardict(constraint.dictionary)])
+            } catch {
+                ranged.removeAll { $0 == constraint }
+                tell(
+                    .signal(
+                        member: BeacondMember.rangingDidFail,
+                        arguments: [.vardict(constraint.dictionary), .string(error.name), .string(error.message)]))
+            }
+        }
+        if !inUse { _ = try? await call(BeacondMember.setInUse, [.boolean(false)]) }
+    }
+
+    private func registered(path: String, owner: String) {
+        registrationError = nil
+        self.path = path
+        self.owner = owner
+        tell(.registered(path: path))
+        let early = registering?.early ?? []
+        registering = nil
+        for signal in early { received(signal) }
+        for waiter in registeredWaiters { waiter.resume() }
+        registeredWaiters = []
+    }
+}
+
+/// What of a signal the client reads, taken out of the message (which stays on the loop's side).
+private struct IncomingSignal: Sendable {
+    let sender: String
+    let path: String
+    /// The `LocationManager1` member, or `PropertiesChanged`.
+    let member: String
+    let arguments: [DBusValue]
+
+    init?(_ message: DBusMessage) {
+        guard message.kind == .signal, let sender = message.sender, let path = message.path,
+            let member = message.member
+        else { return nil }
+        switch message.interface {
+        case BeacondInterface.locationManager?: break
+        case "org.freedesktop.DBus.Properties"? where member == "PropertiesChanged": break
+        default: return nil
+        }
+        guard let arguments = try? message.arguments() else { return nil }
+        self.sender = sender
+        self.path = path
+        self.member = member
+        self.arguments = arguments
+    }
+}

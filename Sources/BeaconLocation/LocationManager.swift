@@ -1,0 +1,326 @@
+import BeacondAPI
+import DBus
+import Synchronization
+
+/// `CLLocationManagerDelegate` for beacons. Every method has a default that does nothing: implement what you
+/// need. They are called on the client's own thread (the one its D-Bus connection runs on), one at a time, in the
+/// order beacond sent what they report; return quickly.
+public protocol LocationManagerDelegate: AnyObject, Sendable {
+    /// The app's authorization changed (also called once when the delegate is set, as Core Location does).
+    func locationManagerDidChangeAuthorization(_ manager: LocationManager)
+    func locationManager(_ manager: LocationManager, didStartMonitoringFor region: BeaconRegion)
+    func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: BeaconRegion)
+    func locationManager(_ manager: LocationManager, didEnterRegion region: BeaconRegion)
+    func locationManager(_ manager: LocationManager, didExitRegion region: BeaconRegion)
+    /// About once a second per constraint being ranged.
+    func locationManager(
+        _ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint)
+    /// A region stopped being monitored: authorization revoked, location services off, or replaced.
+    func locationManager(
+        _ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: BeaconLocationError)
+    func locationManager(
+        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint,
+        error: BeaconLocationError)
+    /// beacond went away (the manager registers again when it is back), refused the registration, or the bus is
+    /// gone (the manager is closed).
+    func locationManager(_ manager: LocationManager, didFailWithError error: BeaconLocationError)
+}
+
+extension LocationManagerDelegate {
+    public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
+    public func locationManager(_ manager: LocationManager, didStartMonitoringFor region: BeaconRegion) {}
+    public func locationManager(
+        _ manager: LocationManager, didDetermineState state: RegionState, for region: BeaconRegion
+    ) {}
+    public func locationManager(_ manager: LocationManager, didEnterRegion region: BeaconRegion) {}
+    public func locationManager(_ manager: LocationManager, didExitRegion region: BeaconRegion) {}
+    public func locationManager(
+        _ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint
+    ) {}
+    public func locationManager(
+        _ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: BeaconLocationError
+    ) {}
+    public func locationManager(
+        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint,
+        error: BeaconLocationError
+    ) {}
+    public func locationManager(_ manager: LocationManager, didFailWithError error: BeaconLocationError) {}
+}
+
+/// `CLLocationManager` for beacons: one client of `appID` on beacond, registered again by itself when beacond
+/// restarts (its regions are the app's and stay; its ranging and "not in use" are started again).
+///
+///     let manager = try await LocationManager(appID: "com.example.door")
+///     manager.delegate = door
+///     try await manager.requestAlwaysAuthorization()
+///     try await manager.startMonitoring(for: BeaconRegion(uuid: uuid, identifier: "door"))
+///
+/// Where Core Location reports a refused start through the delegate, these calls throw at once, with beacond's
+/// message saying what is missing and how to fix it; failures that come later (an administrator revokes Always)
+/// reach the delegate. Nothing fails silently.
+public final class LocationManager: Sendable {
+    package let client: BeaconClient
+    private let core: Core
+
+    /// Connects as `appID` on the system bus (or `bus`: "session", a D-Bus address; `$BEACOND_BUS` when nil).
+    /// With beacond not running it returns all the same and registers when beacond starts (the delegate hears
+    /// `didFailWithError` meanwhile). Throws beacond's refusal: an app it does not know, a user the app's
+    /// declaration does not allow.
+    public init(
+        appID: String, bus: String? = nil, delegate: (any LocationManagerDelegate)? = nil
+    ) async throws(BeaconLocationError) {
+        let core = Core()
+        self.core = core
+        client = try await BeaconClient.connect(appID: appID, bus: bus) { news in core.handle(news) }
+        core.attach(self)
+        if let delegate { self.delegate = delegate }
+        await core.refreshRegions()
+    }
+
+    /// Held weakly, as Core Location holds it. Setting it calls `locationManagerDidChangeAuthorization` once.
+    public var delegate: (any LocationManagerDelegate)? {
+        get { core.state.withLock { $0.delegate } }
+        set {
+            core.state.withLock {
+                $0.delegate = newValue
+                $0.delegateToldStatus = false
+            }
+            guard newValue != nil else { return }
+            client.loop.execute { [core] in core.greetDelegate() }
+        }
+    }
+
+    public var appID: String { client.appID }
+
+    // MARK: Authorization
+
+    /// The app's status as beacond last said it.
+    public var authorizationStatus: AuthorizationStatus { core.state.withLock { $0.status } }
+
+    /// Asks while `notDetermined` (else does nothing); the answer comes to `locationManagerDidChangeAuthorization`.
+    /// Returns the status now: `notDetermined` while an administrator decides (`beaconctl auth pending`).
+    @discardableResult
+    public func requestWhenInUseAuthorization() async throws(BeaconLocationError) -> AuthorizationStatus {
+        try await request(BeacondMember.requestWhenInUseAuthorization)
+    }
+
+    /// As `requestWhenInUseAuthorization`, for Always (and the one WhenInUse → Always upgrade).
+    @discardableResult
+    public func requestAlwaysAuthorization() async throws(BeaconLocationError) -> AuthorizationStatus {
+        try await request(BeacondMember.requestAlwaysAuthorization)
+    }
+
+    private func request(_ member: String) async throws(BeaconLocationError) -> AuthorizationStatus {
+        let reply = try await client.call(member)
+        return reply.values.first?.stringValue.flatMap(AuthorizationStatus.init(rawValue:)) ?? .notDetermined
+    }
+
+    // MARK: Monitoring
+
+    /// The app's regions this client monitors, those beacond kept from the app's earlier clients too.
+    public var monitoredRegions: Set<BeaconRegion> { Set(core.state.withLock { $0.regions.values }) }
+
+    /// Needs `authorizedAlways`. The same identifier again replaces the region. beacond keeps it for the app
+    /// until `stopMonitoring`, across this program's exits and its own restarts.
+    public func startMonitoring(for region: BeaconRegion) async throws(BeaconLocationError) {
+        try region.validate()
+        _ = try await client.call(BeacondMember.startMonitoring, [.vardict(region.dictionary)])
+        core.state.withLock { $0.regions[region.identifier] = region }
+    }
+
+    public func stopMonitoring(for region: BeaconRegion) async throws(BeaconLocationError) {
+        _ = try await client.call(BeacondMember.stopMonitoring, [.string(region.identifier)])
+        core.state.withLock { _ = $0.regions.removeValue(forKey: region.identifier) }
+    }
+
+    /// The region's state comes to `didDetermineState` at once.
+    public func requestState(for region: BeaconRegion) async throws(BeaconLocationError) {
+        _ = try await client.call(BeacondMember.requestState, [.string(region.identifier)])
+    }
+
+    /// When the region event being delivered now happened, and whether it is late (queued while the app had no
+    /// client): read it in `didEnterRegion`, `didExitRegion` or `didDetermineState`.
+    public var currentRegionEvent: RegionEventInfo? { core.state.withLock { $0.currentEvent } }
+
+    // MARK: Ranging
+
+    public var rangedBeaconConstraints: Set<BeaconIdentityConstraint> { Set(core.state.withLock { $0.ranged }) }
+
+    /// `didRange` about once a second. Needs `authorizedAlways`, or `authorizedWhenInUse` while in use. Started
+    /// again by itself after beacond restarts.
+    public func startRangingBeacons(satisfying constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) {
+        _ = try await client.startRanging(constraint)
+        let ranged = await client.ranged
+        core.state.withLock { $0.ranged = ranged }
+    }
+
+    public func stopRangingBeacons(satisfying constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) {
+        defer { core.state.withLock { $0.ranged.removeAll { $0 == constraint } } }
+        _ = try await client.stopRanging(constraint)
+    }
+
+    /// False when the program goes to the background: a WhenInUse app's ranging pauses until true again.
+    public func setInUse(_ inUse: Bool) async throws(BeaconLocationError) {
+        try await client.setInUse(inUse)
+    }
+
+    /// Ends this client: its ranging stops; the app's regions stay monitored (they are the app's, as in Core
+    /// Location), and their events wait for its next client.
+    public func close() async {
+        await client.close()
+    }
+
+    /// Until `close()`, or the bus connection is lost.
+    public func waitUntilClosed() async {
+        await core.waitUntilEnded()
+    }
+
+    // MARK: beacond's signals to the delegate
+
+    /// The manager's state, read from any thread, written on the client's loop and by the calls above.
+    final class Core: Sendable {
+        struct State {
+            weak var delegate: (any LocationManagerDelegate)?
+            weak var manager: LocationManager?
+            /// Weak: the face holds the client; a face dropped without `close()` takes its thread with it.
+            weak var client: BeaconClient?
+            var status = AuthorizationStatus.notDetermined
+            var regions: [String: BeaconRegion] = [:]
+            var ranged: [BeaconIdentityConstraint] = []
+            var currentEvent: RegionEventInfo?
+            /// beacond said the status (registration sends it); and the delegate has heard it since it was set.
+            var statusHeard = false
+            var delegateToldStatus = false
+            var ended = false
+            var endWaiters: [CheckedContinuation<Void, Never>] = []
+        }
+
+        let state = Mutex(State())
+
+        func attach(_ manager: LocationManager) {
+            state.withLock {
+                $0.manager = manager
+                $0.client = manager.client
+            }
+        }
+
+        /// Calls the delegate, if there is one (on the loop thread, outside the lock).
+        func deliver(_ body: (any LocationManagerDelegate, LocationManager) -> Void) {
+            let (delegate, manager) = state.withLock { ($0.delegate, $0.manager) }
+            guard let delegate, let manager else { return }
+            body(delegate, manager)
+        }
+
+        /// A new delegate hears the status once (Core Location's call when the delegate is set): now if beacond
+        /// said it already and the delegate has not heard it since it was set, else with the AuthorizationChanged
+        /// that comes. On the loop, in order with the signals, so it is never told twice.
+        func greetDelegate() {
+            let greet = state.withLock { state in
+                defer { state.delegateToldStatus = state.delegateToldStatus || state.statusHeard }
+                return state.statusHeard && !state.delegateToldStatus
+            }
+            if greet { deliver { $0.locationManagerDidChangeAuthorization($1) } }
+        }
+
+        func waitUntilEnded() async {
+            await withCheckedContinuation { continuation in
+                let ended = state.withLock { state in
+                    if !state.ended { state.endWaiters.append(continuation) }
+                    return state.ended
+                }
+                if ended { continuation.resume() }
+            }
+        }
+
+        /// The regions beacond says this client monitors (at registration and after a takeover).
+        func refreshRegions() async {
+            guard let client = state.withLock({ $0.client }),
+                let value = try? await client.clientProperty(BeacondMember.monitoredRegions)
+            else { return }
+            let regions = SignalArguments.regions(value)
+            state.withLock { $0.regions = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 }) }
+        }
+
+        func handle(_ news: ClientNews) {
+            switch news {
+            case .registered:
+                // Refreshed after the news: the regions' property is read with a call, which must not block the loop.
+                Task { await self.refreshRegions() }
+            case .daemonGone(let error), .registrationFailed(let error):
+                deliver { $0.locationManager($1, didFailWithError: error) }
+            case .inUseChanged:
+                break
+            case .ended(let error):
+                let waiters = state.withLock { state in
+                    state.ended = true
+                    defer { state.endWaiters = [] }
+                    return state.endWaiters
+                }
+                for waiter in waiters { waiter.resume() }
+                if let error { deliver { $0.locationManager($1, didFailWithError: error) } }
+            case .signal(let member, let arguments):
+                signal(member, arguments)
+            }
+        }
+
+        private func signal(_ member: String, _ values: [DBusValue]) {
+            let arguments = SignalArguments(values)
+            func event(_ index: Int) { state.withLock { $0.currentEvent = arguments.event(index) } }
+            switch member {
+            case BeacondMember.authorizationChanged:
+                guard let status = AuthorizationStatus(rawValue: arguments.text(0)) else { return }
+                state.withLock {
+                    $0.status = status
+                    $0.statusHeard = true
+                    $0.delegateToldStatus = $0.delegate != nil
+                }
+                deliver { $0.locationManagerDidChangeAuthorization($1) }
+            case BeacondMember.didStartMonitoring:
+                guard let region = arguments.region(0) else { return }
+                state.withLock { $0.regions[region.identifier] = region }
+                deliver { $0.locationManager($1, didStartMonitoringFor: region) }
+            case BeacondMember.didDetermineState:
+                guard let state = RegionState(rawValue: arguments.text(0)), let region = arguments.region(1) else { return }
+                event(2)
+                deliver { $0.locationManager($1, didDetermineState: state, for: region) }
+            case BeacondMember.didEnterRegion:
+                guard let region = arguments.region(0) else { return }
+                event(1)
+                deliver { $0.locationManager($1, didEnterRegion: region) }
+            case BeacondMember.didExitRegion:
+                guard let region = arguments.region(0) else { return }
+                event(1)
+                deliver { $0.locationManager($1, didExitRegion: region) }
+            case BeacondMember.didRangeBeacons:
+                guard let constraint = arguments.constraint(1) else { return }
+                let beacons = arguments.beacons(0)
+                deliver { $0.locationManager($1, didRange: beacons, satisfying: constraint) }
+            case BeacondMember.monitoringDidFail:
+                let region = arguments.region(0)
+                let error = arguments.error
+                if let region, error.beacondError != .regionReplaced {
+                    // (A replaced region's identifier lives on in the region that replaced it.)
+                    state.withLock { state in
+                        if state.regions[region.identifier] == region { state.regions[region.identifier] = nil }
+                    }
+                }
+                deliver { $0.locationManager($1, monitoringDidFailFor: region, withError: error) }
+            case BeacondMember.rangingDidFail:
+                guard let constraint = arguments.constraint(0) else { return }
+                let error = arguments.error
+                state.withLock { $0.ranged.removeAll { $0 == constraint } }
+                if let client = state.withLock({ $0.client }) {
+                    client.assumeIsolated { $0.forgetRanging(constraint) }
+                }
+                deliver { $0.locationManager($1, didFailRangingFor: constraint, error: error) }
+            case "PropertiesChanged":
+                // A takeover gave this client the regions of the app's other clients.
+                if arguments.changedProperties.contains(BeacondMember.monitoredRegions) {
+                    Task { await self.refreshRegions() }
+                }
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,311 @@
+public import Foundation
+import BeacondAPI
+import DBus
+import Synchronization
+
+/// `CLMonitor` for beacon identity conditions, with a `ServiceSession` for Always:
+///
+///     let monitor = try await Monitor(appID: "com.example.door")
+///     try await monitor.add(BeaconIdentityCondition(uuid: uuid), identifier: "door")
+///     for try await event in monitor.events { print(event.identifier, event.state) }
+///
+/// A condition added before the app may monitor (authorization not given yet, location services off) is kept and
+/// monitored as soon as it may; `diagnostics` says meanwhile why no event comes. An event is yielded when a
+/// condition's state changes: its first determination, then each change between inside (Core Location's
+/// `satisfied`) and outside (`unsatisfied`). A region that becomes unknown again only because beacond restarted
+/// yields nothing: the next known state that differs does. beacond keeps the conditions for the app, across this
+/// program's exits and its own restarts.
+public final class Monitor: Sendable {
+    /// `CLMonitor.Event`: a condition's new state.
+    public struct Event: Hashable, Sendable {
+        public let identifier: String
+        public let state: RegionState
+        public let date: Date
+        public let condition: BeaconIdentityCondition
+        /// Queued by beacond while the app had no client, delivered when it came back.
+        public let late: Bool
+    }
+
+    /// `CLMonitor.Record`: a condition and its last event (nil before its first determination).
+    public struct Record: Hashable, Sendable {
+        public var condition: BeaconIdentityCondition
+        public var lastEvent: Event?
+    }
+
+    /// At most this many events wait for an iterator (beacond's own queue_limit default); the oldest go first.
+    public static let backlogLimit = 1000
+
+    public let session: ServiceSession
+    private let core: Core
+
+    /// A monitor of `appID` on the system bus (or `bus`: "session", a D-Bus address; `$BEACOND_BUS` when nil).
+    /// It requests Always if the app's status is not determined. With beacond absent it returns all the same
+    /// (`diagnostics` says so) and registers when beacond starts. Throws beacond's refusal of the registration.
+    public init(appID: String, bus: String? = nil) async throws(BeaconLocationError) {
+        let sessionCore = ServiceSession.Core(appID: appID, authorization: .always)
+        let core = Core(session: sessionCore)
+        let client = try await BeaconClient.connect(appID: appID, bus: bus) { news in
+            sessionCore.handle(news)
+            core.handle(news)
+        }
+        session = ServiceSession(client: client, core: sessionCore)
+        self.core = core
+        core.attach(client)
+        await sessionCore.settled()
+        await core.work.idle()
+    }
+
+    /// The identifiers of the conditions this monitor has (monitored, or waiting to be).
+    public var identifiers: [String] {
+        core.state.withLock { Set($0.records.keys).union($0.wanted.keys).sorted() }
+    }
+
+    public func record(for identifier: String) -> Record? {
+        core.state.withLock { $0.records[identifier] }
+    }
+
+    /// Conditions that waited for authorization and were then refused by beacond, with why.
+    public var refused: [String: BeaconLocationError] { core.state.withLock { $0.refused } }
+
+    /// Monitors `condition` as `identifier` (the same identifier again replaces it). Kept until the app may monitor,
+    /// if it may not yet. Throws for what waiting cannot fix: an invalid condition, the region limit.
+    public func add(_ condition: BeaconIdentityCondition, identifier: String) async throws(BeaconLocationError) {
+        guard let client = core.client else { throw .daemonUnavailable("this monitor is closed") }
+        if await client.isClosed { throw await client.unavailable() }
+        try BeaconRegion(beaconIdentityConstraint: condition, identifier: identifier).validate()
+        core.forgetRefusal(identifier)
+        core.state.withLock { $0.wanted[identifier] = condition }
+        try await core.start(identifier, condition)
+    }
+
+    /// Stops monitoring `identifier`. Throws while beacond is away (it keeps the app's regions, so the region
+    /// would come back at the next registration): remove it again once `diagnostics` says ready.
+    public func remove(_ identifier: String) async throws(BeaconLocationError) {
+        let waitingOnly = core.state.withLock { state in
+            let waiting = state.wanted.removeValue(forKey: identifier) != nil
+            return waiting && state.records[identifier] == nil
+        }
+        core.forgetRefusal(identifier)
+        if waitingOnly { return } // it never reached beacond
+        guard let client = core.client else { throw .daemonUnavailable("this monitor is closed") }
+        do {
+            _ = try await client.call(BeacondMember.stopMonitoring, [.string(identifier)])
+        } catch  where error.beacondError == .unknownRegion {
+            // Already gone at beacond.
+        }
+        core.state.withLock { _ = $0.records.removeValue(forKey: identifier) }
+        core.session.noteLimit("")
+    }
+
+    /// Each condition's state changes, in order, as they happen. Ends when the monitor is closed; throws when its
+    /// bus connection is lost. The first iterator also gets, first, the events that came before anyone iterated.
+    public var events: AsyncThrowingStream<Event, any Error> { core.events() }
+
+    /// The session's diagnostics: why no event comes, each time that changes.
+    public var diagnostics: AsyncStream<ServiceSession.Diagnostic> { session.diagnostics }
+
+    public func close() async {
+        await session.close()
+    }
+
+    final class Core: Sendable {
+        struct State {
+            /// Weak: the face holds the client; a face dropped without `close()` takes its thread with it.
+            weak var client: BeaconClient?
+            var records: [String: Record] = [:]
+            var wanted = WaitingConditions()
+            var refused: [String: BeaconLocationError] = [:]
+            var watchers: [Int: AsyncThrowingStream<Event, any Error>.Continuation] = [:]
+            var nextWatcher = 0
+            var backlog: [Event] = []
+            /// Nil while running; then how it ended (nil error: closed).
+            var ending: BeaconLocationError??
+        }
+
+        let session: ServiceSession.Core
+        let state = Mutex(State())
+        let work = SerialWork()
+
+        init(session: ServiceSession.Core) {
+            self.session = session
+        }
+
+        func attach(_ client: BeaconClient) {
+            state.withLock { $0.client = client }
+            work.open()
+        }
+        var client: BeaconClient? { state.withLock { $0.client } }
+
+        func events() -> AsyncThrowingStream<Event, any Error> {
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self, throwing: (any Error).self)
+            let id = state.withLock { state -> Int? in
+                for event in state.backlog { continuation.yield(event) }
+                state.backlog = []
+                if let ending = state.ending {
+                    continuation.finish(throwing: ending)
+                    return nil
+                }
+                state.nextWatcher += 1
+                state.watchers[state.nextWatcher] = continuation
+                return state.nextWatcher
+            }
+            if let id {
+                continuation.onTermination = { [weak self] _ in
+                    _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
+                }
+            }
+            return stream
+        }
+
+        func forgetRefusal(_ identifier: String) {
+            let none = state.withLock { state -> Bool in
+                state.refused.removeValue(forKey: identifier) != nil && state.refused.isEmpty
+            }
+            if none { session.noteRefusal("") }
+        }
+
+        /// StartMonitoring now, if the app may; otherwise it waits in `wanted`.
+        func start(_ identifier: String, _ condition: BeaconIdentityCondition) async throws(BeaconLocationError) {
+            guard let client, await client.isRegistered, session.authorized else { return }
+            let region = BeaconRegion(beaconIdentityConstraint: condition, identifier: identifier)
+            do {
+                _ = try await client.call(BeacondMember.startMonitoring, [.vardict(region.dictionary)])
+            } catch {
+                switch error.beacondError {
+                case .notAuthorized?, .locationServicesDisabled?: return // waits, as above
+                case _ where error.name == BeaconLocationError.daemonUnavailableName: return
+                case .regionLimitExceeded?: session.noteLimit(error.message)
+                default: break
+                }
+                state.withLock { _ = $0.wanted.removeValue(forKey: identifier) }
+                throw error
+            }
+            state.withLock { state in
+                state.wanted[identifier] = nil
+                state.records[identifier, default: Record(condition: condition)].condition = condition
+            }
+            session.noteLimit("")
+        }
+
+        /// The conditions waiting for authorization, now that the app may monitor.
+        private func startWanted() async {
+            guard session.authorized else { return }
+            for (identifier, condition) in state.withLock({ $0.wanted.entries }) {
+                do {
+                    try await start(identifier, condition)
+                } catch {
+                    // Refused now that it could be monitored: said, not dropped (`refused`, the diagnostics).
+                    state.withLock { $0.refused[identifier] = error }
+                    session.noteRefusal("\(identifier) was refused: \(error.message)")
+                }
+            }
+        }
+
+        /// The regions beacond keeps for the app become records (at registration, and after a takeover).
+        private func refreshRecords() async {
+            guard let client, let value = try? await client.clientProperty(BeacondMember.monitoredRegions) else { return }
+            let regions = SignalArguments.regions(value)
+            state.withLock { state in
+                for region in regions where state.records[region.identifier] == nil {
+                    state.records[region.identifier] = Record(condition: region.beaconIdentityConstraint)
+                }
+            }
+        }
+
+        func handle(_ news: ClientNews) {
+            switch news {
+            case .registered:
+                work.add {
+                    await self.refreshRecords()
+                    await self.startWanted()
+                }
+            case .ended(let error):
+                let watchers = state.withLock { state in
+                    state.ending = .some(error)
+                    defer { state.watchers = [:] }
+                    return state.watchers
+                }
+                for watcher in watchers.values { watcher.finish(throwing: error) }
+            case .signal(let member, let arguments):
+                signal(member, arguments)
+            default:
+                break
+            }
+        }
+
+        private func signal(_ member: String, _ values: [DBusValue]) {
+            let arguments = SignalArguments(values)
+            switch member {
+            case BeacondMember.didDetermineState:
+                guard let state = RegionState(rawValue: arguments.text(0)), let region = arguments.region(1) else { return }
+                event(region, state, arguments.event(2))
+            case BeacondMember.didEnterRegion:
+                if let region = arguments.region(0) { event(region, .inside, arguments.event(1)) }
+            case BeacondMember.didExitRegion:
+                if let region = arguments.region(0) { event(region, .outside, arguments.event(1)) }
+            case BeacondMember.monitoringDidFail:
+                guard let region = arguments.region(0) else { return }
+                let error = arguments.error
+                state.withLock { state in
+                    // (A replaced region's identifier lives on in the region that replaced it.)
+                    if error.beacondError != .regionReplaced { state.records[region.identifier] = nil }
+                    if error.beacondError == .notAuthorized || error.beacondError == .locationServicesDisabled {
+                        state.wanted[region.identifier] = region.beaconIdentityConstraint // again once authorized
+                    }
+                }
+            case BeacondMember.authorizationChanged:
+                work.add { await self.startWanted() }
+            case "PropertiesChanged":
+                if arguments.changedProperties.contains(BeacondMember.monitoredRegions) {
+                    work.add { await self.refreshRecords() }
+                }
+            default:
+                break
+            }
+        }
+
+        private func event(_ region: BeaconRegion, _ regionState: RegionState, _ info: RegionEventInfo) {
+            state.withLock { state in
+                var record = state.records[region.identifier] ?? Record(condition: region.beaconIdentityConstraint)
+                if let last = record.lastEvent, regionState == last.state || regionState == .unknown {
+                    return // no change, or beacond cannot tell for now (it restarted): not an event
+                }
+                let event = Event(
+                    identifier: region.identifier, state: regionState, date: info.timestamp,
+                    condition: region.beaconIdentityConstraint, late: info.late)
+                record.lastEvent = event
+                state.records[region.identifier] = record
+                if state.watchers.isEmpty {
+                    state.backlog.append(event)
+                    if state.backlog.count > Monitor.backlogLimit { state.backlog.removeFirst() }
+                }
+                for watcher in state.watchers.values { watcher.yield(event) }
+            }
+        }
+    }
+}
+
+/// Conditions waiting to be monitored, in the order they were added (so they are started, and refused at the
+/// limit, in that order).
+struct WaitingConditions {
+    private(set) var entries: [(identifier: String, condition: BeaconIdentityCondition)] = []
+
+    var keys: [String] { entries.map(\.identifier) }
+
+    subscript(identifier: String) -> BeaconIdentityCondition? {
+        get { entries.first { $0.identifier == identifier }?.condition }
+        set {
+            if let index = entries.firstIndex(where: { $0.identifier == identifier }) {
+                if let newValue { entries[index].condition = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append((identifier, newValue))
+            }
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey identifier: String) -> BeaconIdentityCondition? {
+        defer { self[identifier] = nil }
+        return self[identifier]
+    }
+}

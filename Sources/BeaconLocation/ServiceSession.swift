@@ -1,0 +1,333 @@
+import BeacondAPI
+import DBus
+import Synchronization
+
+/// `CLServiceSession(authorization:)`: holds the authorization the app needs, asks for it once (only while
+/// `notDetermined`, as iOS asks), and says through `diagnostics` why events do not arrive yet: the silent failure
+/// of Core Location's first releases, made impossible to miss.
+public final class ServiceSession: Sendable {
+    /// `CLServiceSession.AuthorizationRequirement`.
+    public enum AuthorizationRequirement: String, Sendable {
+        case whenInUse, always
+    }
+
+    /// `CLServiceSession.Diagnostic`, with what beacond adds. `isBlocked` is false and `message` empty when
+    /// nothing stands in the way.
+    public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
+        public var daemonUnavailable = false
+        public var authorizationDenied = false
+        public var authorizationRestricted = false
+        public var locationServicesDisabled = false
+        public var authorizationRequestInProgress = false
+        public var alwaysAuthorizationDenied = false
+        public var insufficientlyInUse = false
+        public var regionLimitExceeded = false
+        /// A condition added while the app could not monitor was refused by beacond once it could
+        /// (`Monitor.refused` says which and why).
+        public var conditionRefused = false
+        /// What is missing and how to fix it, in beacond's words where it said them.
+        public var message = ""
+
+        public var isBlocked: Bool { !message.isEmpty }
+        public var description: String { isBlocked ? message : "ready" }
+    }
+
+    public let authorization: AuthorizationRequirement
+    package let client: BeaconClient
+    let core: Core
+
+    /// A session of `appID` on the system bus (or `bus`; `$BEACOND_BUS`), requesting `authorization`.
+    public convenience init(
+        appID: String, authorization: AuthorizationRequirement = .always, bus: String? = nil
+    ) async throws(BeaconLocationError) {
+        let core = Core(appID: appID, authorization: authorization)
+        let client = try await BeaconClient.connect(appID: appID, bus: bus) { core.handle($0) }
+        self.init(client: client, core: core)
+        await core.settled()
+    }
+
+    init(client: BeaconClient, core: Core) {
+        self.client = client
+        self.core = core
+        self.authorization = core.authorization
+        core.attach(client)
+    }
+
+    /// The app's status as beacond last said it.
+    public var authorizationStatus: AuthorizationStatus { core.state.withLock { $0.status } }
+
+    /// What stands in the way now.
+    public var diagnostic: Diagnostic { core.state.withLock { core.diagnostic($0) } }
+
+    /// The diagnostic now, then each time it changes. Ends when the client is closed.
+    public var diagnostics: AsyncStream<Diagnostic> { core.diagnostics() }
+
+    /// False when the program goes to the background: a WhenInUse app's ranging pauses (`insufficientlyInUse`).
+    public func setInUse(_ inUse: Bool) async throws(BeaconLocationError) {
+        try await client.setInUse(inUse)
+    }
+
+    public func close() async {
+        await client.close()
+    }
+
+    final class Core: Sendable {
+        struct State {
+            /// Weak: the face holds the client; a face dropped without `close()` takes its thread with it.
+            weak var client: BeaconClient?
+            var status = AuthorizationStatus.notDetermined
+            var registered = false
+            var unavailable: BeaconLocationError?
+            var servicesEnabled = true
+            var inUse = true
+            var requested = false
+            var upgradeRequested = false
+            var requestError = ""
+            var limitMessage = ""
+            var refusalMessage = ""
+            var ended = false
+            var watchers: [Int: AsyncStream<Diagnostic>.Continuation] = [:]
+            var nextWatcher = 0
+            var last: Diagnostic?
+        }
+
+        let appID: String
+        let authorization: AuthorizationRequirement
+        let state = Mutex(State())
+        let work = SerialWork()
+
+        init(appID: String, authorization: AuthorizationRequirement) {
+            self.appID = appID
+            self.authorization = authorization
+        }
+
+        func attach(_ client: BeaconClient) {
+            state.withLock { $0.client = client }
+            work.open()
+        }
+
+        /// Until the work the registration started (reading the services switch, the request) is done.
+        func settled() async { await work.idle() }
+
+        var authorized: Bool {
+            state.withLock { authorized($0.status) }
+        }
+
+        func authorized(_ status: AuthorizationStatus) -> Bool {
+            authorization == .always ? status == .authorizedAlways : status.allowsRanging
+        }
+
+        private var grant: String { authorization == .always ? "always" : "when-in-use" }
+
+        func diagnostic(_ state: State) -> Diagnostic {
+            var result = Diagnostic()
+            if !state.registered {
+                let error = state.unavailable ?? .daemonUnavailable("not registered with beacond yet")
+                result.daemonUnavailable = error.name == BeaconLocationError.daemonUnavailableName
+                result.message = error.message
+                return result
+            }
+            if !state.servicesEnabled {
+                result.locationServicesDisabled = true
+                result.authorizationRestricted = true
+                result.message =
+                    "location services are off on this host: an administrator switches them on with "
+                    + "`beaconctl services on` (and `location_services = true` in beacond.toml)"
+            } else if state.status == .denied {
+                result.authorizationDenied = true
+                result.message = "\(appID) is denied: an administrator allows it with `beaconctl auth grant \(appID) \(grant)`"
+            } else if state.status == .restricted {
+                result.authorizationRestricted = true
+                result.message =
+                    "\(appID) is restricted by an administrator: `beaconctl auth grant \(appID) \(grant)` lifts it"
+            } else if !state.requestError.isEmpty {
+                result.message = state.requestError
+            } else if state.status == .notDetermined {
+                result.authorizationRequestInProgress = state.requested
+                result.message =
+                    state.requested
+                    ? "waiting for an administrator to answer \(appID)'s request: `beaconctl auth pending`, then "
+                        + "`beaconctl auth grant \(appID) \(grant)`"
+                    : "authorization not requested yet"
+            } else if authorization == .always && state.status == .authorizedWhenInUse {
+                result.alwaysAuthorizationDenied = true
+                result.message =
+                    "\(appID) has WhenInUse, and monitoring needs Always: `beaconctl auth grant \(appID) always`"
+            } else if !state.limitMessage.isEmpty {
+                result.regionLimitExceeded = true
+                result.message = state.limitMessage
+            } else if !state.refusalMessage.isEmpty {
+                result.conditionRefused = true
+                result.message = state.refusalMessage
+            } else if state.status == .authorizedWhenInUse && !state.inUse {
+                result.insufficientlyInUse = true
+                result.message =
+                    "ranging is paused while this WhenInUse client is not in use (setInUse(true) resumes it)"
+            }
+            return result
+        }
+
+        func diagnostics() -> AsyncStream<Diagnostic> {
+            let (stream, continuation) = AsyncStream.makeStream(of: Diagnostic.self, bufferingPolicy: .bufferingNewest(64))
+            let id = state.withLock { state -> Int? in
+                continuation.yield(diagnostic(state))
+                if state.ended { return nil }
+                state.nextWatcher += 1
+                state.watchers[state.nextWatcher] = continuation
+                return state.nextWatcher
+            }
+            guard let id else {
+                continuation.finish()
+                return stream
+            }
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
+            }
+            return stream
+        }
+
+        /// Tells the watchers when the diagnostic changed.
+        func publish() {
+            state.withLock { state in
+                let now = diagnostic(state)
+                guard now != state.last else { return }
+                state.last = now
+                for watcher in state.watchers.values { watcher.yield(now) }
+            }
+        }
+
+        func noteLimit(_ message: String) {
+            state.withLock { $0.limitMessage = message }
+            publish()
+        }
+
+        func noteRefusal(_ message: String) {
+            state.withLock { $0.refusalMessage = message }
+            publish()
+        }
+
+        func handle(_ news: ClientNews) {
+            switch news {
+            case .registered:
+                state.withLock {
+                    $0.registered = true
+                    $0.unavailable = nil
+                }
+                work.add { await self.readServicesSwitch() }
+            case .daemonGone(let error), .registrationFailed(let error):
+                state.withLock {
+                    $0.registered = false
+                    $0.unavailable = error
+                }
+            case .inUseChanged(let inUse):
+                state.withLock { $0.inUse = inUse }
+            case .ended(let error):
+                let watchers = state.withLock { state in
+                    state.registered = false
+                    state.unavailable = error ?? .daemonUnavailable("this client is closed; make a new one")
+                    state.ended = true
+                    defer { state.watchers = [:] }
+                    return state.watchers
+                }
+                publish()
+                for watcher in watchers.values {
+                    watcher.yield(state.withLock { diagnostic($0) })
+                    watcher.finish()
+                }
+                return
+            case .signal(BeacondMember.authorizationChanged, let arguments):
+                guard let status = arguments.first?.stringValue.flatMap(AuthorizationStatus.init(rawValue:)) else { return }
+                let (servicesOff, request) = state.withLock { state -> (Bool, Bool) in
+                    state.status = status
+                    var request = false
+                    if status == .notDetermined && !state.requested {
+                        request = true
+                    } else if authorization == .always && status == .authorizedWhenInUse && !state.upgradeRequested {
+                        state.upgradeRequested = true // the one WhenInUse → Always upgrade request
+                        request = true
+                    }
+                    return (status == .restricted || !state.servicesEnabled, request)
+                }
+                if servicesOff { work.add { await self.readServicesSwitch() } }
+                if request { work.add { await self.request() } }
+            case .signal:
+                return
+            }
+            publish()
+        }
+
+        private func readServicesSwitch() async {
+            guard let client = state.withLock({ $0.client }),
+                case .boolean(let enabled)? = try? await client.managerProperty(BeacondMember.locationServicesEnabled)
+            else { return }
+            state.withLock { $0.servicesEnabled = enabled }
+            publish()
+        }
+
+        private func request() async {
+            guard let client = state.withLock({ $0.client }) else { return }
+            let member =
+                authorization == .always
+                ? BeacondMember.requestAlwaysAuthorization : BeacondMember.requestWhenInUseAuthorization
+            do {
+                let reply = try await client.call(member)
+                let status = reply.values.first?.stringValue.flatMap(AuthorizationStatus.init(rawValue:))
+                state.withLock {
+                    if let status { $0.status = status }
+                    $0.requested = true
+                    $0.requestError = ""
+                }
+            } catch {
+                // MissingUsageDescription: the app's declaration lacks the text the request shows.
+                if error.isRefusal { state.withLock { $0.requestError = error.message } }
+            }
+            publish()
+        }
+    }
+}
+
+/// Follow-up work (calls the news asked for), run one piece after the other, off the loop thread's callbacks.
+/// It waits until `open()`: news comes while the client connects, before its owner has the client to call.
+final class SerialWork: Sendable {
+    private struct State {
+        var last: Task<Void, Never>?
+        var waiting: [@Sendable () async -> Void]? = []
+    }
+
+    private let state = Mutex(State())
+
+    func add(_ body: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            if state.waiting != nil {
+                state.waiting?.append(body)
+            } else {
+                Self.chain(body, &state)
+            }
+        }
+    }
+
+    private static func chain(_ body: @escaping @Sendable () async -> Void, _ state: inout State) {
+        let previous = state.last
+        state.last = Task {
+            await previous?.value
+            await body()
+        }
+    }
+
+    /// Runs what waited, and from now on what is added.
+    func open() {
+        state.withLock { state in
+            let waiting = state.waiting ?? []
+            state.waiting = nil
+            for body in waiting { Self.chain(body, &state) }
+        }
+    }
+
+    /// Until everything added so far is done.
+    func idle() async {
+        while let task = state.withLock({ $0.last }) {
+            await task.value
+            if state.withLock({ $0.last }) == task { return }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The examples docs/clients.md shows, and `beaconctl client` (the library's first user), run as users run them:
+/// the built programs, against the real beacond, through a `kill -9` of beacond.
+@Suite("the examples and beaconctl client on the library", .serialized)
+struct ExamplesTests {
+    /// Line-buffered output, as a terminal would get it (stdbuf; the examples use plain `print`).
+    static let lineBuffered = ["/usr/bin/stdbuf", "-oL"]
+
+    @Test(
+        "each example asks for Always, waits for the administrator, and prints one entry and one exit across a kill -9",
+        arguments: [
+            ("example-monitor-region", "entered lobby", "exited lobby"),
+            ("example-monitor-events", "lobby inside", "lobby outside"),
+        ])
+    func example(name: String, entered: String, exited: String) async throws {
+        let world = try await World.running()
+        let program = try world.start(name, [World.demo], prefix: Self.lineBuffered)
+        try await until("\(name)'s request") {
+            try world.admin("ListPendingRequests", "uu", ["0", "10"]).contains(World.demo)
+        }
+        try world.grant()
+        let beacon = Advertiser(world)
+        beacon.on()
+        try await until("\(name) to print the entry: \(program.output)") { program.lines.contains(entered) }
+        world.killDaemon()
+        try await world.startDaemon()
+        try await until("\(name) to register again") { try world.clients().contains("\"Connected\" b true") }
+        await beacon.off()
+        try await until("\(name) to print the exit: \(program.output)") { program.lines.contains(exited) }
+        #expect(try await holds(for: .seconds(3)) { program.lines.filter { $0 == entered || $0 == exited }.count == 2 })
+        #expect(program.lines.filter { $0 == entered || $0 == exited } == [entered, exited], "\(program.output)")
+        program.signal(SIGTERM)
+        _ = try await program.finish()
+    }
+
+    @Test("the library needs no root: an example running as nobody registers, asks and is granted")
+    func runsAsNobody() async throws {
+        let world = try await World.running()
+        let program = try world.start(
+            "example-monitor-events", ["org.example.Unprivileged"],
+            prefix: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + Self.lineBuffered)
+        try await until("the request of the program running as nobody") {
+            try world.admin("ListPendingRequests", "uu", ["0", "10"]).contains("org.example.Unprivileged")
+        }
+        let clients = try world.clients()
+        #expect(clients.contains("\"UnixUserID\" u 65534"), "\(clients)")
+        try world.grant(app: "org.example.Unprivileged")
+        try await until("ready once granted: \(program.output)") { program.lines.last == "ready " }
+        program.signal(SIGTERM)
+        _ = try await program.finish()
+    }
+
+    @Test("beaconctl client registers again after a kill -9 and prints one entry and one exit")
+    func beaconctlClientSurvivesKill9() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        let client = try world.start(
+            "beaconctl",
+            ["--bus", world.address, "client", "--app", World.demo, "monitor", "\(World.demoUUID.uuidString):1", "--identifier", "door"])
+        try await until("monitoring: \(client.output)") { client.output.contains("monitoring door") }
+        let beacon = Advertiser(world)
+        beacon.on()
+        try await until("the entry: \(client.output)") { client.output.contains("DidEnterRegion") }
+        world.killDaemon()
+        try await world.startDaemon()
+        try await until("registered again: \(client.output)") { client.output.contains("beacond is back: registered again") }
+        await beacon.off()
+        try await until("the exit: \(client.output)") { client.output.contains("DidExitRegion") }
+        #expect(try await holds(for: .seconds(3)) { client.lines.filter { $0.contains("DidEnterRegion") }.count == 1 })
+        #expect(client.lines.filter { $0.contains("DidExitRegion") }.count == 1, "\(client.output)")
+        client.signal(SIGINT)
+        #expect(try await client.finish() == 0, "\(client.output)")
+        // It stopped what it started, on the beacond it was registered with at the end.
+        #expect(try !world.regions().contains("door"))
+    }
+}

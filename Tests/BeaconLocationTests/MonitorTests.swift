@@ -1,0 +1,119 @@
+import BeaconLocation
+import BeacondAPI
+import Foundation
+import Testing
+
+/// The modern face against the real beacond: diagnostics that say why nothing comes, and the region limit.
+@Suite("Monitor and ServiceSession against the real beacond", .serialized)
+struct MonitorTests {
+    @Test("a denied app is told why and how to fix it, through services off and WhenInUse")
+    func deniedApp() async throws {
+        let world = try await World.running()
+        let monitor = try await Monitor(appID: World.demo, bus: world.address)
+        let log = EventLog(monitor)
+        try world.grant("denied")
+        try await until("denied") { log.last?.authorizationDenied == true }
+        #expect(log.last?.message.contains("beaconctl auth grant org.example.Demo always") == true)
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID), identifier: "lobby") // waits
+        #expect(monitor.identifiers == ["lobby"])
+        try world.admin("SetLocationServicesEnabled", "b", ["false"])
+        try await until("services off") { log.last?.locationServicesDisabled == true }
+        #expect(log.last?.message.contains("beaconctl services on") == true)
+        try world.admin("SetLocationServicesEnabled", "b", ["true"])
+        try world.grant("authorizedWhenInUse")
+        try await until("WhenInUse, and Always needed") { log.last?.alwaysAuthorizationDenied == true }
+        try world.grant()
+        try await until("nothing in the way") { log.last?.isBlocked == false }
+        try await until("the waiting condition monitored") { try world.regions().contains("lobby") }
+        await monitor.close()
+    }
+
+    @Test("the region limit: refused with the key to raise, said by the diagnostics, cleared by a removal")
+    func regionLimit() async throws {
+        let world = try await World.running(settings: World.settings + "max_regions_per_client = 2\n", granting: "authorizedAlways")
+        let monitor = try await Monitor(appID: World.demo, bus: world.address)
+        try await until("authorizedAlways") { monitor.session.authorizationStatus == .authorizedAlways }
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 1), identifier: "one")
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 2), identifier: "two")
+        let refused = await #expect(throws: BeaconLocationError.self) {
+            try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 3), identifier: "three")
+        }
+        #expect(refused?.beacondError == .regionLimitExceeded)
+        #expect(refused?.message.contains("max_regions_per_client") == true)
+        let diagnostic = monitor.session.diagnostic
+        #expect(diagnostic.regionLimitExceeded && diagnostic.message.contains("max_regions_per_client"))
+        #expect(monitor.identifiers == ["one", "two"])
+        try await monitor.remove("one")
+        #expect(!monitor.session.diagnostic.isBlocked, "\(monitor.session.diagnostic)")
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 3), identifier: "three")
+        #expect(monitor.identifiers == ["three", "two"])
+        await monitor.close()
+    }
+
+    @Test("conditions that waited and are then refused are said, not dropped")
+    func waitingConditionsRefusedLater() async throws {
+        let world = try await World.running(settings: World.settings + "max_regions_per_client = 2\n")
+        let monitor = try await Monitor(appID: World.demo, bus: world.address)
+        for (major, name) in [(UInt16(1), "one"), (2, "two"), (3, "three")] {
+            try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: major), identifier: name)
+        }
+        try world.grant()
+        try await until("the refusal of the third") { !monitor.refused.isEmpty }
+        #expect(Array(monitor.refused.keys) == ["three"])
+        #expect(monitor.refused["three"]?.beacondError == .regionLimitExceeded)
+        #expect(monitor.session.diagnostic.conditionRefused || monitor.session.diagnostic.regionLimitExceeded)
+        #expect(monitor.session.diagnostic.message.contains("max_regions_per_client"))
+        await monitor.close()
+    }
+
+    @Test("events queued while the app had no client arrive late, in order")
+    func queuedEventsArriveLate() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        let first = try await Monitor(appID: World.demo, bus: world.address)
+        try await first.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 1), identifier: "lobby")
+        try await until("lobby determined") { try world.regions().contains("outside") }
+        await first.close()
+        let beacon = Advertiser(world)
+        beacon.on()
+        try await until("beacond to see the entry") { try world.regions().contains("\"inside\"") }
+        await beacon.off()
+        try await until("beacond to see the exit") { try world.regions().contains("\"outside\"") }
+        let next = try await Monitor(appID: World.demo, bus: world.address)
+        let log = EventLog(next)
+        try await until("the queued events") { log.states.count >= 2 }
+        #expect(Array(log.states.suffix(2)) == ["lobby inside", "lobby outside"], "\(log.states)")
+        #expect(log.events.suffix(2).allSatisfy { $0.late })
+        #expect(log.events.suffix(2).map(\.date) == log.events.suffix(2).map(\.date).sorted())
+        await next.close()
+    }
+
+    @Test("signals from anyone but beacond are ignored: a forged exit, a forged owner change")
+    func forgedSignalsAreIgnored() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        let (monitor, log, beacon) = try await EventLog.lobbyInside(world)
+        // Another program on the bus sends the library's connection what only beacond and the bus may say.
+        let clients = try world.clients()
+        let sender = try #require(clients.firstMatch(of: /"Sender" s "(:[0-9.]+)"/)?.1)
+        let path = try #require(clients.firstMatch(of: /"Path" o "([^"]+)"/)?.1)
+        let region = "{'Identifier': <'lobby'>, 'UUID': <'\(World.demoUUID.uuidString)'>, 'Major': <uint16 1>}"
+        let forgedExit = try World.run(
+            "/usr/bin/gdbus",
+            [
+                "emit", "--address", world.address, "--dest", String(sender), "--object-path", String(path),
+                "--signal", "org.beacond.LocationManager1.DidExitRegion", region, "{'Timestamp': <uint64 1>}",
+            ])
+        #expect(forgedExit.status == 0, "\(forgedExit.output)")
+        let forgedOwner = try World.run(
+            "/usr/bin/gdbus",
+            [
+                "emit", "--address", world.address, "--dest", String(sender), "--object-path", "/org/freedesktop/DBus",
+                "--signal", "org.freedesktop.DBus.NameOwnerChanged", "org.beacond", ":1.999", "",
+            ])
+        #expect(forgedOwner.status == 0, "\(forgedOwner.output)")
+        #expect(try await holds(for: .seconds(1)) { log.states == ["lobby inside"] && log.last?.isBlocked == false })
+        // Still registered where it was: the real exit comes.
+        await beacon.off()
+        try await until("the real exit") { log.states == ["lobby inside", "lobby outside"] }
+        await monitor.close()
+    }
+}

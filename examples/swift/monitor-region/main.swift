@@ -1,0 +1,26 @@
+// The iOS articles' flow on Linux: a manager with a delegate asks for Always, then monitors a region and prints
+// each entry and exit. beacond's restarts are handled by the library. Usage: example-monitor-region [APP_ID [UUID]]
+import BeaconLocation
+import Foundation
+
+let given = Array(CommandLine.arguments.dropFirst())
+let uuid = UUID(uuidString: given.count > 1 ? given[1] : "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+final class Door: LocationManagerDelegate {
+    func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
+        print("authorization:", manager.authorizationStatus)
+        guard manager.authorizationStatus == .authorizedAlways else { return }
+        Task { try await manager.startMonitoring(for: BeaconRegion(uuid: uuid, identifier: "lobby")) }
+    }
+    func locationManager(_ manager: LocationManager, didEnterRegion region: BeaconRegion) {
+        print("entered", region.identifier)
+    }
+    func locationManager(_ manager: LocationManager, didExitRegion region: BeaconRegion) {
+        print("exited", region.identifier)
+    }
+}
+
+let door = Door()
+let manager = try await LocationManager(appID: given.first ?? "org.example.BeaconDemo", delegate: door)
+print("request:", try await manager.requestAlwaysAuthorization())
+await manager.waitUntilClosed()
