@@ -7,7 +7,7 @@ import BeaconctlKit
 
 /// `beaconctl`: the administrator's command line, a D-Bus client of beacond.
 @main
-struct BeaconctlCommand: ParsableCommand {
+struct BeaconctlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beaconctl",
         abstract: "Inspect and administer beacond over D-Bus (\(BeacondBus.name)).",
@@ -44,13 +44,13 @@ struct BeaconctlCommand: ParsableCommand {
     /// Accepted here as well as after the subcommand (`beaconctl --bus session status`).
     @OptionGroup var bus: BusOptions
 
-    static func main() {
+    static func main() async {
         // The live commands promise exit 0 on SIGINT/SIGTERM: take the signals over before anything else (argument
         // parsing, connecting), so one that comes early cannot find the default disposition and kill us with 143.
         if CommandLine.arguments.dropFirst().contains(where: { Self.liveCommands.contains($0) }) { Interruption.install() }
         // Scripts read our output as it happens (events, beacons), not when a block buffer fills.
         setvbuf(stdout, nil, _IOLBF, 0)
-        main(nil)
+        await main(nil)
     }
 
     /// The commands that run until stopped (`Interruption`).

@@ -92,18 +92,6 @@ struct ArgumentTests {
         #expect(BusChoice(parsing: "unix:path=/tmp/b").description == "the bus at unix:path=/tmp/b")
     }
 
-    @Test func regionAndConstraintDictionariesUseTheAPITypes() throws {
-        let constraint = try BeaconIdentityConstraint(parsing: "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:65535")
-        #expect(
-            RegionArguments.constraint(constraint) == [
-                BeacondKey.uuid: .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"),
-                BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(65535),
-            ])
-        let region = RegionArguments.region(try BeaconIdentityConstraint(parsing: Samples.uuid), identifier: "lobby")
-        #expect(region == [BeacondKey.uuid: .string(Samples.uuid), BeacondKey.identifier: .string("lobby")])
-        #expect(DBusValue.vardict(region).signature == "a{sv}")
-    }
-
     @Test(arguments: ["", "nope", "\(Samples.uuid):70000", "\(Samples.uuid):1:2:3", "\(Samples.uuid)::5", "\(Samples.uuid):-1"])
     func malformedConstraintsAreRefusedWithTheForm(text: String) {
         let error = #expect(throws: BeaconIdentityConstraint.Invalid.self) { try BeaconIdentityConstraint(parsing: text) }

@@ -8,9 +8,6 @@ public final class DaemonClient {
     public let connection: DBusConnection
     /// How long one call may take before beacond counts as hung.
     public var timeout: Duration
-    /// Who sent the reply to the last call to beacond, and its serial: beacond's signals that came before it were
-    /// sent before it, though they wait on the connection until a receive loop reads them (`SignalLoop`).
-    public private(set) var lastReply: (sender: String, serial: UInt32)?
 
     public init(bus: BusChoice, timeout: Duration = .seconds(25)) throws(BeaconctlError) {
         self.bus = bus
@@ -53,7 +50,6 @@ public final class DaemonClient {
             let reply = try connection.reply(
                 destination: BeacondBus.name, path: path, interface: interface,
                 member: member, arguments: arguments, timeout: timeout)
-            if let sender = reply.sender { lastReply = (sender, reply.serial) }
             return try DBusConnection.arguments(of: reply)
         } catch {
             throw .calling(interface, member, on: bus, error)
@@ -146,57 +142,6 @@ public final class DaemonClient {
 
     public func unwatchEvents() throws(BeaconctlError) {
         _ = try call(BeacondInterface.admin, BeacondMember.unwatchEvents)
-    }
-
-    // MARK: Manager1 and a client's LocationManager1
-
-    /// Registers as `app`; returns the client object's path. Subscribes to LocationManager1 signals first,
-    /// so the `AuthorizationChanged` sent right after registration is not missed.
-    public func registerClient(app: String) throws(BeaconctlError) -> String {
-        try addMatch(SignalRules.locationManager)
-        let reply = try call(BeacondInterface.manager, BeacondMember.registerClient, [.string(app)])
-        guard case .objectPath(let path)? = reply.first else { throw .unexpectedReply(BeacondMember.registerClient, reply) }
-        return path
-    }
-
-    /// `RequestAlwaysAuthorization` or `RequestWhenInUseAuthorization`; returns the status afterwards.
-    public func requestAuthorization(client path: String, always: Bool) throws(BeaconctlError) -> String {
-        let member = always ? BeacondMember.requestAlwaysAuthorization : BeacondMember.requestWhenInUseAuthorization
-        let reply = try call(BeacondInterface.locationManager, member, path: path)
-        guard case .string(let status)? = reply.first else { throw .unexpectedReply(member, reply) }
-        return status
-    }
-
-    public func startMonitoring(client path: String, region: VarDict) throws(BeaconctlError) {
-        _ = try call(BeacondInterface.locationManager, BeacondMember.startMonitoring, path: path, [.vardict(region)])
-    }
-
-    /// The identifiers in the client's `MonitoredRegions` property (those it took over at registration too).
-    public func monitoredIdentifiers(client path: String) throws(BeaconctlError) -> [String] {
-        let reply = try call(
-            "org.freedesktop.DBus.Properties", "Get", path: path,
-            [.string(BeacondInterface.locationManager), .string(BeacondMember.monitoredRegions)])
-        return (reply.first?.unwrapped.arrayElements ?? []).compactMap { $0.unwrapped.vardictEntries?.string(BeacondKey.identifier) }
-    }
-
-    public func stopMonitoring(client path: String, identifier: String) throws(BeaconctlError) {
-        _ = try call(BeacondInterface.locationManager, BeacondMember.stopMonitoring, path: path, [.string(identifier)])
-    }
-
-    public func requestState(client path: String, identifier: String) throws(BeaconctlError) {
-        _ = try call(BeacondInterface.locationManager, BeacondMember.requestState, path: path, [.string(identifier)])
-    }
-
-    public func startRanging(client path: String, constraint: VarDict) throws(BeaconctlError) {
-        _ = try call(BeacondInterface.locationManager, BeacondMember.startRanging, path: path, [.vardict(constraint)])
-    }
-
-    public func stopRanging(client path: String, constraint: VarDict) throws(BeaconctlError) {
-        _ = try call(BeacondInterface.locationManager, BeacondMember.stopRanging, path: path, [.vardict(constraint)])
-    }
-
-    public func close(client path: String) throws(BeaconctlError) {
-        _ = try call(BeacondInterface.locationManager, BeacondMember.close, path: path)
     }
 
     // MARK: Signals

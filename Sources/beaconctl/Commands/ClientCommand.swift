@@ -1,10 +1,12 @@
 import ArgumentParser
 import BeaconKit
+import BeaconLocation
 import BeaconctlKit
 import BeacondAPI
+import Foundation
 
 /// `beaconctl client`: a sample client of org.beacond.Manager1 / LocationManager1, for demos and tests.
-struct ClientCommand: ParsableCommand {
+struct ClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "client",
         abstract: "Run a sample client: register as an app, request authorization, monitor or range, print events.",
@@ -31,6 +33,12 @@ struct ClientCommand: ParsableCommand {
 
             A refusal from beacond (org.beacond.Error.*) is printed as `beaconctl: <message>`; the message says \
             the fix. MonitoringDidFail/RangingDidFail end the command the same way.
+
+            It runs on the BeaconLocation client library (docs/clients.md), and so survives a restart of beacond: \
+            when beacond leaves the bus it says so and waits; when beacond is back it registers again (a new \
+            ClientRegistered, after `beacond is back: registered again as PATH`), which takes the app's regions \
+            over with their state, and its ranging is started again. If beacond is not running when the command \
+            starts, the bus is asked to start it (D-Bus activation); if it cannot, the command exits 69.
 
             Lines come in the order beacond sent what they show: ClientRegistered first; a signal beacond sent \
             before it answered one of the command's calls is printed before what the command prints of its result \
@@ -128,28 +136,42 @@ struct ClientCommand: ParsableCommand {
         if identifier?.isEmpty == true { throw ValidationError("--identifier must not be empty") }
     }
 
-    func run() throws {
+    func run() async throws {
         Interruption.install()
-        try Reporting.run { () throws(BeaconctlError) in
-            let spec: RegionSpec
-            do throws(RegionSpec.Invalid) {
-                spec = try RegionSpec(parsing: constraint)
-            } catch {
-                throw BeaconctlError(exitStatus: ExitStatus.usage, message: error.description)
+        let spec: RegionSpec
+        do {
+            spec = try RegionSpec(parsing: constraint)
+        } catch {
+            Reporting.printError(error.description)
+            throw ExitCode(ExitStatus.usage)
+        }
+        let parsed = spec.constraint
+        let uuid = UUID(uuidString: parsed.uuid.uuidString)!
+        let constraint: BeaconLocation.BeaconIdentityConstraint =
+            switch (parsed.major, parsed.minor) {
+            case (let major?, let minor?): .init(uuid: uuid, major: major, minor: minor)
+            case (let major?, nil): .init(uuid: uuid, major: major)
+            default: .init(uuid: uuid)
             }
-            let parsed = spec.constraint
-            let client = try DaemonClient(bus: Self.busChoice(bus, parent: root.bus))
-            var session = try SampleClientRun(client: client, app: app, json: output.json)
-            let always = level.map { $0 == .always } ?? (action == .monitor)
-            try session.run(
-                action == .monitor
-                    ? .monitor(
-                        RegionArguments.region(
-                            parsed, identifier: identifier ?? spec.description, room: spec.room,
-                            entryDelay: entryDelay, exitDelay: exitDelay))
-                    : .range(RegionArguments.constraint(parsed)),
-                requestAlways: always, count: count, requestState: requestState,
-                keepMonitoring: keepMonitoring)
+        let work: SampleClientRun.Work
+        if action == .monitor {
+            let identifier = identifier ?? spec.description
+            var region = BeaconRegion(beaconIdentityConstraint: constraint, identifier: identifier)
+            region.room = spec.room
+            region.entryDelay = entryDelay
+            region.exitDelay = exitDelay
+            work = .monitor(region, identifier: identifier)
+        } else {
+            work = .range(constraint)
+        }
+        let session = SampleClientRun(bus: Self.busChoice(bus, parent: root.bus), app: app, json: output.json)
+        let always = level.map { $0 == .always } ?? (action == .monitor)
+        do {
+            try await session.run(
+                work, requestAlways: always, count: count, requestState: requestState, keepMonitoring: keepMonitoring)
+        } catch {
+            Reporting.printError(error.message)
+            throw ExitCode(error.exitStatus)
         }
     }
 }

@@ -22,6 +22,8 @@ final class Interruption: Sendable {
     private let interrupted = Atomic<Bool>(false)
     /// Where to send the wake-up once the loop's connection exists.
     private let wakeTarget = Mutex<(bus: BusChoice, name: String)?>(nil)
+    /// Told once, on the first signal: the async live commands' way to stop waiting (`whenInterrupted`).
+    private let handlers = Mutex<[@Sendable () -> Void]>([])
     /// Kept alive for the life of the command; dispatch sources stop when released.
     private let sources = Mutex<[any DispatchSourceSignal]>([])
 
@@ -46,11 +48,19 @@ final class Interruption: Sendable {
                         _exit(128 + number)
                     }
                     if let target = wakeTarget.withLock({ $0 }) { Self.wake(bus: target.bus, name: target.name) }
+                    for handler in handlers.withLock({ $0 }) { handler() }
                 }
                 source.resume()
                 return source
             }
         }
+    }
+
+    /// `handler` runs on the first SIGINT/SIGTERM (at once if one came already).
+    func whenInterrupted(_ handler: @escaping @Sendable () -> Void) {
+        installHandlers()
+        handlers.withLock { $0.append(handler) }
+        if isInterrupted { handler() }
     }
 
     /// The loop receives on `name`: signals from now on wake it; one that came already wakes it at once.

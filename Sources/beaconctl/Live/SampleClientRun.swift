@@ -1,28 +1,49 @@
-import BeaconKit
+import BeaconLocation
 import BeaconctlKit
 import BeacondAPI
 import DBus
 
-/// The sample client's life: register, authorize, start, print signals, clean up.
-struct SampleClientRun {
+/// The sample client's life on the BeaconLocation library: register, authorize, start, print signals, clean up.
+/// The library registers again when beacond restarts (the regions are the app's and stay; the ranging is started
+/// again), so a restart is a note, not the end of the run.
+final class SampleClientRun {
     enum Work {
-        case monitor(VarDict)
-        case range(VarDict)
+        case monitor(BeaconRegion, identifier: String)
+        case range(BeaconIdentityConstraint)
     }
 
-    let client: DaemonClient
+    /// What the run waits on: the client's news, in the order it happened, or the user's SIGINT/SIGTERM.
+    private enum Item {
+        case news(ClientNews)
+        case interrupted
+    }
+
+    let bus: BusChoice
     let app: String
     let json: Bool
-    let loop: SignalLoop
     let offset: Int64
-    private(set) var path = ""
+    private let items: AsyncStream<Item>
+    private let inbox: AsyncStream<Item>.Continuation
+    private var iterator: AsyncStream<Item>.Iterator
+    private var client: BeaconClient?
+    /// LocationManager1 signals taken from `items` so far (the library counts the same: `signalsBefore`).
+    private var signalsRead = 0
+    private var path = ""
+    private var registrations = 0
+    private var interrupted = false
+    private var counted = 0
+    private var count: Int?
+    private var failure: BeaconctlError?
 
-    init(client: DaemonClient, app: String, json: Bool) throws(BeaconctlError) {
-        self.client = client
+    init(bus: BusChoice, app: String, json: Bool) {
+        self.bus = bus
         self.app = app
         self.json = json
-        loop = try SignalLoop(client: client)
         offset = TimeText.localOffset(at: TimeText.now())
+        (items, inbox) = AsyncStream.makeStream(of: Item.self)
+        iterator = items.makeAsyncIterator()
+        let inbox = self.inbox
+        Interruption.shared.whenInterrupted { inbox.yield(.interrupted) }
     }
 
     /// The region and ranging events `--count` counts.
@@ -31,78 +52,74 @@ struct SampleClientRun {
         BeacondMember.didRangeBeacons,
     ]
 
-    mutating func run(
-        _ work: Work, requestAlways: Bool, count: Int?, requestState: Bool,
-        keepMonitoring: Bool
-    ) throws(BeaconctlError) {
+    func run(
+        _ work: Work, requestAlways: Bool, count: Int?, requestState: Bool, keepMonitoring: Bool
+    ) async throws(BeaconctlError) {
+        self.count = count
         // A SIGINT/SIGTERM that came while connecting or registering ends the run here, cleanly.
-        if loop.interruption.isInterrupted { return }
-        path = try client.registerClient(app: app)
-        let session = self
-        var counted = 0
-        var failure: BeaconctlError?
-        // Every signal of our client, whenever it is read: printed, counted for --count; a failure ends the run.
-        func handle(_ signal: IncomingSignal) -> Bool {
-            guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
-            session.print(kind: kind, data: data)
-            if kind == BeacondMember.monitoringDidFail || kind == BeacondMember.rangingDidFail {
-                failure = Self.failure(kind: kind, data: data, bus: session.client.bus)
-                return false
-            }
-            if Self.countedKinds.contains(kind) { counted += 1 }
-            return count.map { counted < $0 } ?? true
+        if Interruption.shared.isInterrupted { return }
+        let inbox = self.inbox
+        do {
+            client = try await BeaconClient.connect(appID: app, bus: bus.optionValue) { inbox.yield(.news($0)) }
+        } catch {
+            throw registrationError(error)
         }
-        // What beacond sent before the reply to the last call, printed before what we print about that call. A
-        // failure among it ends the run there (nothing more is started); what it counts only decides whether the
-        // receive loop runs. ClientRegistered stays the first line: nothing of a client can come before the client.
-        func handleEarlier() throws(BeaconctlError) {
-            _ = try loop.handleEarlier(handle)
-            if let failure { throw failure }
-        }
-        print(kind: BeacondEventKind.clientRegistered, data: [:])
+        // The registration's news (ClientRegistered, the AuthorizationChanged behind it) is printed first.
+        try await readUntil { run in run.registrations > 0 }
         var started = false
         do throws(BeaconctlError) {
-            if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
-            try authorize(always: requestAlways, handleEarlier: handleEarlier)
-            if loop.interruption.isInterrupted { return session.cleanUp(work, started: false, keep: false) }
+            if interrupted { return await cleanUp(work, started: false, keep: false) }
+            try await authorize(always: requestAlways)
+            if interrupted { return await cleanUp(work, started: false, keep: false) }
             switch work {
-            case .monitor(let region):
+            case .monitor(let region, let identifier):
                 // A region of the app with this identifier, taken over at registration, is one we found, not one
                 // we start: StartMonitoring of it (same or replaced) must not make us stop the app's region at exit.
-                let identifier = region.string(BeacondKey.identifier) ?? ""
-                let found = try client.monitoredIdentifiers(client: path).contains(identifier)
-                try client.startMonitoring(client: path, region: region)
+                let found = try await monitoredIdentifiers().contains(identifier)
+                try await call(BeacondMember.startMonitoring, [.vardict(region.dictionary)])
                 started = !found
-                if found { say("the app already monitors '\(UntrustedText.escaped(identifier, quote: "'"))': it is left running at exit") }
-                try handleEarlier()
-                say("monitoring \(RegionText.region(region)); Ctrl-C stops")
-                if requestState, let identifier = region.string(BeacondKey.identifier) {
-                    try client.requestState(client: path, identifier: identifier)
-                    try handleEarlier()
+                if found {
+                    say("the app already monitors '\(UntrustedText.escaped(identifier, quote: "'"))': it is left running at exit")
+                }
+                try failed()
+                say("monitoring \(RegionText.region(region.dictionary)); Ctrl-C stops")
+                if requestState {
+                    try await call(BeacondMember.requestState, [.string(identifier)])
+                    try failed()
                 }
             case .range(let constraint):
-                try client.startRanging(client: path, constraint: constraint)
+                let before: Int
+                let client = try connectedClient()
+                do {
+                    before = try await client.startRanging(constraint)
+                } catch {
+                    throw calling(BeacondMember.startRanging, error)
+                }
                 started = true
-                try handleEarlier()
-                say("ranging \(RegionText.constraint(constraint)); Ctrl-C stops")
+                try await readSignals(upTo: before)
+                try failed()
+                say("ranging \(RegionText.constraint(constraint.dictionary)); Ctrl-C stops")
             }
             if count.map({ counted < $0 }) ?? true {
-                _ = try loop.run(handle)
+                try await readUntil { run in run.failure != nil || run.count.map { run.counted >= $0 } ?? false }
             }
             // Ours is stopped after a failure too: MonitoringDidFail may be about another region of the app.
-            cleanUp(work, started: started, keep: keepMonitoring)
-            if let failure { throw failure }
+            await cleanUp(work, started: started, keep: keepMonitoring)
+            try failed()
         } catch {
-            cleanUp(work, started: started, keep: keepMonitoring)
+            await cleanUp(work, started: started, keep: keepMonitoring)
             throw error
         }
     }
 
+    // MARK: Steps
+
     /// Requests authorization, and waits for an administrator while the answer is notDetermined.
-    private func authorize(always: Bool, handleEarlier: () throws(BeaconctlError) -> Void) throws(BeaconctlError) {
-        let status = try client.requestAuthorization(client: path, always: always)
-        try handleEarlier()
-        let level: AuthorizationLevel = always ? .always : .whenInUse
+    private func authorize(always: Bool) async throws(BeaconctlError) {
+        let member = always ? BeacondMember.requestAlwaysAuthorization : BeacondMember.requestWhenInUseAuthorization
+        let reply = try await call(member)
+        try failed()
+        guard case .string(let status)? = reply.first else { throw .unexpectedReply(member, reply) }
         print(
             kind: BeacondEventKind.authorizationRequested,
             data: [
@@ -110,15 +127,46 @@ struct SampleClientRun {
                 BeacondEventKey.status: .string(status),
             ])
         guard status == BeacondStatus.notDetermined else { return }
+        let level: AuthorizationLevel = always ? .always : .whenInUse
         say("waiting for an administrator: beaconctl auth grant \(app) \(level.rawValue)")
-        let session = self
-        _ = try loop.run { signal throws(BeaconctlError) in
-            guard case .client(let from, let kind, let data) = signal, from == session.path else { return true }
-            session.print(kind: kind, data: data)
-            return
-                !(kind == BeacondMember.authorizationChanged
-                && data.string(BeacondEventKey.status) != BeacondStatus.notDetermined)
+        var decided = false
+        try await readUntil { _ in
+            decided
+        } onSignal: { kind, data in
+            if kind == BeacondMember.authorizationChanged, data.string(BeacondEventKey.status) != BeacondStatus.notDetermined {
+                decided = true
+            }
         }
+    }
+
+    private func monitoredIdentifiers() async throws(BeaconctlError) -> [String] {
+        let value: DBusValue
+        let client = try connectedClient()
+        do {
+            value = try await client.clientProperty(BeacondMember.monitoredRegions)
+        } catch {
+            throw calling("Get", error)
+        }
+        return value.arrayElements.compactMap { $0.unwrapped.vardictEntries?.string(BeacondKey.identifier) }
+    }
+
+    /// A LocationManager1 method; what beacond sent before its reply is printed first.
+    @discardableResult
+    private func call(_ member: String, _ arguments: [DBusValue] = []) async throws(BeaconctlError) -> [DBusValue] {
+        let reply: (values: [DBusValue], signalsBefore: Int)
+        let client = try connectedClient()
+        do {
+            reply = try await client.call(member, arguments)
+        } catch {
+            throw calling(member, error)
+        }
+        try await readSignals(upTo: reply.signalsBefore)
+        return reply.values
+    }
+
+    private func connectedClient() throws(BeaconctlError) -> BeaconClient {
+        guard let client else { throw .busClosed(bus) }
+        return client
     }
 
     /// Stops what we started, and only that: `started` is true only once StartMonitoring or StartRanging
@@ -126,19 +174,87 @@ struct SampleClientRun {
     /// Close(), which detaches the client (the app's other regions, those taken over at registration too, keep
     /// running); with `keep`, no Close: the connection's end detaches it the same way. Failures here change
     /// nothing for the user.
-    private func cleanUp(_ work: Work, started: Bool, keep: Bool) {
-        client.timeout = .seconds(2)
+    private func cleanUp(_ work: Work, started: Bool, keep: Bool) async {
+        guard let client else { return }
         if started {
             switch work {
-            case .monitor(let region):
-                if !keep, let identifier = region.string(BeacondKey.identifier) {
-                    try? client.stopMonitoring(client: path, identifier: identifier)
-                }
+            case .monitor(_, let identifier):
+                if !keep { _ = try? await client.call(BeacondMember.stopMonitoring, [.string(identifier)], timeout: .seconds(2)) }
             case .range(let constraint):
-                try? client.stopRanging(client: path, constraint: constraint)
+                _ = try? await client.stopRanging(constraint)
             }
         }
-        if !keep { try? client.close(client: path) }
+        if keep { await client.disconnect() } else { await client.close() }
+    }
+
+    // MARK: Reading the client's news
+
+    /// Handles news until `done` holds (checked before each item); SIGINT/SIGTERM ends the wait early.
+    private func readUntil(
+        _ done: (SampleClientRun) -> Bool,
+        onSignal: (String, VarDict) -> Void = { _, _ in }
+    ) async throws(BeaconctlError) {
+        while !done(self), !interrupted {
+            guard let item = await iterator.next() else { return }
+            try handle(item, onSignal: onSignal)
+        }
+    }
+
+    /// Handles what beacond sent before a reply: `signals` LocationManager1 signals in all, already delivered.
+    private func readSignals(upTo signals: Int) async throws(BeaconctlError) {
+        try await readUntil { run in run.signalsRead >= signals || run.failure != nil }
+    }
+
+    private func handle(_ item: Item, onSignal: (String, VarDict) -> Void) throws(BeaconctlError) {
+        switch item {
+        case .interrupted:
+            interrupted = true
+        case .news(.registered(let path)):
+            self.path = path
+            registrations += 1
+            if registrations > 1 { say("beacond is back: registered again as \(path)") }
+            print(kind: BeacondEventKind.clientRegistered, data: [:])
+        case .news(.daemonGone(let error)):
+            if registrations == 0 { throw .daemonNotRunning(on: bus) }
+            say("\(error.message)")
+        case .news(.registrationFailed(let error)):
+            throw registrationError(error)
+        case .news(.ended(let error)):
+            if error != nil { throw .busClosed(bus) }
+            interrupted = true
+        case .news(.inUseChanged):
+            break
+        case .news(.signal(let member, let arguments)):
+            signalsRead += 1
+            guard let data = IncomingSignal.namedArguments(member: member, arguments) else { return }
+            print(kind: member, data: data)
+            onSignal(member, data)
+            if member == BeacondMember.monitoringDidFail || member == BeacondMember.rangingDidFail {
+                if failure == nil { failure = Self.failure(kind: member, data: data, bus: bus) }
+            } else if Self.countedKinds.contains(member) {
+                counted += 1
+            }
+        }
+    }
+
+    private func failed() throws(BeaconctlError) {
+        if let failure { throw failure }
+    }
+
+    // MARK: Errors and output
+
+    private func registrationError(_ error: BeaconLocationError) -> BeaconctlError {
+        if error.name == BeaconLocationError.daemonUnavailableName, error.message.hasPrefix("cannot connect") {
+            return .connecting(to: bus, DBusCallError(name: error.name, message: error.message))
+        }
+        return calling(BeacondMember.registerClient, error, interface: BeacondInterface.manager)
+    }
+
+    private func calling(
+        _ member: String, _ error: BeaconLocationError, interface: String = BeacondInterface.locationManager
+    ) -> BeaconctlError {
+        if error.name == BeaconLocationError.daemonUnavailableName { return .daemonNotRunning(on: bus) }
+        return .calling(interface, member, on: bus, DBusCallError(name: error.name, message: error.message))
     }
 
     /// MonitoringDidFail / RangingDidFail as the error the command exits with.
