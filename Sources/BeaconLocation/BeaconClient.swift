@@ -42,8 +42,21 @@ package actor BeaconClient {
     package private(set) var path: String?
     /// The unique bus name of the beacond this client is registered with: its signals only count.
     private var owner: String?
-    /// Why the last registration failed (a refusal waits for beacond's next start).
+    /// Why the last registration failed: beacond refused it. Tried again (with backoff) while beacond runs: an
+    /// administrator's fix (an app declared, a user added, then `systemctl reload beacond`) needs no restart.
     package private(set) var registrationError: BeaconLocationError?
+    /// beacond is there but did not answer the registration (hung, slow, the bus refused): tried again too.
+    private var registrationTrouble: BeaconLocationError?
+    /// How long before the next registration attempt after a failure (doubling up to `maximumRetry`).
+    private var retryDelay: Duration = .seconds(1)
+    static let maximumRetry: Duration = .seconds(30)
+    /// Calls waiting for their reply: ended by `end()` (a close does not wait for a hung beacond's timeout).
+    private var pendingCalls: [Int: CheckedContinuation<(Result<[DBusValue], DBusCallError>, signalsBefore: Int), Never>] = [:]
+    private var nextCall = 0
+    /// Who owns org.beacond as the bus last said ("" for nobody; nil before the first answer).
+    private var currentOwner: String?
+    /// The last failure told (`tellFailure`).
+    private var lastFailure: BeaconLocationError?
     private var lost = false
     /// What is re-established after a restart, in the order it was started.
     package private(set) var ranged: [BeaconIdentityConstraint] = []
@@ -94,14 +107,16 @@ package actor BeaconClient {
                 message: "cannot connect to \(busDescription): \(error.message)")
         }
         do {
-            try loop.startThread()
+            try loop.startThread(detached: true)
         } catch {
             throw BeaconLocationError(name: "org.freedesktop.DBus.Error.Failed", message: "cannot start the client's thread: \(error)")
         }
     }
 
     isolated deinit {
-        // On the loop's thread, where the connection's watches live: released here, then the loop ends.
+        // On the loop's thread, where the connection's watches live: released here, then the loop ends (its
+        // thread is detached: nothing is left of it). A monitor iterating its events hears the end.
+        if server != nil { tell(.ended(nil)) }
         server = nil
         loop.stop()
     }
@@ -214,6 +229,7 @@ package actor BeaconClient {
             return .daemonUnavailable("this client is closed; make a new one")
         }
         if let registrationError { return registrationError }
+        if let registrationTrouble { return registrationTrouble }
         return .daemonUnavailable(
             "beacond is not running on \(busDescription) (org.beacond has no owner); start it (systemctl start "
                 + "beacond). This client registers again by itself when it is back.")
@@ -254,18 +270,37 @@ package actor BeaconClient {
     }
 
     /// `SetInUse`: false when the program goes to the background (a WhenInUse app's ranging pauses). Said again
-    /// after beacond restarts.
+    /// after beacond restarts; while beacond is away it is kept and said at the next registration (no error).
     package func setInUse(_ inUse: Bool) async throws(BeaconLocationError) {
+        let before = self.inUse
         self.inUse = inUse
-        _ = try await call(BeacondMember.setInUse, [.boolean(inUse)])
+        if path != nil {
+            do {
+                _ = try await call(BeacondMember.setInUse, [.boolean(inUse)])
+            } catch  where error.isRefusal {
+                self.inUse = before
+                throw error
+            } catch {
+                // beacond went away meanwhile: said at the next registration.
+            }
+        } else if server == nil {
+            self.inUse = before
+            throw unavailable()
+        }
         tell(.inUseChanged(inUse))
     }
 
-    /// `StartRanging`, remembered so it is started again after a restart.
+    /// `StartRanging`, remembered so it is started again after a restart. Remembered before the call, so a
+    /// RangingDidFail that comes before the caller resumes forgets it for good.
     package func startRanging(_ constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) -> Int {
-        let reply = try await call(BeacondMember.startRanging, [.vardict(constraint.dictionary)])
-        if !ranged.contains(constraint) { ranged.append(constraint) }
-        return reply.signalsBefore
+        let known = ranged.contains(constraint)
+        if !known { ranged.append(constraint) }
+        do {
+            return try await call(BeacondMember.startRanging, [.vardict(constraint.dictionary)]).signalsBefore
+        } catch {
+            if !known { ranged.removeAll { $0 == constraint } }
+            throw error
+        }
     }
 
     /// beacond stopped this ranging (RangingDidFail): it is not started again after a restart.
@@ -273,9 +308,11 @@ package actor BeaconClient {
         ranged.removeAll { $0 == constraint }
     }
 
-    package func stopRanging(_ constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) -> Int {
+    package func stopRanging(
+        _ constraint: BeaconIdentityConstraint, timeout: Duration = .seconds(25)
+    ) async throws(BeaconLocationError) -> Int {
         ranged.removeAll { $0 == constraint }
-        return try await call(BeacondMember.stopRanging, [.vardict(constraint.dictionary)]).signalsBefore
+        return try await call(BeacondMember.stopRanging, [.vardict(constraint.dictionary)], timeout: timeout).signalsBefore
     }
 
     /// Ends the client (its ranging stops; the app's regions stay, beacond keeps them for the app) and the
@@ -296,6 +333,12 @@ package actor BeaconClient {
         guard let server else { return }
         server.connection.flush()
         self.server = nil // on the loop thread: the watches go with it
+        let waiting = pendingCalls
+        pendingCalls = [:]
+        for continuation in waiting.values {
+            continuation.resume(
+                returning: (.failure(DBusCallError(name: BeaconLocationError.disconnectedName, message: "the client is closed")), 0))
+        }
         self.lost = lost
         path = nil
         owner = nil
@@ -307,8 +350,9 @@ package actor BeaconClient {
     private func checkedCall(
         path: String, interface: String, member: String, arguments: [DBusValue], timeout: Duration = .seconds(25)
     ) async throws(BeaconLocationError) -> (values: [DBusValue], signalsBefore: Int) {
+        // To the unique name of the beacond this client is registered with: a call never reaches a newer one.
         let (result, before) = await rawCall(
-            destination: BeacondBus.name, path: path, interface: interface, member: member, arguments: arguments,
+            destination: owner ?? BeacondBus.name, path: path, interface: interface, member: member, arguments: arguments,
             timeout: timeout)
         switch result {
         case .success(let values): return (values, before)
@@ -332,13 +376,18 @@ package actor BeaconClient {
         guard let server else {
             return (.failure(DBusCallError(name: BeaconLocationError.disconnectedName, message: "the client is closed")), 0)
         }
+        nextCall += 1
+        let id = nextCall
         return await withCheckedContinuation { continuation in
+            pendingCalls[id] = continuation
             server.callAsync(
                 destination: destination, path: path, interface: interface, member: member, arguments: arguments,
                 timeout: timeout
             ) { [weak self] result in
                 guard let self else { return continuation.resume(returning: (result, 0)) }
                 self.assumeIsolated { client in
+                    // Ended by `end()` already (closed, or the bus lost).
+                    guard let continuation = client.pendingCalls.removeValue(forKey: id) else { return }
                     if let owner, case .success(let values) = result, let path = values.first?.stringValue {
                         client.registered(path: path, owner: owner)
                     }
@@ -370,6 +419,7 @@ package actor BeaconClient {
 
     /// `org.beacond` went from `old` (nil: from GetNameOwner, not a change) to `new` ("" for nobody).
     private func ownerChanged(old: String?, new: String) {
+        if old != nil || currentOwner == nil { currentOwner = new }
         let previous = ownerWork
         ownerWork = Task {
             await previous?.value
@@ -388,8 +438,14 @@ package actor BeaconClient {
         let wasRegistered = path != nil
         path = nil
         owner = nil
+        if old != nil {
+            // Another beacond (or none): what the last one said of the registration no longer holds.
+            registrationError = nil
+            registrationTrouble = nil
+            retryDelay = .seconds(1)
+        }
         if new.isEmpty {
-            if wasRegistered || old == nil { tell(.daemonGone(unavailable())) }
+            if wasRegistered || old == nil { tellFailure(.daemonGone(unavailable())) }
             return
         }
         await register(with: new)
@@ -398,26 +454,38 @@ package actor BeaconClient {
     private func register(with owner: String) async {
         registering = (owner, [])
         defer { registering = nil }
+        // To the unique name: if that beacond is gone already, the call fails (ServiceUnknown) instead of reaching
+        // the next one, which the next NameOwnerChanged registers with.
         let (result, _) = await rawCall(
-            destination: BeacondBus.name, path: BeacondBus.managerPath, interface: BeacondInterface.manager,
+            destination: owner, path: BeacondBus.managerPath, interface: BeacondInterface.manager,
             member: BeacondMember.registerClient, arguments: [.string(appID)], registeringWith: owner)
         switch result {
         case .success:
             if path == nil {
-                registrationError = BeaconLocationError(
+                registrationTrouble = BeaconLocationError(
                     name: DBusCallError.unreadableReplyName, message: "RegisterClient returned no object path")
-                tell(.registrationFailed(registrationError!))
+                tellFailure(.registrationFailed(registrationTrouble!))
+                retry(owner)
                 return
             }
         case .failure(let error):
             guard server != nil else { return }
-            guard error.name.hasPrefix(BeaconLocationError.beacondErrorPrefix) else {
-                // Not a refusal: beacond went away before it answered. Its next NameOwnerChanged registers again.
-                tell(.daemonGone(unavailable()))
+            if error.name.hasPrefix(BeaconLocationError.beacondErrorPrefix) {
+                registrationError = BeaconLocationError(name: error.name, message: error.message)
+                tellFailure(.registrationFailed(registrationError!))
+            } else if currentOwner == owner {
+                // beacond is there and did not answer (hung or slow: NoReply), or the bus refused the call.
+                registrationTrouble = BeaconLocationError(
+                    name: error.name,
+                    message: "beacond (\(owner) on \(busDescription)) did not answer RegisterClient: \(error.message). "
+                        + "This client tries again by itself; if it goes on, see journalctl -u beacond -e")
+                tellFailure(.daemonGone(registrationTrouble!))
+            } else {
+                // beacond went away before it answered: the next NameOwnerChanged registers again.
+                tellFailure(.daemonGone(unavailable()))
                 return
             }
-            registrationError = BeaconLocationError(name: error.name, message: error.message)
-            tell(.registrationFailed(registrationError!))
+            retry(owner)
             return
         }
         // What beacond does not keep across its restart. Ranging first, while the new client is in use: a
@@ -436,7 +504,34 @@ package actor BeaconClient {
         if !inUse { _ = try? await call(BeacondMember.setInUse, [.boolean(false)]) }
     }
 
+    /// Registers again with the same beacond after a failure, after a delay that doubles up to `maximumRetry`, if
+    /// it still owns the name and nothing registered meanwhile.
+    private func retry(_ owner: String) {
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, Self.maximumRetry)
+        Task {
+            try? await Task.sleep(for: delay)
+            guard self.server != nil, self.path == nil, self.currentOwner == owner else { return }
+            self.ownerChanged(old: nil, new: owner)
+        }
+    }
+
+    /// A failure told once, not again while it stays the same (a retry that fails alike says nothing new).
+    private func tellFailure(_ news: ClientNews) {
+        let error: BeaconLocationError
+        switch news {
+        case .daemonGone(let failure), .registrationFailed(let failure): error = failure
+        default: return tell(news)
+        }
+        guard error != lastFailure else { return }
+        lastFailure = error
+        tell(news)
+    }
+
     private func registered(path: String, owner: String) {
+        lastFailure = nil
+        retryDelay = .seconds(1)
+        registrationTrouble = nil
         registrationError = nil
         self.path = path
         self.owner = owner

@@ -70,11 +70,19 @@ public final class LocationManager: Sendable {
         appID: String, bus: String? = nil, delegate: (any LocationManagerDelegate)? = nil
     ) async throws(BeaconLocationError) {
         let core = Core()
+        core.state.withLock { $0.delegate = delegate }
         self.core = core
         client = try await BeaconClient.connect(appID: appID, bus: bus) { news in core.handle(news) }
         core.attach(self)
-        if let delegate { self.delegate = delegate }
-        await core.refreshRegions()
+        // What came while connecting (the registration's AuthorizationChanged, an Always app's queued events, or
+        // beacond's absence) reaches the delegate now, in order, before anything after it.
+        await withCheckedContinuation { continuation in
+            client.loop.execute { [core] in
+                core.replayHeldNews()
+                continuation.resume()
+            }
+        }
+        await core.work.idle()
     }
 
     /// Held weakly, as Core Location holds it. Setting it calls `locationManagerDidChangeAuthorization` once.
@@ -86,7 +94,7 @@ public final class LocationManager: Sendable {
                 $0.delegateToldStatus = false
             }
             guard newValue != nil else { return }
-            client.loop.execute { [core] in core.greetDelegate() }
+            client.loop.execute { [core] in core.tellAuthorization(greeting: true) }
         }
     }
 
@@ -125,12 +133,12 @@ public final class LocationManager: Sendable {
     public func startMonitoring(for region: BeaconRegion) async throws(BeaconLocationError) {
         try region.validate()
         _ = try await client.call(BeacondMember.startMonitoring, [.vardict(region.dictionary)])
-        core.state.withLock { $0.regions[region.identifier] = region }
+        core.changeRegions { $0[region.identifier] = region }
     }
 
     public func stopMonitoring(for region: BeaconRegion) async throws(BeaconLocationError) {
         _ = try await client.call(BeacondMember.stopMonitoring, [.string(region.identifier)])
-        core.state.withLock { _ = $0.regions.removeValue(forKey: region.identifier) }
+        core.changeRegions { $0[region.identifier] = nil }
     }
 
     /// The region's state comes to `didDetermineState` at once.
@@ -193,15 +201,32 @@ public final class LocationManager: Sendable {
             var delegateToldStatus = false
             var ended = false
             var endWaiters: [CheckedContinuation<Void, Never>] = []
+            /// News held until the manager exists (it comes while the client connects); nil once replayed.
+            var held: [ClientNews]? = []
+            /// Bumped by every change of `regions` made here, so a refresh that raced one reads again.
+            var regionsVersion = 0
         }
 
         let state = Mutex(State())
+        /// Region refreshes, one after the other.
+        let work = SerialWork()
 
         func attach(_ manager: LocationManager) {
             state.withLock {
                 $0.manager = manager
                 $0.client = manager.client
             }
+        }
+
+        /// On the loop: the news held while connecting, in order; then news is handled as it comes.
+        func replayHeldNews() {
+            let held = state.withLock { state in
+                defer { state.held = nil }
+                return state.held ?? []
+            }
+            for news in held { handle(news) }
+            work.open()
+            tellAuthorization(greeting: true)
         }
 
         /// Calls the delegate, if there is one (on the loop thread, outside the lock).
@@ -211,15 +236,25 @@ public final class LocationManager: Sendable {
             body(delegate, manager)
         }
 
-        /// A new delegate hears the status once (Core Location's call when the delegate is set): now if beacond
-        /// said it already and the delegate has not heard it since it was set, else with the AuthorizationChanged
-        /// that comes. On the loop, in order with the signals, so it is never told twice.
-        func greetDelegate() {
-            let greet = state.withLock { state in
-                defer { state.delegateToldStatus = state.delegateToldStatus || state.statusHeard }
-                return state.statusHeard && !state.delegateToldStatus
+        /// `locationManagerDidChangeAuthorization`. A `greeting` (a delegate just set) tells only a delegate that
+        /// has not heard the status since it was set, and only once beacond said it; else the AuthorizationChanged
+        /// that comes tells it. The delegate told is the one read with the flag, under one lock, so a delegate set
+        /// meanwhile from another thread is never told twice. On the loop, in order with the signals.
+        func tellAuthorization(greeting: Bool) {
+            let target = state.withLock { state -> (any LocationManagerDelegate, LocationManager)? in
+                if greeting, !state.statusHeard || state.delegateToldStatus { return nil }
+                guard let delegate = state.delegate, let manager = state.manager else { return nil }
+                state.delegateToldStatus = true
+                return (delegate, manager)
             }
-            if greet { deliver { $0.locationManagerDidChangeAuthorization($1) } }
+            if let (delegate, manager) = target { delegate.locationManagerDidChangeAuthorization(manager) }
+        }
+
+        func changeRegions(_ body: (inout [String: BeaconRegion]) -> Void) {
+            state.withLock {
+                body(&$0.regions)
+                $0.regionsVersion += 1
+            }
         }
 
         func waitUntilEnded() async {
@@ -232,20 +267,33 @@ public final class LocationManager: Sendable {
             }
         }
 
-        /// The regions beacond says this client monitors (at registration and after a takeover).
+        /// The regions beacond says this client monitors (at registration and after a takeover). A snapshot that
+        /// raced a change made here (a stop, a failure) is read again, not written over it.
         func refreshRegions() async {
-            guard let client = state.withLock({ $0.client }),
-                let value = try? await client.clientProperty(BeacondMember.monitoredRegions)
-            else { return }
-            let regions = SignalArguments.regions(value)
-            state.withLock { $0.regions = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 }) }
+            for _ in 0..<5 {
+                guard let (client, version) = state.withLock({ state in state.client.map { ($0, state.regionsVersion) } }),
+                    let value = try? await client.clientProperty(BeacondMember.monitoredRegions)
+                else { return }
+                let regions = SignalArguments.regions(value)
+                let applied = state.withLock { state in
+                    guard state.regionsVersion == version else { return false }
+                    state.regions = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 })
+                    return true
+                }
+                if applied { return }
+            }
         }
 
         func handle(_ news: ClientNews) {
+            let holding = state.withLock { state in
+                state.held?.append(news)
+                return state.held != nil
+            }
+            if holding { return }
             switch news {
             case .registered:
-                // Refreshed after the news: the regions' property is read with a call, which must not block the loop.
-                Task { await self.refreshRegions() }
+                // Read after the news (the property is a call, which must not block the loop), in order.
+                work.add { await self.refreshRegions() }
             case .daemonGone(let error), .registrationFailed(let error):
                 deliver { $0.locationManager($1, didFailWithError: error) }
             case .inUseChanged:
@@ -272,12 +320,11 @@ public final class LocationManager: Sendable {
                 state.withLock {
                     $0.status = status
                     $0.statusHeard = true
-                    $0.delegateToldStatus = $0.delegate != nil
                 }
-                deliver { $0.locationManagerDidChangeAuthorization($1) }
+                tellAuthorization(greeting: false)
             case BeacondMember.didStartMonitoring:
                 guard let region = arguments.region(0) else { return }
-                state.withLock { $0.regions[region.identifier] = region }
+                changeRegions { $0[region.identifier] = region }
                 deliver { $0.locationManager($1, didStartMonitoringFor: region) }
             case BeacondMember.didDetermineState:
                 guard let state = RegionState(rawValue: arguments.text(0)), let region = arguments.region(1) else { return }
@@ -300,8 +347,8 @@ public final class LocationManager: Sendable {
                 let error = arguments.error
                 if let region, error.beacondError != .regionReplaced {
                     // (A replaced region's identifier lives on in the region that replaced it.)
-                    state.withLock { state in
-                        if state.regions[region.identifier] == region { state.regions[region.identifier] = nil }
+                    changeRegions { regions in
+                        if regions[region.identifier] == region { regions[region.identifier] = nil }
                     }
                 }
                 deliver { $0.locationManager($1, monitoringDidFailFor: region, withError: error) }
@@ -316,7 +363,7 @@ public final class LocationManager: Sendable {
             case "PropertiesChanged":
                 // A takeover gave this client the regions of the app's other clients.
                 if arguments.changedProperties.contains(BeacondMember.monitoredRegions) {
-                    Task { await self.refreshRegions() }
+                    work.add { await self.refreshRegions() }
                 }
             default:
                 break

@@ -117,8 +117,9 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
     }
 
     /// Starts the loop on a new thread. Register descriptors, timers and exported objects before this, or
-    /// from the loop thread afterwards.
-    public func startThread() throws(MainLoopError) {
+    /// from the loop thread afterwards. `detached`: nobody will `stopAndWait` (the thread's resources go when it
+    /// ends by `stop()`, not when someone joins it: a client library's loop, ended from a deinit).
+    public func startThread(detached: Bool = false) throws(MainLoopError) {
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
         let result = pthread_create(
@@ -132,6 +133,10 @@ public final class MainLoop: SerialExecutor, @unchecked Sendable {
         guard result == 0 else {
             box.release()
             throw MainLoopError(operation: "pthread_create", errno: result)
+        }
+        if detached {
+            pthread_detach(thread)
+            return
         }
         startedThread.withLock { $0 = thread }
     }

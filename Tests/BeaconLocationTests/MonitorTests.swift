@@ -73,11 +73,7 @@ struct MonitorTests {
         try await first.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 1), identifier: "lobby")
         try await until("lobby determined") { try world.regions().contains("outside") }
         await first.close()
-        let beacon = Advertiser(world)
-        beacon.on()
-        try await until("beacond to see the entry") { try world.regions().contains("\"inside\"") }
-        await beacon.off()
-        try await until("beacond to see the exit") { try world.regions().contains("\"outside\"") }
+        try await world.enterAndExit()
         let next = try await Monitor(appID: World.demo, bus: world.address)
         let log = EventLog(next)
         try await until("the queued events") { log.states.count >= 2 }
@@ -103,11 +99,16 @@ struct MonitorTests {
                 "--signal", "org.beacond.LocationManager1.DidExitRegion", region, "{'Timestamp': <uint64 1>}",
             ])
         #expect(forgedExit.status == 0, "\(forgedExit.output)")
+        // "beacond (its real unique name) left the bus": believed, it would make the client register again.
+        let owner = try world.busctl([
+            "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", "s", "org.beacond",
+        ])
+        let daemon = try #require(owner.output.firstMatch(of: /s "(:[0-9.]+)"/)?.1)
         let forgedOwner = try World.run(
             "/usr/bin/gdbus",
             [
                 "emit", "--address", world.address, "--dest", String(sender), "--object-path", "/org/freedesktop/DBus",
-                "--signal", "org.freedesktop.DBus.NameOwnerChanged", "org.beacond", ":1.999", "",
+                "--signal", "org.freedesktop.DBus.NameOwnerChanged", "org.beacond", String(daemon), "",
             ])
         #expect(forgedOwner.status == 0, "\(forgedOwner.output)")
         #expect(try await holds(for: .seconds(1)) { log.states == ["lobby inside"] && log.last?.isBlocked == false })

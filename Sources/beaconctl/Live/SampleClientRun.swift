@@ -181,7 +181,7 @@ final class SampleClientRun {
             case .monitor(_, let identifier):
                 if !keep { _ = try? await client.call(BeacondMember.stopMonitoring, [.string(identifier)], timeout: .seconds(2)) }
             case .range(let constraint):
-                _ = try? await client.stopRanging(constraint)
+                _ = try? await client.stopRanging(constraint, timeout: .seconds(2))
             }
         }
         if keep { await client.disconnect() } else { await client.close() }

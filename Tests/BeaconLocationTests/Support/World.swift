@@ -204,6 +204,13 @@ final class World: @unchecked Sendable {
         lock.withLock { $0.daemon = nil }
     }
 
+    /// SIGSTOP (a hung beacond: it owns its name and answers nothing) or SIGCONT.
+    func signalDaemon(_ number: Int32) {
+        if let pid = lock.withLock({ $0.daemon }) { kill(pid, number) }
+    }
+
+    var appsDirectory: URL { directory.appendingPathComponent("config/apps.d") }
+
     var daemonLog: String {
         lock.withLock { $0.logs }.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }.joined()
     }
@@ -231,6 +238,15 @@ final class World: @unchecked Sendable {
     func clients() throws -> String { try admin("ListClients", "uu", ["0", "100"]) }
 
     // MARK: Beacons
+
+    /// The demo beacon comes and goes: returns once beacond saw the region (major 1) entered, then exited.
+    func enterAndExit() async throws {
+        let beacon = Advertiser(self)
+        beacon.on()
+        try await until("beacond to see the entry") { try regions().contains("\"inside\"") }
+        await beacon.off()
+        try await until("beacond to see the exit") { try regions().contains("\"outside\"") }
+    }
 
     var fifo: String { directory.appendingPathComponent("fifo").path }
 
