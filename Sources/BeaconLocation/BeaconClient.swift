@@ -491,6 +491,8 @@ package actor BeaconClient {
         // What beacond does not keep across its restart. Ranging first, while the new client is in use: a
         // WhenInUse client not in use may keep its ranging (paused), not start it.
         for constraint in ranged {
+            // Stopped by the program while an earlier one was restarted: not started again.
+            guard ranged.contains(constraint), path != nil else { continue }
             do {
                 _ = try await call(BeacondMember.startRanging, [.vardict(constraint.dictionary)])
             } catch {
