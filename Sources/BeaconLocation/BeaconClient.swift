@@ -208,6 +208,8 @@ package actor BeaconClient {
     // MARK: State
 
     package var isRegistered: Bool { path != nil }
+    /// Calls sent and waiting for their reply.
+    package var pendingCallCount: Int { pendingCalls.count }
     /// Closed by the program or its bus lost: make a new client.
     package var isClosed: Bool { server == nil }
 

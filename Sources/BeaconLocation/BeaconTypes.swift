@@ -31,6 +31,21 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
     public init(uuid: UUID, major: UInt16) { self.init(uuid, major, nil) }
     public init(uuid: UUID, major: UInt16, minor: UInt16) { self.init(uuid, major, minor) }
 
+    /// From text, as programs get it (arguments, files): throws, saying what is wrong, for text that is not a UUID
+    /// or a minor without a major.
+    public init(uuidString: String, major: UInt16? = nil, minor: UInt16? = nil) throws(BeaconLocationError) {
+        guard let uuid = UUID(uuidString: uuidString) else {
+            throw BeaconLocationError(
+                name: BeacondErrorName.invalidRegion.rawValue,
+                message: "'\(uuidString)' is not a UUID: give it as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+        }
+        guard minor == nil || major != nil else {
+            throw BeaconLocationError(
+                name: BeacondErrorName.invalidRegion.rawValue, message: "a minor needs a major (as in Core Location)")
+        }
+        self.init(uuid, major, minor)
+    }
+
     private init(_ uuid: UUID, _ major: UInt16?, _ minor: UInt16?) {
         self.uuid = uuid
         self.major = major
@@ -165,7 +180,8 @@ public struct Beacon: Hashable, Sendable {
         self.minor = minor
         proximity = dictionary.string(BeacondKey.proximity).flatMap(Proximity.init(rawValue:)) ?? .unknown
         accuracy = dictionary.double(BeacondKey.accuracy) ?? -1
-        rssi = Int(dictionary.double(BeacondKey.rssi) ?? 0)
+        let rssi = dictionary.double(BeacondKey.rssi) ?? 0
+        self.rssi = rssi.isFinite ? Int(rssi.rounded().clamped(to: -128...127)) : 0
         timestamp = RegionEventInfo.date(dictionary.integer(BeacondKey.timestamp))
         room = dictionary.string(BeacondKey.room)
     }
@@ -189,4 +205,8 @@ public struct RegionEventInfo: Hashable, Sendable {
         guard let microseconds, microseconds > 0 else { return Date() }
         return Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
     }
+}
+
+extension Comparable {
+    fileprivate func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
 }

@@ -77,4 +77,15 @@ struct ExamplesTests {
         // It stopped what it started, on the beacond it was registered with at the end.
         #expect(try !world.regions().contains("door"))
     }
+
+    @Test("an example given a bad UUID says so and exits, no crash")
+    func exampleRefusesABadUUID() async throws {
+        let world = try World()
+        for name in ["example-monitor-region", "example-monitor-events"] {
+            let program = try world.start(name, [World.demo, "not-a-uuid"])
+            let status = try await program.finish()
+            #expect(status == 64 || status == 1, "\(name) exited \(status): \(program.output)")
+            #expect(program.output.contains("'not-a-uuid' is not a UUID"), "\(program.output)")
+        }
+    }
 }

@@ -58,7 +58,7 @@ struct FaultTests {
         world.signalDaemon(SIGSTOP)
         defer { world.signalDaemon(SIGCONT) }
         let call = Task { try await manager.requestAlwaysAuthorization() }
-        try await Task.sleep(for: .milliseconds(200))
+        try await until("the call sent to the hung beacond") { await manager.client.pendingCallCount == 1 }
         let closed = ContinuousClock.now
         await manager.close() // its Close waits 2 s, then the connection ends
         let result = await call.result

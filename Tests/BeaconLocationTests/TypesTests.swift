@@ -72,3 +72,22 @@ extension TypesTests {
         #expect(error?.beacondError == .invalidRegion)
     }
 }
+
+extension TypesTests {
+    @Test func textThatIsNoConstraintIsRefusedWithTheForm() throws {
+        #expect(try BeaconIdentityConstraint(uuidString: uuid.uuidString, major: 1) == BeaconIdentityConstraint(uuid: uuid, major: 1))
+        let notUUID = #expect(throws: BeaconLocationError.self) { try BeaconIdentityConstraint(uuidString: "door") }
+        #expect(notUUID?.message.contains("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") == true)
+        #expect(throws: BeaconLocationError.self) { try BeaconIdentityConstraint(uuidString: uuid.uuidString, minor: 2) }
+    }
+
+    @Test(arguments: [Double.nan, .infinity, -.infinity, 1e300])
+    func anRSSIOutOfRangeIsNoCrash(rssi: Double) throws {
+        let beacon = try #require(
+            Beacon(dictionary: [
+                BeacondKey.uuid: .string(uuid.uuidString), BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(2),
+                BeacondKey.rssi: .double(rssi),
+            ]))
+        #expect((-128...127).contains(beacon.rssi))
+    }
+}

@@ -146,7 +146,7 @@ struct ClientCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.usage)
         }
         let parsed = spec.constraint
-        let uuid = UUID(uuidString: parsed.uuid.uuidString)!
+        let uuid = parsed.uuid
         let constraint: BeaconLocation.BeaconIdentityConstraint =
             switch (parsed.major, parsed.minor) {
             case (let major?, let minor?): .init(uuid: uuid, major: major, minor: minor)

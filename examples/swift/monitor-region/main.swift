@@ -4,7 +4,12 @@ import BeaconLocation
 import Foundation
 
 let given = Array(CommandLine.arguments.dropFirst())
-let uuid = UUID(uuidString: given.count > 1 ? given[1] : "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+let uuid =
+    UUID(uuidString: given.count > 1 ? given[1] : "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+    ?? {
+        print("example-monitor-region: '\(given[1])' is not a UUID: give it as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+        exit(64)
+    }()
 
 final class Door: LocationManagerDelegate {
     func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
@@ -21,6 +26,11 @@ final class Door: LocationManagerDelegate {
 }
 
 let door = Door()
-let manager = try await LocationManager(appID: given.first ?? "org.example.BeaconDemo", delegate: door)
-print("request:", try await manager.requestAlwaysAuthorization())
-await manager.waitUntilClosed()
+do {
+    let manager = try await LocationManager(appID: given.first ?? "org.example.BeaconDemo", delegate: door)
+    print("request:", try await manager.requestAlwaysAuthorization())
+    await manager.waitUntilClosed()
+} catch {
+    print("example-monitor-region: \(error)") // beacond's refusal, saying the fix
+    exit(1)
+}
