@@ -7,7 +7,7 @@ RELEASE_BIN = .build/release
 DEMO_CAPTURE = Tests/Fixtures/corpus/btsnoop/csacca+horizon-74-at-ble.btsnoop_hci.log
 DEMO_UUID = 494E5445-4C4C-495F-524F-434B535F4857
 
-.PHONY: all build run test deps test-deps bench clean install install-only uninstall
+.PHONY: all build run test deps test-deps deb-deps bench clean install install-only uninstall deb
 
 # Where `make install` puts things (DESTDIR is prepended to every path, for packaging). systemd
 # and dbus-daemon look for units, sysusers and activation files under /usr and /usr/local alike,
@@ -138,5 +138,20 @@ uninstall:
 	rm -rf $(DESTDIR)$(DOCDIR)
 	@echo "make uninstall: kept $(DESTDIR)$(CONFDIR) and $(DESTDIR)/var/lib/beacond (remove them by hand to purge)"
 
+# The Debian package: builds beacond_VERSION_ARCH.deb into DEB_OUTDIR with debhelper (debian/rules), the
+# Swift runtime linked statically so the target needs no Swift. Checks the build dependencies first (as
+# dpkg-buildpackage does) and installs missing ones with scripts/install-deps.sh. docs/packaging.md.
+DEB_OUTDIR ?= .build/deb
+deb-deps:
+	@scripts/install-deps.sh deb
+
+deb: deb-deps
+	@dpkg-checkbuilddeps || { echo "make deb: install the build dependencies above (scripts/install-deps.sh deb)" >&2; exit 1; }
+	@command -v $(SWIFT) >/dev/null || { echo "make deb: no $(SWIFT) on PATH: install the Swift 6.2+ toolchain (swift.org) or set SWIFT=" >&2; exit 1; }
+	mkdir -p $(DEB_OUTDIR)
+	debian/rules clean
+	SWIFT=$(SWIFT) DEB_OUTDIR=$(abspath $(DEB_OUTDIR)) debian/rules binary
+	@ls -l $(DEB_OUTDIR)/beacond_*.deb
+
 clean:
-	rm -rf .build .build-fuzz-run
+	rm -rf .build .build-fuzz-run debian/generated debian/beacond debian/.debhelper debian/debhelper-build-stamp debian/files debian/*.substvars debian/*.debhelper.log

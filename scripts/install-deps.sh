@@ -4,6 +4,11 @@
 set -euo pipefail
 
 packages=(pkg-config libdbus-1-dev libbluetooth-dev dbus libsqlite3-dev libmosquitto-dev)
+if [[ "${1:-run}" == test || "${1:-run}" == deb ]]; then
+    # make deb: debhelper (dh, dpkg-shlibdeps) and the man pages' check (man-db); the package is checked
+    # with lintian and piuparts, in Debian 12 roots made by mmdebstrap.
+    packages+=(debhelper dpkg-dev man-db python3 lintian piuparts mmdebstrap)
+fi
 if [[ "${1:-run}" == test ]]; then
     # python3-venv for the benchmark's Python peers; dbus (dbus-daemon, busctl) and libglib2.0-bin
     # (gdbus) are the real D-Bus clients the daemon's integration tests use; python3-dbus and
