@@ -58,7 +58,11 @@ run: build
 # its pytest suite and examples/python against the real daemon (docs/clients.md). mqtt_test.py runs
 # the daemon as a receiver on private Mosquitto brokers, and a real Home Assistant on one (scripts/install-ha.sh puts
 # it in /var/cache/beacond-ha once, about 3 minutes; docs/fleet.md). The soak test keeps the daemon under
-# steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md).
+# steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md). Last,
+# Tests/Package/deb-test.sh builds the Debian package (make deb) and checks it as Debian does (lintian, piuparts in a
+# clean Debian 12 root) and as a user meets it: a clean Debian 12 root with the previous package, booted under QEMU with
+# systemd, upgraded to this one and purged (docs/packaging.md; the previous package is built once into
+# /var/cache/beacond-deb).
 test: test-deps
 	SWIFT=$(SWIFT) scripts/check-format.sh
 	$(SWIFT) build --build-tests
@@ -76,6 +80,7 @@ test: test-deps
 	/usr/bin/python3 Tests/Integration/mqtt_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/soak_test.py .build/debug/beacond --minutes 3
 	Tests/System/run.sh .build/debug/beacond .build/debug/beaconctl
+	Tests/Package/deb-test.sh
 
 bench: test-deps
 	scripts/bench/compare.sh

@@ -17,24 +17,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
 
-passed=0
-failed=0
-# Written by a check to explain a failure; printed under its FAIL line.
-detail=
-
-pass() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() {
-    echo "FAIL $1"
-    [[ -n "$detail" ]] && sed 's/^/       /' <<<"$detail"
-    failed=$((failed + 1))
-}
-# check NAME COMMAND...: runs COMMAND (a function that may set $detail); passes on status 0.
-check() {
-    local name=$1
-    shift
-    detail=
-    if "$@"; then pass "$name"; else fail "$name"; fi
-}
+# pass, fail, check.
+# shellcheck source=host-checks.sh
+source Tests/System/host-checks.sh
 finish() {
     echo "$passed passed, $failed failed"
     [[ $failed -eq 0 ]]

@@ -8,6 +8,10 @@
 #
 # Usage: Tests/System/run.sh [BEACOND BEACONCTL]    (default .build/debug/beacond, .build/debug/beaconctl;
 #        or the environment's BEACOND and BEACONCTL)
+#        Tests/System/run.sh --package ROOT NEW_DEB PREVIOUS_VERSION
+#            the package run alone (Tests/Package/deb-test.sh): boots ROOT, a clean Debian 12 root where apt
+#            installed beacond PREVIOUS_VERSION, under its own systemd, and runs guest/package_test.sh there,
+#            which upgrades to NEW_DEB; ROOT is shared with the guest instead of this machine's root
 #   BEACOND_SYSTEST_CACHE   where the kernel package is kept between runs (default /var/cache/beacond-systest)
 #   BEACOND_SYSTEST_ONLY    run only the guest runs whose names contain this word (e.g. btvirt)
 #   BEACOND_SYSTEST_KEEP=1  keep the run's directory (logs, captures) after a passing run too
@@ -16,8 +20,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
+package_root=
+if [[ ${1:-} == --package ]]; then
+    package_root=$(realpath "$2")
+    package_deb=$(realpath "$3")
+    package_previous=$4
+    set -- /usr/bin/beacond /usr/bin/beaconctl
+fi
 beacond=$(realpath -m "${1:-${BEACOND:-.build/debug/beacond}}")
 beaconctl=$(realpath -m "${2:-${BEACONCTL:-.build/debug/beaconctl}}")
+# The root the guest boots (shared read-only over 9p, under a tmpfs overlay) and where the guest scripts are
+# in it: this machine's root and this repository, or a package root with the scripts copied in.
+guest_root=/
+guest_repo=$repo
 cache=${BEACOND_SYSTEST_CACHE:-/var/cache/beacond-systest}
 only=${BEACOND_SYSTEST_ONLY:-}
 started=$SECONDS
@@ -58,7 +73,7 @@ if ! deps_log=$(scripts/install-deps.sh test 2>&1); then
     finish
 fi
 for binary in "$beacond" "$beaconctl"; do
-    if [[ ! -x $binary ]]; then
+    if [[ -z $package_root && ! -x $binary ]]; then
         fail "$binary is built (make test builds it with swift build --build-tests)"
         finish
     fi
@@ -137,11 +152,17 @@ guest_run() {
     local host_pace
     host_pace=$(python3 Tests/System/guest/pace.py host) || host_pace=0.005
     cat >"$out/env" <<ENV
-export SYSTEST_REPO='$repo' SYSTEST_OUT='$out' SYSTEST_LOGS='$out/logs'
+export SYSTEST_REPO='$guest_repo' SYSTEST_OUT='$out' SYSTEST_LOGS='$out/logs'
 export SYSTEST_KERNEL_VERSION='$kernel_version' SYSTEST_KERNEL_ROOT='$kernel_root'
 export BEACOND='$beacond' BEACONCTL='$beaconctl'
 export SYSTEST_COMMAND='$*' SYSTEST_HOST_PACE='$host_pace'
 ENV
+    if [[ -n $package_root ]]; then
+        cat >>"$out/env" <<ENV
+export SYSTEST_PACKAGE=1 SYSTEST_CHECKS=package_test.sh SYSTEST_NEW_DEB='$package_deb'
+export SYSTEST_NEW_VERSION='$(dpkg-deb -f "$package_deb" Version)' SYSTEST_PREVIOUS_VERSION='$package_previous'
+ENV
+    fi
     # A systemd run boots the host's systemd into the test's own target (prepare-systemd.sh).
     local systemd=0 boot=
     [[ $name == systemd* ]] && systemd=1 boot=" systemd.unit=beacond-systest.target"
@@ -150,8 +171,8 @@ ENV
     exec {console}< <(exec qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
         -nographic -no-reboot -monitor none -serial stdio \
         -kernel "$kernel_root/boot/vmlinuz-$kernel_version" -initrd "$work/initrd.gz" \
-        -append "console=ttyS0 quiet loglevel=3 panic=-1 systest.out=$out systest.systemd=$systemd systest.stage=$repo/Tests/System/guest/stage.sh$boot" \
-        -fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 systest.out=$out systest.systemd=$systemd systest.stage=$guest_repo/Tests/System/guest/stage.sh$boot" \
+        -fsdev local,id=host,path="$guest_root",security_model=none,readonly=on,multidevs=remap \
         -device virtio-9p-pci,fsdev=host,mount_tag=host \
         -fsdev local,id=out,path="$out",security_model=none,multidevs=remap \
         -device virtio-9p-pci,fsdev=out,mount_tag=out \
@@ -202,6 +223,18 @@ ENV
         done
     fi
 }
+
+if [[ -n $package_root ]]; then
+    # The guest scripts and the new package, put where the guest finds them in its root.
+    guest_root=$package_root
+    guest_repo=/opt/beacond-systest
+    mkdir -p "$guest_root$guest_repo/Tests/System/guest"
+    cp Tests/System/guest/{stage.sh,prepare-systemd.sh,pace.py,checks.sh,package_test.sh} "$guest_root$guest_repo/Tests/System/guest/"
+    cp "$package_deb" "$guest_root/root/"
+    # Under systemd the command is beacond-systest.service's (prepare-systemd.sh); named here for the log.
+    guest_run systemd-package 600 Tests/System/guest/package_test.sh
+    finish
+fi
 
 guest=(/usr/bin/python3 -u)
 guest_run btvirt 300 "${guest[@]}" Tests/System/guest/btvirt_test.py

@@ -12,20 +12,24 @@ log=$SYSTEST_LOGS/prepare-systemd.log
 exec >>"$log" 2>&1
 set -x
 
-# make install-only wants both binaries in one directory, under their own names.
-bin=$(dirname "$BEACOND")
-if [[ $(basename "$BEACOND") != beacond || $(basename "$BEACONCTL") != beaconctl ||
-    $(dirname "$BEACONCTL") != "$bin" ]]; then
-    bin=/var/tmp/beacond-systest-bin
-    install -D -m 0755 "$BEACOND" "$bin/beacond" && install -D -m 0755 "$BEACONCTL" "$bin/beaconctl"
+# In a package run (SYSTEST_PACKAGE=1) the root is a clean Debian 12 root where apt installed the package,
+# which created the account and enabled the unit: nothing is installed here.
+if [[ -z ${SYSTEST_PACKAGE:-} ]]; then
+    # make install-only wants both binaries in one directory, under their own names.
+    bin=$(dirname "$BEACOND")
+    if [[ $(basename "$BEACOND") != beacond || $(basename "$BEACONCTL") != beaconctl ||
+        $(dirname "$BEACONCTL") != "$bin" ]]; then
+        bin=/var/tmp/beacond-systest-bin
+        install -D -m 0755 "$BEACOND" "$bin/beacond" && install -D -m 0755 "$BEACONCTL" "$bin/beaconctl"
+    fi
+    # DESTDIR empty: the overlay is this guest's real root, so this is `make install` on the guest.
+    if ! make -C "$SYSTEST_REPO" install-only DESTDIR= RELEASE_BIN="$bin"; then
+        say "FAIL make install-only: see prepare-systemd.log"
+    fi
+    # What make install says to do next (daemon-reload and reloading dbus are moot before boot).
+    systemd-sysusers || say "FAIL systemd-sysusers: see prepare-systemd.log"
+    systemctl enable beacond.service || say "FAIL systemctl enable beacond: see prepare-systemd.log"
 fi
-# DESTDIR empty: the overlay is this guest's real root, so this is `make install` on the guest.
-if ! make -C "$SYSTEST_REPO" install-only DESTDIR= RELEASE_BIN="$bin"; then
-    say "FAIL make install-only: see prepare-systemd.log"
-fi
-# What make install says to do next (daemon-reload and reloading dbus are moot before boot).
-systemd-sysusers || say "FAIL systemd-sysusers: see prepare-systemd.log"
-systemctl enable beacond.service || say "FAIL systemctl enable beacond: see prepare-systemd.log"
 
 # The test's callers (the host may already have them from packaging-test.sh; the overlay keeps
 # any change here): an unprivileged user and an administrator.
@@ -56,12 +60,14 @@ FailureAction=poweroff-force
 [Service]
 Type=oneshot
 Environment=SYSTEST_OUT=$SYSTEST_OUT SYSTEST_LOGS=$SYSTEST_LOGS SYSTEST_REPO=$SYSTEST_REPO SYSTEST_SPEED=$SYSTEST_SPEED
-ExecStart=/bin/bash $SYSTEST_REPO/Tests/System/guest/systemd_test.sh
+Environment=SYSTEST_NEW_DEB=${SYSTEST_NEW_DEB:-} SYSTEST_NEW_VERSION=${SYSTEST_NEW_VERSION:-} SYSTEST_PREVIOUS_VERSION=${SYSTEST_PREVIOUS_VERSION:-}
+ExecStart=/bin/bash $SYSTEST_REPO/Tests/System/guest/${SYSTEST_CHECKS:-systemd_test.sh}
 StandardOutput=tty
 StandardError=tty
 TTYPath=/dev/ttyS0
-# 240 s times the guest's speed factor (stage.sh measured it with pace.py).
-TimeoutStartSec=$(awk -v f="$SYSTEST_SPEED" 'BEGIN { printf "%d", 240 * f + 0.999 }')
+# 240 s (600 s for the package run, which upgrades and purges) times the guest's speed factor (stage.sh
+# measured it with pace.py).
+TimeoutStartSec=$(awk -v t="${SYSTEST_PACKAGE:+600}" -v f="$SYSTEST_SPEED" 'BEGIN { printf "%d", (t ? t : 240) * f + 0.999 }')
 UNIT
 
 # Not needed for the test, and slow or hanging in a guest without disks, network or terminals.

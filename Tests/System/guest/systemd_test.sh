@@ -8,45 +8,9 @@
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
 log=$SYSTEST_LOGS/systemd-checks.log
-failures=0
-detail=
-
-# Console lines go to fd 3 (the unit's tty), whatever a check redirects.
-exec 3>&1
-say() { echo "SYSTEST $*" >&3; }
-# check NAME FUNCTION: the function passes by returning 0 and may set $detail to say why not.
-check() {
-    local name=$1
-    shift
-    detail=
-    echo "---- $name" >>"$log"
-    if "$@" >>"$log" 2>&1; then
-        say "PASS $name"
-    else
-        say "FAIL $name: ${detail:-see systemd-checks.log}"
-        failures=$((failures + 1))
-    fi
-}
-# as USER COMMAND...: runs COMMAND as USER with that user's groups, without PAM or a login.
-as() {
-    local user=$1
-    shift
-    setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups env HOME=/ "$@"
-}
-# The guest's speed factor (stage.sh measured it with pace.py): every bound here is multiplied by it.
-speed=${SYSTEST_SPEED:-1}
-# bound SECONDS: a bound of SECONDS on an idle host, for this guest's speed (whole seconds, rounded up).
-bound() { awk -v s="$1" -v f="$speed" 'BEGIN { printf "%d", s * f + 0.999 }'; }
-# within SECONDS COMMAND...: runs COMMAND every 0.5 s until it succeeds (0), or fails once `bound SECONDS`
-# have passed (1).
-within() {
-    local deadline=$((SECONDS + $(bound "$1")))
-    shift
-    until "$@"; do
-        ((SECONDS < deadline)) || return 1
-        sleep 0.5
-    done
-}
+# check, say, as, bound, within.
+# shellcheck source=checks.sh
+source "$(dirname "$0")/checks.sh"
 # is_state STATE: beacond.service's ActiveState is STATE.
 is_state() { [[ $(systemctl show -p ActiveState --value beacond.service) == "$1" ]]; }
 # until_state STATE: waits (bounded) for beacond.service's ActiveState to become STATE.
