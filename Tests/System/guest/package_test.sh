@@ -44,12 +44,28 @@ no_swift() {
     id beacond && getent group beacond-admin
 }
 
+# btvirt's two controllers first, then bluetoothd (as btvirt_test.py does): bringing both up while bluetoothd
+# initialises them under software emulation once timed out the kernel's HCI Reset, leaving hci0 down.
+controllers_present() { [[ -e /sys/class/bluetooth/hci0 && -e /sys/class/bluetooth/hci1 ]]; }
 virtual_controllers() {
-    systemctl start bluetooth.service || { detail="systemctl start bluetooth exited $?"; return 1; }
     systemd-run --unit=systest-btvirt --service-type=simple /usr/bin/btvirt -l2 ||
         { detail="systemd-run btvirt exited $?"; return 1; }
+    within 30 controllers_present || { detail="btvirt -l2 made no hci0 and hci1 in $(bound 30) s"; return 1; }
+    systemctl start bluetooth.service || { detail="systemctl start bluetooth exited $?"; return 1; }
     within 30 powered hci0 && within 30 powered hci1 && return 0
-    detail="bluetoothd has no powered hci0 and hci1 $(bound 30) s after btvirt -l2 started"
+    # On a loaded host btvirt (a process in this emulated guest) can miss the kernel's 10 s bound for the HCI
+    # Reset of a controller's first power-on (hci0: Opcode 0x0c03 failed: -110, seen with a build running on
+    # the host); powering it on again runs the initialisation again. The scanner is not beacond's to blame.
+    local index
+    for index in 0 1; do
+        powered "hci$index" || btmgmt --index "$index" power on
+    done
+    within 30 powered hci0 && within 30 powered hci1 && return 0
+    btmgmt --index 0 info
+    btmgmt --index 1 info
+    journalctl --no-pager -o cat -u bluetooth.service | tail -n 20
+    dmesg | grep -i hci | tail -n 10
+    detail="bluetoothd has no powered hci0 and hci1 $(bound 30) s after it started (hci0: $(powered hci0 && echo on || echo off), hci1: $(powered hci1 && echo on || echo off))"
     return 1
 }
 
@@ -94,9 +110,12 @@ enters_before_upgrade() {
     detail="no DidEnterRegion in $(bound 60) s: $(tail -n 3 "$client_before" | tr '\n' ' ')"
     return 1
 }
+# bluetoothd's discovery starts scanning anew every few seconds, and btvirt reports the advert at each start:
+# the beacon is silent only once hci1 stops advertising.
 exits_before_upgrade() {
+    btmgmt --index 1 rm-adv "$ADVERT" || { detail="btmgmt rm-adv exited $?"; return 1; }
     within 60 in_log "$client_before" DidExitRegion && return 0
-    detail="no DidExitRegion in $(bound 60) s after the entry: $(tail -n 3 "$client_before" | tr '\n' ' ')"
+    detail="no DidExitRegion in $(bound 60) s after hci1 stopped advertising: $(tail -n 3 "$client_before" | tr '\n' ' ')"
     return 1
 }
 
@@ -139,12 +158,15 @@ kept_regions() {
 }
 
 client_after=$SYSTEST_LOGS/client-after-upgrade.log
-# The new daemon resumed the region and scans: btvirt reports the advert again (a new scan enable), and the
-# app's next client hears the entry, live or queued for it while the app had no client.
+# The app's next client takes the region over from the new daemon (it was outside when the upgrade came);
+# then hci1 advertises again, and the client hears the entry.
 enters_after_upgrade() {
     as beacond-test beaconctl client --app "$APP" monitor "$UUID:1" --identifier systest-door --keep-monitoring \
         >"$client_after" 2>&1 &
     local pid=$!
+    within 30 in_log "$client_after" DidStartMonitoring || { detail="the client did not start monitoring: $(tail -n 3 "$client_after" | tr '\n' ' ')"; kill "$pid"; return 1; }
+    ! in_log "$client_after" DidEnterRegion || { detail="an entry before hci1 advertised again"; kill "$pid"; return 1; }
+    advertise || { detail="btmgmt add-adv exited $?"; kill "$pid"; return 1; }
     within 60 in_log "$client_after" DidEnterRegion
     local status=$?
     kill "$pid" 2>/dev/null
@@ -219,14 +241,14 @@ check "hci1 advertises an iBeacon (btmgmt add-adv)" advertise
 check "the administrator edits beacond.toml (exit_timeout, scanner source) and declares an app in apps.d" configure
 check "systemctl start beacond: the package's unit runs $previous_version as user beacond" started
 check "an Always client ($previous_version) hears DidEnterRegion from the scanner on hci0" enters_before_upgrade
-check "... and DidExitRegion once the beacon is silent" exits_before_upgrade
+check "... and DidExitRegion once hci1 stops advertising (btmgmt rm-adv)" exits_before_upgrade
 [[ -n $client_pid ]] && kill "$client_pid" 2>/dev/null
 check "apt-get install ./beacond_${new_version}.deb upgrades $previous_version" upgraded
 check "the upgrade keeps the edited beacond.toml (no prompt, no .dpkg-dist)" kept_config
 check "the upgrade restarts beacond.service as $new_version" restarted_as_new
 check "the authorization decision survives the upgrade (beaconctl auth list)" kept_decisions
 check "the monitored region survives the upgrade (beaconctl regions)" kept_regions
-check "after the upgrade the app's client hears DidEnterRegion" enters_after_upgrade
+check "after the upgrade the app's next client takes the region over and hears DidEnterRegion when hci1 advertises again" enters_after_upgrade
 check "man beacond, man beaconctl, man 5 beacond.toml" man_pages
 check "bash completes 'beaconctl auth gr' to grant" bash_completion
 check "fish completes 'beaconctl auth gr' to grant" fish_completion

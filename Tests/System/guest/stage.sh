@@ -15,8 +15,11 @@ export HOME=/root LANG=C.UTF-8
 unset PYTHONPATH PYENV_VERSION VIRTUAL_ENV
 
 # The guest kernel's modules, where modprobe and the kernel's request_module look.
-mkdir -p "/lib/modules/$SYSTEST_KERNEL_VERSION"
-mount --bind "$SYSTEST_KERNEL_ROOT/lib/modules/$SYSTEST_KERNEL_VERSION" "/lib/modules/$SYSTEST_KERNEL_VERSION"
+# (Not in a package run's root, which has no view of this machine's cache: the initramfs loaded what it needs.)
+if [[ -d $SYSTEST_KERNEL_ROOT/lib/modules/$SYSTEST_KERNEL_VERSION ]]; then
+    mkdir -p "/lib/modules/$SYSTEST_KERNEL_VERSION"
+    mount --bind "$SYSTEST_KERNEL_ROOT/lib/modules/$SYSTEST_KERNEL_VERSION" "/lib/modules/$SYSTEST_KERNEL_VERSION"
+fi
 
 # The guest's speed factor (pace.py), measured first, before anything else loads the guest: the scenarios'
 # bounds and run.sh's deadline for this run are multiplied by it (SYSTEST SPEED), so a loaded host gets the time
