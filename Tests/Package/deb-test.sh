@@ -169,7 +169,7 @@ config_page_is_readme() {
     echo "# beacond.toml(5): $(sed -n 's/^| `\([^`]*\)`.*/\1/p' config/README.md | wc -l) keys and files of config/README.md"
 }
 subcommands_in_pages() {
-    local command section missing=()
+    local command section name missing=()
     for command in beacond:8 beaconctl:1; do
         section=${command#*:}
         command=${command%:*}
