@@ -219,8 +219,8 @@ def test_shell_examples(suite):
 
 # Commands of README.md's "Using the daemon" block that cannot run here, and why.
 README_SKIPPED = {
-    "sudo make install": "installs into this machine's /usr and /etc; Tests/System/packaging-test.sh runs it",
-    "sudo systemctl enable --now beacond": "no systemd here; the test starts beacond itself on a private bus",
+    "sudo apt install ./beacond_0.4.0_amd64.deb": "installs into this machine; Tests/Package/deb-test.sh installs the "
+    "package in clean Debian 12 roots (piuparts, and a root booted under QEMU with systemd)",
     'sudo usermod -aG beacond-admin "$USER"': "changes this machine's accounts; the test runs as root, an administrator",
 }
 
