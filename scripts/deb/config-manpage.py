@@ -20,7 +20,7 @@ def fail(line_number, message):
 
 
 def escape(text):
-    """Plain text to roff: backslashes, and a leading dot or quote that roff would take for a request."""
+    """Plain text to roff: backslashes (a leading dot or quote is roff_line's job)."""
     return text.replace("\\", "\\e")
 
 
