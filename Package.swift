@@ -37,10 +37,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Graceful SIGTERM shutdown and SIGHUP reload for the daemon.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // AES-128 for resolving private addresses with Identity Resolving Keys (the specification's `ah`).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Pure domain: decoding, identities, regions, monitoring, ranging, authorization.
-        .target(name: "BeaconKit", swiftSettings: strict),
+        .target(
+            name: "BeaconKit",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         // Capture file formats (btsnoop, pcap, pcapng, hex lines) → HCI events.
         .target(name: "Captures", dependencies: ["BeaconKit"], swiftSettings: strict),
         .systemLibrary(

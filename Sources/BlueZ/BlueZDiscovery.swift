@@ -15,9 +15,10 @@ public struct BlueZAdapter: Hashable, Sendable {
     public var index: Int32? { name.hasPrefix("hci") ? Int32(name.dropFirst(3)) : nil }
 }
 
-/// An advertisement bluetoothd reported for a device (`org.bluez.Device1` ManufacturerData and RSSI).
+/// An advertisement bluetoothd reported for a device (`org.bluez.Device1` ManufacturerData, ServiceData, TxPower
+/// and RSSI): what it carried, and who sent it (a private device is recognised by its address later).
 public struct BlueZAdvertisement: Sendable {
-    public var frame: IBeaconFrame
+    public var content: AdvertisementContent
     public var rssi: Int8?
     public var address: BluetoothAddress
     public var addressType: UInt8
@@ -58,9 +59,9 @@ public final class BlueZDiscovery {
     /// What is wanted, in flight and chosen; this object only carries out what it returns.
     private var machine: DiscoveryStateMachine
     private var subscribed: [Int] = []
-    /// Per device path: the last manufacturer data (Apple's payload) and RSSI, because PropertiesChanged
-    /// carries only what changed.
-    private var devices: [String: (payload: [UInt8]?, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)] = [:]
+    /// Per device path: what its advertisements last carried and its RSSI, because PropertiesChanged carries only
+    /// what changed.
+    private var devices: [String: (content: AdvertisementContent, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)] = [:]
     private let loop: MainLoop
 
     public init(server: DBusObjectServer, loop: MainLoop, adapterName: String?, reportsAdvertisements: Bool) {
@@ -221,10 +222,11 @@ public final class BlueZDiscovery {
 
     // MARK: Objects
 
-    /// Keeps the device's last Apple payload and RSSI; with `report`, a change that means "an advertisement
-    /// was heard" (new ManufacturerData, or a new RSSI: both come only from advertisements) becomes a sighting.
+    /// Keeps what the device's advertisements last carried and its RSSI; with `report`, a change that means "an
+    /// advertisement was heard" (new ManufacturerData or ServiceData, or a new RSSI: these come only from
+    /// advertisements) becomes a sighting, with or without a beacon frame (a private device has none).
     private func updateDevice(_ path: String, _ properties: [String: DBusValue], report: Bool) {
-        var entry = devices[path] ?? (payload: nil, rssi: nil, address: BluetoothAddress(rawValue: 0), addressType: 0)
+        var entry = devices[path] ?? (content: .empty, rssi: nil, address: BluetoothAddress(rawValue: 0), addressType: 0)
         if case .string(let text)? = properties["Address"], let address = BluetoothAddress(text) { entry.address = address }
         if case .string(let type)? = properties["AddressType"] { entry.addressType = type == "random" ? 1 : 0 }
         var heard = false
@@ -232,30 +234,68 @@ public final class BlueZDiscovery {
             entry.rssi = rssi == 127 ? nil : Int8(clamping: rssi)
             heard = true
         }
-        if let data = properties["ManufacturerData"], let payload = Self.applePayload(data) {
-            entry.payload = payload
+        if case .int16(let power)? = properties["TxPower"] { entry.content.txPowerLevel = Int8(clamping: power) }
+        if let data = properties["ManufacturerData"] {
+            entry.content.beacon = Self.manufacturerFrames(data).first
+            heard = true
+        }
+        if let data = properties["ServiceData"], let frame = Self.eddystoneFrame(data) {
+            if let uid = BeaconFrameParser.parse(eddystoneUID: frame.span) {
+                entry.content.beacon = uid
+            } else if let telemetry = BeaconFrameParser.parse(eddystoneTLM: frame.span) {
+                entry.content.telemetry = telemetry
+            }
             heard = true
         }
         devices[path] = entry
-        guard report, heard, reportsAdvertisements, state != .stopped, let payload = entry.payload,
-            let frame = IBeaconParser.parse(appleManufacturerPayload: payload.span)
-        else { return }
-        advertisement?(BlueZAdvertisement(frame: frame, rssi: entry.rssi, address: entry.address, addressType: entry.addressType))
+        guard report, heard, reportsAdvertisements, state != .stopped else { return }
+        advertisement?(
+            BlueZAdvertisement(content: entry.content, rssi: entry.rssi, address: entry.address, addressType: entry.addressType))
+    }
+
+    /// The beacon frames (iBeacon, AltBeacon) in ManufacturerData, `a{qv}` of company → `ay`.
+    static func manufacturerFrames(_ value: DBusValue) -> [BeaconFrame] {
+        guard case .dictionary("q", "v", let entries) = value else { return [] }
+        return entries.compactMap { entry in
+            guard case .uint16(let company) = entry.key, let bytes = bytes(entry.value) else { return nil }
+            let data = [UInt8(truncatingIfNeeded: company), UInt8(truncatingIfNeeded: company >> 8)] + bytes
+            return BeaconFrameParser.parse(manufacturerData: data.span)
+        }
     }
 
     /// Apple's manufacturer data (company 0x004C) from `a{qv}` with `ay` values.
     static func applePayload(_ value: DBusValue) -> [UInt8]? {
         guard case .dictionary("q", "v", let entries) = value else { return nil }
         for entry in entries {
-            guard case .uint16(IBeaconParser.appleCompanyIdentifier) = entry.key,
-                case .variant(.array("y", let bytes)) = entry.value
-            else { continue }
-            return bytes.compactMap { value -> UInt8? in
-                if case .byte(let byte) = value { return byte }
-                return nil
-            }
+            guard case .uint16(IBeaconParser.appleCompanyIdentifier) = entry.key else { continue }
+            return bytes(entry.value)
         }
         return nil
+    }
+
+    /// The 16-bit Eddystone service UUID 0xFEAA as bluetoothd's ServiceData keys it.
+    static let eddystoneServiceUUID = "0000feaa-0000-1000-8000-00805f9b34fb"
+
+    /// The Eddystone frame in ServiceData (`a{sv}` of service UUID → `ay`).
+    static func eddystoneFrame(_ value: DBusValue) -> [UInt8]? {
+        guard let entries = value.vardictEntries else { return nil }
+        for (uuid, data) in entries where uuid.lowercased() == eddystoneServiceUUID {
+            return bytes(data)
+        }
+        return nil
+    }
+
+    /// `v` holding `ay`, or `ay` itself.
+    static func bytes(_ value: DBusValue) -> [UInt8]? {
+        let array: [DBusValue]
+        switch value {
+        case .variant(.array("y", let values)), .array("y", let values): array = values
+        default: return nil
+        }
+        return array.compactMap { value -> UInt8? in
+            if case .byte(let byte) = value { return byte }
+            return nil
+        }
     }
 
     /// `a{oa{sa{sv}}}` → path → interface → properties.

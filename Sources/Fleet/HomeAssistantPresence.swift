@@ -74,7 +74,7 @@ public struct HomeAssistantPresence: Sendable {
     /// This node's own sighting. `published`: the reading was chosen for publishing (`ReadingPublisher`), which
     /// gives a beacon its entities.
     public mutating func observe(
-        _ observation: IBeaconObservation, published: Bool, at now: Timestamp,
+        _ observation: BeaconObservation, published: Bool, at now: Timestamp,
         placement: (BeaconIdentity) -> SightingRoom
     ) -> [Publication] {
         let identity = observation.frame.identity

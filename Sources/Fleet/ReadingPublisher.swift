@@ -40,7 +40,7 @@ public struct ReadingPublisher: Sendable {
     public var trackedCount: Int { tracks.count }
 
     /// The reading to publish for this sighting, or nil (not a published beacon, no RSSI, or too soon).
-    public mutating func observe(_ observation: IBeaconObservation) -> ESPresenseReading? {
+    public mutating func observe(_ observation: BeaconObservation) -> ESPresenseReading? {
         let identity = observation.frame.identity
         guard let rssi = observation.rssi, constraints?.contains(where: { $0.matches(identity) }) ?? true else { return nil }
         let now = observation.timestamp

@@ -44,10 +44,10 @@ struct DecodeTally: Equatable, Codable {
             report.address.rawValue &+ UInt64(truncatingIfNeeded: report.rssi ?? 0)
             &+ UInt64(report.eventType) &+ UInt64(report.addressType) &+ UInt64(report.dataRange.count)
             &+ (report.dataComplete ? 1 : 0)
-        if let frame = report.iBeacon { fold(frame) }
+        if let frame = report.beacon { fold(frame) }
     }
 
-    mutating func fold(_ frame: IBeaconFrame) {
+    mutating func fold(_ frame: BeaconFrame) {
         iBeacons += 1
         let uuid = frame.identity.uuid.uuid
         checksum &+=

@@ -20,7 +20,7 @@ enum FrameDump {
                 guard report.dataComplete else { return }
                 let data = event[report.dataRange]
                 advertisingLines.append(
-                    "A \(data.isEmpty ? "-" : hex(data)) \(report.iBeacon == nil ? 0 : 1) "
+                    "A \(data.isEmpty ? "-" : hex(data)) \(report.beacon == nil ? 0 : 1) "
                         + "\(report.address) \(report.rssi ?? 0)")
             }
             total.count(outcome)

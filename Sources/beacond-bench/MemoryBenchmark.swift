@@ -76,9 +76,9 @@ struct MemoryBenchmark: ParsableCommand {
 
     /// Beacon `index` (the pipeline bench's identities: 16 proximity UUIDs, distinct major/minor
     /// under each) at second `second`, RSSI varying so every observation updates its entry.
-    static func observation(of index: Int, at second: Int) -> IBeaconObservation {
-        IBeaconObservation(
-            frame: IBeaconFrame(identity: SyntheticAdvertStream.identity(index), measuredPower: -59),
+    static func observation(of index: Int, at second: Int) -> BeaconObservation {
+        BeaconObservation(
+            frame: BeaconFrame(identity: SyntheticAdvertStream.identity(index), measuredPower: -59),
             rssi: Int8(-60 - (index + second) % 30),
             address: BluetoothAddress(rawValue: UInt64(index)),
             addressType: 1,

@@ -7,7 +7,7 @@ protocol MeasuredBeaconTable {
     var name: String { get }
     var isStandIn: Bool { get }
     var trackedBeacons: Int { get }
-    mutating func observe(_ observation: IBeaconObservation)
+    mutating func observe(_ observation: BeaconObservation)
 }
 
 enum MeasuredTableKind: String, ExpressibleByArgument, CaseIterable {
@@ -50,7 +50,7 @@ struct RangerTable: MeasuredBeaconTable {
     var name: String { "BeaconRanger (ranging table, \(MemoryBenchmark.uuids.count) ranged UUIDs)" }
     var isStandIn: Bool { false }
     var trackedBeacons: Int { ranger.trackedBeaconCount }
-    mutating func observe(_ observation: IBeaconObservation) { ranger.observe(observation) }
+    mutating func observe(_ observation: BeaconObservation) { ranger.observe(observation) }
 }
 
 struct PipelineTable: MeasuredBeaconTable {
@@ -59,7 +59,7 @@ struct PipelineTable: MeasuredBeaconTable {
     var name: String { "BeaconPipeline (ranging table + one monitored region per beacon)" }
     var isStandIn: Bool { false }
     var trackedBeacons: Int { pipeline.ranger.trackedBeaconCount }
-    mutating func observe(_ observation: IBeaconObservation) {
+    mutating func observe(_ observation: BeaconObservation) {
         pipeline.observe(observation, into: &events)
         events.removeAll(keepingCapacity: true)
     }

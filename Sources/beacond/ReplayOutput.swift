@@ -33,7 +33,7 @@ struct ReplayOutput {
     }
 
     /// `{"time": …, "address": …, "uuid": …, "major": …, "minor": …, "txPower": …, "rssi": …}`
-    mutating func observationJSON(_ observation: IBeaconObservation, hasTime: Bool) {
+    mutating func observationJSON(_ observation: BeaconObservation, hasTime: Bool) {
         let identity = observation.identity
         append(#"{"time": "#)
         if hasTime {
@@ -59,7 +59,7 @@ struct ReplayOutput {
     }
 
     /// The table row: time (28 wide), "iBeacon", address (18 wide), UUID, then major, minor, tx and RSSI right-aligned.
-    mutating func observationTable(_ observation: IBeaconObservation, hasTime: Bool) {
+    mutating func observationTable(_ observation: BeaconObservation, hasTime: Bool) {
         let identity = observation.identity
         let start = buffer.count
         if hasTime { appendTime(observation.timestamp) } else { buffer.append(0x2D) }

@@ -8,7 +8,7 @@ import Testing
 /// on random observations and on the edges: no RSSI, no time, the widest numbers, times far from today.
 @Suite("replay output formatting")
 struct ReplayOutputTests {
-    static func referenceJSON(_ observation: IBeaconObservation, hasTime: Bool) -> String {
+    static func referenceJSON(_ observation: BeaconObservation, hasTime: Bool) -> String {
         let identity = observation.identity
         let time = hasTime ? observation.timestamp.iso8601 : nil
         let rssi = observation.rssi.map { String($0) } ?? "null"
@@ -17,7 +17,7 @@ struct ReplayOutputTests {
             + "\"txPower\": \(observation.frame.measuredPower), \"rssi\": \(rssi)}"
     }
 
-    static func referenceTable(_ observation: IBeaconObservation, hasTime: Bool) -> String {
+    static func referenceTable(_ observation: BeaconObservation, hasTime: Bool) -> String {
         func pad(_ text: String, _ width: Int) -> String {
             text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
         }
@@ -32,7 +32,7 @@ struct ReplayOutputTests {
             + padLeft(rssi, 5)
     }
 
-    static func observation(_ generator: inout SplitMix64, time: Int64) -> IBeaconObservation {
+    static func observation(_ generator: inout SplitMix64, time: Int64) -> BeaconObservation {
         let uuid = UUID(
             uuid: (
                 UInt8.random(in: 0...255, using: &generator), 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
@@ -42,8 +42,8 @@ struct ReplayOutputTests {
             uuid: uuid, major: UInt16.random(in: 0...UInt16.max, using: &generator),
             minor: [0, 9, 10, 34_463, 65_535].randomElement(using: &generator)!)
         let rssi: Int8? = Bool.random(using: &generator) ? nil : Int8.random(in: .min ... .max, using: &generator)
-        return IBeaconObservation(
-            frame: IBeaconFrame(identity: identity, measuredPower: Int8.random(in: .min ... .max, using: &generator)),
+        return BeaconObservation(
+            frame: BeaconFrame(identity: identity, measuredPower: Int8.random(in: .min ... .max, using: &generator)),
             rssi: rssi, address: BluetoothAddress(rawValue: UInt64.random(in: 0...UInt64.max, using: &generator)),
             addressType: 0, timestamp: Timestamp(microsecondsSinceEpoch: time))
     }

@@ -39,7 +39,9 @@ struct BlueZDiscoveryTests {
                 states.withLock { $0.append(text) }
             }
             discovery.advertisement = { sighting in
-                sightings.withLock { $0.append("\(sighting.frame.identity) \(sighting.rssi.map(String.init) ?? "nil")") }
+                // Devices without a beacon frame are reported too (private devices are recognised later).
+                guard let frame = sighting.content.beacon else { return }
+                sightings.withLock { $0.append("\(frame.identity) \(sighting.rssi.map(String.init) ?? "nil")") }
             }
             try discovery.start()
             try loop.startThread()

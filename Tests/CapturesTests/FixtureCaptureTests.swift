@@ -19,7 +19,7 @@ struct FixtureCaptureTests {
         subscript(_ key: String) -> String { fields[key] ?? "<missing \(key)>" }
     }
 
-    @Test func btsnoopYieldsTheExpectedIBeaconFrames() throws {
+    @Test func btsnoopYieldsTheExpectedBeaconFrames() throws {
         let capture = try Capture.load(path: Fixtures.path(Fixtures.btsnoop))
         #expect(capture.format == .btsnoop(datalink: 1002))
         #expect(capture.records.count == 2572)
@@ -36,7 +36,7 @@ struct FixtureCaptureTests {
         let found = decoded.iBeacons
         try #require(found.count == expected.count)
         for (frame, (report, record)) in zip(expected, found) {
-            let beacon = try #require(report.iBeacon)
+            let beacon = try #require(report.beacon)
             #expect("\(record.number)" == frame["record"])
             #expect(record.timestamp.map { String($0.iso8601.dropLast()) } == frame["ts"])
             #expect("\(report.eventType)" == frame["evt_type"])

@@ -40,7 +40,7 @@ struct DecodedCapture {
         self.reports = reports
     }
 
-    var iBeacons: [(report: AdvertisingReport, record: CaptureRecord)] { reports.filter { $0.report.iBeacon != nil } }
+    var iBeacons: [(report: AdvertisingReport, record: CaptureRecord)] { reports.filter { $0.report.beacon != nil } }
 }
 
 extension [UInt8] {

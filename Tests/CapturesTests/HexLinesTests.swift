@@ -70,12 +70,20 @@ struct HexLinesTests {
         capture.forEachAdvertisingReport(counters: &counters) { report, record in
             if firstReport[record.number] == nil { firstReport[record.number] = report }
         }
+        var altBeacons = 0
         #expect(counters.events == capture.records.count)
         for record in capture.records {
             let line = try #require(lines[record.number])
             let report = try #require(firstReport[record.number], "line \(record.number)")
             #expect(line.contains("addr=\(report.address)"), "line \(record.number)")
-            if let beacon = report.iBeacon {
+            if let beacon = report.beacon, beacon.identity.kind == .altBeacon {
+                // ble_monitor's own AltBeacon parser asserted these fields (an independent parse of the same bytes).
+                let asserted =
+                    "uuid='\(HexBytes.lowercase(beacon.identity.uuid.byteArray))'; major=\(beacon.identity.major); "
+                    + "minor=\(beacon.identity.minor); measured power=\(beacon.measuredPower)"
+                #expect(line.contains("type='AltBeacon'") && line.contains(asserted), "line \(record.number)")
+                altBeacons += 1
+            } else if let beacon = report.beacon {
                 let derived =
                     "uuid=\(beacon.identity.uuid.uuidString.lowercased()) major=\(beacon.identity.major) "
                     + "minor=\(beacon.identity.minor) tx_power=\(beacon.measuredPower)"
@@ -85,8 +93,10 @@ struct HexLinesTests {
             }
         }
         if file.hasSuffix("ibeacon.txt") {
-            #expect(firstReport.values.filter { $0.iBeacon != nil }.count == 17)
+            #expect(firstReport.values.filter { $0.beacon != nil }.count == 17)
         }
+        // Every AltBeacon ble_monitor's tests assert is decoded as one.
+        #expect(altBeacons == capture.records.filter { lines[$0.number]?.contains("type='AltBeacon'") == true }.count)
     }
 
     @Test func everyLineShape() throws {

@@ -13,7 +13,7 @@ struct RoundTripTests {
         #expect(decoded.counters.malformed == 0)
         let (report, record) = try #require(decoded.iBeacons.first)
         #expect(decoded.iBeacons.count == 1)
-        #expect(report.iBeacon == IBeaconFrame(identity: KnownPackets.identity, measuredPower: KnownPackets.measuredPower))
+        #expect(report.beacon == BeaconFrame(identity: KnownPackets.identity, measuredPower: KnownPackets.measuredPower))
         #expect(report.address == KnownPackets.address)
         #expect(report.addressType == 1)
         #expect(report.rssi == rssi)
@@ -130,7 +130,7 @@ struct RoundTripTests {
         let decoded = DecodedCapture(capture)
         #expect(decoded.iBeacons.count == 2)
         #expect(decoded.iBeacons.map(\.record.number) == [1, 3])
-        #expect(decoded.iBeacons.allSatisfy { $0.report.iBeacon?.identity == KnownPackets.identity })
+        #expect(decoded.iBeacons.allSatisfy { $0.report.beacon?.identity == KnownPackets.identity })
     }
 
     @Test func pcapngSectionsSwitchByteOrderAndInterfaces() throws {

@@ -14,9 +14,9 @@ struct HomeAssistantPresenceTests {
             monitoring: try MonitoringConfiguration())
     }
 
-    func sighting(minor: UInt16 = 2, at time: Timestamp) -> IBeaconObservation {
-        IBeaconObservation(
-            frame: IBeaconFrame(identity: BeaconIdentity(uuid: Self.uuid, major: 1, minor: minor), measuredPower: -59),
+    func sighting(minor: UInt16 = 2, at time: Timestamp) -> BeaconObservation {
+        BeaconObservation(
+            frame: BeaconFrame(identity: BeaconIdentity(uuid: Self.uuid, major: 1, minor: minor), measuredPower: -59),
             rssi: -65, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0, timestamp: time)
     }
 

@@ -7,9 +7,9 @@ import Testing
 struct ReadingPublisherTests {
     let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
-    func sighting(major: UInt16 = 1, minor: UInt16 = 2, rssi: Int8? = -65, power: Int8 = -59, at seconds: Double) -> IBeaconObservation {
-        IBeaconObservation(
-            frame: IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power),
+    func sighting(major: UInt16 = 1, minor: UInt16 = 2, rssi: Int8? = -65, power: Int8 = -59, at seconds: Double) -> BeaconObservation {
+        BeaconObservation(
+            frame: BeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power),
             rssi: rssi, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0,
             timestamp: Timestamp(microsecondsSinceEpoch: Int64(seconds * 1_000_000)))
     }

@@ -1,5 +1,5 @@
 /// One advertising report from a controller (legacy or extended), or one advertising PDU
-/// captured over the air: who sent it, how strong, and what iBeacon (if any) it carried.
+/// captured over the air: who sent it, how strong, and what beacon frame (if any) it carried.
 ///
 /// The advertising data itself stays in the caller's buffer; `dataRange` locates it there, so
 /// decoding allocates nothing.
@@ -26,11 +26,14 @@ public struct AdvertisingReport: Hashable, Sendable {
     /// False for extended reports whose data status is "incomplete" or "truncated": their data
     /// is not parsed because a partial AD structure could read as a wrong frame.
     public var dataComplete: Bool
-    public var iBeacon: IBeaconFrame?
+    /// The beacon frame, telemetry and TX power level its data carried.
+    public var content: AdvertisementContent
+    /// The beacon frame of any kind, if the data carried one.
+    @inlinable public var beacon: BeaconFrame? { content.beacon }
 
     public init(
         source: Source, eventType: UInt16, addressType: UInt8, address: BluetoothAddress,
-        rssi: Int8?, dataRange: Range<Int>, dataComplete: Bool, iBeacon: IBeaconFrame?
+        rssi: Int8?, dataRange: Range<Int>, dataComplete: Bool, content: AdvertisementContent
     ) {
         self.source = source
         self.eventType = eventType
@@ -39,7 +42,7 @@ public struct AdvertisingReport: Hashable, Sendable {
         self.rssi = rssi
         self.dataRange = dataRange
         self.dataComplete = dataComplete
-        self.iBeacon = iBeacon
+        self.content = content
     }
 
     /// True when the report answers a scan request (legacy SCAN_RSP, extended bit 3, LL SCAN_RSP).
@@ -87,7 +90,10 @@ public struct DecodeCounters: Hashable, Sendable {
     public var events = 0
     public var advertisingEvents = 0
     public var reports = 0
+    /// iBeacon frames.
     public var iBeacons = 0
+    /// Beacon frames of every kind (iBeacon, AltBeacon, Eddystone-UID) and sightings of private devices.
+    public var beacons = 0
     public var malformed = 0
     /// Malformed packets by reason, for diagnostics.
     public var malformedByReason: [DecodeFailure: Int] = [:]

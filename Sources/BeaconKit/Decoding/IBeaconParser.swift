@@ -14,7 +14,7 @@ public enum IBeaconParser {
     /// byte (padding follows) or at a length that would run past the data: nothing from such a
     /// structure is trusted, so an iBeacon that overruns the declared data is not found.
     @inlinable
-    public static func parse(advertisingData data: Span<UInt8>) -> IBeaconFrame? {
+    public static func parse(advertisingData data: Span<UInt8>) -> BeaconFrame? {
         var offset = 0
         let count = data.count
         while offset < count {
@@ -35,14 +35,14 @@ public enum IBeaconParser {
 
     /// Manufacturer-specific data starting with the little-endian company identifier.
     @inlinable
-    public static func parse(manufacturerData data: Span<UInt8>) -> IBeaconFrame? {
+    public static func parse(manufacturerData data: Span<UInt8>) -> BeaconFrame? {
         guard data.count >= 25, data[0] == 0x4C, data[1] == 0x00 else { return nil }
         return parse(appleManufacturerPayload: data.extracting(2..<data.count))
     }
 
     /// Apple manufacturer data after the company identifier: `02 15` + 21 bytes.
     @inlinable
-    public static func parse(appleManufacturerPayload p: Span<UInt8>) -> IBeaconFrame? {
+    public static func parse(appleManufacturerPayload p: Span<UInt8>) -> BeaconFrame? {
         guard p.count >= 23, p[0] == 0x02, p[1] == 0x15 else { return nil }
         let uuid = UUID(
             uuid: (
@@ -51,7 +51,7 @@ public enum IBeaconParser {
             ))
         let major = UInt16(p[18]) << 8 | UInt16(p[19])
         let minor = UInt16(p[20]) << 8 | UInt16(p[21])
-        return IBeaconFrame(
+        return BeaconFrame(
             identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
             measuredPower: Int8(bitPattern: p[22]))
     }

@@ -116,7 +116,7 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     /// `room` is where the beacon is now (`RoomLocator`), for regions with a `room`: only a sighting in that room
     /// counts for them.
     public mutating func observe(
-        _ observation: IBeaconObservation, room: SightingRoom = .unplaced,
+        _ observation: BeaconObservation, room: SightingRoom = .unplaced,
         into events: inout [MonitoringEvent<Key>]
     ) {
         observe(observation.identity, rssi: observation.rssi, by: .local, room: room, at: observation.timestamp, into: &events)

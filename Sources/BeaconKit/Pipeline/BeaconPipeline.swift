@@ -1,11 +1,12 @@
 /// The path every advertisement takes, shared by the daemon and `beacond replay`:
-/// HCI bytes → advertising reports → iBeacon observations → ranging table and region monitors.
+/// HCI bytes → advertising reports → beacon observations (iBeacon, AltBeacon, Eddystone-UID, private devices by
+/// their keys) → ranging table and region monitors.
 ///
 /// Time only moves through the timestamps given to `ingest` and `advance`, so a capture replayed
 /// at any speed produces the same events, and tests need no sleeps.
 public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public enum Event: Sendable, Hashable {
-        case observation(IBeaconObservation)
+        case observation(BeaconObservation)
         case monitoring(MonitoringEvent<Key>)
         /// One ranging cycle: every ranged constraint with the beacons it matches, nearest first (with `presence`, also
         /// those only other receivers hear).
@@ -18,6 +19,15 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     /// Rooms, when receivers have rooms (a node on an MQTT broker): each sighting places its beacon, and regions with
     /// a room count only sightings placed there. nil: no rooms (regions with a room never enter).
     public var presence: RoomPresence?
+    /// The keys of private devices to recognise: an advertisement from a resolvable private address one of them made
+    /// is a sighting of that device, whatever the address is this quarter hour.
+    public var privateDevices = PrivateAddressResolver()
+    /// Eddystone-TLM by the address that sent it, attached to that address's Eddystone-UID sightings.
+    var telemetryByAddress: [UInt64: EddystoneTelemetry] = [:]
+    /// The most addresses whose telemetry is kept (a flood of TLM frames cannot grow memory past it).
+    static var telemetryCapacity: Int { 4096 }
+    /// The RSSI at 1 m assumed for a private device that advertises no TX Power Level: a typical phone's.
+    public static var phoneMeasuredPower: Int8 { -59 }
     /// How often ranging results are produced (Core Location: about once a second).
     public let rangingInterval: Duration
     /// Whether `ingest` reports each observation as an event (replay prints them; the daemon does not need them).
@@ -73,18 +83,48 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         counters.add(outcome)
     }
 
-    /// Feeds one decoded report. Reports without an iBeacon are ignored here (counted by the decoders).
+    /// Feeds one decoded report. Reports with no beacon frame and from no known private device are ignored here
+    /// (counted by the decoders).
     public mutating func ingest(report: AdvertisingReport, at time: Timestamp, into events: inout [Event]) {
-        guard let frame = report.iBeacon else { return }
-        counters.iBeacons += 1
-        let observation = IBeaconObservation(
-            frame: frame, rssi: report.rssi, address: report.address,
-            addressType: report.addressType, timestamp: time)
-        observe(observation, into: &events)
+        ingest(
+            report.content, rssi: report.rssi, address: report.address, addressType: report.addressType, at: time,
+            into: &events)
+    }
+
+    /// Feeds what one advertisement carried, decoded elsewhere (bluetoothd's D-Bus properties carry no HCI bytes).
+    public mutating func ingest(
+        _ content: AdvertisementContent, rssi: Int8?, address: BluetoothAddress, addressType: UInt8, at time: Timestamp,
+        into events: inout [Event]
+    ) {
+        if let telemetry = content.telemetry {
+            if telemetryByAddress.count >= Self.telemetryCapacity, telemetryByAddress[address.rawValue] == nil {
+                telemetryByAddress.removeAll(keepingCapacity: true)
+            }
+            telemetryByAddress[address.rawValue] = telemetry
+        }
+        var frame = content.beacon
+        // Random address type (1): only those can be resolvable private addresses.
+        if frame == nil, addressType == 1, !privateDevices.isEmpty,
+            let fingerprint = privateDevices.resolve(address, at: time)
+        {
+            frame = BeaconFrame(
+                identity: .privateDevice(fingerprint: fingerprint),
+                measuredPower: content.txPowerLevel.map { Int8(clamping: Int($0) - BeaconFrameParser.eddystoneLossAtOneMetre) }
+                    ?? Self.phoneMeasuredPower)
+        }
+        guard let frame else { return }
+        counters.beacons += 1
+        if frame.identity.kind == .iBeacon { counters.iBeacons += 1 }
+        let telemetry = frame.identity.kind == .eddystone ? telemetryByAddress[address.rawValue] : nil
+        observe(
+            BeaconObservation(
+                frame: frame, rssi: rssi, address: address, addressType: addressType, timestamp: time,
+                telemetry: telemetry),
+            into: &events)
     }
 
     /// Feeds an observation that was decoded elsewhere (BlueZ D-Bus properties carry no HCI bytes).
-    public mutating func observe(_ observation: IBeaconObservation, into events: inout [Event]) {
+    public mutating func observe(_ observation: BeaconObservation, into events: inout [Event]) {
         advance(to: observation.timestamp, into: &events)
         if emitsObservations { events.append(.observation(observation)) }
         var room = SightingRoom.unplaced

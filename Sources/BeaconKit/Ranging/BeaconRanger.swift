@@ -60,7 +60,7 @@ public struct BeaconRanger<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Feeds one sighting. Ignored unless the beacon matches a ranged constraint.
-    public mutating func observe(_ observation: IBeaconObservation) {
+    public mutating func observe(_ observation: BeaconObservation) {
         guard
             let slot = slot(
                 for: observation.identity, measuredPower: observation.frame.measuredPower,
@@ -182,6 +182,8 @@ private struct TrackedBeacon: Sendable {
     var filter: AnyRSSIFilter
     var measuredPower: Int8
     var lastSeen: Timestamp
+    /// An Eddystone beacon's latest telemetry (TLM from the same address).
+    var telemetry: EddystoneTelemetry?
     /// This adapter heard it since the previous cycle.
     var heardThisCycle = false
     /// Another receiver heard it since the previous cycle.
@@ -195,10 +197,11 @@ private struct TrackedBeacon: Sendable {
 
     /// A sighting without RSSI still counts as heard (the beacon is there), and reports whatever
     /// the filter holds from earlier samples.
-    mutating func record(_ observation: IBeaconObservation) {
+    mutating func record(_ observation: BeaconObservation) {
         if let rssi = observation.rssi { filter.add(Int(rssi), at: observation.timestamp) }
         measuredPower = observation.frame.measuredPower
         lastSeen = max(lastSeen, observation.timestamp)
+        if let telemetry = observation.telemetry { self.telemetry = telemetry }
         heardThisCycle = true
     }
 
@@ -218,6 +221,15 @@ private struct TrackedBeacon: Sendable {
             heardThisCycle = false
             heardElsewhereThisCycle = false
         }
+        var beacon = rangedBeacon(at: now, identity: identity, configuration: configuration, fleet: fleet)
+        beacon.telemetry = telemetry
+        return beacon
+    }
+
+    private func rangedBeacon(
+        at now: Timestamp, identity: BeaconIdentity, configuration: RangingConfiguration,
+        fleet: RoomPresence?
+    ) -> RangedBeacon {
         let thresholds = configuration.proximityThresholds
         if heardThisCycle, let smoothed = filter.smoothedRSSI(at: now), smoothed.isFinite {
             let accuracy = configuration.distanceModel.accuracy(rssi: smoothed, measuredPower: Int(measuredPower))
@@ -243,6 +255,7 @@ private struct TrackedBeacon: Sendable {
 /// hex UUID string sorts exactly as the UUID's bytes do, so comparing the bytes as two big-endian
 /// integers gives the same order at a fraction of the cost when sorting thousands of beacons.
 private struct IdentityOrder: Comparable {
+    var kind: UInt8
     var high: UInt64
     var low: UInt64
     var major: UInt16
@@ -250,6 +263,7 @@ private struct IdentityOrder: Comparable {
 
     init(_ identity: BeaconIdentity) {
         let b = identity.uuid.uuid
+        kind = identity.kind.rawValue
         func word(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) -> UInt64 {
             UInt64(b0) << 24 | UInt64(b1) << 16 | UInt64(b2) << 8 | UInt64(b3)
         }
@@ -260,6 +274,6 @@ private struct IdentityOrder: Comparable {
     }
 
     static func < (lhs: IdentityOrder, rhs: IdentityOrder) -> Bool {
-        (lhs.high, lhs.low, lhs.major, lhs.minor) < (rhs.high, rhs.low, rhs.major, rhs.minor)
+        (lhs.kind, lhs.high, lhs.low, lhs.major, lhs.minor) < (rhs.kind, rhs.high, rhs.low, rhs.major, rhs.minor)
     }
 }

@@ -17,6 +17,8 @@ public struct RangedBeacon: Hashable, Sendable, CustomStringConvertible {
     /// adapter heard the beacon this cycle, else the nearest receiver that did. nil without rooms, or when nobody
     /// heard it this cycle.
     public var receiver: String?
+    /// An Eddystone beacon's latest telemetry (battery, temperature), when its address also sends TLM frames.
+    public var telemetry: EddystoneTelemetry?
 
     public init(
         identity: BeaconIdentity, rssi: Int, accuracy: Double, proximity: BeaconProximity,

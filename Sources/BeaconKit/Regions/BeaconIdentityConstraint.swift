@@ -1,31 +1,57 @@
 public import Foundation
 
-/// Which beacons a ranging request or a region covers (Core Location's `CLBeaconIdentityConstraint`):
-/// a UUID, a UUID and major, or a UUID, major and minor.
+/// Which beacons a ranging request or a region covers (Core Location's `CLBeaconIdentityConstraint`), for each kind:
+/// - iBeacon: a UUID, a UUID and major, or a UUID, major and minor.
+/// - AltBeacon: id1, id1 and id2, or id1, id2 and id3 (held as `uuid`, `major`, `minor`).
+/// - Eddystone-UID: a namespace, or a namespace and instance (held in `uuid`; `major` and `minor` are 0 when the
+///   instance is given, nil when not).
+/// - A private device: its key's fingerprint (`major` and `minor` 0).
 public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConvertible {
+    public let kind: BeaconKind
     public let uuid: UUID
     public let major: UInt16?
     public let minor: UInt16?
 
-    /// A minor without a major is meaningless (Core Location has no such constraint), so it cannot be built.
+    /// An iBeacon constraint. A minor without a major is meaningless (Core Location has no such constraint), so it
+    /// cannot be built.
     public init(uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil) throws(BeaconIdentityConstraint.Invalid) {
+        try self.init(kind: .iBeacon, uuid: uuid, major: major, minor: minor)
+    }
+
+    /// An iBeacon or AltBeacon constraint (for AltBeacon: id1, id2, id3).
+    public init(kind: BeaconKind, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil) throws(BeaconIdentityConstraint.Invalid) {
         if minor != nil && major == nil { throw .minorWithoutMajor }
+        guard kind == .iBeacon || kind == .altBeacon else { throw .malformed("\(kind.name) has no UUID, major and minor") }
+        self.kind = kind
         self.uuid = uuid
         self.major = major
         self.minor = minor
     }
 
-    /// Every beacon with this proximity UUID (cannot be invalid, so it does not throw).
+    /// Every iBeacon with this proximity UUID (cannot be invalid, so it does not throw).
     public static func matching(uuid: UUID) -> BeaconIdentityConstraint {
-        BeaconIdentityConstraint(checked: uuid, major: nil, minor: nil)
+        BeaconIdentityConstraint(checked: .iBeacon, uuid: uuid, major: nil, minor: nil)
     }
 
-    /// Every beacon with this proximity UUID and major (cannot be invalid, so it does not throw).
+    /// Every iBeacon with this proximity UUID and major (cannot be invalid, so it does not throw).
     public static func matching(uuid: UUID, major: UInt16) -> BeaconIdentityConstraint {
-        BeaconIdentityConstraint(checked: uuid, major: major, minor: nil)
+        BeaconIdentityConstraint(checked: .iBeacon, uuid: uuid, major: major, minor: nil)
     }
 
-    private init(checked uuid: UUID, major: UInt16?, minor: UInt16?) {
+    /// Every Eddystone-UID beacon in `namespace`, or the one `instance` in it.
+    public static func eddystone(namespace: EddystoneNamespace, instance: EddystoneInstance? = nil) -> BeaconIdentityConstraint {
+        BeaconIdentityConstraint(
+            checked: .eddystone, uuid: namespace.uuid(instance: instance), major: instance == nil ? nil : 0,
+            minor: instance == nil ? nil : 0)
+    }
+
+    /// The private device whose key has this fingerprint.
+    public static func privateDevice(fingerprint: UUID) -> BeaconIdentityConstraint {
+        BeaconIdentityConstraint(checked: .privateDevice, uuid: fingerprint, major: 0, minor: 0)
+    }
+
+    private init(checked kind: BeaconKind, uuid: UUID, major: UInt16?, minor: UInt16?) {
+        self.kind = kind
         self.uuid = uuid
         self.major = major
         self.minor = minor
@@ -33,56 +59,115 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
 
     /// The constraint that matches exactly one beacon.
     public init(_ identity: BeaconIdentity) {
+        self.kind = identity.kind
         self.uuid = identity.uuid
         self.major = identity.major
         self.minor = identity.minor
     }
 
-    /// Parses `UUID`, `UUID:MAJOR` or `UUID:MAJOR:MINOR` (decimal major/minor), the form the CLI takes.
+    /// An Eddystone constraint's namespace.
+    public var eddystoneNamespace: EddystoneNamespace? { kind == .eddystone ? EddystoneNamespace(uuid) : nil }
+    /// An Eddystone constraint's instance, nil for a namespace-only one.
+    public var eddystoneInstance: EddystoneInstance? { kind == .eddystone && major != nil ? EddystoneInstance(uuid) : nil }
+
+    /// The text forms the CLI takes: `UUID[:MAJOR[:MINOR]]` (an iBeacon; `ibeacon:` may prefix it),
+    /// `altbeacon:ID1[:ID2[:ID3]]` and `eddystone:NAMESPACE[:INSTANCE]` (20 and 12 hex digits). A private device is
+    /// named (`device:NAME`) and needs its key, so it is not a constraint on its own: see `RegionSpec`.
     public init(parsing text: String) throws(BeaconIdentityConstraint.Invalid) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count), let uuid = UUID(uuidString: String(parts[0])) else {
-            throw .malformed(text)
+        var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var kind = BeaconKind.iBeacon
+        if let first = parts.first, UUID(uuidString: first) == nil,
+            let named = BeaconKind.allCases.first(where: { $0.textPrefix == first.lowercased() })
+        {
+            kind = named
+            parts.removeFirst()
         }
-        var major: UInt16?
-        var minor: UInt16?
-        if parts.count >= 2 {
-            guard let value = UInt16(parts[1]) else { throw .malformed(text) }
-            major = value
+        switch kind {
+        case .iBeacon, .altBeacon:
+            guard (1...3).contains(parts.count), let uuid = UUID(uuidString: parts[0]) else { throw .malformed(text) }
+            var major: UInt16?
+            var minor: UInt16?
+            if parts.count >= 2 {
+                guard let value = UInt16(parts[1]) else { throw .malformed(text) }
+                major = value
+            }
+            if parts.count == 3 {
+                guard let value = UInt16(parts[2]) else { throw .malformed(text) }
+                minor = value
+            }
+            try self.init(kind: kind, uuid: uuid, major: major, minor: minor)
+        case .eddystone:
+            guard (1...2).contains(parts.count), let namespace = EddystoneNamespace(hex: parts[0]) else {
+                throw .malformedEddystone(text)
+            }
+            var instance: EddystoneInstance?
+            if parts.count == 2 {
+                guard let value = EddystoneInstance(hex: parts[1]) else { throw .malformedEddystone(text) }
+                instance = value
+            }
+            self = .eddystone(namespace: namespace, instance: instance)
+        case .privateDevice:
+            throw .deviceNeedsKey(text)
         }
-        if parts.count == 3 {
-            guard let value = UInt16(parts[2]) else { throw .malformed(text) }
-            minor = value
-        }
-        try self.init(uuid: uuid, major: major, minor: minor)
     }
 
     @inlinable
     public func matches(_ identity: BeaconIdentity) -> Bool {
-        identity.uuid == uuid
+        guard identity.kind == kind else { return false }
+        if kind == .eddystone && major == nil {
+            return identity.uuid.eddystoneNamespaceWords == uuid.eddystoneNamespaceWords
+        }
+        return identity.uuid == uuid
             && (major == nil || major == identity.major)
             && (minor == nil || minor == identity.minor)
     }
 
     public var description: String {
-        var text = uuid.uuidString
-        if let major { text += ":\(major)" }
-        if let minor { text += ":\(minor)" }
-        return text
+        switch kind {
+        case .iBeacon, .altBeacon:
+            var text = (kind == .altBeacon ? "altbeacon:" : "") + uuid.uuidString
+            if let major { text += ":\(major)" }
+            if let minor { text += ":\(minor)" }
+            return text
+        case .eddystone:
+            return "eddystone:\(EddystoneNamespace(uuid))" + (eddystoneInstance.map { ":\($0)" } ?? "")
+        case .privateDevice:
+            return "device:\(uuid.uuidString)"
+        }
     }
 
     public enum Invalid: Error, Equatable, CustomStringConvertible {
         case minorWithoutMajor
         case malformed(String)
+        case malformedEddystone(String)
+        case deviceNeedsKey(String)
 
         public var description: String {
             switch self {
             case .minorWithoutMajor:
                 return "a minor needs a major: give UUID:MAJOR:MINOR"
             case .malformed(let text):
-                return "'\(text)' is not UUID[:MAJOR[:MINOR]] (UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, MAJOR and MINOR 0-65535)"
+                return "'\(text)' is not UUID[:MAJOR[:MINOR]] (an iBeacon: UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, "
+                    + "MAJOR and MINOR 0-65535), altbeacon:ID1[:ID2[:ID3]] (the same shape) or eddystone:NAMESPACE[:INSTANCE]"
+            case .malformedEddystone(let text):
+                return "'\(text)' is not eddystone:NAMESPACE[:INSTANCE]: the namespace is 20 hex digits and the instance 12, "
+                    + "e.g. eddystone:edd1ebeac04e5defa017:0123456789ab"
+            case .deviceNeedsKey(let text):
+                return "'\(text)' names a private device, which needs its Identity Resolving Key: declare the device "
+                    + "with its key (docs/devices.md) and name it there"
             }
         }
+    }
+}
+
+extension UUID {
+    /// The first 10 bytes (an Eddystone namespace) as two words, the rest zero: for matching and hashing.
+    @inlinable
+    var eddystoneNamespaceWords: (UInt64, UInt64) {
+        let bytes = uuid
+        let masked = UUID(
+            uuid: (bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5, bytes.6, bytes.7, bytes.8, bytes.9, 0, 0, 0, 0, 0, 0))
+        return masked.words
     }
 }
 

@@ -2,8 +2,9 @@ public import Foundation
 
 /// Finds every region or ranging constraint that an identity satisfies in constant time.
 ///
-/// A constraint is UUID, UUID+major or UUID+major+minor, so an identity can match at most three
-/// *shapes* of constraint. Each shape has its own hash table, and a lookup is three hash probes
+/// A constraint is UUID, UUID+major or UUID+major+minor (for Eddystone: namespace, or namespace+instance as a full
+/// identity; for a private device: a full identity), so an identity can match at most three *shapes* of
+/// constraint. Each shape has its own hash table, and a lookup is three hash probes
 /// whatever the number of regions (10,000 regions cost the same as 1). Keys sharing one
 /// constraint are kept together in a small array.
 public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
@@ -12,14 +13,20 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
     @usableFromInline struct UUIDKey: Hashable, Sendable {
         @usableFromInline var high: UInt64
         @usableFromInline var low: UInt64
-        @inlinable init(_ uuid: UUID) { (high, low) = uuid.words }
+        @usableFromInline var kind: BeaconKind
+        /// The key an identity or a UUID-only constraint of `kind` files under: an Eddystone namespace is the first 10
+        /// bytes, so the instance is masked out.
+        @inlinable init(kind: BeaconKind, _ uuid: UUID) {
+            (high, low) = kind == .eddystone ? uuid.eddystoneNamespaceWords : uuid.words
+            self.kind = kind
+        }
     }
 
     @usableFromInline struct UUIDMajor: Hashable, Sendable {
         @usableFromInline var uuid: UUIDKey
         @usableFromInline var major: UInt16
-        @inlinable init(uuid: UUID, major: UInt16) {
-            self.uuid = UUIDKey(uuid)
+        @inlinable init(kind: BeaconKind, uuid: UUID, major: UInt16) {
+            self.uuid = UUIDKey(kind: kind, uuid)
             self.major = major
         }
     }
@@ -44,11 +51,12 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
         constraints[key] = constraint
         switch (constraint.major, constraint.minor) {
         case (nil, _):
-            byUUID[UUIDKey(constraint.uuid), default: []].append(key)
+            byUUID[UUIDKey(kind: constraint.kind, constraint.uuid), default: []].append(key)
         case (let major?, nil):
-            byUUIDMajor[UUIDMajor(uuid: constraint.uuid, major: major), default: []].append(key)
+            byUUIDMajor[UUIDMajor(kind: constraint.kind, uuid: constraint.uuid, major: major), default: []].append(key)
         case (let major?, let minor?):
-            byIdentity[BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor), default: []].append(key)
+            byIdentity[BeaconIdentity(kind: constraint.kind, uuid: constraint.uuid, major: major, minor: minor), default: []]
+                .append(key)
         }
     }
 
@@ -62,10 +70,10 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
             table[bucket] = keys.isEmpty ? nil : keys
         }
         switch (constraint.major, constraint.minor) {
-        case (nil, _): drop(&byUUID, UUIDKey(constraint.uuid))
-        case (let major?, nil): drop(&byUUIDMajor, UUIDMajor(uuid: constraint.uuid, major: major))
+        case (nil, _): drop(&byUUID, UUIDKey(kind: constraint.kind, constraint.uuid))
+        case (let major?, nil): drop(&byUUIDMajor, UUIDMajor(kind: constraint.kind, uuid: constraint.uuid, major: major))
         case (let major?, let minor?):
-            drop(&byIdentity, BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor))
+            drop(&byIdentity, BeaconIdentity(kind: constraint.kind, uuid: constraint.uuid, major: major, minor: minor))
         }
         return constraint
     }
@@ -73,8 +81,8 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
     /// Calls `body` once for every key whose constraint `identity` satisfies.
     @inlinable
     public func forEachMatch(of identity: BeaconIdentity, _ body: (Key) -> Void) {
-        if !byUUID.isEmpty, let keys = byUUID[UUIDKey(identity.uuid)] { keys.forEach(body) }
-        if !byUUIDMajor.isEmpty, let keys = byUUIDMajor[UUIDMajor(uuid: identity.uuid, major: identity.major)] {
+        if !byUUID.isEmpty, let keys = byUUID[UUIDKey(kind: identity.kind, identity.uuid)] { keys.forEach(body) }
+        if !byUUIDMajor.isEmpty, let keys = byUUIDMajor[UUIDMajor(kind: identity.kind, uuid: identity.uuid, major: identity.major)] {
             keys.forEach(body)
         }
         if !byIdentity.isEmpty, let keys = byIdentity[identity] { keys.forEach(body) }
@@ -83,8 +91,10 @@ public struct RegionIndex<Key: Hashable & Sendable>: Sendable {
     /// True when at least one key matches `identity`.
     @inlinable
     public func containsMatch(for identity: BeaconIdentity) -> Bool {
-        if !byUUID.isEmpty, byUUID[UUIDKey(identity.uuid)] != nil { return true }
-        if !byUUIDMajor.isEmpty, byUUIDMajor[UUIDMajor(uuid: identity.uuid, major: identity.major)] != nil { return true }
+        if !byUUID.isEmpty, byUUID[UUIDKey(kind: identity.kind, identity.uuid)] != nil { return true }
+        if !byUUIDMajor.isEmpty, byUUIDMajor[UUIDMajor(kind: identity.kind, uuid: identity.uuid, major: identity.major)] != nil {
+            return true
+        }
         return !byIdentity.isEmpty && byIdentity[identity] != nil
     }
 }

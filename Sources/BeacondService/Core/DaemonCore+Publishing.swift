@@ -30,7 +30,7 @@ extension DaemonCore {
     }
 
     /// This receiver's own sighting: Home Assistant's presence first, then the reading if it is due.
-    mutating func observedLocally(_ observation: IBeaconObservation) {
+    mutating func observedLocally(_ observation: BeaconObservation) {
         guard var publisher = readingPublisher else { return }
         // Taken out while it changes, so it is not copied (it holds every beacon's last reading).
         readingPublisher = nil

@@ -23,11 +23,8 @@ struct BeaconEngine {
         switch input {
         case .packet(let packet, let bytes):
             pipeline.ingest(packet, payload: bytes.span, at: now, into: &events)
-        case .iBeacon(let frame, let rssi, let address, let addressType):
-            pipeline.observe(
-                IBeaconObservation(
-                    frame: frame, rssi: rssi, address: address, addressType: addressType,
-                    timestamp: now), into: &events)
+        case .advertisement(let content, let rssi, let address, let addressType):
+            pipeline.ingest(content, rssi: rssi, address: address, addressType: addressType, at: now, into: &events)
         }
         forgetRooms(at: now)
         return events

@@ -8,8 +8,9 @@ public enum ScannerInput: Sendable {
     /// Bytes in a capture's terms: an HCI event (no H4 type byte), or an advertising-channel PDU captured over the
     /// air with its RSSI if known (`BeaconPipeline.ingest(_:payload:at:into:)` decodes either).
     case packet(CapturePacket, [UInt8])
-    /// An iBeacon frame heard now.
-    case iBeacon(IBeaconFrame, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)
+    /// An advertisement bluetoothd decoded, heard now: its beacon frame, telemetry and TX power if any, and who sent
+    /// it (a private device is recognised by its address).
+    case advertisement(AdvertisementContent, rssi: Int8?, address: BluetoothAddress, addressType: UInt8)
 }
 
 /// Why a scanner could not start, with the fix.

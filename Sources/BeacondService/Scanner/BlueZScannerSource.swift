@@ -52,8 +52,8 @@ public final class BlueZScannerSource: BeaconScanner {
         discovery.stateChanged = { [weak self] state in self?.discoveryChanged(state) }
         discovery.advertisement = { advertisement in
             deliver(
-                .iBeacon(
-                    advertisement.frame, rssi: advertisement.rssi, address: advertisement.address,
+                .advertisement(
+                    advertisement.content, rssi: advertisement.rssi, address: advertisement.address,
                     addressType: advertisement.addressType))
         }
         do {

@@ -102,12 +102,12 @@ struct DecoderRobustnessTests {
             for report in reports {
                 if report.dataRange.lowerBound < offset || report.dataRange.upperBound > bytes.count {
                     problem = "\(entry): dataRange \(report.dataRange) outside the buffer"
-                } else if report.iBeacon != nil && !report.dataComplete {
-                    problem = "\(entry): iBeacon parsed from incomplete data"
-                } else if report.iBeacon != IBeaconParser.parse(advertisingData: span.extracting(report.dataRange))
+                } else if report.beacon != nil && !report.dataComplete {
+                    problem = "\(entry): beacon parsed from incomplete data"
+                } else if report.content != BeaconFrameParser.parse(advertisingData: span.extracting(report.dataRange))
                     && report.dataComplete
                 {
-                    problem = "\(entry): report's iBeacon differs from its data's"
+                    problem = "\(entry): report's content differs from its data's"
                 }
             }
         }

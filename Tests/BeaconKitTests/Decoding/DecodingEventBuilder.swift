@@ -25,14 +25,14 @@ enum DecodingEventBuilder {
         flags + DecodingHarness.manufacturerADStructure([0x4C, 0x00] + applePayload(major: major, minor: minor, power: power))
     }
 
-    static func frame(major: UInt16, minor: UInt16, power: Int8 = -59) -> IBeaconFrame {
+    static func frame(major: UInt16, minor: UInt16, power: Int8 = -59) -> BeaconFrame {
         let u = uuidBytes
         let uuid = UUID(
             uuid: (
                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
                 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]
             ))
-        return IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power)
+        return BeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: power)
     }
 
     /// One report of an LE Advertising Report event; `address` is the printed (MSB-first) value.

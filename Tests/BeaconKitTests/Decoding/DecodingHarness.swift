@@ -26,15 +26,23 @@ enum DecodingHarness {
         return Result(outcome: outcome, reports: reports)
     }
 
-    static func iBeacon(advertisingData bytes: [UInt8]) -> IBeaconFrame? {
+    static func iBeacon(advertisingData bytes: [UInt8]) -> BeaconFrame? {
         IBeaconParser.parse(advertisingData: bytes.span)
     }
 
-    static func iBeacon(manufacturerData bytes: [UInt8]) -> IBeaconFrame? {
+    static func beacon(advertisingData bytes: [UInt8]) -> BeaconFrame? {
+        BeaconFrameParser.beacon(advertisingData: bytes.span)
+    }
+
+    static func content(advertisingData bytes: [UInt8]) -> AdvertisementContent {
+        BeaconFrameParser.parse(advertisingData: bytes.span)
+    }
+
+    static func iBeacon(manufacturerData bytes: [UInt8]) -> BeaconFrame? {
         IBeaconParser.parse(manufacturerData: bytes.span)
     }
 
-    static func iBeacon(appleManufacturerPayload bytes: [UInt8]) -> IBeaconFrame? {
+    static func iBeacon(appleManufacturerPayload bytes: [UInt8]) -> BeaconFrame? {
         IBeaconParser.parse(appleManufacturerPayload: bytes.span)
     }
 

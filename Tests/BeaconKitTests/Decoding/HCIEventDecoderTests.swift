@@ -29,7 +29,7 @@ struct HCIEventDecoderTests {
             // Ranges point into the H4 packet that was decoded.
             #expect(Array(packet[decoded.dataRange]) == built.data)
         }
-        #expect(result.reports.map(\.iBeacon) == [nil, Builder.frame(major: 1, minor: 2), Builder.frame(major: 100, minor: 0, power: -65)])
+        #expect(result.reports.map(\.beacon) == [nil, Builder.frame(major: 1, minor: 2), Builder.frame(major: 100, minor: 0, power: -65)])
         #expect(result.reports.map(\.isScanResponse) == [false, false, true])
     }
 
@@ -41,7 +41,7 @@ struct HCIEventDecoderTests {
         let result = DecodingHarness.h4(Builder.legacyEvent(reports, count: 5))
         #expect(result.outcome == .advertising(reports: 2, malformedReports: 3))
         #expect(result.reports.map(\.address) == [BluetoothAddress(rawValue: 0xC6_B5_45_F6_F1_8E), BluetoothAddress(rawValue: 0x01_02_03_04_05_06)])
-        #expect(result.reports.first?.iBeacon == Builder.frame(major: 7, minor: 8))
+        #expect(result.reports.first?.beacon == Builder.frame(major: 7, minor: 8))
 
         var counters = DecodeCounters()
         counters.add(result.outcome)
@@ -147,7 +147,7 @@ struct HCIEventDecoderTests {
         #expect(decoded.address == BluetoothAddress(rawValue: 0xA4_C1_38_2D_7A_27))
         #expect(decoded.rssi == -79)
         #expect(decoded.dataComplete)
-        #expect(decoded.iBeacon == Builder.frame(major: 9, minor: 10))
+        #expect(decoded.beacon == Builder.frame(major: 9, minor: 10))
         #expect(Array(packet[decoded.dataRange]) == report.data)
     }
 
@@ -158,7 +158,7 @@ struct HCIEventDecoderTests {
         let result = DecodingHarness.h4(packet)
         #expect(result.outcome == .advertising(reports: 1, malformedReports: 0), "\(meaning)")
         #expect(result.reports.first?.dataComplete == false, "\(meaning)")
-        #expect(result.reports.first?.iBeacon == nil, "\(meaning)")
+        #expect(result.reports.first?.beacon == nil, "\(meaning)")
         // The data is still located, for callers that reassemble fragments.
         #expect(result.reports.first.map { Array(packet[$0.dataRange]) } == report.data, "\(meaning)")
     }
@@ -169,7 +169,7 @@ struct HCIEventDecoderTests {
         let result = DecodingHarness.h4(Builder.extendedEvent([report]))
         #expect(result.reports.first?.eventType == 0x0013)
         #expect(result.reports.first?.dataComplete == true)
-        #expect(result.reports.first?.iBeacon == Builder.frame(major: 5, minor: 6))
+        #expect(result.reports.first?.beacon == Builder.frame(major: 5, minor: 6))
         // Bit 7 is reserved too: it must not read as a data status or anything else.
         let bit7 = DecodingHarness.h4(Builder.extendedEvent([Builder.ExtendedReport(eventType: 0x0093)]))
         #expect(bit7.reports.first?.eventType == 0x0013)
@@ -189,7 +189,7 @@ struct HCIEventDecoderTests {
         let packet = Builder.extendedEvent([Builder.ExtendedReport(data: Builder.iBeaconAdvertisingData(major: 1, minor: 1))], count: 2)
         let result = DecodingHarness.h4(packet)
         #expect(result.outcome == .advertising(reports: 1, malformedReports: 1))
-        #expect(result.reports.first?.iBeacon == Builder.frame(major: 1, minor: 1))
+        #expect(result.reports.first?.beacon == Builder.frame(major: 1, minor: 1))
         // A data_length running past the event: no report.
         var overrun = Builder.extendedEvent([Builder.ExtendedReport(data: Builder.flags)])
         overrun[overrun.count - 4] = 4

@@ -59,7 +59,7 @@ struct LinkLayerDecoderTests {
         let bytes = Self.pdu(header: 0x42, data: data)
         let outcome = LinkLayerDecoder.decode(advertisingPDU: bytes.span, offset: 17, rssi: -60) { reports.append($0) }
         #expect(outcome == .advertising(reports: 1, malformedReports: 0))
-        #expect(reports.first?.iBeacon == Builder.frame(major: 1, minor: 8792))
+        #expect(reports.first?.beacon == Builder.frame(major: 1, minor: 8792))
         #expect(reports.first?.dataRange == 25..<(25 + data.count))
     }
 

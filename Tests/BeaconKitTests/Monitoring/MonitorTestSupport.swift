@@ -41,9 +41,9 @@ enum MonitorTestKit {
 
     static func sighting(
         _ identity: BeaconIdentity, at seconds: Double, rssi: Int8? = -60, address: UInt64 = 0xA4C1_38BF_6FAB
-    ) -> IBeaconObservation {
-        IBeaconObservation(
-            frame: IBeaconFrame(identity: identity, measuredPower: -59), rssi: rssi,
+    ) -> BeaconObservation {
+        BeaconObservation(
+            frame: BeaconFrame(identity: identity, measuredPower: -59), rssi: rssi,
             address: BluetoothAddress(rawValue: address), addressType: 0,
             timestamp: at(seconds))
     }

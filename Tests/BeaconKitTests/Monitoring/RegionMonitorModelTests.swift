@@ -7,7 +7,7 @@ enum MonitorModelOp {
     case start(key: String, region: BeaconRegion, at: Timestamp)
     case stop(key: String, at: Timestamp)
     case restore(key: String, saved: MonitoredRegion, at: Timestamp)
-    case observe(IBeaconObservation)
+    case observe(BeaconObservation)
     case advance(Timestamp)
     case requestState(key: String, at: Timestamp)
     case suspend(Timestamp)
@@ -85,8 +85,8 @@ struct MonitorModelGenerator {
             }
             let identity = BeaconIdentity(uuid: pick(Self.uuids), major: pick([1, 2]), minor: pick([1, 2]))
             return .observe(
-                IBeaconObservation(
-                    frame: IBeaconFrame(identity: identity, measuredPower: -59), rssi: pick(Self.rssis),
+                BeaconObservation(
+                    frame: BeaconFrame(identity: identity, measuredPower: -59), rssi: pick(Self.rssis),
                     address: BluetoothAddress(rawValue: UInt64.random(in: 0...3, using: &random)), addressType: 1,
                     timestamp: at))
         }

@@ -90,8 +90,8 @@ struct StarksmScannerRun {
             }
         }
         for sighting in sightings {
-            let observation = IBeaconObservation(
-                frame: IBeaconFrame(identity: sighting.identity, measuredPower: -62), rssi: sighting.rssi,
+            let observation = BeaconObservation(
+                frame: BeaconFrame(identity: sighting.identity, measuredPower: -62), rssi: sighting.rssi,
                 address: BluetoothAddress(rawValue: 0), addressType: 0,
                 timestamp: timestamp(sighting.offsetMilliseconds))
             monitors[sighting.room, default: fresh].observe(observation, into: &events[sighting.room, default: []])

@@ -18,9 +18,9 @@ enum RangingFixture {
     static func observation(
         _ identity: BeaconIdentity, rssi: Int8?, at seconds: Double,
         measuredPower: Int8 = -59, address: UInt64 = 0xA4C1_38BF_6FAB
-    ) -> IBeaconObservation {
-        IBeaconObservation(
-            frame: IBeaconFrame(identity: identity, measuredPower: measuredPower), rssi: rssi,
+    ) -> BeaconObservation {
+        BeaconObservation(
+            frame: BeaconFrame(identity: identity, measuredPower: measuredPower), rssi: rssi,
             address: BluetoothAddress(rawValue: address), addressType: 1, timestamp: time(seconds))
     }
 

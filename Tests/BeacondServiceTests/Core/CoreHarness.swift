@@ -179,8 +179,8 @@ final class CoreHarness {
     static func identity(minor: UInt16 = 1) -> BeaconIdentity { BeaconIdentity(uuid: uuid, major: 1, minor: minor) }
 
     static func sighting(minor: UInt16 = 1) -> ScannerInput {
-        .iBeacon(
-            IBeaconFrame(identity: identity(minor: minor), measuredPower: -59), rssi: -60,
+        .advertisement(
+            AdvertisementContent(beacon: BeaconFrame(identity: identity(minor: minor), measuredPower: -59)), rssi: -60,
             address: BluetoothAddress(rawValue: 0xC0FFEE), addressType: 1)
     }
 }

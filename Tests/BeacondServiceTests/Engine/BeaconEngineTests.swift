@@ -17,8 +17,8 @@ struct BeaconEngineTests {
     }
 
     static func sighting(minor: UInt16 = 1) -> ScannerInput {
-        .iBeacon(
-            IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59), rssi: -60,
+        .advertisement(
+            AdvertisementContent(beacon: BeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59)), rssi: -60,
             address: BluetoothAddress(rawValue: 0xC0FFEE), addressType: 1)
     }
 

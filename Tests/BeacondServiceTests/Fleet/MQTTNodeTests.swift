@@ -125,9 +125,9 @@ let mosquittoInstalled = FileManager.default.isExecutableFile(atPath: "/usr/sbin
 struct MQTTNodeTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
-    static func sighting(minor: UInt16 = 2, rssi: Int8 = -65, at time: Timestamp) -> IBeaconObservation {
-        IBeaconObservation(
-            frame: IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59),
+    static func sighting(minor: UInt16 = 2, rssi: Int8 = -65, at time: Timestamp) -> BeaconObservation {
+        BeaconObservation(
+            frame: BeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: minor), measuredPower: -59),
             rssi: rssi, address: BluetoothAddress(rawValue: 0xC1D2E3F4A5B6), addressType: 0, timestamp: time)
     }
 

@@ -1,0 +1,130 @@
+import BeaconKit
+import Foundation
+import TestKit
+import Testing
+
+@Suite("Identity Resolving Keys and private addresses")
+struct IdentityResolvingKeyTests {
+    /// Bluetooth Core Specification, Vol 3 Part H, Appendix D.7 (the `ah` function's sample data).
+    static let specificationKey = "ec0234a357c8ad05341010a60a397d9b"
+    static let specificationPrand: UInt32 = 0x708194
+    static let specificationHash: UInt32 = 0x0dfbaa
+
+    @Test func addressHashIsTheSpecificationsSample() throws {
+        let key = try IdentityResolvingKey(parsing: Self.specificationKey)
+        #expect(key.addressHash(prand: Self.specificationPrand) == Self.specificationHash)
+        // prand ‖ hash, most significant first: the address the sample makes.
+        let address = try #require(BluetoothAddress("70:81:94:0D:FB:AA"))
+        #expect(address.isResolvablePrivate)
+        #expect(key.resolves(address))
+        #expect(!key.resolves(try #require(BluetoothAddress("70:81:94:0D:FB:AB"))))
+        // The same bits with 11 on top: a static random address, never resolved.
+        #expect(!key.resolves(try #require(BluetoothAddress("F0:81:94:0D:FB:AA"))))
+    }
+
+    @Test func everyFormatMeansItsByteOrder() throws {
+        let expected = try IdentityResolvingKey(parsing: Self.specificationKey)
+        let forms = [
+            "irk:ec0234a357c8ad05341010a60a397d9b", // ESPresense's id, most significant first
+            "EC0234A357C8AD05341010A60A397D9B", // Home Assistant's hex
+            "0xec0234a357c8ad05341010a60a397d9b",
+            "ec:02:34:a3:57:c8:ad:05:34:10:10:a6:0a:39:7d:9b",
+            "bluez:9B7D390AA610103405ADC857A33402EC", // BlueZ's info file: least significant first
+            "m305CqYQEDQFrchXozQC7A==", // a keychain's base64: least significant first
+            "irk:m305CqYQEDQFrchXozQC7A==",
+        ]
+        for form in forms {
+            #expect(try IdentityResolvingKey(parsing: form) == expected, "\(form)")
+        }
+        #expect(expected.espresenseID == "irk:ec0234a357c8ad05341010a60a397d9b")
+    }
+
+    @Test func aKeyThatIsNot16BytesIsRefusedWithTheFix() {
+        for (text, count) in [("ec0234a357c8ad05341010a60a397d", 15), ("AAAAAAAAAAAAAAAAAAAAAAAAAAAA", 14), ("AAAAAAAAAAAAAAAAAAAAAAAAAAA=", 20)] {
+            do {
+                _ = try IdentityResolvingKey(parsing: text)
+                Issue.record("\(text) was accepted")
+            } catch {
+                #expect(error == .wrongLength(text, count))
+                #expect(error.description.contains("is \(count) bytes, but an Identity Resolving Key is 16 bytes"))
+                #expect(error.description.contains("bluez:HEX"))
+            }
+        }
+        #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "not a key") }
+        #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "bluez:m305CqYQEDQFrchXozQC7A==") }
+        #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "") }
+    }
+
+    @Test func theFingerprintNamesTheKeyWithoutRevealingIt() throws {
+        let key = try IdentityResolvingKey(parsing: Self.specificationKey)
+        let other = try IdentityResolvingKey(parsing: "00112233445566778899aabbccddeeff")
+        #expect(key.fingerprint == (try IdentityResolvingKey(parsing: "bluez:9B7D390AA610103405ADC857A33402EC")).fingerprint)
+        #expect(key.fingerprint != other.fingerprint)
+        #expect(!key.fingerprint.byteArray.elementsEqual(key.bytes))
+        #expect(!"\(key)".lowercased().contains("ec0234a3"))
+    }
+
+    /// A resolvable private address `key` makes from `random` (22 random bits).
+    static func address(_ key: IdentityResolvingKey, random: UInt32) -> BluetoothAddress {
+        let prand = 0x40_0000 | (random & 0x3F_FFFF)
+        return BluetoothAddress(rawValue: UInt64(prand) << 24 | UInt64(key.addressHash(prand: prand)))
+    }
+
+    @Test func resolverCachesResolvedAndUnresolvedAddresses() throws {
+        let keys = try (0..<5).map { try IdentityResolvingKey(parsing: String(repeating: "0\($0)", count: 16)) }
+        var resolver = PrivateAddressResolver(keys: keys, forgetUnresolvedAfter: .seconds(60))
+        let now = Timestamp(secondsSinceEpoch: 1_000)
+        let phone = Self.address(keys[3], random: 0x1234)
+        #expect(resolver.resolve(phone, at: now) == keys[3].fingerprint)
+        let firstCost = resolver.aesBlocks
+        #expect(firstCost == 4)
+        for _ in 0..<100 { #expect(resolver.resolve(phone, at: now) == keys[3].fingerprint) }
+        #expect(resolver.aesBlocks == firstCost, "a resolved address costs no AES")
+        let stranger = Self.address(try IdentityResolvingKey(parsing: String(repeating: "ff", count: 16)), random: 7)
+        #expect(resolver.resolve(stranger, at: now) == nil)
+        #expect(resolver.aesBlocks == firstCost + 5)
+        for second in 0..<100 { #expect(resolver.resolve(stranger, at: now + .seconds(Double(second))) == nil) }
+        #expect(resolver.aesBlocks == firstCost + 5, "an unresolvable address is remembered for a while")
+        // After two periods it is forgotten and tried again.
+        #expect(resolver.resolve(stranger, at: now + .seconds(300)) == nil)
+        #expect(resolver.aesBlocks == firstCost + 10)
+        // Public and static random addresses cost nothing.
+        #expect(resolver.resolve(BluetoothAddress(rawValue: 0xC0FF_EE00_0001), at: now) == nil)
+        #expect(resolver.aesBlocks == firstCost + 10)
+    }
+
+    @Test func aRotationForgetsTheOldAddress() throws {
+        let key = try IdentityResolvingKey(parsing: Self.specificationKey)
+        var resolver = PrivateAddressResolver(keys: [key])
+        let now = Timestamp(secondsSinceEpoch: 1_000)
+        let first = Self.address(key, random: 1), second = Self.address(key, random: 2)
+        #expect(resolver.resolve(first, at: now) == key.fingerprint)
+        #expect(resolver.resolve(second, at: now) == key.fingerprint)
+        let cost = resolver.aesBlocks
+        // The old address is resolved afresh (one AES block), not served from a cache that grows with every rotation.
+        #expect(resolver.resolve(first, at: now) == key.fingerprint)
+        #expect(resolver.aesBlocks == cost + 1)
+    }
+
+    @Test func newKeysForgetWhatWasUnresolved() throws {
+        let key = try IdentityResolvingKey(parsing: Self.specificationKey)
+        var resolver = PrivateAddressResolver(keys: [try IdentityResolvingKey(parsing: String(repeating: "11", count: 16))])
+        let now = Timestamp(secondsSinceEpoch: 1_000)
+        let phone = Self.address(key, random: 99)
+        #expect(resolver.resolve(phone, at: now) == nil)
+        resolver.setKeys([key])
+        #expect(resolver.resolve(phone, at: now) == key.fingerprint)
+    }
+
+    @Test func aFloodOfRandomAddressesStaysBounded() throws {
+        let key = try IdentityResolvingKey(parsing: Self.specificationKey)
+        var resolver = PrivateAddressResolver(keys: [key])
+        var generator = SplitMix64(state: 26)
+        let now = Timestamp(secondsSinceEpoch: 1_000)
+        for _ in 0..<(PrivateAddressResolver.unresolvedCapacity + 10) {
+            let random = BluetoothAddress(rawValue: 0x4000_0000_0000 | (generator.next() & 0x3FFF_FFFF_FFFF))
+            _ = resolver.resolve(random, at: now)
+        }
+        #expect(resolver.unresolvedCount <= PrivateAddressResolver.unresolvedCapacity)
+    }
+}
