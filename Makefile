@@ -74,6 +74,7 @@ test: test-deps
 	/usr/bin/python3 Tests/Integration/durability_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/promises_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/containment_test.py .build/debug/beacond .build/debug/beaconctl
+	/usr/bin/python3 Tests/Integration/kinds_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/api_test.py .build/debug/beacond .build/debug/beaconctl
 	scripts/python-client-test.sh .build/debug/beacond
 	scripts/install-ha.sh

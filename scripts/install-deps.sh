@@ -18,9 +18,11 @@ if [[ "${1:-run}" == test ]]; then
     # kmod), and runs BlueZ (bluez; btvirt and btmon come with bluez-test-tools) in it. The MQTT
     # tests start private Mosquitto brokers on loopback (mosquitto, with mosquitto_passwd), make
     # their TLS certificates with openssl and read as an ESPresense consumer would with paho-mqtt.
+    # python3-cryptography's AES makes phones' resolvable private addresses in the tests (Tests/Integration/hci.py),
+    # an AES independent of the daemon's.
     packages+=(dbus libglib2.0-bin python3 python3-venv python3-dbus python3-gi systemd
         qemu-system-x86 busybox-static cpio kmod bluez bluez-test-tools
-        mosquitto openssl python3-paho-mqtt)
+        mosquitto openssl python3-paho-mqtt python3-cryptography)
 fi
 
 missing=()

@@ -35,6 +35,18 @@ public enum BeacondErrorName: String, CaseIterable, Sendable {
 /// Keys of region, constraint and beacon dictionaries (`a{sv}`).
 public enum BeacondKey {
     public static let identifier = "Identifier"
+    /// s: the beacon kind, `iBeacon` (the default when absent), `AltBeacon`, `Eddystone` or `PrivateDevice`.
+    public static let kind = "Kind"
+    /// s: an Eddystone-UID namespace, 20 hex digits.
+    public static let namespace = "Namespace"
+    /// s: an Eddystone-UID instance, 12 hex digits.
+    public static let instance = "Instance"
+    /// s: a private device, by the name its Identity Resolving Key was declared under (`[devices]`).
+    public static let device = "Device"
+    /// q, mV: an Eddystone beacon's battery voltage from its TLM frames.
+    public static let batteryMillivolts = "BatteryMillivolts"
+    /// d, °C: an Eddystone beacon's temperature from its TLM frames.
+    public static let temperature = "Temperature"
     public static let uuid = "UUID"
     public static let major = "Major"
     public static let minor = "Minor"

@@ -6,7 +6,7 @@ import Foundation
 /// `beacond replay`: capture files through the daemon's decoding → ranging → monitoring path.
 struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Decode iBeacons from capture files and run ranging and monitoring on them.",
+        abstract: "Decode beacons from capture files and run ranging and monitoring on them.",
         discussion: """
             Reads each PATH (- for standard input) as it arrives, in blocks, in constant memory whatever its \
             size; its format is told from its content:
@@ -18,11 +18,13 @@ struct Replay: AsyncParsableCommand {
                             comment lines and anything after a tab are ignored;
                             each line advances the clock by --line-interval
 
-            Every LE Advertising Report and LE Extended Advertising Report is decoded; iBeacon frames (Apple \
-            manufacturer data 4C 00 02 15) become observations. Malformed records are skipped and counted (see \
-            --stats); a file that is not a capture is an error naming the file and why.
+            Every LE Advertising Report and LE Extended Advertising Report is decoded; iBeacon, AltBeacon and \
+            Eddystone-UID frames become observations (Eddystone-TLM's battery and temperature join the beacon of \
+            the same address), and so do advertisements from the resolvable private addresses of the phones \
+            --device names. Malformed records are skipped and counted (see --stats); a file that is not a capture \
+            is an error naming the file and why.
 
-            Without --monitor or --range it prints one line per iBeacon observation. With them it also runs the \
+            Without --monitor or --range it prints one line per beacon observation. With them it also runs the \
             engine on the capture's own clock and prints region events (didStartMonitoring, didDetermineState, \
             didEnterRegion, didExitRegion) and, about once a second of capture time, the ranged beacons nearest \
             first (smoothed RSSI, estimated distance in metres, proximity).
@@ -33,6 +35,8 @@ struct Replay: AsyncParsableCommand {
                "address": "A4:C1:38:BF:6F:AB",
                "uuid": "494E5445-4C4C-495F-524F-434B535F4857",
                "major": 20594, "minor": 62207, "txPower": -62, "rssi": -49 | null}
+            Other kinds add "kind" ("AltBeacon": uuid, major and minor are id1, id2, id3; "Eddystone": \
+            "namespace" and "instance" instead; "PrivateDevice": "device", its --device name). \
             Region and ranging events are objects with an "event" key; --stats adds a final {"stats": {...}} \
             object.
 
@@ -73,8 +77,19 @@ struct Replay: AsyncParsableCommand {
         name: .customLong("monitor"),
         help: ArgumentHelp(
             "Monitor a beacon region (repeatable); @ROOM: inside only while its beacon is in that room (needs --room).",
-            valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
+            discussion: "Any kind: UUID[:MAJOR[:MINOR]] (iBeacon), altbeacon:ID1[:ID2[:ID3]], "
+                + "eddystone:NAMESPACE[:INSTANCE] (20 and 12 hex digits), device:NAME (a phone whose key --device gives).",
+            valueName: "REGION[@ROOM]"))
     var monitored: [String] = []
+
+    @Option(
+        name: .customLong("device"),
+        help: ArgumentHelp(
+            "A private device's Identity Resolving Key (repeatable): its resolvable private addresses are it.",
+            discussion: "KEY as docs/devices.md lists: irk:HEX or 32 hex digits (most significant byte first), "
+                + "bluez:HEX (BlueZ's bond store), or a keychain's base64.",
+            valueName: "NAME=KEY"))
+    var deviceKeys: [String] = []
 
     @Option(
         help: ArgumentHelp(
@@ -97,7 +112,7 @@ struct Replay: AsyncParsableCommand {
     @Option(
         name: .customLong("range"),
         help: ArgumentHelp(
-            "Range beacons matching this constraint (repeatable).", valueName: "UUID[:MAJOR[:MINOR]]"))
+            "Range beacons matching this constraint (repeatable), of any kind as --monitor takes it.", valueName: "CONSTRAINT"))
     var ranged: [String] = []
 
     @Option(help: ArgumentHelp("Seconds without a sighting before a region is exited.", valueName: "seconds"))
@@ -151,17 +166,45 @@ struct Replay: AsyncParsableCommand {
                 throw ValidationError("\(error)")
             }
         }
+        let devices = try self.devices()
         for text in monitored {
             let spec: RegionSpec
             do { spec = try RegionSpec(parsing: text) } catch { throw ValidationError("\(error)") }
             if spec.room != nil, room == nil {
                 throw ValidationError("--monitor \(text) names a room: give --room ROOM, the room the capture was recorded in")
             }
+            try checkDevice(spec.constraint, devices, option: "--monitor \(text)")
+        }
+        for text in ranged {
+            try checkDevice(try BeaconIdentityConstraint(parsing: text), devices, option: "--range \(text)")
         }
         if let room, !RegionSpec.isRoom(room) {
             throw ValidationError("--room '\(room)' is not a room: a-z, 0-9, '_' and '-', at most 64 bytes, e.g. --room kitchen")
         }
         _ = try adaptiveExit()
+    }
+
+    /// `--device NAME=KEY`s by name.
+    func devices() throws -> [String: IdentityResolvingKey] {
+        var devices: [String: IdentityResolvingKey] = [:]
+        for text in deviceKeys {
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, BeaconIdentityConstraint.isDeviceName(parts[0]) else {
+                throw ValidationError(
+                    "--device '\(text)' is not NAME=KEY: a name of a-z, 0-9, '_' and '-', then its key, "
+                        + "e.g. --device alice-phone=irk:ec0234a357c8ad05341010a60a397d9b")
+            }
+            guard devices[parts[0]] == nil else { throw ValidationError("--device \(parts[0]) is given twice") }
+            do { devices[parts[0]] = try IdentityResolvingKey(parsing: parts[1]) } catch {
+                throw ValidationError("--device \(parts[0]): \(error)")
+            }
+        }
+        return devices
+    }
+
+    func checkDevice(_ constraint: BeaconIdentityConstraint, _ devices: [String: IdentityResolvingKey], option: String) throws {
+        guard constraint.kind == .privateDevice, let name = constraint.deviceName, devices[name] == nil else { return }
+        throw ValidationError("\(option) names device \(name): give its key with --device \(name)=KEY (docs/devices.md)")
     }
 
     /// `--exit-timeout-min` and `--exit-chance`: nil when the minimum is 0.
@@ -231,7 +274,7 @@ struct Replay: AsyncParsableCommand {
             adaptiveExit: try adaptiveExit(),
             room: room,
             lineInterval: try Self.duration(lineInterval, name: "--line-interval"),
-            printsObservations: json || !stats)
+            printsObservations: json || !stats, devices: try devices())
         for path in paths {
             do {
                 try session.play(try CaptureStream(path: path), realtime: speed == .realtime)

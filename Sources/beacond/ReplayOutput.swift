@@ -32,9 +32,18 @@ struct ReplayOutput {
         buffer.append(0x0A)
     }
 
-    /// `{"time": …, "address": …, "uuid": …, "major": …, "minor": …, "txPower": …, "rssi": …}`
-    mutating func observationJSON(_ observation: BeaconObservation, hasTime: Bool) {
+    /// `{"time": …, "address": …, "uuid": …, "major": …, "minor": …, "txPower": …, "rssi": …}` for an iBeacon; other
+    /// kinds add `"kind"` and name the beacon by their own keys (`ReplayIdentity`).
+    mutating func observationJSON(_ observation: BeaconObservation, hasTime: Bool, deviceNames: [UUID: String] = [:]) {
         let identity = observation.identity
+        guard identity.kind == .iBeacon else {
+            let time = hasTime ? "\"\(observation.timestamp.iso8601)\"" : "null"
+            line(
+                "{\"time\": \(time), \"address\": \"\(observation.address)\", "
+                    + ReplayIdentity.jsonFields(identity, deviceNames: deviceNames)
+                    + ", \"txPower\": \(observation.frame.measuredPower), \"rssi\": \(observation.rssi.map(String.init) ?? "null")}")
+            return
+        }
         append(#"{"time": "#)
         if hasTime {
             buffer.append(0x22)
@@ -58,12 +67,23 @@ struct ReplayOutput {
         append("}\n")
     }
 
-    /// The table row: time (28 wide), "iBeacon", address (18 wide), UUID, then major, minor, tx and RSSI right-aligned.
-    mutating func observationTable(_ observation: BeaconObservation, hasTime: Bool) {
+    /// The table row: time (28 wide), the kind ("iBeacon"), address (18 wide), UUID, then major, minor, tx and RSSI
+    /// right-aligned. Other kinds print their text form (`ReplayIdentity`) in the UUID and number columns.
+    mutating func observationTable(_ observation: BeaconObservation, hasTime: Bool, deviceNames: [UUID: String] = [:]) {
         let identity = observation.identity
         let start = buffer.count
         if hasTime { appendTime(observation.timestamp) } else { buffer.append(0x2D) }
         padTo(start + 28)
+        guard identity.kind == .iBeacon else {
+            let label = " \(identity.kind.name)"
+            let text = ReplayIdentity.text(identity, deviceNames: deviceNames)
+            let rssi = observation.rssi.map { String($0) } ?? "n/a"
+            line(
+                label + String(repeating: " ", count: max(1, 10 - label.count)) + "\(observation.address)  "
+                    + text + String(repeating: " ", count: max(1, 50 - text.count))
+                    + "\(observation.frame.measuredPower)  \(rssi)")
+            return
+        }
         append(" iBeacon  ")
         appendAddress(observation.address)
         append("  ") // the address is 17 wide, padded to 18, then the separator

@@ -29,6 +29,8 @@ struct ReplaySession {
     /// Regions start being monitored at the first record's time, so their timers run on capture time.
     var pendingRegions: [BeaconRegion]
     var pendingRanging: [BeaconIdentityConstraint] = []
+    /// `--device` names by key fingerprint, to print private devices by name.
+    var deviceNames: [UUID: String] = [:]
     var realtime = false
 
     /// The longest single wait in realtime replay.
@@ -37,7 +39,7 @@ struct ReplaySession {
     init(
         output: Output, monitored: [RegionSpec], ranged: [BeaconIdentityConstraint],
         exitTimeout: Duration, hysteresis: RSSIHysteresis? = nil, adaptiveExit: AdaptiveExit? = nil, room: String? = nil,
-        lineInterval: Duration, printsObservations: Bool = true
+        lineInterval: Duration, printsObservations: Bool = true, devices: [String: IdentityResolvingKey] = [:]
     ) throws {
         self.output = output
         self.printsObservations = printsObservations
@@ -50,10 +52,17 @@ struct ReplaySession {
         // The capture is one receiver's: in `room`, every beacon it hears is placed there.
         if let room { pipeline.presence = RoomPresence(localRoom: room) }
         if output == .table, printsObservations || !monitored.isEmpty || !ranged.isEmpty { printTableHeader() }
-        pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
-            BeaconRegion(identifier: $0.description, constraint: $0.constraint, room: $0.room)
+        // Private devices by the names --device gave their keys (`validate` checked every name is given).
+        pipeline.privateDevices.setKeys(devices.sorted { $0.key < $1.key }.map(\.value))
+        deviceNames = Dictionary(devices.map { ($0.value.fingerprint, $0.key) }, uniquingKeysWith: { first, _ in first })
+        func resolved(_ constraint: BeaconIdentityConstraint) -> BeaconIdentityConstraint {
+            guard constraint.kind == .privateDevice, let name = constraint.deviceName, let key = devices[name] else { return constraint }
+            return constraint.resolvingDevice(fingerprint: key.fingerprint)
         }
-        pendingRanging = Set(ranged).sorted(by: { $0.description < $1.description })
+        pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
+            BeaconRegion(identifier: $0.description, constraint: resolved($0.constraint), room: $0.room)
+        }
+        pendingRanging = Set(ranged).sorted(by: { $0.description < $1.description }).map(resolved)
     }
 
     /// Plays a capture as it is read (`CaptureStream`: constant memory, and live from a pipe). Realtime replay
@@ -156,6 +165,7 @@ struct ReplaySession {
             out.line("  advertising events   \(counters.advertisingEvents)")
             out.line("  advertising reports  \(counters.reports)")
             out.line("  iBeacons             \(counters.iBeacons)")
+            out.line("  beacons, every kind  \(counters.beacons)")
             out.line("  malformed skipped    \(malformed) (records \(malformedRecords), events/reports \(counters.malformed))")
             for (reason, count) in counters.malformedByReason.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 out.line("    \(reason.rawValue): \(count)")
@@ -167,7 +177,8 @@ struct ReplaySession {
             out.line(
                 "{\"stats\": {\"files\": \(files), \"records\": \(recordCount), \"events\": \(counters.events), "
                     + "\"advertisingEvents\": \(counters.advertisingEvents), \"reports\": \(counters.reports), "
-                    + "\"iBeacons\": \(counters.iBeacons), \"malformed\": \(malformed), \"malformedRecords\": \(malformedRecords), "
+                    + "\"iBeacons\": \(counters.iBeacons), \"beacons\": \(counters.beacons), \"malformed\": \(malformed), "
+                    + "\"malformedRecords\": \(malformedRecords), "
                     + "\"seconds\": \(String(format: "%.6f", seconds)), \"reportsPerSecond\": \(Int(rate))}}")
         }
         out.flush()
@@ -184,8 +195,8 @@ struct ReplaySession {
             case .observation(let observation):
                 guard printsObservations else { continue }
                 switch output {
-                case .json: out.observationJSON(observation, hasTime: hasTime)
-                case .table: out.observationTable(observation, hasTime: hasTime)
+                case .json: out.observationJSON(observation, hasTime: hasTime, deviceNames: deviceNames)
+                case .table: out.observationTable(observation, hasTime: hasTime, deviceNames: deviceNames)
                 }
             case .monitoring(let event):
                 print(event, hasTime: hasTime)
@@ -228,8 +239,7 @@ struct ReplaySession {
             switch output {
             case .json:
                 let beacons = result.beacons.map { beacon in
-                    "{\"uuid\": \"\(beacon.identity.uuid.uuidString)\", \"major\": \(beacon.identity.major), "
-                        + "\"minor\": \(beacon.identity.minor), \"rssi\": \(beacon.rssi), "
+                    "{" + ReplayIdentity.jsonFields(beacon.identity, deviceNames: deviceNames) + ", \"rssi\": \(beacon.rssi), "
                         + "\"accuracy\": \(formatAccuracyJSON(beacon.accuracy)), \"proximity\": \"\(beacon.proximity.rawValue)\", "
                         + "\"txPower\": \(beacon.measuredPower), \"lastSeen\": \(time == nil ? "null" : "\"\(beacon.timestamp.iso8601)\"")}"
                 }
@@ -238,7 +248,10 @@ struct ReplaySession {
                         + "\"beacons\": [\(beacons.joined(separator: ", "))]}")
             case .table:
                 let list = result.beacons.map { beacon in
-                    let name = "\(beacon.identity.major):\(beacon.identity.minor)"
+                    let name =
+                        beacon.identity.kind == .iBeacon
+                        ? "\(beacon.identity.major):\(beacon.identity.minor)"
+                        : ReplayIdentity.text(beacon.identity, deviceNames: deviceNames)
                     // RSSI 0 is Core Location's "not heard this cycle".
                     guard beacon.rssi != 0 else { return name + " not heard this second" }
                     let distance = beacon.accuracy < 0 ? "distance unknown" : String(format: "%.1f m", beacon.accuracy)
@@ -265,6 +278,29 @@ private func formatAccuracyJSON(_ value: Double) -> String {
 
 private func formatRate(_ rate: Double) -> String {
     rate >= 1_000_000 ? String(format: "%.2f M", rate / 1_000_000) : String(format: "%.0f", rate)
+}
+
+/// How replay names a beacon of any kind: the CLI's text form (`altbeacon:…`, `eddystone:…`, `device:NAME`) and JSON
+/// fields (`"uuid", "major", "minor"` for an iBeacon as before; `"kind"` and the kind's own keys for the others).
+enum ReplayIdentity {
+    static func text(_ identity: BeaconIdentity, deviceNames: [UUID: String]) -> String {
+        if identity.kind == .privateDevice, let name = deviceNames[identity.uuid] { return "device:" + name }
+        return identity.description
+    }
+
+    static func jsonFields(_ identity: BeaconIdentity, deviceNames: [UUID: String]) -> String {
+        let numbers = "\"uuid\": \"\(identity.uuid.uuidString)\", \"major\": \(identity.major), \"minor\": \(identity.minor)"
+        switch identity.kind {
+        case .iBeacon: return numbers
+        case .altBeacon: return "\"kind\": \"AltBeacon\", " + numbers
+        case .eddystone:
+            return "\"kind\": \"Eddystone\", \"namespace\": \"\(identity.eddystoneNamespace)\", "
+                + "\"instance\": \"\(identity.eddystoneInstance)\""
+        case .privateDevice:
+            return "\"kind\": \"PrivateDevice\", \"device\": "
+                + jsonString(deviceNames[identity.uuid] ?? identity.uuid.uuidString)
+        }
+    }
 }
 
 /// A JSON string literal (region identifiers come from the command line and may hold anything).

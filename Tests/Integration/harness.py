@@ -544,7 +544,11 @@ class Feeder:
         check(pump_until(present, SIGNAL_TIMEOUT), "beacond did not create the FIFO %s" % self.fifo)
 
     def send(self, beacon_uuid=DEMO_UUID, major=1, minor=2, **options):
-        line = hci.ibeacon_line(beacon_uuid, major, minor, **options).encode()
+        return self.send_line(hci.ibeacon_line(beacon_uuid, major, minor, **options))
+
+    def send_line(self, text):
+        """One HCI event as replay's hex line (hci.line)."""
+        line = text.encode()
         try:
             descriptor = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
         except FileNotFoundError:

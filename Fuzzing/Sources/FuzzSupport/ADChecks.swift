@@ -24,7 +24,7 @@ public enum ADChecks {
 
         // The parser finds exactly the first manufacturer structure that holds an Apple iBeacon.
         let frame = IBeaconParser.parse(advertisingData: data)
-        var model: IBeaconFrame?
+        var model: BeaconFrame?
         for structure in structures where model == nil && structure.type == 0xFF && structure.payload.count >= 25 {
             model = IBeaconParser.parse(manufacturerData: data.extracting(structure.payload))
         }
@@ -41,7 +41,7 @@ public enum ADChecks {
     }
 
     /// A frame read from `02 15 uuid major minor power`.
-    static func checkFields(_ frame: IBeaconFrame, _ payload: Span<UInt8>) {
+    static func checkFields(_ frame: BeaconFrame, _ payload: Span<UInt8>) {
         require(payload.count >= 23 && payload[0] == 0x02 && payload[1] == 0x15, "frame without the 02 15 iBeacon prefix")
         let expected = payload.extracting(2..<23).array
         let identity = frame.identity
@@ -55,7 +55,7 @@ public enum ADChecks {
     }
 
     /// The frame advertised again (alone, and after a Flags structure) parses to itself.
-    static func checkRoundTrip(_ frame: IBeaconFrame) {
+    static func checkRoundTrip(_ frame: BeaconFrame) {
         let structure = advertisingStructure(of: frame)
         for advert in [structure, [0x02, 0x01, 0x06] + structure] {
             let again = IBeaconParser.parse(advertisingData: advert.span)

@@ -11,7 +11,7 @@ struct ReportFields: Hashable, CustomStringConvertible {
     var rssi: Int8?
     var data: [UInt8]
     var dataComplete: Bool
-    var iBeacon: IBeaconFrame?
+    var iBeacon: BeaconFrame?
 
     init(_ report: AdvertisingReport, in buffer: Span<UInt8>) {
         source = report.source
@@ -21,7 +21,7 @@ struct ReportFields: Hashable, CustomStringConvertible {
         rssi = report.rssi
         data = buffer.extracting(report.dataRange).array
         dataComplete = report.dataComplete
-        iBeacon = report.iBeacon
+        iBeacon = report.beacon
     }
 
     var description: String {
@@ -47,8 +47,8 @@ func checkReports(_ reports: [AdvertisingReport], in buffer: Span<UInt8>, minimu
         require(report.isScanResponse == scanResponse, "\(report.source) event type \(report.eventType) scan response?")
         let expected = report.dataComplete ? IBeaconParser.parse(advertisingData: buffer.extracting(range)) : nil
         require(
-            report.iBeacon == expected,
-            "report iBeacon \(String(describing: report.iBeacon)) but its data holds \(String(describing: expected))")
+            report.beacon == expected,
+            "report iBeacon \(String(describing: report.beacon)) but its data holds \(String(describing: expected))")
     }
 }
 
@@ -58,7 +58,7 @@ func bytes(of uuid: UUID) -> [UInt8] {
 }
 
 /// An iBeacon frame as a beacon advertises it: one manufacturer-specific AD structure.
-func advertisingStructure(of frame: IBeaconFrame) -> [UInt8] {
+func advertisingStructure(of frame: BeaconFrame) -> [UInt8] {
     let identity = frame.identity
     return [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + bytes(of: identity.uuid)
         + [

@@ -11,6 +11,8 @@ public struct EddystoneNamespace: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The first 10 bytes of an identity's 16.
+    public init(identityBytes uuid: UUID) { self.init(uuid) }
+
     init(_ uuid: UUID) {
         let all = uuid.byteArray
         bytes = Array(all[0..<10])
@@ -41,6 +43,9 @@ public struct EddystoneInstance: Hashable, Sendable, CustomStringConvertible {
     }
 
     init(_ uuid: UUID) { bytes = Array(uuid.byteArray[10..<16]) }
+
+    /// The last 6 bytes of an identity's 16.
+    public init(identityBytes uuid: UUID) { self.init(uuid) }
 
     public init?(hex text: String) {
         guard let bytes = HexBytes.parse(text), bytes.count == 6 else { return nil }
@@ -92,6 +97,8 @@ public enum HexBytes {
         }
         return high == nil && !bytes.isEmpty ? bytes : nil
     }
+
+    public static func isDigit(_ character: UInt8) -> Bool { digit(character) != nil }
 
     static func digit(_ character: UInt8) -> UInt8? {
         switch character {

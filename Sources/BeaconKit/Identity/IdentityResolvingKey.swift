@@ -163,6 +163,8 @@ public struct PrivateAddressResolver: Sendable {
     }
 
     public var isEmpty: Bool { entries.isEmpty }
+    /// The keys in use.
+    public var keys: [IdentityResolvingKey] { entries.compactMap { IdentityResolvingKey(bytes: $0.key) } }
     /// Unresolvable addresses remembered now (both generations).
     public var unresolvedCount: Int { unresolved.count + unresolvedBefore.count }
     public var keyCount: Int { entries.count }

@@ -5,12 +5,14 @@ public import Foundation
 /// - AltBeacon: id1, id1 and id2, or id1, id2 and id3 (held as `uuid`, `major`, `minor`).
 /// - Eddystone-UID: a namespace, or a namespace and instance (held in `uuid`; `major` and `minor` are 0 when the
 ///   instance is given, nil when not).
-/// - A private device: its key's fingerprint (`major` and `minor` 0).
+/// - A private device: its key's fingerprint (`major` and `minor` 0), and the name its owner declared it under.
 public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConvertible {
     public let kind: BeaconKind
     public let uuid: UUID
     public let major: UInt16?
     public let minor: UInt16?
+    /// A private device's name, as the app or administrator declared its key (`[devices]`); what clients see.
+    public let deviceName: String?
 
     /// An iBeacon constraint. A minor without a major is meaningless (Core Location has no such constraint), so it
     /// cannot be built.
@@ -26,6 +28,7 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         self.uuid = uuid
         self.major = major
         self.minor = minor
+        self.deviceName = nil
     }
 
     /// Every iBeacon with this proximity UUID (cannot be invalid, so it does not throw).
@@ -45,16 +48,29 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
             minor: instance == nil ? nil : 0)
     }
 
-    /// The private device whose key has this fingerprint.
-    public static func privateDevice(fingerprint: UUID) -> BeaconIdentityConstraint {
-        BeaconIdentityConstraint(checked: .privateDevice, uuid: fingerprint, major: 0, minor: 0)
+    /// The private device whose key has this fingerprint, under the name it was declared with.
+    public static func privateDevice(fingerprint: UUID, name: String? = nil) -> BeaconIdentityConstraint {
+        BeaconIdentityConstraint(checked: .privateDevice, uuid: fingerprint, major: 0, minor: 0, deviceName: name)
     }
 
-    private init(checked kind: BeaconKind, uuid: UUID, major: UInt16?, minor: UInt16?) {
+    /// A private device named by a client, before the daemon looks its key up (`resolvingDevice`): its fingerprint
+    /// is all zeros, which no key has, so an unresolved constraint matches nothing.
+    public static func privateDevice(named name: String) -> BeaconIdentityConstraint {
+        BeaconIdentityConstraint(
+            checked: .privateDevice, uuid: UUID(byteArray: [UInt8](repeating: 0, count: 16)), major: 0, minor: 0, deviceName: name)
+    }
+
+    /// This private-device constraint with its key's fingerprint.
+    public func resolvingDevice(fingerprint: UUID) -> BeaconIdentityConstraint {
+        .privateDevice(fingerprint: fingerprint, name: deviceName)
+    }
+
+    private init(checked kind: BeaconKind, uuid: UUID, major: UInt16?, minor: UInt16?, deviceName: String? = nil) {
         self.kind = kind
         self.uuid = uuid
         self.major = major
         self.minor = minor
+        self.deviceName = deviceName
     }
 
     /// The constraint that matches exactly one beacon.
@@ -63,6 +79,7 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         self.uuid = identity.uuid
         self.major = identity.major
         self.minor = identity.minor
+        self.deviceName = nil
     }
 
     /// An Eddystone constraint's namespace.
@@ -71,8 +88,8 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
     public var eddystoneInstance: EddystoneInstance? { kind == .eddystone && major != nil ? EddystoneInstance(uuid) : nil }
 
     /// The text forms the CLI takes: `UUID[:MAJOR[:MINOR]]` (an iBeacon; `ibeacon:` may prefix it),
-    /// `altbeacon:ID1[:ID2[:ID3]]` and `eddystone:NAMESPACE[:INSTANCE]` (20 and 12 hex digits). A private device is
-    /// named (`device:NAME`) and needs its key, so it is not a constraint on its own: see `RegionSpec`.
+    /// `altbeacon:ID1[:ID2[:ID3]]`, `eddystone:NAMESPACE[:INSTANCE]` (20 and 12 hex digits) and `device:NAME` (a
+    /// private device by the name its key was declared under; unresolved until the key is looked up).
     public init(parsing text: String) throws(BeaconIdentityConstraint.Invalid) {
         var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         var kind = BeaconKind.iBeacon
@@ -107,9 +124,13 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
             }
             self = .eddystone(namespace: namespace, instance: instance)
         case .privateDevice:
-            throw .deviceNeedsKey(text)
+            guard parts.count == 1, Self.isDeviceName(parts[0]) else { throw .malformedDevice(text) }
+            self = .privateDevice(named: parts[0])
         }
     }
+
+    /// A private device's name: 1-64 of a-z, 0-9, '_' and '-' (the same rule as a room's).
+    public static func isDeviceName(_ name: String) -> Bool { RegionSpec.isRoom(name) }
 
     @inlinable
     public func matches(_ identity: BeaconIdentity) -> Bool {
@@ -132,7 +153,7 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         case .eddystone:
             return "eddystone:\(EddystoneNamespace(uuid))" + (eddystoneInstance.map { ":\($0)" } ?? "")
         case .privateDevice:
-            return "device:\(uuid.uuidString)"
+            return "device:" + (deviceName ?? uuid.uuidString)
         }
     }
 
@@ -140,7 +161,7 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         case minorWithoutMajor
         case malformed(String)
         case malformedEddystone(String)
-        case deviceNeedsKey(String)
+        case malformedDevice(String)
 
         public var description: String {
             switch self {
@@ -152,9 +173,9 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
             case .malformedEddystone(let text):
                 return "'\(text)' is not eddystone:NAMESPACE[:INSTANCE]: the namespace is 20 hex digits and the instance 12, "
                     + "e.g. eddystone:edd1ebeac04e5defa017:0123456789ab"
-            case .deviceNeedsKey(let text):
-                return "'\(text)' names a private device, which needs its Identity Resolving Key: declare the device "
-                    + "with its key (docs/devices.md) and name it there"
+            case .malformedDevice(let text):
+                return "'\(text)' is not device:NAME: a device's name is 1-64 of a-z, 0-9, '_' and '-', as its key was "
+                    + "declared under in [devices] (docs/devices.md), e.g. device:alice-phone"
             }
         }
     }

@@ -9,12 +9,24 @@ import Foundation
 /// that lists what is accepted.
 public enum BeaconDictionaries {
     static let regionKeys: Set<String> = [
-        BeacondKey.identifier, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
+        BeacondKey.identifier, BeacondKey.kind, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor,
+        BeacondKey.namespace, BeacondKey.instance, BeacondKey.device,
         BeacondKey.notifyOnEntry, BeacondKey.notifyOnExit, BeacondKey.enterRSSI,
         BeacondKey.absentRSSI, BeacondKey.room, BeacondKey.entryDelay,
         BeacondKey.exitDelay,
     ]
-    static let constraintKeys: Set<String> = [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor]
+    static let constraintKeys: Set<String> = [
+        BeacondKey.kind, BeacondKey.uuid, BeacondKey.major, BeacondKey.minor, BeacondKey.namespace, BeacondKey.instance,
+        BeacondKey.device,
+    ]
+    /// Which keys name the beacon, for each kind (the rest of a region's keys are the same for every kind).
+    static let identityKeys: [BeaconKind: [String]] = [
+        .iBeacon: [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor],
+        .altBeacon: [BeacondKey.uuid, BeacondKey.major, BeacondKey.minor],
+        .eddystone: [BeacondKey.namespace, BeacondKey.instance],
+        .privateDevice: [BeacondKey.device],
+    ]
+    static let kindsText = BeaconKind.allCases.map { "'\($0.name)'" }.joined(separator: ", ")
 
     /// The longest region identifier, in UTF-8 bytes.
     public static let maxIdentifierBytes = 256
@@ -182,29 +194,85 @@ public enum BeaconDictionaries {
     }
 
     static func constraint(_ entries: [String: DBusValue], error: BeacondErrorName) throws(BeacondError) -> BeaconIdentityConstraint {
-        let key = BeacondKey.uuid
-        guard let value = entries[key] else {
-            throw BeacondError(error, "'\(key)' is required but missing; give it as \(uuidAllowed)")
-        }
-        guard case .string(let text) = value else {
-            throw BeacondError(error, "'\(key)' must be \(uuidAllowed); given \(describe(value))")
-        }
-        guard let uuid = UUID(uuidString: text) else {
+        let kind = try kind(entries[BeacondKey.kind], error: error)
+        let allowed = identityKeys[kind] ?? []
+        if let stray = identityKeys.values.joined().filter({ entries[$0] != nil && !allowed.contains($0) }).sorted().first {
             throw BeacondError(
                 error,
-                "'\(key)' \(ClientText.quoted(text, limit: 40)) is not a UUID; write it as 8-4-4-4-12 "
-                    + "hex digits, e.g. E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+                "'\(stray)' does not name a\(kind == .iBeacon ? "n" : "") \(kind.name) (Kind \(kind.name)"
+                    + (entries[BeacondKey.kind] == nil ? ", the default" : "") + "): a \(kind.name) is named by "
+                    + allowed.map { "'\($0)'" }.joined(separator: ", ") + ". Give the right 'Kind' (\(kindsText)) or leave '\(stray)' out")
         }
-        let major = try uint16(entries, BeacondKey.major, error: error)
-        let minor = try uint16(entries, BeacondKey.minor, error: error)
-        do {
-            return try BeaconIdentityConstraint(uuid: uuid, major: major, minor: minor)
-        } catch {
+        switch kind {
+        case .iBeacon, .altBeacon:
+            let key = BeacondKey.uuid
+            let what = kind == .altBeacon ? "the AltBeacon's id1, " : ""
+            guard let value = entries[key] else {
+                throw BeacondError(error, "'\(key)' is required but missing; give it as \(what)\(uuidAllowed)")
+            }
+            guard case .string(let text) = value else {
+                throw BeacondError(error, "'\(key)' must be \(what)\(uuidAllowed); given \(describe(value))")
+            }
+            guard let uuid = UUID(uuidString: text) else {
+                throw BeacondError(
+                    error,
+                    "'\(key)' \(ClientText.quoted(text, limit: 40)) is not a UUID; write it as 8-4-4-4-12 "
+                        + "hex digits, e.g. E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+            }
+            let major = try uint16(entries, BeacondKey.major, error: error)
+            let minor = try uint16(entries, BeacondKey.minor, error: error)
+            do {
+                return try BeaconIdentityConstraint(kind: kind, uuid: uuid, major: major, minor: minor)
+            } catch {
+                throw BeacondError(
+                    .invalidRegion,
+                    "'\(BeacondKey.minor)' \(minor.map(String.init) ?? "") is given without "
+                        + "'\(BeacondKey.major)': a minor only narrows a major. Give 'Major' too, or leave 'Minor' out")
+            }
+        case .eddystone:
+            let namespaceText = try hexText(entries, BeacondKey.namespace, digits: 20, example: "edd1ebeac04e5defa017", error: error)
+            guard let namespaceText, let namespace = EddystoneNamespace(hex: namespaceText) else {
+                throw BeacondError(
+                    error,
+                    "'\(BeacondKey.namespace)' is required for Kind Eddystone; give the namespace as 20 hex digits, "
+                        + "e.g. 'edd1ebeac04e5defa017'")
+            }
+            let instanceText = try hexText(entries, BeacondKey.instance, digits: 12, example: "0123456789ab", error: error)
+            return .eddystone(namespace: namespace, instance: instanceText.flatMap(EddystoneInstance.init(hex:)))
+        case .privateDevice:
+            let key = BeacondKey.device
+            let allowed = "the name its key was declared under in [devices] (1-64 of a-z, 0-9, '_' and '-'), e.g. 'alice-phone'"
+            guard let value = entries[key] else {
+                throw BeacondError(error, "'\(key)' is required for Kind PrivateDevice; give \(allowed)")
+            }
+            guard case .string(let name) = value, BeaconIdentityConstraint.isDeviceName(name) else {
+                throw BeacondError(error, "'\(key)' must be \(allowed); given \(describe(value))")
+            }
+            return .privateDevice(named: name)
+        }
+    }
+
+    /// `Kind`: absent is iBeacon (every client written before kinds keeps working).
+    static func kind(_ value: DBusValue?, error: BeacondErrorName) throws(BeacondError) -> BeaconKind {
+        guard let value else { return .iBeacon }
+        guard case .string(let name) = value, let kind = BeaconKind(name: name) else {
             throw BeacondError(
-                .invalidRegion,
-                "'\(BeacondKey.minor)' \(minor.map(String.init) ?? "") is given without "
-                    + "'\(BeacondKey.major)': a minor only narrows a major. Give 'Major' too, or leave 'Minor' out")
+                error,
+                "'\(BeacondKey.kind)' must be one of \(kindsText) (a string, type s; absent means iBeacon); "
+                    + "given \(describe(value))")
         }
+        return kind
+    }
+
+    /// A hex identifier of exactly `digits` hex digits (either case), or nil when absent.
+    static func hexText(
+        _ entries: [String: DBusValue], _ key: String, digits: Int, example: String, error: BeacondErrorName
+    ) throws(BeacondError) -> String? {
+        guard let value = entries[key] else { return nil }
+        guard case .string(let text) = value, text.utf8.count == digits, text.utf8.allSatisfy({ HexBytes.isDigit($0) }) else {
+            throw BeacondError(error, "'\(key)' must be \(digits) hex digits, e.g. '\(example)'; given \(describe(value))")
+        }
+        return text
     }
 
     /// Any D-Bus integer as an Int64 (nil for a uint64 beyond Int64 and for non-integers).
@@ -278,24 +346,47 @@ public enum BeaconDictionaries {
         .vardict(constraintEntries(constraint))
     }
 
+    /// An iBeacon's keys are what they were before kinds (no `Kind`), so existing clients see no change.
     static func constraintEntries(_ constraint: BeaconIdentityConstraint) -> [String: DBusValue] {
-        var entries: [String: DBusValue] = [BeacondKey.uuid: .string(constraint.uuid.uuidString)]
-        if let major = constraint.major { entries[BeacondKey.major] = .uint16(major) }
-        if let minor = constraint.minor { entries[BeacondKey.minor] = .uint16(minor) }
+        var entries: [String: DBusValue] = [:]
+        switch constraint.kind {
+        case .iBeacon, .altBeacon:
+            entries[BeacondKey.uuid] = .string(constraint.uuid.uuidString)
+            if let major = constraint.major { entries[BeacondKey.major] = .uint16(major) }
+            if let minor = constraint.minor { entries[BeacondKey.minor] = .uint16(minor) }
+        case .eddystone:
+            entries[BeacondKey.namespace] = .string(EddystoneNamespace(identityBytes: constraint.uuid).description)
+            if let instance = constraint.eddystoneInstance { entries[BeacondKey.instance] = .string(instance.description) }
+        case .privateDevice:
+            entries[BeacondKey.device] = .string(constraint.deviceName ?? constraint.uuid.uuidString)
+        }
+        if constraint.kind != .iBeacon { entries[BeacondKey.kind] = .string(constraint.kind.name) }
         return entries
     }
 
-    public static func dictionary(_ beacon: RangedBeacon) -> DBusValue {
-        .vardict([
-            BeacondKey.uuid: .string(beacon.identity.uuid.uuidString),
-            BeacondKey.major: .uint16(beacon.identity.major),
-            BeacondKey.minor: .uint16(beacon.identity.minor),
+    /// A ranged beacon. `deviceName` names a private device (its identity is only its key's fingerprint): the name in
+    /// the constraint it was ranged for.
+    public static func dictionary(_ beacon: RangedBeacon, deviceName: String? = nil) -> DBusValue {
+        let identity = beacon.identity
+        var entries = constraintEntries(
+            identity.kind == .privateDevice
+                ? .privateDevice(fingerprint: identity.uuid, name: deviceName) : BeaconIdentityConstraint(identity))
+        if let telemetry = beacon.telemetry {
+            if let millivolts = telemetry.batteryMillivolts { entries[BeacondKey.batteryMillivolts] = .uint16(millivolts) }
+            if let temperature = telemetry.temperature { entries[BeacondKey.temperature] = .double(temperature) }
+        }
+        entries.merge(measurementEntries(beacon)) { $1 }
+        return .vardict(entries)
+    }
+
+    static func measurementEntries(_ beacon: RangedBeacon) -> [String: DBusValue] {
+        [
             BeacondKey.rssi: .int16(Int16(clamping: beacon.rssi)),
             BeacondKey.accuracy: .double(beacon.accuracy.isFinite ? beacon.accuracy : -1),
             BeacondKey.proximity: .string(beacon.proximity.rawValue),
             BeacondKey.txPower: .int16(Int16(beacon.measuredPower)),
             BeacondKey.timestamp: .uint64(UInt64(clamping: beacon.timestamp.microsecondsSinceEpoch)),
-        ])
+        ]
     }
 
     public static func array(_ dictionaries: [DBusValue]) -> DBusValue {

@@ -128,7 +128,7 @@ final class BusFace {
         _ client: ClientAddress, constraint: BeaconIdentityConstraint, beacons: Int,
         first: RangedBeaconReport?
     ) -> RangingAudience {
-        let perBeacon = first.map { Self.dictionary($0).marshalledSizeEstimate } ?? 0
+        let perBeacon = first.map { Self.dictionary($0, deviceName: constraint.deviceName).marshalledSizeEstimate } ?? 0
         let bytes = Self.signalBytes([BeaconDictionaries.dictionary(constraint)]) + beacons * perBeacon
         let what = "DidRangeBeacons of \(client.path) (\(client.appID))"
         let toClient = client.sender.map { admitDroppable(to: $0, bytes: bytes, what: what) } ?? false
@@ -147,7 +147,7 @@ final class BusFace {
         _ client: ClientAddress, constraint: BeaconIdentityConstraint, _ reports: [RangedBeaconReport],
         to audience: RangingAudience
     ) {
-        let beacons = BeaconDictionaries.array(reports.map(Self.dictionary))
+        let beacons = BeaconDictionaries.array(reports.map { Self.dictionary($0, deviceName: constraint.deviceName) })
         let constraint = BeaconDictionaries.dictionary(constraint)
         if audience.client, let sender = client.sender {
             queue(
@@ -164,9 +164,10 @@ final class BusFace {
     /// A ranged beacon's dictionary, with `Room`, `Receivers` and `Receiver` while there are rooms: the beacon's room
     /// as the room locator places it ("" when it cannot be said), every receiver's calibrated, smoothed distance from
     /// fresh readings by room, and the receiver whose reading gave its RSSI and accuracy ("" when nobody heard it this
-    /// cycle).
-    static func dictionary(_ report: RangedBeaconReport) -> DBusValue {
-        let plain = BeaconDictionaries.dictionary(report.beacon)
+    /// cycle). A private device's is named by `deviceName`, the name in the constraint it was ranged for (a private
+    /// device's constraint matches that one device).
+    static func dictionary(_ report: RangedBeaconReport, deviceName: String? = nil) -> DBusValue {
+        let plain = BeaconDictionaries.dictionary(report.beacon, deviceName: deviceName)
         guard let room = report.room, case .dictionary(let key, let value, var entries) = plain else { return plain }
         entries.append(DBusDictionaryEntry(key: .string(BeacondKey.room), value: .variant(.string(room))))
         entries.append(

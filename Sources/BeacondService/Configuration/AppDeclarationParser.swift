@@ -39,13 +39,16 @@ enum AppDeclarationParser {
                 fix: "write two or more dot-separated elements of letters, digits, _ and -, none "
                     + "starting with a digit, e.g. dbus_name = \"org.example.BeaconDemo\"")
         }
+        let devices = try DeviceKeysParser.parse(&root)
+        var warnings = root.unknownKeyWarnings()
+        if !devices.isEmpty, let warning = DeviceKeysParser.exposureWarning(document.file) { warnings.append(warning) }
         let declaration = AppDeclaration(
             appID: appID, whenInUseUsageDescription: whenInUse,
             alwaysUsageDescription: always, users: Set(users),
             executable: executable, declarationFile: document.file)
         return Parsed(
-            app: AppConfiguration(declaration: declaration, dbusName: dbusName),
-            appIDLine: root.line(of: "app_id"), warnings: root.unknownKeyWarnings())
+            app: AppConfiguration(declaration: declaration, dbusName: dbusName, devices: devices),
+            appIDLine: root.line(of: "app_id"), warnings: warnings)
     }
 
     private static func readAppID(_ root: inout TOMLTableReader, file: String) throws(ConfigurationError) -> String {

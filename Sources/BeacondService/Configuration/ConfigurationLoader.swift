@@ -92,6 +92,8 @@ public enum ConfigurationLoader {
                             + "register as \(appID) under that name. Fix: correct the name, or create the user"))
             }
         }
+        try DeviceKeysParser.loadAdministratorDevices(
+            directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
         return configuration
     }
 

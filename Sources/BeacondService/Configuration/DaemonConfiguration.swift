@@ -46,6 +46,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var mqtt: MQTTSettings
     /// The declared apps, by app id.
     public var apps: [String: AppConfiguration]
+    /// The administrator's private devices (`devices.d/*.toml`), by name: every app may name them.
+    public var devices: [String: IdentityResolvingKey] = [:]
     /// Unknown sections and keys: logged at start and on reload, never fatal.
     public var warnings: [ConfigurationDiagnostic]
     /// The `beacond.toml` these values came from (or would have, when it is absent), named in messages.

@@ -162,8 +162,9 @@ extension DaemonCore {
     mutating func startMonitoring(client number: Int, _ argument: Result<BeaconRegion, BeacondError>) throws(CallError) {
         let session = try session(number)
         let app = try app(of: session)
-        let region: BeaconRegion
+        var region: BeaconRegion
         do { region = try argument.get() } catch { throw .beacond(error) }
+        region.constraint = try resolvingDevice(region.constraint, app: app)
         if let room = region.room, engine.presence == nil {
             let why =
                 mqttProblem.map {
@@ -259,8 +260,9 @@ extension DaemonCore {
     mutating func startRanging(client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>) throws(CallError) {
         let session = try session(number)
         let app = try app(of: session)
-        let constraint: BeaconIdentityConstraint
-        do { constraint = try argument.get() } catch { throw .beacond(error) }
+        let requested: BeaconIdentityConstraint
+        do { requested = try argument.get() } catch { throw .beacond(error) }
+        let constraint = try resolvingDevice(requested, app: app)
         do {
             try AuthorizationRules.checkRanging(
                 app: app.declaration, record: record(session.appID), policy: policy,
@@ -285,8 +287,16 @@ extension DaemonCore {
 
     mutating func stopRanging(client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>) throws(CallError) {
         let session = try session(number)
-        let constraint: BeaconIdentityConstraint
+        var constraint: BeaconIdentityConstraint
         do { constraint = try argument.get() } catch { throw .beacond(error) }
+        if constraint.kind == .privateDevice,
+            let ranged = session.rangedConstraints.first(where: {
+                $0.kind == .privateDevice && $0.deviceName == constraint.deviceName
+            })
+        {
+            // By name: the one it ranges (its key may have changed in a reload since).
+            constraint = ranged
+        }
         guard session.rangedConstraints.contains(constraint) else {
             let known = session.rangedConstraints.map(\.description)
             throw BeacondError(

@@ -59,6 +59,7 @@ extension DaemonCore {
             homeAssistant?.reconfigure(Self.monitoringConfiguration(new), at: now)
             armHomeAssistantTimer()
         }
+        engine.setPrivateDeviceKeys(Self.privateDeviceKeys(new))
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         // The node is replaced after this input; `fleetStarted` configures the rooms again then.

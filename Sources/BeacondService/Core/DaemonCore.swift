@@ -69,6 +69,35 @@ struct DaemonCore {
         self.now = now
         startedAt = now
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
+        engine.setPrivateDeviceKeys(Self.privateDeviceKeys(configuration))
+    }
+
+    /// Every declared private device's key: the administrator's and every app's (an app sees only its own and the
+    /// administrator's by name, but one resolver serves all).
+    static func privateDeviceKeys(_ configuration: DaemonConfiguration) -> [IdentityResolvingKey] {
+        var keys = configuration.devices.sorted { $0.key < $1.key }.map(\.value)
+        for appID in configuration.apps.keys.sorted() {
+            keys += configuration.apps[appID]!.devices.sorted { $0.key < $1.key }.map(\.value)
+        }
+        return keys
+    }
+
+    /// A client's private-device constraint with its key: the app's own device of that name first, else the
+    /// administrator's. Other kinds pass unchanged.
+    func resolvingDevice(_ constraint: BeaconIdentityConstraint, app: AppConfiguration) throws(CallError) -> BeaconIdentityConstraint {
+        guard constraint.kind == .privateDevice, let name = constraint.deviceName else { return constraint }
+        guard let key = app.devices[name] ?? configuration.devices[name] else {
+            let known = (Array(app.devices.keys) + Array(configuration.devices.keys)).sorted()
+            throw BeacondError(
+                .invalidRegion,
+                "no private device named '\(name)' is declared for \(app.declaration.appID)"
+                    + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
+                    + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
+                    + "the administrator in \(configDirectory)/\(DeviceKeysParser.directoryName)/ "
+                    + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
+            ).callError
+        }
+        return constraint.resolvingDevice(fingerprint: key.fingerprint)
     }
 
     static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {

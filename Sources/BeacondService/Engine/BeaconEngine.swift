@@ -62,6 +62,14 @@ struct BeaconEngine {
         roomsForgotten = now
     }
 
+    /// The private devices' keys (every app's and the administrator's): their resolvable private addresses become
+    /// sightings of the devices.
+    mutating func setPrivateDeviceKeys(_ keys: [IdentityResolvingKey]) {
+        let current = Set(pipeline.privateDevices.keys)
+        guard Set(keys) != current else { return }
+        pipeline.privateDevices.setKeys(keys)
+    }
+
     /// Rooms (with `[mqtt]`): where each beacon is, from this node's and the other receivers' readings.
     var presence: RoomPresence? {
         get { pipeline.presence }
@@ -231,6 +239,7 @@ struct BeaconEngine {
         var fresh = BeaconEngine(monitoring)
         fresh.emitsObservations = emitsObservations
         fresh.presence = presence
+        fresh.pipeline.privateDevices = pipeline.privateDevices
         if blind {
             // Still blind (after a restart, or the adapter gone): the new monitor must not time regions out. It
             // goes blind before the regions are put back, so none is timed from its last sighting (an exit that

@@ -66,15 +66,16 @@ extension StateStore {
                 sql: """
                     INSERT INTO monitored_region (client, app_id, identifier, uuid, major, minor,
                         notify_on_entry, notify_on_exit, state, last_determined_state, last_seen_us, enter_rssi, absent_rssi,
-                        heard_by, room, entry_delay_us, exit_delay_us)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        heard_by, room, entry_delay_us, exit_delay_us, beacon_kind, device)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (client, identifier) DO UPDATE SET
                         app_id = excluded.app_id, uuid = excluded.uuid,
                         major = excluded.major, minor = excluded.minor, notify_on_entry = excluded.notify_on_entry,
                         notify_on_exit = excluded.notify_on_exit, state = excluded.state,
                         last_determined_state = excluded.last_determined_state, last_seen_us = excluded.last_seen_us,
                         enter_rssi = excluded.enter_rssi, absent_rssi = excluded.absent_rssi, heard_by = excluded.heard_by,
-                        room = excluded.room, entry_delay_us = excluded.entry_delay_us, exit_delay_us = excluded.exit_delay_us
+                        room = excluded.room, entry_delay_us = excluded.entry_delay_us, exit_delay_us = excluded.exit_delay_us,
+                        beacon_kind = excluded.beacon_kind, device = excluded.device
                     """,
                 arguments: [
                     stored.client, stored.appID, region.identifier,
@@ -84,6 +85,7 @@ extension StateStore {
                     stored.monitored.lastSeen?.microsecondsSinceEpoch,
                     region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow, stored.heardBy?.json,
                     region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds,
+                    region.constraint.kind.name, region.constraint.deviceName,
                 ])
         case .updateRegionState(let client, let identifier, let monitored, let heardBy):
             try db.execute(

@@ -37,8 +37,8 @@ extension StateStore {
         try db.execute(
             sql: """
                 INSERT INTO queued_event (app_id, kind, identifier, uuid, major, minor, notify_on_entry, notify_on_exit,
-                    timestamp_us, enter_rssi, absent_rssi, room, entry_delay_us, exit_delay_us)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    timestamp_us, enter_rssi, absent_rssi, room, entry_delay_us, exit_delay_us, beacon_kind, device)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 event.appID, event.kind.rawValue, region.identifier, region.constraint.uuid.uuidString,
@@ -46,6 +46,7 @@ extension StateStore {
                 region.notifyOnEntry, region.notifyOnExit, event.timestamp.microsecondsSinceEpoch,
                 region.hysteresis?.enterAtOrAbove, region.hysteresis?.absentBelow,
                 region.room, region.entryDelay?.wholeMicroseconds, region.exitDelay?.wholeMicroseconds,
+                region.constraint.kind.name, region.constraint.deviceName,
             ])
         let count =
             try Int.fetchOne(

@@ -110,17 +110,31 @@ extension StateStore {
         }
     }
 
+    /// A constraint from a row's `beacon_kind`, `uuid`, `major`, `minor` and `device` columns.
+    static func constraint(_ row: Row) -> BeaconIdentityConstraint? {
+        let uuidText: String = row["uuid"]
+        let kindName: String = row["beacon_kind"]
+        let major: Int? = row["major"]
+        let minor: Int? = row["minor"]
+        guard let uuid = UUID(uuidString: uuidText), let kind = BeaconKind(name: kindName) else { return nil }
+        let major16 = major.flatMap(UInt16.init(exactly:)), minor16 = minor.flatMap(UInt16.init(exactly:))
+        guard (major == nil) == (major16 == nil), (minor == nil) == (minor16 == nil) else { return nil }
+        switch kind {
+        case .iBeacon, .altBeacon:
+            return try? BeaconIdentityConstraint(kind: kind, uuid: uuid, major: major16, minor: minor16)
+        case .eddystone:
+            let namespace = EddystoneNamespace(identityBytes: uuid)
+            return .eddystone(namespace: namespace, instance: major16 == nil ? nil : EddystoneInstance(identityBytes: uuid))
+        case .privateDevice:
+            let device: String? = row["device"]
+            return .privateDevice(fingerprint: uuid, name: device)
+        }
+    }
+
     /// A region from a row's region columns (`monitored_region` and `queued_event` share them); nil if the
     /// row holds values the daemon cannot use (a hand edit).
     static func region(_ row: Row) -> BeaconRegion? {
-        let uuidText: String = row["uuid"]
-        let major: Int? = row["major"]
-        let minor: Int? = row["minor"]
-        guard let uuid = UUID(uuidString: uuidText),
-            let constraint = try? BeaconIdentityConstraint(
-                uuid: uuid, major: major.flatMap(UInt16.init(exactly:)),
-                minor: minor.flatMap(UInt16.init(exactly:)))
-        else { return nil }
+        guard let constraint = constraint(row) else { return nil }
         let enter: Int? = row["enter_rssi"]
         let absent: Int? = row["absent_rssi"]
         var hysteresis: RSSIHysteresis?

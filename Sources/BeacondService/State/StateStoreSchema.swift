@@ -112,6 +112,20 @@ enum StateStoreSchema {
                         + "CHECK (exit_delay_us IS NULL OR exit_delay_us BETWEEN 1 AND 86400000000)")
             }
         }
+        migrator.registerMigration("v7: beacon kinds") { db in
+            // The region's beacon kind (rows written before kinds are iBeacon regions, which the default keeps them);
+            // `uuid`, `major` and `minor` hold the kind's fields as BeaconIdentityConstraint lays them out (an
+            // Eddystone namespace and instance as the 16 bytes, a private device's key fingerprint), and `device` a
+            // private device's name.
+            for table in ["monitored_region", "queued_event"] {
+                try db.execute(
+                    sql: "ALTER TABLE \(table) ADD COLUMN beacon_kind TEXT NOT NULL DEFAULT 'iBeacon' "
+                        + "CHECK (beacon_kind IN ('iBeacon', 'AltBeacon', 'Eddystone', 'PrivateDevice'))")
+                try db.execute(
+                    sql: "ALTER TABLE \(table) ADD COLUMN device TEXT "
+                        + "CHECK (device IS NULL OR (beacon_kind = 'PrivateDevice' AND length(device) BETWEEN 1 AND 64))")
+            }
+        }
         return migrator
     }
 }

@@ -101,8 +101,11 @@ struct BeaconKindConstraintTests {
         #expect(throws: BeaconIdentityConstraint.Invalid.malformedEddystone("eddystone:edd1")) {
             try BeaconIdentityConstraint(parsing: "eddystone:edd1")
         }
-        #expect(throws: BeaconIdentityConstraint.Invalid.deviceNeedsKey("device:alice")) {
-            try BeaconIdentityConstraint(parsing: "device:alice")
+        let device = try BeaconIdentityConstraint(parsing: "device:alice-phone")
+        #expect(device.kind == .privateDevice && device.deviceName == "alice-phone")
+        #expect(device.description == "device:alice-phone")
+        #expect(throws: BeaconIdentityConstraint.Invalid.malformedDevice("device:Alice Phone")) {
+            try BeaconIdentityConstraint(parsing: "device:Alice Phone")
         }
     }
 

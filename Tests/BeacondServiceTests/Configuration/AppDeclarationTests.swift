@@ -121,7 +121,7 @@ struct AppDeclarationTests {
         #expect(
             configuration.warnings.map(\.description) == [
                 "\(directory.path)/apps.d/demo.toml:7: unknown key \"usage\" is ignored (known keys: app_id, users, "
-                    + "executable, when_in_use_usage, always_usage, dbus_name)"
+                    + "executable, when_in_use_usage, always_usage, dbus_name, devices)"
             ])
     }
 

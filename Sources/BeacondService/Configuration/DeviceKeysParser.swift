@@ -1,0 +1,68 @@
+import BeaconKit
+import Foundation
+
+/// Reads a `[devices]` table: private devices by name, each with its Identity Resolving Key in one of the formats
+/// `IdentityResolvingKey(parsing:)` takes. In an app's declaration (`apps.d/*.toml`) the devices are that app's alone;
+/// in `devices.d/*.toml` (where `beaconctl devices import` writes) they are the administrator's, for every app.
+///
+/// ```toml
+/// [devices]
+/// alice-phone = "irk:ec0234a357c8ad05341010a60a397d9b"
+/// bob-pixel = "bluez:9B7D390AA610103405ADC857A33402EC"
+/// ```
+enum DeviceKeysParser {
+    /// The administrator's folder of device keys in the configuration directory.
+    static let directoryName = "devices.d"
+
+    static func parse(_ root: inout TOMLTableReader) throws(ConfigurationError) -> [String: IdentityResolvingKey] {
+        guard var table = try root.table("devices") else { return [:] }
+        var devices: [String: IdentityResolvingKey] = [:]
+        for name in table.table.keys.sorted() {
+            guard BeaconIdentityConstraint.isDeviceName(name) else {
+                throw table.error(
+                    name, "[devices]: \"\(name)\" is not a device name",
+                    fix: "name it with 1-64 of a-z, 0-9, '_' and '-', e.g. alice-phone = \"irk:...\"")
+            }
+            guard let text = try table.string(name, example: "irk:ec0234a357c8ad05341010a60a397d9b") else { continue }
+            do {
+                devices[name] = try IdentityResolvingKey(parsing: text)
+            } catch {
+                throw table.error(name, "[devices] \(name): \(error)", fix: "see docs/devices.md for where each format comes from")
+            }
+        }
+        return devices
+    }
+
+    /// Every `devices.d/*.toml`: `[devices]` tables, one name declared once.
+    static func loadAdministratorDevices(directory: String, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        var declaredIn: [String: String] = [:]
+        for file in try ConfigurationFiles.declarationFiles(in: directory) {
+            guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
+            let document = try TOMLDocument(file: file, text: text)
+            var root = document.rootReader
+            let devices = try parse(&root)
+            for (name, key) in devices.sorted(by: { $0.key < $1.key }) {
+                if let first = declaredIn[name] {
+                    throw ConfigurationError(
+                        file: file, line: document.keyLines.line(of: ["devices", name]),
+                        message: "device \"\(name)\" is already declared in \(first)",
+                        fix: "declare each device once: remove one, or rename it")
+                }
+                declaredIn[name] = file
+                configuration.devices[name] = key
+            }
+            configuration.warnings += root.unknownKeyWarnings()
+            if let warning = exposureWarning(file) { configuration.warnings.append(warning) }
+        }
+    }
+
+    /// A file holding keys that any local user can read: another app's user could read its keys.
+    static func exposureWarning(_ file: String) -> ConfigurationDiagnostic? {
+        var status = stat()
+        guard stat(file, &status) == 0, status.st_mode & 0o004 != 0 else { return nil }
+        return ConfigurationDiagnostic(
+            file: file, line: nil,
+            message: "holds Identity Resolving Keys and every local user may read it, so any app's user could learn "
+                + "them. Fix: chown root:beacond \(file) && chmod 0640 \(file)")
+    }
+}

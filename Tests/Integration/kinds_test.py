@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""Every beacon kind over the real D-Bus API (docs/devices.md): a phone known by its Identity Resolving Key, entering
+and staying inside while its resolvable private address rotates every 2 s; AltBeacon and Eddystone-UID regions and
+ranging (Eddystone-TLM's battery and temperature on the ranged beacon) kept across a restart; keys that stay with the
+app that declared them; and every malformed region refused with what is wrong and the fix.
+
+    kinds_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
+
+The real daemon on a private dbus-daemon, fed through its fifo scanner with HCI reports whose resolvable private
+addresses Python's own AES makes (hci.py). Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when
+anything failed. Needs root.
+"""
+import os
+import sys
+
+from daemon_test import DEMO, main
+from harness import (DEFAULT_APPS, DEFAULT_SETTINGS, ERROR, LOCATION_MANAGER, check, expect_error, plain, pump_for,
+                     pump_until)
+import hci
+from gi.repository import GLib
+
+OTHER = "org.example.Other"
+# The specification's sample key (Vol 3 Part H, D.7), most significant byte first; Alice's phone, Demo's own.
+ALICE_KEY = "ec0234a357c8ad05341010a60a397d9b"
+# Bob's phone: Other's own key. The administrator's: a key written as BlueZ's bond store holds it.
+BOB_KEY = "00112233445566778899aabbccddeeff"
+SHARED_KEY_MSB_FIRST = "0f0e0d0c0b0a09080706050403020100"
+SHARED_KEY_BLUEZ = "000102030405060708090A0B0C0D0E0F"
+ALTBEACON_ID1 = "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6"
+NAMESPACE = "edd1ebeac04e5defa017"
+INSTANCE = "0123456789ab"
+
+APPS = dict(DEFAULT_APPS)
+APPS["demo.toml"] = DEFAULT_APPS["demo.toml"] + '\n[devices]\nalice-phone = "irk:%s"\n' % ALICE_KEY
+APPS["other.toml"] = DEFAULT_APPS["other.toml"] + '\n[devices]\nbob-pixel = "%s"\n' % BOB_KEY
+
+
+def world_with_devices(suite, settings=DEFAULT_SETTINGS):
+    world = suite.world(settings=settings, apps=APPS)
+    os.makedirs(os.path.join(world.config_dir, "devices.d"))
+    path = os.path.join(world.config_dir, "devices.d", "shared.toml")
+    with open(path, "w") as file:
+        file.write('[devices]\nshared-tablet = "bluez:%s"\n' % SHARED_KEY_BLUEZ)
+    os.chmod(path, 0o640)
+    for name in ("demo.toml", "other.toml"):
+        os.chmod(world.app_path(name), 0o640)
+    world.start_daemon()
+    return world
+
+
+def always(world, app):
+    world.admin.set_authorization(app, "authorizedAlways")
+    client = world.client(app, interface=LOCATION_MANAGER)
+    client.wait_status("authorizedAlways")
+    return client
+
+
+class Phone:
+    """Advertises 5 times a second from a resolvable private address that rotates every `rotation` seconds."""
+
+    def __init__(self, feeder, key, rotation=2.0):
+        self.feeder, self.key, self.rotation = feeder, key, rotation
+        self.ticks = 0
+        self.addresses = []
+        self.source = None
+
+    def tick(self):
+        generation = int(self.ticks * 0.2 / self.rotation)
+        address = hci.resolvable_private_address(self.key, 7919 * generation + 1)
+        if not self.addresses or self.addresses[-1] != address:
+            self.addresses.append(address)
+        self.feeder.send_line(hci.line(hci.advertising_event(hci.phone_data(8), rssi=-60, address=address)))
+        self.ticks += 1
+        return True
+
+    def start(self):
+        self.tick()
+        self.source = GLib.timeout_add(200, self.tick)
+
+    def stop(self):
+        if self.source is not None:
+            GLib.source_remove(self.source)
+            self.source = None
+
+
+def region_named(signal, identifier):
+    return str(plain(signal.args[0]).get("Identifier")) == identifier
+
+
+def test_phone_rotating_its_address(suite):
+    """Demo monitors and ranges its phone by the name it declared (`Device` 'alice-phone') and the administrator's
+    tablet; the phone advertises for 12 s from an address that changes every 2 s (exit_timeout = 2 s). Expect one
+    entry and no exit while it rotates through 6 addresses, ranging that names the device, the tablet never entered,
+    then one exit when the phone goes quiet."""
+    world = world_with_devices(suite)
+    demo = always(world, DEMO)
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "phone", "Kind": "PrivateDevice", "Device": "alice-phone"})
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "tablet", "Kind": "PrivateDevice", "Device": "shared-tablet"})
+    demo.lm("StartRanging", "a{sv}", {"Kind": "PrivateDevice", "Device": "alice-phone"})
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    mark = demo.collector.mark()
+    phone = Phone(feeder, ALICE_KEY)
+    phone.start()
+    demo.wait("DidEnterRegion", where=lambda s: region_named(s, "phone"), what="DidEnterRegion(phone)")
+    ranged = demo.wait("DidRangeBeacons", where=lambda s: len(s.args[0]) == 1, what="DidRangeBeacons with the phone")
+    beacon = plain(ranged.args[0][0])
+    check(beacon.get("Kind") == "PrivateDevice" and beacon.get("Device") == "alice-phone",
+          "the ranged phone is %r" % beacon)
+    check(plain(ranged.args[1]) == {"Kind": "PrivateDevice", "Device": "alice-phone"},
+          "the ranging constraint is %r" % plain(ranged.args[1]))
+    pump_until(lambda: phone.ticks >= 60, 30)
+    phone.stop()
+    check(len(phone.addresses) >= 6, "the phone used %d addresses, not 6" % len(phone.addresses))
+    enters = demo.collector.since(mark, "DidEnterRegion", path=demo.path)
+    exits = demo.collector.since(mark, "DidExitRegion", path=demo.path)
+    check([str(plain(s.args[0])["Identifier"]) for s in enters] == ["phone"],
+          "entries while rotating: %r" % [plain(s.args[0]) for s in enters])
+    check(exits == [], "exits while rotating through %r: %r" % (phone.addresses, [plain(s.args[0]) for s in exits]))
+    demo.wait("DidExitRegion", where=lambda s: region_named(s, "phone"), timeout=10, what="DidExitRegion(phone)")
+    check(ALICE_KEY not in world.daemon.stderr().lower(), "the key is in beacond's log")
+    world.alive()
+
+
+def test_keys_stay_with_their_app(suite):
+    """Other names Demo's phone. Expect InvalidRegion saying no such device is declared for Other, listing only the
+    names Other may use (its own and the administrator's), and no key in any reply."""
+    world = world_with_devices(suite)
+    other = always(world, OTHER)
+    message = expect_error(
+        lambda: other.lm("StartMonitoring", "a{sv}", {"Identifier": "x", "Kind": "PrivateDevice", "Device": "alice-phone"}),
+        ERROR + "InvalidRegion", "no private device named 'alice-phone'", "bob-pixel, shared-tablet", "[devices]")
+    check("alice-phone" not in message.split("(it knows")[1], "Other is told Demo's device names: %s" % message)
+    other.lm("StartMonitoring", "a{sv}", {"Identifier": "bob", "Kind": "PrivateDevice", "Device": "bob-pixel"})
+    regions = plain(other.prop("MonitoredRegions"))
+    check(regions[0].get("Device") == "bob-pixel" and "UUID" not in regions[0], "Other's region reads %r" % regions)
+    status = repr(world.admin.status()).lower()
+    for key in (ALICE_KEY, BOB_KEY, SHARED_KEY_MSB_FIRST, SHARED_KEY_BLUEZ.lower()):
+        check(key not in status, "GetStatus shows a key")
+
+
+def test_altbeacon_and_eddystone(suite):
+    """Demo monitors an AltBeacon region (id1 and id2) and an Eddystone namespace, and ranges the namespace; one
+    transmitter sends AltBeacon, Eddystone-UID and Eddystone-TLM frames from one address. Expect both regions
+    entered, the ranged Eddystone beacon with its instance, battery and temperature, an iBeacon with the AltBeacon's
+    numbers entering nothing, and after a restart the regions back with their kinds."""
+    world = world_with_devices(suite)
+    demo = always(world, DEMO)
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "alt", "Kind": "AltBeacon", "UUID": ALTBEACON_ID1, "Major": 1})
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "eddy", "Kind": "Eddystone", "Namespace": NAMESPACE})
+    demo.lm("StartRanging", "a{sv}", {"Kind": "Eddystone", "Namespace": NAMESPACE.upper()})
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    mark = demo.collector.mark()
+    # An iBeacon with the AltBeacon's id1 and id2 is another kind: it must not enter 'alt'.
+    feeder.send(ALTBEACON_ID1, 1, 2)
+    demo.round_trip()
+    address = "C0:FF:EE:00:00:42"
+    frames = [hci.eddystone_tlm_data(3000, 21.5, 100, 2000), hci.eddystone_uid_data(NAMESPACE, INSTANCE),
+              hci.altbeacon_data(ALTBEACON_ID1, 1, 2)]
+
+    def tick():
+        for data in frames:
+            feeder.send_line(hci.line(hci.advertising_event(data, rssi=-65, address=address)))
+        return True
+    tick()
+    source = GLib.timeout_add(300, tick)
+    try:
+        demo.wait("DidEnterRegion", where=lambda s: region_named(s, "alt"), what="DidEnterRegion(alt)")
+        demo.wait("DidEnterRegion", where=lambda s: region_named(s, "eddy"), what="DidEnterRegion(eddy)")
+        ranged = demo.wait("DidRangeBeacons", where=lambda s: len(s.args[0]) == 1, what="DidRangeBeacons(eddystone)")
+    finally:
+        GLib.source_remove(source)
+    beacon = plain(ranged.args[0][0])
+    expected = {"Kind": "Eddystone", "Namespace": NAMESPACE, "Instance": INSTANCE, "BatteryMillivolts": 3000,
+                "Temperature": 21.5, "TxPower": -59}
+    check(all(beacon.get(key) == value for key, value in expected.items()), "the ranged Eddystone beacon is %r" % beacon)
+    check(plain(ranged.args[1]) == {"Kind": "Eddystone", "Namespace": NAMESPACE}, "constraint %r" % plain(ranged.args[1]))
+    enters = [str(plain(s.args[0])["Identifier"]) for s in demo.collector.since(mark, "DidEnterRegion", path=demo.path)]
+    check(sorted(enters) == ["alt", "eddy"], "entries: %r" % enters)
+    world.daemon.kill()
+    demo.close()
+    world.start_daemon()
+    again = world.client(DEMO, interface=LOCATION_MANAGER)
+    again.wait_status("authorizedAlways")
+    regions = sorted(plain(again.prop("MonitoredRegions")), key=lambda r: r["Identifier"])
+    check([(r["Identifier"], r.get("Kind")) for r in regions] == [("alt", "AltBeacon"), ("eddy", "Eddystone")],
+          "after the restart: %r" % regions)
+    check(regions[0].get("UUID") == ALTBEACON_ID1 and regions[0].get("Major") == 1 and regions[1].get("Namespace") == NAMESPACE,
+          "the restored regions read %r" % regions)
+
+
+def test_bad_regions_say_the_fix(suite):
+    """Malformed regions of each kind. Expect InvalidRegion with what is wrong and what to give."""
+    world = world_with_devices(suite)
+    demo = always(world, DEMO)
+
+    def start(region):
+        return lambda: demo.lm("StartMonitoring", "a{sv}", dict({"Identifier": "r"}, **region))
+    expect_error(start({"Kind": "Bluetooth", "UUID": ALTBEACON_ID1}), ERROR + "InvalidRegion", "'Kind'", "'AltBeacon'",
+                 "'Eddystone'", "'PrivateDevice'")
+    expect_error(start({"Kind": "Eddystone", "UUID": ALTBEACON_ID1}), ERROR + "InvalidRegion", "'UUID'", "'Namespace'")
+    expect_error(start({"Kind": "Eddystone", "Namespace": "edd1"}), ERROR + "InvalidRegion", "20 hex digits")
+    expect_error(start({"Kind": "Eddystone", "Namespace": NAMESPACE, "Instance": "xyz"}), ERROR + "InvalidRegion",
+                 "12 hex digits")
+    expect_error(start({"Kind": "PrivateDevice"}), ERROR + "InvalidRegion", "'Device' is required")
+    expect_error(start({"Kind": "PrivateDevice", "Device": "Alice's phone"}), ERROR + "InvalidRegion", "a-z, 0-9")
+    expect_error(start({"Device": "alice-phone"}), ERROR + "InvalidRegion", "'Device'", "iBeacon", "'Kind'")
+    expect_error(start({"Kind": "AltBeacon", "UUID": ALTBEACON_ID1, "Minor": 1}), ERROR + "InvalidRegion", "'Major'")
+    check(plain(demo.prop("MonitoredRegions")) == [], "a refused region was kept")
+    world.alive()
+
+
+def test_broken_key_on_reload(suite):
+    """A reload with a key of 15 bytes in an app's [devices]. Expect the reload refused with the file, the line and
+    the fix, and the phone still known by the configuration in force."""
+    world = world_with_devices(suite)
+    demo = always(world, DEMO)
+    path = world.app_path("demo.toml")
+    with open(path, "w") as file:
+        file.write(APPS["demo.toml"].replace(ALICE_KEY, ALICE_KEY[:-2]))
+    world.daemon.process.send_signal(1)
+    check(pump_until(lambda: world.admin.status().get("ConfigurationError"), 10),
+          "GetStatus shows no rejected configuration: %r" % world.admin.status())
+    error = str(world.admin.status()["ConfigurationError"])
+    check(path in error and "15 bytes" in error and "16 bytes" in error, "the rejection says %r" % error)
+    line = APPS["demo.toml"].splitlines().index('alice-phone = "irk:%s"' % ALICE_KEY) + 1
+    check(":%d" % line in error, "the rejection does not name line %d: %r" % (line, error))
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "phone", "Kind": "PrivateDevice", "Device": "alice-phone"})
+    world.alive()
+
+
+TESTS = [
+    ("1 a phone rotating its address every 2 s: one entry, no exit, ranged by name", test_phone_rotating_its_address),
+    ("2 keys stay with the app that declared them", test_keys_stay_with_their_app),
+    ("3 AltBeacon and Eddystone regions, ranging with telemetry, kept across a restart", test_altbeacon_and_eddystone),
+    ("4 malformed regions of each kind say the fix", test_bad_regions_say_the_fix),
+    ("5 a broken key on reload keeps the configuration in force", test_broken_key_on_reload),
+]
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, TESTS))
