@@ -15,27 +15,76 @@ public enum ESPresense {
     public static let online = "online"
     public static let offline = "offline"
 
-    /// `iBeacon:<uuid>-<major>-<minor>`: the UUID in lowercase 8-4-4-4-12 form, major and minor in decimal, as
-    /// ESPresense forms the id (`Sprintf("iBeacon:%s-%u-%u", …)` with NimBLE's UUID string).
-    public static func deviceID(_ identity: BeaconIdentity) -> String {
-        "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+    /// The device id ESPresense gives a beacon of this kind (read from its source, BleFingerprint.cpp):
+    /// - `iBeacon:<uuid>-<major>-<minor>` and `altBeacon:<id1>-<id2>-<id3>`: the UUID in lowercase 8-4-4-4-12 form,
+    ///   the numbers in decimal (`Sprintf("iBeacon:%s-%u-%u", …)` with NimBLE's UUID string);
+    /// - `eddy:<namespace>-<instance>` in lowercase hex, with ESPresense's quirk: it prints the namespace's fifth
+    ///   byte twice (22 digits), so ids match the ones its nodes publish;
+    /// - `irk:<key>`: a private device by its Identity Resolving Key, most significant byte first, when `key` is
+    ///   given (only the administrator's devices are published; see ReadingPublisher). Without it, a private
+    ///   device's id is `device:<fingerprint>`, which no ESPresense node makes.
+    public static func deviceID(_ identity: BeaconIdentity, key: IdentityResolvingKey? = nil) -> String {
+        switch identity.kind {
+        case .iBeacon:
+            return "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        case .altBeacon:
+            return "altBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        case .eddystone:
+            let namespace = identity.eddystoneNamespace.bytes
+            let printed = Array(namespace[0...4]) + [namespace[4]] + Array(namespace[5...9])
+            return "eddy:\(HexBytes.lowercase(printed))-\(identity.eddystoneInstance)"
+        case .privateDevice:
+            return key?.espresenseID ?? "device:\(identity.uuid.uuidString.lowercased())"
+        }
     }
 
-    /// The beacon an `iBeacon:` device id names (any case, as `mqtt_room` compares them), or nil for another kind
-    /// of id (`mac`, `name:`, `altBeacon:`, …) or a malformed one.
+    /// The beacon a device id names (any case, as `mqtt_room` compares them): `iBeacon:`, `altBeacon:`, `eddy:` (its
+    /// 22-digit namespace or a plain 20-digit one) and `irk:` (a private device, by its key's fingerprint: it counts
+    /// for the regions of whoever declared that key). nil for another kind of id (`mac`, `name:`, …) or a malformed
+    /// one.
     public static func identity(fromDeviceID id: String) -> BeaconIdentity? {
+        let bytes = id.utf8.span
+        if hasPrefix(bytes, "ibeacon:") { return numbered(bytes, prefix: 8, kind: .iBeacon) }
+        if hasPrefix(bytes, "altbeacon:") { return numbered(bytes, prefix: 10, kind: .altBeacon) }
+        if hasPrefix(bytes, "eddy:") { return eddystone(String(id.dropFirst(5))) }
+        if hasPrefix(bytes, "irk:") {
+            guard id.utf8.count == 36, let key = try? IdentityResolvingKey(parsing: id) else { return nil }
+            return .privateDevice(fingerprint: key.fingerprint)
+        }
+        return nil
+    }
+
+    /// `<namespace>-<instance>` after `eddy:`.
+    private static func eddystone(_ text: String) -> BeaconIdentity? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let instance = EddystoneInstance(hex: String(parts[1])), parts[1].utf8.count == 12,
+            var namespace = HexBytes.parse(String(parts[0])), !parts[0].contains(":")
+        else { return nil }
+        if namespace.count == 11, namespace[4] == namespace[5] { namespace.remove(at: 5) }
+        guard let parsed = EddystoneNamespace(bytes: namespace) else { return nil }
+        return .eddystone(namespace: parsed, instance: instance)
+    }
+
+    /// Whether the id starts with `prefix` (lowercase ASCII), in any case.
+    private static func hasPrefix(_ bytes: Span<UInt8>, _ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        return prefix.withUTF8Buffer { expected in
+            for index in 0..<count {
+                let byte = bytes[index]
+                guard byte == expected[index] || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == expected[index]) else { return false }
+            }
+            return true
+        }
+    }
+
+    /// `<uuid>-<n>-<n>` after a prefix of `prefix` bytes, as an identity of `kind`.
+    private static func numbered(_ bytes: Span<UInt8>, prefix: Int, kind: BeaconKind) -> BeaconIdentity? {
         // Read from the UTF-8 bytes where they lie (a span: no copy, no allocation): every remote reading names its
         // device, so this is on the consuming hot path (UUID(uuidString:) and splitting cost more than the rest of a
         // reading together).
-        let bytes = id.utf8.span
-        let prefix = "ibeacon:".utf8
-        guard bytes.count >= prefix.count + 36 + 4 else { return nil }
-        var position = 0
-        for expected in prefix {
-            let byte = bytes[position]
-            guard byte == expected || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == expected) else { return nil }
-            position += 1
-        }
+        guard bytes.count >= prefix + 36 + 4 else { return nil }
+        var position = prefix
         // The UUID's 16 bytes, big-endian in two halves.
         var halves: (UInt64, UInt64) = (0, 0)
         for byteIndex in 0..<16 {
@@ -57,7 +106,7 @@ public enum ESPresense {
                 byte(a, 0), byte(a, 1), byte(a, 2), byte(a, 3), byte(a, 4), byte(a, 5), byte(a, 6), byte(a, 7),
                 byte(b, 0), byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7)
             ))
-        return BeaconIdentity(uuid: identifier, major: major, minor: minor)
+        return BeaconIdentity(kind: kind, uuid: identifier, major: major, minor: minor)
     }
 
     /// `-` and a major or minor in decimal, as ESPresense writes them (%u): no leading zero, so one beacon has one id.

@@ -27,8 +27,25 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// `ibeacon_<uuid>_<major>_<minor>`, lowercase with `_` for the UUID's dashes: the beacon in the alphabet Home
     /// Assistant keeps in entity ids unchanged (it would turn `-` into `_` itself).
+    /// Other kinds: `altbeacon_<id1>_<id2>_<id3>`, `eddystone_<namespace>_<instance>`, `device_<key fingerprint>`.
     public static func objectID(_ identity: BeaconIdentity) -> String {
-        "ibeacon_\(identity.uuid.uuidString.lowercased().replacingOccurrences(of: "-", with: "_"))_\(identity.major)_\(identity.minor)"
+        let uuid = identity.uuid.uuidString.lowercased().replacingOccurrences(of: "-", with: "_")
+        switch identity.kind {
+        case .iBeacon: return "ibeacon_\(uuid)_\(identity.major)_\(identity.minor)"
+        case .altBeacon: return "altbeacon_\(uuid)_\(identity.major)_\(identity.minor)"
+        case .eddystone: return "eddystone_\(identity.eddystoneNamespace)_\(identity.eddystoneInstance)"
+        case .privateDevice: return "device_\(HexBytes.lowercase(identity.uuid.byteArray))"
+        }
+    }
+
+    /// The device's name in Home Assistant.
+    static func displayName(_ identity: BeaconIdentity) -> String {
+        switch identity.kind {
+        case .iBeacon: return "iBeacon \(identity.uuid.uuidString) \(identity.major):\(identity.minor)"
+        case .altBeacon: return "AltBeacon \(identity.uuid.uuidString) \(identity.major):\(identity.minor)"
+        case .eddystone: return "Eddystone \(identity.eddystoneNamespace) \(identity.eddystoneInstance)"
+        case .privateDevice: return "Private device \(HexBytes.lowercase(identity.uuid.byteArray.prefix(4)))"
+        }
     }
 
     /// The receiver's connectivity binary_sensor: on while its status is `online`.
@@ -51,7 +68,7 @@ public struct HomeAssistantDiscovery: Sendable {
         let object = "beacond_\(room)_\(Self.objectID(identity))"
         let device = Value.object([
             ("identifiers", .list([.text("beacond_\(Self.objectID(identity))")])),
-            ("name", .text("iBeacon \(identity.uuid.uuidString) \(identity.major):\(identity.minor)")),
+            ("name", .text(Self.displayName(identity))),
             ("manufacturer", .text("beacond")), ("model", .text("iBeacon")),
             ("via_device", .text("beacond_\(room)")),
         ])

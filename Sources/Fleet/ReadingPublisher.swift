@@ -1,4 +1,5 @@
 public import BeaconKit
+public import Foundation
 
 /// Decides which of this receiver's sightings become published readings: only beacons the administrator chose
 /// and only sightings with an RSSI and a distance (at most `ESPresenseReading.longestDistance`),
@@ -6,8 +7,11 @@ public import BeaconKit
 /// advertises at 10 Hz costs one message a second, not ten), each with the smoothed RSSI (the ranging filter,
 /// plus this receiver's offset) and the distance ranging would give. Pure and clocked by the sightings.
 public struct ReadingPublisher: Sendable {
-    /// Which beacons are published: nil for every iBeacon heard.
+    /// Which beacons are published: nil for every beacon heard (a private device only if `publishedKeys` has it).
     public let constraints: [BeaconIdentityConstraint]?
+    /// The private devices whose readings may be published, by key fingerprint: their ids are ESPresense's `irk:`
+    /// ids, which carry the key, so only the administrator's devices (devices.d) are here, never an app's own.
+    public var publishedKeys: [UUID: IdentityResolvingKey] = [:]
     public let interval: Duration
     /// dB added to every RSSI (`rssi_offset`), published as `rxAdj`.
     public let rssiOffset: Double
@@ -43,6 +47,11 @@ public struct ReadingPublisher: Sendable {
     public mutating func observe(_ observation: BeaconObservation) -> ESPresenseReading? {
         let identity = observation.frame.identity
         guard let rssi = observation.rssi, constraints?.contains(where: { $0.matches(identity) }) ?? true else { return nil }
+        var key: IdentityResolvingKey?
+        if identity.kind == .privateDevice {
+            guard let published = publishedKeys[identity.uuid] else { return nil }
+            key = published
+        }
         let now = observation.timestamp
         if tracks[identity] == nil, tracks.count >= capacity, let oldest = tracks.min(by: { $0.value.lastSeen < $1.value.lastSeen }) {
             tracks[oldest.key] = nil
@@ -64,7 +73,7 @@ public struct ReadingPublisher: Sendable {
             track.sightings > 1
             ? Int(((track.lastSeen - track.firstSeen) / (track.sightings - 1)) / .milliseconds(1)) : nil
         return ESPresenseReading(
-            id: ESPresense.deviceID(identity), mac: ESPresenseReading.mac(observation.address),
+            id: ESPresense.deviceID(identity, key: key), mac: ESPresenseReading.mac(observation.address),
             rssiAtOneMetre: measuredPower, rssi: smoothed, receiverAdjustment: Int(rssiOffset.rounded()),
             distance: distance, interval: meanInterval)
     }

@@ -18,13 +18,16 @@ struct ESPresenseTests {
         #expect(ESPresense.identity(fromDeviceID: "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1") == identity)
         #expect(ESPresense.identity(fromDeviceID: "IBEACON:E5CA1ADE-F007-BA11-0000-000000000000-100-1") == identity)
         for other in [
-            "mac:c1d2e3f4a5b6", "altBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1", "iBeacon:",
+            "mac:c1d2e3f4a5b6", "iBeacon:",
             "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100", "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-65536",
             "iBeacon:nope-f007-ba11-0000-000000000000-100-1", "iBeacon:e5ca1ade-f007-ba11-0000-000000000000--1-1",
             "iBeacon:e5ca1ade-f007-ba11-0000-000000000000-0100-1",
         ] {
             #expect(ESPresense.identity(fromDeviceID: other) == nil, "\(other)")
         }
+        // An AltBeacon id is an AltBeacon, never the iBeacon with the same numbers.
+        let alt = ESPresense.identity(fromDeviceID: "altBeacon:e5ca1ade-f007-ba11-0000-000000000000-100-1")
+        #expect(alt?.kind == .altBeacon && alt != identity)
     }
 
     @Test func roomNamesAreSluggedAsTheFirmwareDoes() {

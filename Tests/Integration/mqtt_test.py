@@ -23,7 +23,7 @@ import dbus
 import paho.mqtt.client as paho
 
 from daemon_test import main
-from harness import DEMO_UUID, OTHER_UUID, TestFailure, check, pump_for, pump_until, run_tool
+from harness import DEMO_UUID, LOCATION_MANAGER, OTHER_UUID, TestFailure, check, pump_for, pump_until, run_tool
 
 ROOM = "Living Room"
 SLUG = "living_room"
@@ -1247,8 +1247,94 @@ def test_oversized_message_is_named(suite):
         broker.close()
 
 
+# MARK: 17. every kind, both ways
+
+def kinds_world(suite, broker, publish, room=ROOM):
+    """A node in `room` with Demo's phone (its own key) and the administrator's tablet (devices.d)."""
+    import kinds_test
+    settings = mqtt_settings(broker, room=room, publish=publish)
+    world = suite.world(settings=settings, apps=kinds_test.APPS)
+    os.makedirs(os.path.join(world.config_dir, "devices.d"))
+    with open(os.path.join(world.config_dir, "devices.d", "shared.toml"), "w") as file:
+        file.write('[devices]\nshared-tablet = "bluez:%s"\n' % kinds_test.SHARED_KEY_BLUEZ)
+    world.start_daemon()
+    return world
+
+
+def test_every_kind_both_ways(suite):
+    """Published: a node hearing an AltBeacon, an Eddystone-UID beacon, the administrator's tablet and an app's phone
+    publishes the first three under ESPresense's ids (altBeacon:, eddy: with its 22-digit namespace, irk: with the
+    key) and never the app's phone, whose key is the app's alone. Consumed: an ESPresense node's eddy: and irk:
+    readings enter an Eddystone region and the phone's region on a node that hears nothing itself, and exit when
+    the node stops."""
+    import hci
+    import kinds_test
+    broker = Broker()
+    listener = Listener(broker)
+    node = None
+    try:
+        world = kinds_world(suite, broker, '["altbeacon:%s", "eddystone:%s", "device:shared-tablet", "device:alice-phone"]'
+                            % (kinds_test.ALTBEACON_ID1, kinds_test.NAMESPACE))
+        feeder = world.feeder()
+        feeder.wait_for_fifo()
+        frames = [
+            (hci.altbeacon_data(kinds_test.ALTBEACON_ID1, 1, 2), "C0:FF:EE:00:00:0A"),
+            (hci.eddystone_uid_data(kinds_test.NAMESPACE, kinds_test.INSTANCE), "C0:FF:EE:00:00:0E"),
+            (hci.phone_data(), hci.resolvable_private_address(kinds_test.SHARED_KEY_MSB_FIRST, 11)),
+            (hci.phone_data(), hci.resolvable_private_address(kinds_test.ALICE_KEY, 12)),
+        ]
+        for _ in range(15):
+            for data, address in frames:
+                feeder.send_line(hci.line(hci.advertising_event(data, rssi=-62, address=address)))
+            pump_for(0.2)
+        namespace = bytes.fromhex(kinds_test.NAMESPACE)
+        eddy = "eddy:%s-%s" % ((namespace[:5] + namespace[4:5] + namespace[5:]).hex(), kinds_test.INSTANCE)
+        expected = ["altBeacon:%s-1-2" % kinds_test.ALTBEACON_ID1.lower(), eddy, "irk:" + kinds_test.SHARED_KEY_MSB_FIRST]
+        for device in expected:
+            listener.wait(lambda: listener.readings(device_topic(device)), what="a reading of %s" % device)
+        published = sorted({t.split("/")[2] for (t, _, _, _) in listener.messages if t.startswith("espresense/devices/")})
+        check(published == sorted(expected), "published ids %r" % published)
+        check(not [t for (t, _, _, _) in listener.messages if kinds_test.ALICE_KEY in t.lower()], "the app's own key was published")
+        world.daemon.terminate()
+
+        hall = kinds_world(suite, broker, "[]", room="Hall")
+        client = hall.client("org.example.Demo", interface=LOCATION_MANAGER)
+        hall.admin.set_authorization("org.example.Demo", "authorizedAlways")
+        client.wait_status("authorizedAlways")
+        client.lm("StartMonitoring", "a{sv}", {"Identifier": "eddy", "Kind": "Eddystone", "Namespace": kinds_test.NAMESPACE})
+        client.lm("StartMonitoring", "a{sv}", {"Identifier": "phone", "Kind": "PrivateDevice", "Device": "alice-phone"})
+        node = ESPresenseNode(broker, "garage")
+        readings = [dict(node.reading, id="irk:" + kinds_test.ALICE_KEY.upper(), mac="5a1b2c3d4e5f"),
+                    dict(node.reading, id=eddy, mac="c0ffee00000e")]
+        running = [True]
+
+        def publish_readings():
+            while running[0]:
+                for reading in readings:
+                    node.client.publish(device_topic(reading["id"], room="garage"), json.dumps(reading))
+                time.sleep(0.3)
+        thread = threading.Thread(target=publish_readings, daemon=True)
+        thread.start()
+        for identifier in ("eddy", "phone"):
+            client.wait("DidEnterRegion", where=lambda s, i=identifier: str(s.args[0]["Identifier"]) == i, timeout=10,
+                        what="DidEnterRegion(%s) from the garage's readings" % identifier)
+        running[0] = False
+        thread.join()
+        for identifier in ("eddy", "phone"):
+            client.wait("DidExitRegion", where=lambda s, i=identifier: str(s.args[0]["Identifier"]) == i, timeout=10,
+                        what="DidExitRegion(%s) after the garage stopped" % identifier)
+        hall.alive()
+    finally:
+        if node:
+            node.close()
+        listener.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
+    ("17 every kind both ways: altBeacon:, eddy: and irk: ids published and consumed, an app's key never published",
+     test_every_kind_both_ways),
     ("2 offline by last will on kill -9, and said on SIGTERM", test_offline_by_will_and_by_goodbye),
     ("3 the broker restarts: waiting with why, then reconnected and publishing", test_broker_restart),
     ("4 a refused password and an ACL that drops a publish say the fix", test_refusals_say_the_fix),

@@ -130,8 +130,9 @@ enum MQTTSettingsParser {
                 throw section.error(
                     "publish",
                     "element \(index + 1) of publish, \"\(entry)\", is not UUID[:MAJOR[:MINOR]] "
-                        + "or \"*\" (\(error))",
-                    fix: "write e.g. publish = [\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1\"] (major and minor in decimal)")
+                        + "(or altbeacon:…, eddystone:…, device:NAME) or \"*\" (\(error))",
+                    fix: "write e.g. publish = [\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1\"] (major and minor in decimal); "
+                        + "docs/devices.md lists each kind's form")
             }
         }
         return .only(constraints)

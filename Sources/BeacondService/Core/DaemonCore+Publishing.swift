@@ -18,9 +18,19 @@ extension DaemonCore {
         let constraints: [BeaconIdentityConstraint]? =
             switch settings.publish {
             case .all: nil
-            case .only(let list): list
+            case .only(let list):
+                // `device:NAME` names an administrator's device (devices.d); one not declared matches nothing.
+                list.map { constraint in
+                    guard constraint.kind == .privateDevice, let name = constraint.deviceName, let key = configuration.devices[name]
+                    else { return constraint }
+                    return constraint.resolvingDevice(fingerprint: key.fingerprint)
+                }
             }
-        readingPublisher = ReadingPublisher(constraints: constraints, interval: settings.publishInterval, rssiOffset: settings.rssiOffset)
+        var publisher = ReadingPublisher(constraints: constraints, interval: settings.publishInterval, rssiOffset: settings.rssiOffset)
+        // Only the administrator's devices: their `irk:` ids carry the key onto the broker (as ESPresense's do).
+        publisher.publishedKeys = Dictionary(
+            configuration.devices.values.map { ($0.fingerprint, $0) }, uniquingKeysWith: { first, _ in first })
+        readingPublisher = publisher
         homeAssistant =
             settings.homeAssistant
             ? HomeAssistantPresence(
