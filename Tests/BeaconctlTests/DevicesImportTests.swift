@@ -1,0 +1,84 @@
+import BeaconKit
+import BeaconctlKit
+import Foundation
+import Testing
+
+/// `beaconctl devices` against a bond store laid out as bluetoothd writes it (a GLib key file per paired device).
+@Suite("beaconctl devices import (BlueZ's bond store)")
+struct DevicesImportTests {
+    /// The specification's sample IRK (Vol 3 Part H, D.7) as BlueZ stores it: least significant byte first.
+    static let storedKey = "9B7D390AA610103405ADC857A33402EC"
+    static let key = try! IdentityResolvingKey(parsing: "ec0234a357c8ad05341010a60a397d9b")
+
+    static func bondStore() throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bond-\(UUID().uuidString)").path
+        func device(_ address: String, _ text: String) throws {
+            let directory = "\(root)/00:1A:7D:DA:71:13/\(address)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/info"))
+        }
+        try device(
+            "5C:F3:70:12:34:56",
+            """
+            [General]
+            Name=Alice's iPhone
+            AddressType=public
+            SupportedTechnologies=BR/EDR;LE;
+            Trusted=false
+
+            [IdentityResolvingKey]
+            Key=\(storedKey)
+
+            [LongTermKey]
+            Key=00112233445566778899AABBCCDDEEFF
+            Authenticated=1
+            EncSize=16
+            """)
+        try device("F0:0D:00:00:00:01", "[General]\nName=Keyboard\nAddressType=public\n")
+        try FileManager.default.createDirectory(atPath: root + "/00:1A:7D:DA:71:13/cache", withIntermediateDirectories: true)
+        return root
+    }
+
+    @Test func listsAndImportsByNameOrAddress() throws {
+        let store = try Self.bondStore()
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID().uuidString)").path
+        defer {
+            try? FileManager.default.removeItem(atPath: store)
+            try? FileManager.default.removeItem(atPath: config)
+        }
+        let list = try CLI.run(["devices", "list", "--bluetooth-dir", store])
+        #expect(list.status == 0)
+        #expect(list.stdout.contains("5C:F3:70:12:34:56  IRK  Alice's iPhone"))
+        #expect(list.stdout.contains("F0:0D:00:00:00:01  no IRK  Keyboard"))
+
+        let imported = try CLI.run(["devices", "import", "alice's iphone", "--bluetooth-dir", store, "--config-dir", config])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let file = config + "/devices.d/alice-s-iphone.toml"
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text.contains("alice-s-iphone = \"bluez:\(Self.storedKey)\""))
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o640)
+        // The stored hex is least significant byte first: reversed, it is the specification's key.
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("alice-s-iphone") })
+        let value = String(line.split(separator: "\"")[1])
+        #expect(try IdentityResolvingKey(parsing: value) == Self.key)
+
+        let again = try CLI.run(["devices", "import", "5c:f3:70:12:34:56", "--bluetooth-dir", store, "--config-dir", config])
+        #expect(again.status == 1 && again.stderr.contains("exists: give --force"))
+        let renamed = try CLI.run([
+            "devices", "import", "5C:F3:70:12:34:56", "--name", "alice-phone", "--print", "--bluetooth-dir", store,
+        ])
+        #expect(renamed.stdout.contains("alice-phone = \"bluez:\(Self.storedKey)\""))
+    }
+
+    @Test func whatCannotBeImportedSaysWhy() throws {
+        let store = try Self.bondStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let keyboard = try CLI.run(["devices", "import", "Keyboard", "--print", "--bluetooth-dir", store])
+        #expect(keyboard.status == 1 && keyboard.stderr.contains("holds no Identity Resolving Key"))
+        let unknown = try CLI.run(["devices", "import", "Bob's Pixel", "--print", "--bluetooth-dir", store])
+        #expect(unknown.status == 64 && unknown.stderr.contains("5C:F3:70:12:34:56 \"Alice's iPhone\""))
+        let missing = try CLI.run(["devices", "list", "--bluetooth-dir", store + "/nope"])
+        #expect(missing.status == 69 && missing.stderr.contains("pair the phone first"))
+    }
+}
