@@ -55,20 +55,21 @@ struct DevicesImportTests {
         #expect(imported.status == 0, "\(imported.stderr)")
         let file = config + "/devices.d/alice-s-iphone.toml"
         let text = try String(contentsOfFile: file, encoding: .utf8)
-        #expect(text.contains("alice-s-iphone = \"bluez:\(Self.storedKey)\""))
+        #expect(text.contains("alice-s-iphone = \"bluez:\(Self.storedKey)@5C:F3:70:12:34:56\""))
         let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
         #expect(mode == 0o640)
         // The stored hex is least significant byte first: reversed, it is the specification's key.
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("alice-s-iphone") })
         let value = String(line.split(separator: "\"")[1])
-        #expect(try IdentityResolvingKey(parsing: value) == Self.key)
+        let parsed = try IdentityResolvingKey(parsing: value)
+        #expect(parsed.bytes == Self.key.bytes && parsed.identityAddress == BluetoothAddress("5C:F3:70:12:34:56"))
 
         let again = try CLI.run(["devices", "import", "5c:f3:70:12:34:56", "--bluetooth-dir", store, "--config-dir", config])
         #expect(again.status == 1 && again.stderr.contains("exists: give --force"))
         let renamed = try CLI.run([
             "devices", "import", "5C:F3:70:12:34:56", "--name", "alice-phone", "--print", "--bluetooth-dir", store,
         ])
-        #expect(renamed.stdout.contains("alice-phone = \"bluez:\(Self.storedKey)\""))
+        #expect(renamed.stdout.contains("alice-phone = \"bluez:\(Self.storedKey)@5C:F3:70:12:34:56\""))
     }
 
     @Test func whatCannotBeImportedSaysWhy() throws {

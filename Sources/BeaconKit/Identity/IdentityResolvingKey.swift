@@ -10,10 +10,14 @@ import Crypto
 public struct IdentityResolvingKey: Hashable, Sendable {
     /// The 16 bytes, most significant first (the AES-128 key).
     public let bytes: [UInt8]
+    /// The device's identity address, when known (`KEY@ADDRESS`; `beaconctl devices import` writes it): a host the
+    /// phone is paired with resolves its private addresses itself, and bluetoothd then reports this address instead.
+    public var identityAddress: BluetoothAddress?
 
-    public init?(bytes: [UInt8]) {
+    public init?(bytes: [UInt8], identityAddress: BluetoothAddress? = nil) {
         guard bytes.count == 16 else { return nil }
         self.bytes = bytes
+        self.identityAddress = identityAddress
     }
 
     /// The formats keys come in, and the byte order each means:
@@ -23,9 +27,17 @@ public struct IdentityResolvingKey: Hashable, Sendable {
     ///   (`[IdentityResolvingKey] Key=`), least significant byte first, so the bytes are reversed.
     /// - base64 (24 characters ending `==`, optionally after `irk:`): as iOS/macOS keychains export it
     ///   ("Remote IRK") and Home Assistant takes it, least significant byte first, so reversed.
-    /// Hex may have `:`, `-` or spaces between byte pairs and a `0x` prefix.
+    /// Hex may have `:`, `-` or spaces between byte pairs and a `0x` prefix. Any of them may end in `@ADDRESS`, the
+    /// device's identity address (`5C:F3:70:12:34:56`).
     public init(parsing text: String) throws(Invalid) {
         var body = Substring(text.trimmingCharacters(in: .whitespaces))
+        if let at = body.lastIndex(of: "@") {
+            guard let address = BluetoothAddress(String(body[body.index(after: at)...])) else {
+                throw .malformed(text, "after '@' comes the device's identity address, like 5C:F3:70:12:34:56")
+            }
+            identityAddress = address
+            body = body[..<at]
+        }
         var reversed = false
         let lowered = body.lowercased()
         if lowered.hasPrefix("bluez:") {
@@ -49,6 +61,9 @@ public struct IdentityResolvingKey: Hashable, Sendable {
         guard bytes.count == 16 else { throw .wrongLength(text, bytes.count) }
         self.bytes = reversed ? bytes.reversed() : bytes
     }
+
+    /// The same key, whatever identity address it was declared with (one device, one key).
+    public static func sameKey(_ a: IdentityResolvingKey, _ b: IdentityResolvingKey) -> Bool { a.bytes == b.bytes }
 
     /// `irk:` and 32 lowercase hex digits, most significant byte first: ESPresense's id for a device known by this key.
     public var espresenseID: String { "irk:" + HexBytes.lowercase(bytes) }
@@ -144,6 +159,8 @@ public struct PrivateAddressResolver: Sendable {
     }
 
     var entries: [Entry] = []
+    /// Declared identity addresses → index into `entries`.
+    var identityAddresses: [UInt64: Int] = [:]
     /// Resolved address → index into `entries`; and each device's current address, to forget the old one at a rotation.
     var resolved: [UInt64: Int] = [:]
     var currentAddress: [Int: UInt64] = [:]
@@ -163,8 +180,8 @@ public struct PrivateAddressResolver: Sendable {
     }
 
     public var isEmpty: Bool { entries.isEmpty }
-    /// The keys in use.
-    public var keys: [IdentityResolvingKey] { entries.compactMap { IdentityResolvingKey(bytes: $0.key) } }
+    /// The keys in use, as given.
+    public private(set) var keys: [IdentityResolvingKey] = []
     /// Unresolvable addresses remembered now (both generations).
     public var unresolvedCount: Int { unresolved.count + unresolvedBefore.count }
     public var keyCount: Int { entries.count }
@@ -172,9 +189,20 @@ public struct PrivateAddressResolver: Sendable {
     /// Replaces the keys (a reload, an app's declaration); what was remembered is forgotten, since a new key may
     /// resolve an address no key did before.
     public mutating func setKeys(_ keys: [IdentityResolvingKey]) {
+        self.keys = keys
         var seen: Set<[UInt8]> = []
-        entries = keys.filter { seen.insert($0.bytes).inserted }.map {
-            Entry(key: $0.bytes, fingerprint: $0.fingerprint)
+        let unique = keys.filter { seen.insert($0.bytes).inserted }
+        entries = unique.map { Entry(key: $0.bytes, fingerprint: $0.fingerprint) }
+        identityAddresses = [:]
+        for (index, key) in unique.enumerated() {
+            if let address = key.identityAddress { identityAddresses[address.rawValue] = index }
+        }
+        for key in keys {
+            if let address = key.identityAddress, identityAddresses[address.rawValue] == nil,
+                let index = unique.firstIndex(where: { $0.bytes == key.bytes })
+            {
+                identityAddresses[address.rawValue] = index
+            }
         }
         resolved = [:]
         currentAddress = [:]
@@ -182,10 +210,13 @@ public struct PrivateAddressResolver: Sendable {
         unresolvedBefore = []
     }
 
-    /// The fingerprint of the device whose key made `address`, or nil.
-    public mutating func resolve(_ address: BluetoothAddress, at time: Timestamp) -> UUID? {
-        guard !entries.isEmpty, address.isResolvablePrivate else { return nil }
+    /// The fingerprint of the device whose key made `address` (a random address: `addressType` 1), or whose identity
+    /// address it is (any type), or nil.
+    public mutating func resolve(_ address: BluetoothAddress, addressType: UInt8 = 1, at time: Timestamp) -> UUID? {
+        guard !entries.isEmpty else { return nil }
         let raw = address.rawValue
+        if !identityAddresses.isEmpty, let index = identityAddresses[raw] { return entries[index].fingerprint }
+        guard addressType == 1, address.isResolvablePrivate else { return nil }
         if let index = resolved[raw] { return entries[index].fingerprint }
         rotateGenerations(at: time.microsecondsSinceEpoch)
         if unresolved.contains(raw) || unresolvedBefore.contains(raw) { return nil }

@@ -103,9 +103,8 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
             telemetryByAddress[address.rawValue] = telemetry
         }
         var frame = content.beacon
-        // Random address type (1): only those can be resolvable private addresses.
-        if frame == nil, addressType == 1, !privateDevices.isEmpty,
-            let fingerprint = privateDevices.resolve(address, at: time)
+        if frame == nil, !privateDevices.isEmpty,
+            let fingerprint = privateDevices.resolve(address, addressType: addressType, at: time)
         {
             frame = BeaconFrame(
                 identity: .privateDevice(fingerprint: fingerprint),

@@ -14,10 +14,10 @@ public struct BondStore: Sendable {
         public var storedKey: String?
         public var file: String
 
-        /// The key, in the order it means.
+        /// The key, in the order it means, with the device's identity address.
         public func key() throws(IdentityResolvingKey.Invalid) -> IdentityResolvingKey? {
             guard let storedKey else { return nil }
-            return try IdentityResolvingKey(parsing: "bluez:" + storedKey)
+            return try IdentityResolvingKey(parsing: "bluez:\(storedKey)@\(address)")
         }
     }
 
@@ -116,7 +116,7 @@ public struct BondStore: Sendable {
         # (\(device.name.map { "\"\($0)\", " } ?? "")identity address \(device.address), adapter \(device.adapter)).
         # Keep this file 0640 root:beacond: the key lets anyone follow the phone.
         [devices]
-        \(name) = "bluez:\(device.storedKey ?? "")"
+        \(name) = "bluez:\(device.storedKey ?? "")@\(device.address)"
 
         """
     }

@@ -106,6 +106,18 @@ struct IdentityResolvingKeyTests {
         #expect(resolver.aesBlocks == cost + 1)
     }
 
+    @Test func aDeclaredIdentityAddressIsTheDeviceToo() throws {
+        // A host the phone is paired with resolves its addresses itself; bluetoothd then reports the identity address.
+        let key = try IdentityResolvingKey(parsing: "bluez:9B7D390AA610103405ADC857A33402EC@5C:F3:70:12:34:56")
+        #expect(key.bytes == (try IdentityResolvingKey(parsing: Self.specificationKey)).bytes)
+        var resolver = PrivateAddressResolver(keys: [key])
+        let now = Timestamp(secondsSinceEpoch: 1_000)
+        #expect(resolver.resolve(try #require(BluetoothAddress("5C:F3:70:12:34:56")), addressType: 0, at: now) == key.fingerprint)
+        #expect(resolver.resolve(try #require(BluetoothAddress("5C:F3:70:12:34:57")), addressType: 0, at: now) == nil)
+        #expect(resolver.resolve(Self.address(key, random: 3), at: now) == key.fingerprint)
+        #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "irk:\(Self.specificationKey)@nowhere") }
+    }
+
     @Test func newKeysForgetWhatWasUnresolved() throws {
         let key = try IdentityResolvingKey(parsing: Self.specificationKey)
         var resolver = PrivateAddressResolver(keys: [try IdentityResolvingKey(parsing: String(repeating: "11", count: 16))])
