@@ -91,11 +91,17 @@ public enum EventText {
 
     /// `1:2 -59 dBm 0.92 m near`.
     public static func beaconSummary(_ beacon: VarDict) -> String {
-        let major = beacon.integer(BeacondKey.major).map(String.init) ?? "?"
-        let minor = beacon.integer(BeacondKey.minor).map(String.init) ?? "?"
         let rssi = beacon.integer(BeacondKey.rssi).map { "\($0) dBm" } ?? "? dBm"
         let accuracy = RegionText.accuracy(beacon.double(BeacondKey.accuracy))
         let proximity = beacon.string(BeacondKey.proximity) ?? "unknown"
-        return "\(major):\(minor) \(rssi) \(accuracy == "unknown" ? accuracy : accuracy + " m") \(proximity)"
+        var telemetry = ""
+        if let millivolts = beacon.integer(BeacondKey.batteryMillivolts) { telemetry += " battery \(millivolts) mV" }
+        if let celsius = beacon.double(BeacondKey.temperature) { telemetry += " \(celsius) °C" }
+        // Kinds other than iBeacon and AltBeacon have no numbers (their name says all).
+        guard let major = beacon.integer(BeacondKey.major) else {
+            return "\(rssi) \(accuracy == "unknown" ? accuracy : accuracy + " m") \(proximity)\(telemetry)"
+        }
+        let minor = beacon.integer(BeacondKey.minor).map(String.init) ?? "?"
+        return "\(major):\(minor) \(rssi) \(accuracy == "unknown" ? accuracy : accuracy + " m") \(proximity)\(telemetry)"
     }
 }

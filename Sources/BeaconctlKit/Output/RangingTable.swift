@@ -46,8 +46,8 @@ public struct RangingTable: Sendable {
 
     static func row(_ beacon: VarDict, _ cycle: Cycle) -> [String] {
         [
-            beacon.string(BeacondKey.uuid) ?? "?", beacon.integer(BeacondKey.major).map(String.init) ?? "?",
-            beacon.integer(BeacondKey.minor).map(String.init) ?? "?", beacon.integer(BeacondKey.rssi).map(String.init) ?? "?",
+            RegionText.beacon(beacon), beacon.integer(BeacondKey.major).map(String.init) ?? "-",
+            beacon.integer(BeacondKey.minor).map(String.init) ?? "-", beacon.integer(BeacondKey.rssi).map(String.init) ?? "?",
             RegionText.accuracy(beacon.double(BeacondKey.accuracy)), beacon.string(BeacondKey.proximity) ?? "unknown",
             cycle.app, cycle.client,
         ]
@@ -84,7 +84,7 @@ public struct RangingTable: Sendable {
         let time = TimeText.clock(cycle.time, utcOffset: utcOffset)
         guard !cycle.beacons.isEmpty else { return ["\(time)  \(cycle.app)  \(cycle.constraint)  (no beacons)"] }
         return cycle.beacons.map { beacon in
-            "\(time)  \(cycle.app)  \(beacon.string(BeacondKey.uuid) ?? "?")  " + EventText.beaconSummary(beacon)
+            "\(time)  \(cycle.app)  \(RegionText.beacon(beacon))  " + EventText.beaconSummary(beacon)
         }
     }
 }

@@ -116,6 +116,14 @@ struct ClientCommand: AsyncParsableCommand {
             if spec.room != nil, action == .range {
                 throw ValidationError("@\(spec.room ?? "") applies to monitor only: ranging reports every beacon with its Room")
             }
+            // It runs on the BeaconLocation client library, which names iBeacons only so far: another kind must not
+            // quietly become an iBeacon region.
+            if spec.constraint.kind != .iBeacon {
+                throw ValidationError(
+                    "beaconctl client takes iBeacon regions only ('\(constraint)' is a\(spec.constraint.kind == .privateDevice ? "" : "n") "
+                        + "\(spec.constraint.kind.name) one): the client libraries do not name other kinds yet. Monitor it "
+                        + "over D-Bus with Kind \(spec.constraint.kind.name) (docs/devices.md), or with beacond replay")
+            }
         } catch let error as RegionSpec.Invalid {
             throw ValidationError(error.description)
         }

@@ -278,7 +278,7 @@ final class SampleClientRun {
         Reporting.printLine(EventText.line(kind: kind, data: data, time: time, utcOffset: offset))
         if kind == BeacondMember.didRangeBeacons {
             for beacon in data.dictionaries(BeacondEventKey.beacons) {
-                Reporting.printLine("    \(beacon.string(BeacondKey.uuid) ?? "?")  \(EventText.beaconSummary(beacon))")
+                Reporting.printLine("    \(RegionText.beacon(beacon))  \(EventText.beaconSummary(beacon))")
             }
         }
     }
