@@ -21,7 +21,7 @@ let fuzzTarget = strict + [.unsafeFlags(["-parse-as-library"])]
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 let rootPackage = root.lastPathComponent.lowercased()
 
-let targets = ["hci", "ad", "linklayer", "capture", "btsnoop", "pcap", "pcapng", "hexlines", "espresense"]
+let targets = ["hci", "ad", "linklayer", "capture", "btsnoop", "pcap", "pcapng", "hexlines", "espresense", "kinds", "irk"]
 
 let package = Package(
     name: "beacond-fuzz",

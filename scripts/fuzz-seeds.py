@@ -129,7 +129,13 @@ def spread(items, count):
 def main():
     corpus, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     seeds = {name: set() for name in ("hci", "ad", "linklayer", "btsnoop", "pcap", "pcapng", "hexlines", "capture",
-                                      "espresense")}
+                                      "espresense", "kinds", "irk")}
+    # Identity Resolving Keys in every format docs/devices.md lists (the specification's sample key, D.7).
+    seeds["irk"].update(text.encode() for text in [
+        "irk:ec0234a357c8ad05341010a60a397d9b", "EC0234A357C8AD05341010A60A397D9B", "0xec0234a357c8ad05341010a60a397d9b",
+        "ec:02:34:a3:57:c8:ad:05:34:10:10:a6:0a:39:7d:9b", "bluez:9B7D390AA610103405ADC857A33402EC",
+        "m305CqYQEDQFrchXozQC7A==", "irk:m305CqYQEDQFrchXozQC7A==", "bluez:9B7D390AA610103405ADC857A33402EC@5C:F3:70:12:34:56",
+        "", "irk:", "=="])
     # ESPresense readings as v4 and v3 firmware write them, and the JSON shapes a parser must get right.
     beacon = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
     seeds["espresense"].update(text.encode() for text in [
@@ -137,7 +143,9 @@ def main():
         '"distance":1.41,"var":0.05,"int":1020}' % beacon,
         '{"id":"%s","idType":180,"rssi@1m":-59,"rssi":-70,"raw":2.51,"distance":2.2,"speed":0.01,"interval":1000}' % beacon,
         '{"id":"a\\"b\\u00e9\\ud83d\\ude00","distance":1e2,"x":[{"y":null},true,false,"}"]}',
-        beacon, "IBEACON:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-65535-0", "[1,2]", "42", ""])
+        beacon, "IBEACON:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-65535-0", "[1,2]", "42", "",
+        "altBeacon:2f234454-cf6d-4a0f-adf2-f4911ba9ffa6-1-2", "eddy:edd1ebeac0c04e5defa017-0123456789ab",
+        "eddy:edd1ebeac04e5defa017-0123456789ab", "irk:ec0234a357c8ad05341010a60a397d9b"])
 
     events, ads, pdus = [], [], []
     for data, description in vectors(corpus):
@@ -166,6 +174,17 @@ def main():
         ads.extend(ad_data_of_event(event))
     ads = list(dict.fromkeys(ads))
     seeds["ad"].update(ads)
+    # Every kind BeaconFrameParser reads, from the integration tests' encoder (the same bytes the specifications
+    # lay out), beside the corpus' AD data (its AltBeacon included).
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "Tests" / "Integration"))
+    import hci
+    kinds = [hci.altbeacon_data("2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6", 1, 2),
+             hci.altbeacon_data("2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6", 65535, 0, reference_rssi=-128, company=0x004C),
+             hci.eddystone_uid_data("edd1ebeac04e5defa017", "0123456789ab"),
+             hci.eddystone_uid_data("00000000000000000000", "ffffffffffff", tx_power_at_zero=-128),
+             hci.eddystone_tlm_data(3000, 21.5, 100, 2000), hci.eddystone_tlm_data(0, -0.5),
+             hci.phone_data(8), hci.phone_data(-20)]
+    seeds["kinds"].update(kinds + ads)
 
     air = (corpus / "negative-boston-mesh-ble_all_adv_w_scan.pcapng").read_bytes()
     blocks = list(pcapng_blocks(air))

@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(hci ad linklayer capture btsnoop pcap pcapng hexlines espresense)
+all_targets=(hci ad linklayer capture btsnoop pcap pcapng hexlines espresense kinds irk)
 seconds=20
 work=.build-fuzz-run
 targets=()
@@ -41,7 +41,7 @@ count_files() { find "$1" -maxdepth 1 -type f 2>/dev/null | wc -l; }
 # an AD payload and a PDU less; captures get room for a few dozen records.
 max_len() {
     case "$1" in
-        hci|ad|linklayer) echo 512 ;;
+        hci|ad|linklayer|kinds|irk) echo 512 ;;
         *) echo 4096 ;;
     esac
 }

@@ -45,9 +45,9 @@ struct DecodeBenchmarkResult: Codable {
         let rows: [(String, Timing)] = [
             ("decode, streaming  HCIEventDecoder.decode(event:)        events/s ", decode),
             ("                                                         reports/s", decode),
-            ("parse, streaming   IBeaconParser.parse(advertisingData:) AD/s     ", parse),
+            ("parse, streaming   BeaconFrameParser.beacon(advertisingData:) AD/s", parse),
             ("decode, hot        HCIEventDecoder.decode(event:)        events/s ", decodeHot),
-            ("parse, hot         IBeaconParser.parse(advertisingData:) AD/s     ", parseHot),
+            ("parse, hot         BeaconFrameParser.beacon(advertisingData:) AD/s", parseHot),
         ]
         let table = rows.enumerated().map { index, row in
             let rates = index == 1 ? (row.1.reportsPerSecond ?? row.1.itemsPerSecond) : row.1.itemsPerSecond

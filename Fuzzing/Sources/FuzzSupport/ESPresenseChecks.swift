@@ -42,9 +42,17 @@ public enum ESPresenseChecks {
         // Device ids: one that parses is exactly ESPresense's form of its beacon (in any case).
         let text = String(decoding: bytes, as: UTF8.self)
         if let identity = ESPresense.identity(fromDeviceID: text) {
+            if identity.kind == .iBeacon {
+                require(
+                    ESPresense.deviceID(identity) == text.lowercased().replacingOccurrences(of: "ibeacon:", with: "iBeacon:"),
+                    "\(text) parsed to \(identity), which ESPresense writes \(ESPresense.deviceID(identity))")
+            }
+            // Every kind: the id ESPresense writes for the beacon names it again (an irk: id with its own key).
+            let key = identity.kind == .privateDevice ? try? IdentityResolvingKey(parsing: text) : nil
+            let written = ESPresense.deviceID(identity, key: key)
             require(
-                ESPresense.deviceID(identity) == text.lowercased().replacingOccurrences(of: "ibeacon:", with: "iBeacon:"),
-                "\(text) parsed to \(identity), which ESPresense writes \(ESPresense.deviceID(identity))")
+                ESPresense.identity(fromDeviceID: written) == identity,
+                "\(text) parsed to \(identity), written \(written), which does not parse back to it")
         }
         switch ESPresense.topic(text) {
         case .device(let id, let room):

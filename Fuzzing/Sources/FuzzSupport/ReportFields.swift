@@ -45,10 +45,11 @@ func checkReports(_ reports: [AdvertisingReport], in buffer: Span<UInt8>, minimu
         require(report.rssi != AdvertisingReport.rssiNotAvailable, "RSSI 127 (not available) kept as a value")
         let scanResponse = report.source == .extended ? report.eventType & 0x0008 != 0 : report.eventType == 4
         require(report.isScanResponse == scanResponse, "\(report.source) event type \(report.eventType) scan response?")
-        let expected = report.dataComplete ? IBeaconParser.parse(advertisingData: buffer.extracting(range)) : nil
+        // The decoder's fast walk finds exactly the frame the full parse finds.
+        let expected = report.dataComplete ? BeaconFrameParser.parse(advertisingData: buffer.extracting(range)).beacon : nil
         require(
             report.beacon == expected,
-            "report iBeacon \(String(describing: report.beacon)) but its data holds \(String(describing: expected))")
+            "report beacon \(String(describing: report.beacon)) but its data holds \(String(describing: expected))")
     }
 }
 

@@ -26,14 +26,14 @@ public struct AdvertisingReport: Hashable, Sendable {
     /// False for extended reports whose data status is "incomplete" or "truncated": their data
     /// is not parsed because a partial AD structure could read as a wrong frame.
     public var dataComplete: Bool
-    /// The beacon frame, telemetry and TX power level its data carried.
-    public var content: AdvertisementContent
-    /// The beacon frame of any kind, if the data carried one.
-    @inlinable public var beacon: BeaconFrame? { content.beacon }
+    /// The beacon frame of any kind its data carried (`BeaconFrameParser.beacon`). What else beacond may read from
+    /// the data (Eddystone telemetry, a phone's TX power) is parsed only for reports without one
+    /// (`BeaconFrameParser.parse`, in the pipeline): it costs every report otherwise (docs/performance.md).
+    public var beacon: BeaconFrame?
 
     public init(
         source: Source, eventType: UInt16, addressType: UInt8, address: BluetoothAddress,
-        rssi: Int8?, dataRange: Range<Int>, dataComplete: Bool, content: AdvertisementContent
+        rssi: Int8?, dataRange: Range<Int>, dataComplete: Bool, beacon: BeaconFrame?
     ) {
         self.source = source
         self.eventType = eventType
@@ -42,7 +42,7 @@ public struct AdvertisingReport: Hashable, Sendable {
         self.rssi = rssi
         self.dataRange = dataRange
         self.dataComplete = dataComplete
-        self.content = content
+        self.beacon = beacon
     }
 
     /// True when the report answers a scan request (legacy SCAN_RSP, extended bit 3, LL SCAN_RSP).

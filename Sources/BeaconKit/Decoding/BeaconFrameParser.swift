@@ -66,10 +66,28 @@ public enum BeaconFrameParser {
         return content
     }
 
-    /// The first beacon frame in the data, of any kind.
+    /// The first beacon frame in the data, of any kind: the decoders' hot path, so a walk of its own that stops at the
+    /// first frame and reads nothing else (the same frame `parse` finds).
     @inlinable
     public static func beacon(advertisingData data: Span<UInt8>) -> BeaconFrame? {
-        parse(advertisingData: data).beacon
+        var offset = 0
+        let count = data.count
+        while offset < count {
+            let length = Int(data[offset])
+            if length == 0 { return nil }
+            let end = offset + 1 + length
+            if end > count { return nil }
+            let type = data[offset + 1]
+            if type == 0xFF, length >= 26 {
+                if let frame = parse(manufacturerData: data.extracting((offset + 2)..<end)) { return frame }
+            } else if type == 0x16, length >= 21, data[offset + 2] == eddystoneServiceLow, data[offset + 3] == eddystoneServiceHigh,
+                let frame = parse(eddystoneUID: data.extracting((offset + 4)..<end))
+            {
+                return frame
+            }
+            offset = end
+        }
+        return nil
     }
 
     /// Manufacturer-specific data starting with the little-endian company identifier: an iBeacon (Apple's) or an

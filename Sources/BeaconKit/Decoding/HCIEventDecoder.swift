@@ -72,7 +72,7 @@ public enum HCIEventDecoder {
                     rssi: AdvertisingReport.rssi(fromHCI: p[rssiIndex]),
                     dataRange: (base + dataStart)..<(base + rssiIndex),
                     dataComplete: true,
-                    content: BeaconFrameParser.parse(advertisingData: data)))
+                    beacon: BeaconFrameParser.beacon(advertisingData: data)))
             decoded += 1
             offset = rssiIndex + 1
         }
@@ -108,7 +108,7 @@ public enum HCIEventDecoder {
                     rssi: AdvertisingReport.rssi(fromHCI: p[offset + 13]),
                     dataRange: (base + dataStart)..<(base + dataEnd),
                     dataComplete: complete,
-                    content: complete ? BeaconFrameParser.parse(advertisingData: p.extracting(dataStart..<dataEnd)) : .empty))
+                    beacon: complete ? BeaconFrameParser.beacon(advertisingData: p.extracting(dataStart..<dataEnd)) : nil))
             decoded += 1
             offset = dataEnd
         }

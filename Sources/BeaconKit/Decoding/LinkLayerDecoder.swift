@@ -39,7 +39,7 @@ public enum LinkLayerDecoder {
                 rssi: rssi == AdvertisingReport.rssiNotAvailable ? nil : rssi,
                 dataRange: (offset + dataStart)..<(offset + dataEnd),
                 dataComplete: true,
-                content: BeaconFrameParser.parse(advertisingData: pdu.extracting(dataStart..<dataEnd))))
+                beacon: BeaconFrameParser.beacon(advertisingData: pdu.extracting(dataStart..<dataEnd))))
         return .advertising(reports: 1, malformedReports: 0)
     }
 }

@@ -69,7 +69,7 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public mutating func ingest(hciEvent: Span<UInt8>, at time: Timestamp, into events: inout [Event]) {
         advance(to: time, into: &events)
         let outcome = HCIEventDecoder.decode(event: hciEvent) { report in
-            self.ingest(report: report, at: time, into: &events)
+            self.ingest(report: report, data: hciEvent.extracting(report.dataRange), at: time, into: &events)
         }
         counters.add(outcome)
     }
@@ -78,17 +78,22 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     public mutating func ingest(linkLayerPDU pdu: Span<UInt8>, rssi: Int8?, at time: Timestamp, into events: inout [Event]) {
         advance(to: time, into: &events)
         let outcome = LinkLayerDecoder.decode(advertisingPDU: pdu, rssi: rssi) { report in
-            self.ingest(report: report, at: time, into: &events)
+            self.ingest(report: report, data: pdu.extracting(report.dataRange), at: time, into: &events)
         }
         counters.add(outcome)
     }
 
-    /// Feeds one decoded report. Reports with no beacon frame and from no known private device are ignored here
-    /// (counted by the decoders).
-    public mutating func ingest(report: AdvertisingReport, at time: Timestamp, into events: inout [Event]) {
-        ingest(
-            report.content, rssi: report.rssi, address: report.address, addressType: report.addressType, at: time,
-            into: &events)
+    /// Feeds one decoded report and its advertising data. Reports with no beacon frame and from no known private
+    /// device are ignored here (counted by the decoders). A report without a beacon frame is read again for what else
+    /// beacond uses (Eddystone-TLM, a phone's TX Power Level); one with a frame carries nothing else beacond reads.
+    public mutating func ingest(report: AdvertisingReport, data: Span<UInt8>, at time: Timestamp, into events: inout [Event]) {
+        var content = AdvertisementContent(beacon: report.beacon)
+        if report.beacon == nil, report.dataComplete {
+            content = BeaconFrameParser.parse(advertisingData: data)
+            // Only a TLM frame or a known phone needs more; everything else stops here.
+            guard content.telemetry != nil || !privateDevices.isEmpty else { return }
+        }
+        ingest(content, rssi: report.rssi, address: report.address, addressType: report.addressType, at: time, into: &events)
     }
 
     /// Feeds what one advertisement carried, decoded elsewhere (bluetoothd's D-Bus properties carry no HCI bytes).
