@@ -141,7 +141,7 @@ let package = Package(
             swiftSettings: strict),
         // Against the real beacond on private buses: run in a `swift test` of their own (Makefile `test`).
         .testTarget(
-            name: "BeaconLocationTests", dependencies: ["BeaconLocation", "BeacondAPI", "DBus", "TestKit"], swiftSettings: strict),
+            name: "BeaconLocationTests", dependencies: ["BeaconLocation", "BeaconKit", "BeacondAPI", "DBus", "TestKit"], swiftSettings: strict),
         .testTarget(
             name: "BeacondTests", dependencies: ["BeacondAPI", "BeaconKit", "TestKit", "beacond"],
             exclude: ["Golden"], swiftSettings: strict),

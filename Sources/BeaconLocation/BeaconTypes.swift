@@ -21,56 +21,225 @@ public enum Proximity: String, Sendable, Hashable {
     case unknown, immediate, near, far
 }
 
-/// `CLBeaconIdentityConstraint` (and `CLMonitor.BeaconIdentityCondition`): a UUID, optionally with major and minor.
-public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConvertible {
-    public let uuid: UUID
-    public let major: UInt16?
-    public let minor: UInt16?
+/// Which kind of beacon a constraint, region or ranged beacon names (beacond's `Kind`, docs/devices.md). A
+/// constraint made from a UUID names an iBeacon, as in Core Location.
+public enum BeaconKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Apple's iBeacon: a proximity UUID, major and minor.
+    case iBeacon = "iBeacon"
+    /// AltBeacon: id1 (16 bytes, written as a UUID), id2 and id3.
+    case altBeacon = "AltBeacon"
+    /// Eddystone-UID: a 10-byte namespace and a 6-byte instance.
+    case eddystone = "Eddystone"
+    /// A phone (or any device) with a resolvable private address, known by its Identity Resolving Key, which an
+    /// administrator (`devices.d/`) or the app's `[devices]` declares under a name.
+    case privateDevice = "PrivateDevice"
 
-    public init(uuid: UUID) { self.init(uuid, nil, nil) }
-    public init(uuid: UUID, major: UInt16) { self.init(uuid, major, nil) }
-    public init(uuid: UUID, major: UInt16, minor: UInt16) { self.init(uuid, major, minor) }
+    public var description: String { rawValue }
+}
+
+/// `CLBeaconIdentityConstraint` (and `CLMonitor.BeaconIdentityCondition`): which beacons. For an iBeacon (the
+/// default, and Core Location's only kind) a UUID, optionally with major and minor; beacond's other kinds are made
+/// with `.altBeacon(id1:…)`, `.eddystone(namespace:instance:)` and `.privateDevice(named:)`. A constraint names
+/// one kind: ranging or monitoring it yields only beacons of that kind.
+public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConvertible {
+    public let kind: BeaconKind
+    /// The iBeacon's proximity UUID, or the AltBeacon's id1. Eddystone beacons and private devices have none: it is
+    /// then the all-zero UUID, and `namespace`, `instance` or `device` name the beacon.
+    public let uuid: UUID
+    /// The iBeacon's major, or the AltBeacon's id2; nil for any.
+    public let major: UInt16?
+    /// The iBeacon's minor, or the AltBeacon's id3; nil for any (a minor needs a major).
+    public let minor: UInt16?
+    /// Eddystone: the namespace, 20 lowercase hex digits.
+    public let namespace: String?
+    /// Eddystone: the instance, 12 lowercase hex digits; nil for every instance of the namespace.
+    public let instance: String?
+    /// A private device: the name its Identity Resolving Key is declared under (the key never crosses the bus).
+    public let device: String?
+
+    public init(uuid: UUID) { self.init(.iBeacon, uuid, nil, nil) }
+    public init(uuid: UUID, major: UInt16) { self.init(.iBeacon, uuid, major, nil) }
+    public init(uuid: UUID, major: UInt16, minor: UInt16) { self.init(.iBeacon, uuid, major, minor) }
 
     /// From text, as programs get it (arguments, files): throws, saying what is wrong, for text that is not a UUID
     /// or a minor without a major.
     public init(uuidString: String, major: UInt16? = nil, minor: UInt16? = nil) throws(BeaconLocationError) {
         guard let uuid = UUID(uuidString: uuidString) else {
-            throw BeaconLocationError(
-                name: BeacondErrorName.invalidRegion.rawValue,
-                message: "'\(uuidString)' is not a UUID: give it as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+            throw Self.invalid("'\(uuidString)' is not a UUID: give it as E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
         }
-        guard minor == nil || major != nil else {
-            throw BeaconLocationError(
-                name: BeacondErrorName.invalidRegion.rawValue, message: "a minor needs a major (as in Core Location)")
-        }
-        self.init(uuid, major, minor)
+        guard minor == nil || major != nil else { throw Self.invalid("a minor needs a major (as in Core Location)") }
+        self.init(.iBeacon, uuid, major, minor)
     }
 
-    private init(_ uuid: UUID, _ major: UInt16?, _ minor: UInt16?) {
+    /// An AltBeacon by its id1 (any id2 and id3).
+    public static func altBeacon(id1: UUID) -> Self { Self(.altBeacon, id1, nil, nil) }
+    /// An AltBeacon by its id1 and id2 (any id3).
+    public static func altBeacon(id1: UUID, id2: UInt16) -> Self { Self(.altBeacon, id1, id2, nil) }
+    /// One AltBeacon.
+    public static func altBeacon(id1: UUID, id2: UInt16, id3: UInt16) -> Self { Self(.altBeacon, id1, id2, id3) }
+
+    /// Eddystone-UID beacons: every instance of `namespace` (20 hex digits, either case), or one `instance` (12 hex
+    /// digits). Throws, saying the form, for anything else.
+    public static func eddystone(namespace: String, instance: String? = nil) throws(BeaconLocationError) -> Self {
+        guard let namespaceDigits = hexDigits(namespace, count: 20) else {
+            throw invalid("an Eddystone namespace is 20 hex digits, e.g. edd1ebeac04e5defa017; got '\(namespace)'")
+        }
+        var instanceDigits: String?
+        if let instance {
+            guard let digits = hexDigits(instance, count: 12) else {
+                throw invalid("an Eddystone instance is 12 hex digits, e.g. 0123456789ab; got '\(instance)'")
+            }
+            instanceDigits = digits
+        }
+        return Self(
+            kind: .eddystone, uuid: zeroUUID, major: nil, minor: nil, namespace: namespaceDigits,
+            instance: instanceDigits, device: nil)
+    }
+
+    /// A phone or other device with a resolvable private address, by the name its Identity Resolving Key is declared
+    /// under: the app's `[devices]` or the administrator's `devices.d/` (docs/devices.md). beacond follows it across
+    /// its address rotations. Throws for a name that cannot be one (1-64 of a-z, 0-9, `_` and `-`); beacond refuses
+    /// a name nobody declared for the app.
+    public static func privateDevice(named name: String) throws(BeaconLocationError) -> Self {
+        guard isDeviceName(name) else {
+            throw invalid(
+                "a device name is 1-64 of a-z, 0-9, '_' and '-', as declared in [devices], e.g. alice-phone; got '\(name)'")
+        }
+        return Self(
+            kind: .privateDevice, uuid: zeroUUID, major: nil, minor: nil, namespace: nil, instance: nil,
+            device: name)
+    }
+
+    /// From the text `description` gives (and `beaconctl` takes): `UUID[:MAJOR[:MINOR]]` for an iBeacon,
+    /// `altbeacon:ID1[:ID2[:ID3]]`, `eddystone:NAMESPACE[:INSTANCE]`, `device:NAME`. Throws, saying the forms.
+    public init(parsing text: String) throws(BeaconLocationError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let forms = "give UUID[:MAJOR[:MINOR]], altbeacon:ID1[:ID2[:ID3]], eddystone:NAMESPACE[:INSTANCE] or device:NAME"
+        switch parts.first?.lowercased() {
+        case "altbeacon":
+            let (uuid, major, minor) = try Self.uuidMajorMinor(Array(parts.dropFirst()), text: text, forms: forms)
+            self.init(.altBeacon, uuid, major, minor)
+        case "eddystone":
+            guard (2...3).contains(parts.count) else { throw Self.invalid("'\(text)': \(forms)") }
+            self = try .eddystone(namespace: parts[1], instance: parts.count == 3 ? parts[2] : nil)
+        case "device":
+            guard parts.count == 2 else { throw Self.invalid("'\(text)': \(forms)") }
+            self = try .privateDevice(named: parts[1])
+        default:
+            let (uuid, major, minor) = try Self.uuidMajorMinor(parts, text: text, forms: forms)
+            self.init(.iBeacon, uuid, major, minor)
+        }
+    }
+
+    private init(_ kind: BeaconKind, _ uuid: UUID, _ major: UInt16?, _ minor: UInt16?) {
+        self.init(kind: kind, uuid: uuid, major: major, minor: minor, namespace: nil, instance: nil, device: nil)
+    }
+
+    private init(
+        kind: BeaconKind, uuid: UUID, major: UInt16?, minor: UInt16?, namespace: String?, instance: String?, device: String?
+    ) {
+        self.kind = kind
         self.uuid = uuid
         self.major = major
         self.minor = minor
+        self.namespace = namespace
+        self.instance = instance
+        self.device = device
     }
 
-    /// `UUID[:MAJOR[:MINOR]]`, as beaconctl prints it.
+    /// `UUID[:MAJOR[:MINOR]]` for an iBeacon, as beaconctl prints it; `altbeacon:…`, `eddystone:…`, `device:…` for
+    /// the other kinds (`init(parsing:)` reads each back).
     public var description: String {
-        ([uuid.uuidString] + [major, minor].compactMap { $0.map(String.init) }).joined(separator: ":")
+        switch kind {
+        case .iBeacon, .altBeacon:
+            let numbers = ([uuid.uuidString] + [major, minor].compactMap { $0.map(String.init) }).joined(separator: ":")
+            return kind == .iBeacon ? numbers : "altbeacon:" + numbers
+        case .eddystone: return (["eddystone", namespace ?? ""] + [instance].compactMap { $0 }).joined(separator: ":")
+        case .privateDevice: return "device:" + (device ?? "")
+        }
     }
 
-    /// `{UUID, Major?, Minor?}`, as `StartRanging` takes it.
+    /// beacond's dictionary, as `StartRanging` takes it: `{UUID, Major?, Minor?}` for an iBeacon (no `Kind`, as
+    /// before kinds), `Kind` and the kind's keys for the others.
     package var dictionary: VarDict {
-        var entries: VarDict = [BeacondKey.uuid: .string(uuid.uuidString)]
-        if let major { entries[BeacondKey.major] = .uint16(major) }
-        if let minor { entries[BeacondKey.minor] = .uint16(minor) }
+        var entries: VarDict = [:]
+        switch kind {
+        case .iBeacon, .altBeacon:
+            entries[BeacondKey.uuid] = .string(uuid.uuidString)
+            if let major { entries[BeacondKey.major] = .uint16(major) }
+            if let minor { entries[BeacondKey.minor] = .uint16(minor) }
+        case .eddystone:
+            entries[BeacondKey.namespace] = .string(namespace ?? "")
+            if let instance { entries[BeacondKey.instance] = .string(instance) }
+        case .privateDevice:
+            entries[BeacondKey.device] = .string(device ?? "")
+        }
+        if kind != .iBeacon { entries[BeacondKey.kind] = .string(kind.rawValue) }
         return entries
     }
 
-    /// From beacond's dictionaries (a region's, a constraint's, a beacon's).
+    /// From beacond's dictionaries (a region's, a constraint's, a beacon's); nil for one it cannot read (a kind this
+    /// library does not know, or keys missing).
     package init?(dictionary: VarDict) {
-        guard let text = dictionary.string(BeacondKey.uuid), let uuid = UUID(uuidString: text) else { return nil }
-        let major = dictionary.integer(BeacondKey.major).flatMap(UInt16.init(exactly:))
-        let minor = dictionary.integer(BeacondKey.minor).flatMap(UInt16.init(exactly:))
-        self.init(uuid, major, major == nil ? nil : minor)
+        let kind: BeaconKind
+        if let name = dictionary.string(BeacondKey.kind) {
+            guard let known = BeaconKind(rawValue: name) else { return nil }
+            kind = known
+        } else {
+            kind = .iBeacon
+        }
+        switch kind {
+        case .iBeacon, .altBeacon:
+            guard let text = dictionary.string(BeacondKey.uuid), let uuid = UUID(uuidString: text) else { return nil }
+            let major = dictionary.integer(BeacondKey.major).flatMap(UInt16.init(exactly:))
+            let minor = dictionary.integer(BeacondKey.minor).flatMap(UInt16.init(exactly:))
+            self.init(kind, uuid, major, major == nil ? nil : minor)
+        case .eddystone:
+            guard let namespace = dictionary.string(BeacondKey.namespace),
+                let constraint = try? Self.eddystone(namespace: namespace, instance: dictionary.string(BeacondKey.instance))
+            else { return nil }
+            self = constraint
+        case .privateDevice:
+            guard let name = dictionary.string(BeacondKey.device), let constraint = try? Self.privateDevice(named: name)
+            else { return nil }
+            self = constraint
+        }
+    }
+
+    private static let zeroUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    private static func invalid(_ message: String) -> BeaconLocationError {
+        BeaconLocationError(name: BeacondErrorName.invalidRegion.rawValue, message: message)
+    }
+
+    /// `text` lowercased when it is exactly `count` hex digits.
+    private static func hexDigits(_ text: String, count: Int) -> String? {
+        // ASCII only: Character.isHexDigit also takes fullwidth forms, which beacond refuses.
+        guard text.utf8.count == count,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        return text.lowercased()
+    }
+
+    private static func isDeviceName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }
+    }
+
+    private static func uuidMajorMinor(
+        _ parts: [String], text: String, forms: String
+    ) throws(BeaconLocationError) -> (UUID, UInt16?, UInt16?) {
+        guard (1...3).contains(parts.count), let uuid = UUID(uuidString: parts[0]) else {
+            throw invalid("'\(text)' names no beacon: \(forms) (a UUID is 8-4-4-4-12 hex digits)")
+        }
+        var numbers: [UInt16] = []
+        for part in parts.dropFirst() {
+            guard let number = UInt16(part) else {
+                throw invalid("'\(part)' in '\(text)' is not a number 0...65535: \(forms)")
+            }
+            numbers.append(number)
+        }
+        return (uuid, numbers.first, numbers.count > 1 ? numbers[1] : nil)
     }
 }
 
@@ -109,6 +278,7 @@ public struct BeaconRegion: Hashable, Sendable, CustomStringConvertible {
         self.identifier = identifier
     }
 
+    public var kind: BeaconKind { beaconIdentityConstraint.kind }
     public var uuid: UUID { beaconIdentityConstraint.uuid }
     public var major: UInt16? { beaconIdentityConstraint.major }
     public var minor: UInt16? { beaconIdentityConstraint.minor }
@@ -157,11 +327,25 @@ public struct BeaconRegion: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// `CLBeacon`: one beacon of a ranging cycle.
+/// `CLBeacon`: one beacon of a ranging cycle, of the kind its constraint names.
 public struct Beacon: Hashable, Sendable {
-    public let uuid: UUID
-    public let major: UInt16
-    public let minor: UInt16
+    /// This beacon exactly, as a constraint (to range or monitor it alone).
+    public let identityConstraint: BeaconIdentityConstraint
+    public var kind: BeaconKind { identityConstraint.kind }
+    /// The iBeacon's proximity UUID or the AltBeacon's id1; the all-zero UUID for the other kinds.
+    public var uuid: UUID { identityConstraint.uuid }
+    /// The iBeacon's major or the AltBeacon's id2; 0 for the other kinds.
+    public var major: UInt16 { identityConstraint.major ?? 0 }
+    /// The iBeacon's minor or the AltBeacon's id3; 0 for the other kinds.
+    public var minor: UInt16 { identityConstraint.minor ?? 0 }
+    /// Eddystone: the namespace (20) and the instance (12 lowercase hex digits).
+    public var namespace: String? { identityConstraint.namespace }
+    public var instance: String? { identityConstraint.instance }
+    /// A private device: the name of the constraint it was ranged for (the phone's own address rotates).
+    public var device: String? { identityConstraint.device }
+    /// Eddystone with TLM frames from the same address: the latest battery voltage (mV) and temperature (°C).
+    public let batteryMillivolts: Int?
+    public let temperature: Double?
     public let proximity: Proximity
     /// Metres, estimated from the smoothed RSSI; negative when it cannot be said (Core Location's -1).
     public let accuracy: Double
@@ -172,12 +356,16 @@ public struct Beacon: Hashable, Sendable {
     public let room: String?
 
     package init?(dictionary: VarDict) {
-        guard let constraint = BeaconIdentityConstraint(dictionary: dictionary), let major = constraint.major,
-            let minor = constraint.minor
-        else { return nil }
-        uuid = constraint.uuid
-        self.major = major
-        self.minor = minor
+        guard let constraint = BeaconIdentityConstraint(dictionary: dictionary) else { return nil }
+        // A beacon is one beacon: all its numbers (an Eddystone its instance) are there.
+        switch constraint.kind {
+        case .iBeacon, .altBeacon: guard constraint.major != nil, constraint.minor != nil else { return nil }
+        case .eddystone: guard constraint.instance != nil else { return nil }
+        case .privateDevice: break
+        }
+        identityConstraint = constraint
+        batteryMillivolts = dictionary.integer(BeacondKey.batteryMillivolts).map(Int.init)
+        temperature = dictionary.double(BeacondKey.temperature)
         proximity = dictionary.string(BeacondKey.proximity).flatMap(Proximity.init(rawValue:)) ?? .unknown
         accuracy = dictionary.double(BeacondKey.accuracy) ?? -1
         let rssi = dictionary.double(BeacondKey.rssi) ?? 0

@@ -200,7 +200,7 @@ public enum BeaconDictionaries {
             throw BeacondError(
                 error,
                 "'\(stray)' does not name a\(kind == .iBeacon ? "n" : "") \(kind.name) (Kind \(kind.name)"
-                    + (entries[BeacondKey.kind] == nil ? ", the default" : "") + "): a \(kind.name) is named by "
+                    + (entries[BeacondKey.kind] == nil ? ", the default" : "") + "): a\(kind == .iBeacon ? "n" : "") \(kind.name) is named by "
                     + allowed.map { "'\($0)'" }.joined(separator: ", ") + ". Give the right 'Kind' (\(kindsText)) or leave '\(stray)' out")
         }
         switch kind {

@@ -56,6 +56,9 @@ struct ClientCommand: AsyncParsableCommand {
               beaconctl client --app com.example.door range $UUID --count 3 --json
               beaconctl client --app com.example.door monitor $UUID:1:2@kitchen \\
                   --entry-delay 10
+              beaconctl client --app com.example.door monitor \\
+                  eddystone:edd1ebeac04e5defa017 --identifier tags
+              beaconctl client --app com.example.door range device:alice-phone
 
             UUID:MAJOR:MINOR@ROOM (monitor, with [mqtt]): the region is inside only while its beacon is in that \
             room, as the receivers place it (beaconctl status lists the receivers' rooms).
@@ -89,8 +92,9 @@ struct ClientCommand: AsyncParsableCommand {
     @Argument(help: "monitor (region entry/exit) or range (beacons about once a second).") var action: Action
     @Argument(
         help: ArgumentHelp(
-            "Which beacons: a UUID, optionally with major and minor (decimal); for monitor, @ROOM: "
-                + "inside only while the beacon is in that room.",
+            "Which beacons: an iBeacon's UUID, optionally with major and minor (decimal); "
+                + "altbeacon:ID1[:ID2[:ID3]], eddystone:NAMESPACE[:INSTANCE] or device:NAME for the other kinds "
+                + "(docs/devices.md); for monitor, @ROOM: inside only while the beacon is in that room.",
             valueName: "UUID[:MAJOR[:MINOR]][@ROOM]"))
     var constraint: String
     @Option(help: "The region identifier for monitor (default: the constraint text).") var identifier: String?
@@ -115,14 +119,6 @@ struct ClientCommand: AsyncParsableCommand {
             let spec = try RegionSpec(parsing: constraint)
             if spec.room != nil, action == .range {
                 throw ValidationError("@\(spec.room ?? "") applies to monitor only: ranging reports every beacon with its Room")
-            }
-            // It runs on the BeaconLocation client library, which names iBeacons only so far: another kind must not
-            // quietly become an iBeacon region.
-            if spec.constraint.kind != .iBeacon {
-                throw ValidationError(
-                    "beaconctl client takes iBeacon regions only ('\(constraint)' is a\(spec.constraint.kind == .privateDevice ? "" : "n") "
-                        + "\(spec.constraint.kind.name) one): the client libraries do not name other kinds yet. Monitor it "
-                        + "over D-Bus with Kind \(spec.constraint.kind.name) (docs/devices.md), or with beacond replay")
             }
         } catch let error as RegionSpec.Invalid {
             throw ValidationError(error.description)
@@ -153,14 +149,13 @@ struct ClientCommand: AsyncParsableCommand {
             Reporting.printError(error.description)
             throw ExitCode(ExitStatus.usage)
         }
-        let parsed = spec.constraint
-        let uuid = parsed.uuid
-        let constraint: BeaconLocation.BeaconIdentityConstraint =
-            switch (parsed.major, parsed.minor) {
-            case (let major?, let minor?): .init(uuid: uuid, major: major, minor: minor)
-            case (let major?, nil): .init(uuid: uuid, major: major)
-            default: .init(uuid: uuid)
-            }
+        let constraint: BeaconLocation.BeaconIdentityConstraint
+        do {
+            constraint = try Self.libraryConstraint(spec.constraint)
+        } catch {
+            Reporting.printError(error.message)
+            throw ExitCode(ExitStatus.usage)
+        }
         let work: SampleClientRun.Work
         if action == .monitor {
             let identifier = identifier ?? spec.description
@@ -180,6 +175,32 @@ struct ClientCommand: AsyncParsableCommand {
         } catch {
             Reporting.printError(error.message)
             throw ExitCode(error.exitStatus)
+        }
+    }
+
+    /// The client library's constraint for beaconctl's parse of the same text, of the same kind.
+    static func libraryConstraint(
+        _ parsed: BeaconKit.BeaconIdentityConstraint
+    ) throws(BeaconLocationError) -> BeaconLocation.BeaconIdentityConstraint {
+        switch parsed.kind {
+        case .iBeacon:
+            return switch (parsed.major, parsed.minor) {
+            case (let major?, let minor?): .init(uuid: parsed.uuid, major: major, minor: minor)
+            case (let major?, nil): .init(uuid: parsed.uuid, major: major)
+            default: .init(uuid: parsed.uuid)
+            }
+        case .altBeacon:
+            return switch (parsed.major, parsed.minor) {
+            case (let id2?, let id3?): .altBeacon(id1: parsed.uuid, id2: id2, id3: id3)
+            case (let id2?, nil): .altBeacon(id1: parsed.uuid, id2: id2)
+            default: .altBeacon(id1: parsed.uuid)
+            }
+        case .eddystone:
+            return try .eddystone(
+                namespace: EddystoneNamespace(identityBytes: parsed.uuid).description,
+                instance: parsed.eddystoneInstance?.description)
+        case .privateDevice:
+            return try .privateDevice(named: parsed.deviceName ?? "")
         }
     }
 }

@@ -15,12 +15,17 @@ final class World: @unchecked Sendable {
     static let demo = "org.example.Demo"
     static let demoUUID = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let settings = "[monitoring]\nexit_timeout = 2\n"
+    /// The demo app's private device: a phone known by this Identity Resolving Key (most significant byte first).
+    static let aliceKey = "0c1d2e3f405162738495a6b7c8d9eafb"
     static let apps = [
         "demo.toml": """
         app_id = "org.example.Demo"
         users = ["root"]
         when_in_use_usage = "Shows the beacons near you while the demo is open."
         always_usage = "Tells you when you enter the demo area, also in background."
+
+        [devices]
+        alice-phone = "irk:\(World.aliceKey)"
 
         """,
         "unprivileged.toml": """
@@ -253,11 +258,7 @@ final class World: @unchecked Sendable {
     /// One sighting; false when nobody reads the fifo (beacond is not scanning).
     @discardableResult
     func advertise(major: UInt16 = 1, minor: UInt16 = 2) -> Bool {
-        let descriptor = open(fifo, O_WRONLY | O_NONBLOCK)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        let line = Array(Self.iBeaconLine(uuid: Self.demoUUID, major: major, minor: minor).utf8)
-        return write(descriptor, line, line.count) == line.count
+        send(line: Self.iBeaconLine(uuid: Self.demoUUID, major: major, minor: minor))
     }
 
     /// One H4 LE Advertising Report carrying an iBeacon, as the fifo scanner's hex line (as Tests/Integration/hci.py).
@@ -268,10 +269,27 @@ final class World: @unchecked Sendable {
             [0x4C, 0x00, 0x02, 0x15] + uuidBytes
             + [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
         let data: [UInt8] = [0x02, 0x01, 0x06, UInt8(frame.count + 1), 0xFF] + frame
-        let report: [UInt8] = [0x03, 0x01, 0x01, 0x00, 0x00, 0xEE, 0xFF, 0xC0, UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        return reportLine(data: data, address: 0xC0FF_EE00_0001, addressType: 1, rssi: rssi)
+    }
+
+    /// One H4 LE Advertising Report (ADV_NONCONN_IND) of `data` from `address` (its 48 bits, most significant
+    /// first as written), as the fifo scanner's hex line.
+    static func reportLine(data: [UInt8], address: UInt64, addressType: UInt8, rssi: Int8 = -56) -> String {
+        let addressBytes = (0..<6).map { UInt8(truncatingIfNeeded: address >> (8 * $0)) } // HCI: little endian
+        let report: [UInt8] = [0x03, addressType] + addressBytes + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
         let parameters: [UInt8] = [0x02, 0x01] + report
         let event: [UInt8] = [0x04, 0x3E, UInt8(parameters.count)] + parameters
         return event.map { String(format: "%02X", $0) }.joined(separator: " ") + "\n"
+    }
+
+    /// One line into beacond's fifo; false when nobody reads it (beacond is not scanning).
+    @discardableResult
+    func send(line: String) -> Bool {
+        let descriptor = open(fifo, O_WRONLY | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let bytes = Array(line.utf8)
+        return write(descriptor, bytes, bytes.count) == bytes.count
     }
 }
 
