@@ -7,11 +7,11 @@ from ._client import Client
 from .manager import LocationManager
 from .monitor import Diagnostic, Monitor, MonitorEvent, MonitorRecord, ServiceSession
 from .types import (AuthorizationStatus, Beacon, BeaconError, BeaconIdentityCondition, BeaconIdentityConstraint,
-                    BeaconRegion, Proximity, RegionEvent, RegionState)
+                    BeaconKind, BeaconRegion, Proximity, RegionEvent, RegionState)
 
 __all__ = [
     "AuthorizationStatus", "Beacon", "BeaconError", "BeaconIdentityCondition", "BeaconIdentityConstraint",
-    "BeaconRegion", "Client", "Diagnostic", "LocationManager", "Monitor", "MonitorEvent", "MonitorRecord",
+    "BeaconKind", "BeaconRegion", "Client", "Diagnostic", "LocationManager", "Monitor", "MonitorEvent", "MonitorRecord",
     "Proximity", "RegionEvent", "RegionState", "ServiceSession",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

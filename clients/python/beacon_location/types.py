@@ -52,6 +52,19 @@ class Proximity(str, enum.Enum):
         return self.value
 
 
+class BeaconKind(str, enum.Enum):
+    """Which kind of beacon a constraint, region or ranged beacon names (beacond's `Kind`, docs/devices.md). A
+    constraint made from a UUID names an iBeacon, as in Core Location."""
+
+    IBEACON = "iBeacon"
+    ALTBEACON = "AltBeacon"
+    EDDYSTONE = "Eddystone"
+    PRIVATE_DEVICE = "PrivateDevice"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 def _uuid(value: uuidlib.UUID | str) -> uuidlib.UUID:
     if isinstance(value, uuidlib.UUID):
         return value
@@ -62,38 +75,162 @@ def _uuid(value: uuidlib.UUID | str) -> uuidlib.UUID:
 
 
 def _check_16_bit(name: str, value: Optional[int]) -> Optional[int]:
-    if value is not None and not (isinstance(value, int) and 0 <= value <= 0xFFFF):
+    if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0xFFFF):
         raise ValueError("%s must be an integer in 0...65535, not %r" % (name, value))
+    return value
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_DEVICE_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _hex(name: str, value: Any, digits: int, example: str) -> str:
+    if not isinstance(value, str) or len(value) != digits or not set(value) <= _HEX_DIGITS:
+        raise ValueError("an Eddystone %s is %d hex digits, e.g. %s; not %r" % (name, digits, example, value))
+    return value.lower()
+
+
+def _device_name(value: Any) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= 64 or not set(value) <= _DEVICE_NAME_CHARACTERS:
+        raise ValueError("a device name is 1-64 of a-z, 0-9, '_' and '-', as declared in [devices], e.g. "
+                         "alice-phone; not %r" % (value,))
     return value
 
 
 @dataclass(frozen=True)
 class BeaconIdentityConstraint:
-    """`CLBeaconIdentityConstraint(uuid:major:minor:)`: which beacons to range (or a region to match)."""
+    """`CLBeaconIdentityConstraint(uuid:major:minor:)`: which beacons to range (or a region to match).
 
-    uuid: uuidlib.UUID
+    An iBeacon (the default, Core Location's only kind) is a UUID with an optional major and minor; beacond's
+    other kinds are made with `altbeacon(id1, id2, id3)`, `eddystone(namespace, instance)` and
+    `private_device(name)`, or `parse(text)`. A constraint names one kind: ranging or monitoring it yields only
+    beacons of that kind. `uuid` is None for Eddystone and private devices, which have none."""
+
+    uuid: Optional[uuidlib.UUID]
     major: Optional[int] = None
     minor: Optional[int] = None
+    kind: BeaconKind = BeaconKind.IBEACON
+    namespace: Optional[str] = None
+    instance: Optional[str] = None
+    device: Optional[str] = None
 
-    def __init__(self, uuid: uuidlib.UUID | str, major: Optional[int] = None, minor: Optional[int] = None):
-        object.__setattr__(self, "uuid", _uuid(uuid))
-        object.__setattr__(self, "major", _check_16_bit("major", major))
-        object.__setattr__(self, "minor", _check_16_bit("minor", minor))
-        if minor is not None and major is None:
-            raise ValueError("a minor needs a major (as in Core Location)")
+    def __init__(self, uuid: uuidlib.UUID | str | None = None, major: Optional[int] = None,
+                 minor: Optional[int] = None, *, kind: BeaconKind | str = BeaconKind.IBEACON,
+                 namespace: Optional[str] = None, instance: Optional[str] = None, device: Optional[str] = None):
+        try:
+            kind = BeaconKind(kind)
+        except ValueError:
+            raise ValueError("kind must be one of %s, not %r" % (", ".join(k.value for k in BeaconKind), kind)) \
+                from None
+        given = {"uuid": uuid, "major": major, "minor": minor, "namespace": namespace, "instance": instance,
+                 "device": device}
+        allowed = {BeaconKind.IBEACON: ("uuid", "major", "minor"), BeaconKind.ALTBEACON: ("uuid", "major", "minor"),
+                   BeaconKind.EDDYSTONE: ("namespace", "instance"), BeaconKind.PRIVATE_DEVICE: ("device",)}[kind]
+        stray = [name for name, value in given.items() if value is not None and name not in allowed]
+        if stray:
+            raise ValueError("%s does not name a%s %s: it is named by %s" % (
+                stray[0], "n" if kind in (BeaconKind.IBEACON, BeaconKind.ALTBEACON) else "", kind.value,
+                ", ".join(allowed)))
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "uuid", None)
+        object.__setattr__(self, "major", None)
+        object.__setattr__(self, "minor", None)
+        object.__setattr__(self, "namespace", None)
+        object.__setattr__(self, "instance", None)
+        object.__setattr__(self, "device", None)
+        if kind in (BeaconKind.IBEACON, BeaconKind.ALTBEACON):
+            if uuid is None:
+                raise ValueError("a%s %s needs its %s" % ("n" if kind == BeaconKind.IBEACON else "n", kind.value,
+                                                          "UUID" if kind == BeaconKind.IBEACON else "id1 (a UUID)"))
+            object.__setattr__(self, "uuid", _uuid(uuid))
+            object.__setattr__(self, "major", _check_16_bit("major", major))
+            object.__setattr__(self, "minor", _check_16_bit("minor", minor))
+            if minor is not None and major is None:
+                raise ValueError("a minor needs a major (as in Core Location)")
+        elif kind == BeaconKind.EDDYSTONE:
+            object.__setattr__(self, "namespace", _hex("namespace", namespace, 20, "edd1ebeac04e5defa017"))
+            if instance is not None:
+                object.__setattr__(self, "instance", _hex("instance", instance, 12, "0123456789ab"))
+        else:
+            object.__setattr__(self, "device", _device_name(device))
+
+    @classmethod
+    def altbeacon(cls, id1: uuidlib.UUID | str, id2: Optional[int] = None,
+                  id3: Optional[int] = None) -> "BeaconIdentityConstraint":
+        """AltBeacons by their id1 (a UUID), optionally id2 and id3 (0...65535; id3 needs id2)."""
+        return cls(id1, id2, id3, kind=BeaconKind.ALTBEACON)
+
+    @classmethod
+    def eddystone(cls, namespace: str, instance: Optional[str] = None) -> "BeaconIdentityConstraint":
+        """Eddystone-UID beacons: every instance of `namespace` (20 hex digits), or one `instance` (12)."""
+        return cls(kind=BeaconKind.EDDYSTONE, namespace=namespace, instance=instance)
+
+    @classmethod
+    def private_device(cls, name: str) -> "BeaconIdentityConstraint":
+        """A phone (or other device) with a resolvable private address, by the name its Identity Resolving Key is
+        declared under in the app's `[devices]` or the administrator's `devices.d/` (docs/devices.md)."""
+        return cls(kind=BeaconKind.PRIVATE_DEVICE, device=name)
+
+    @classmethod
+    def parse(cls, text: str) -> "BeaconIdentityConstraint":
+        """From the text `str()` gives (and beaconctl takes): `UUID[:MAJOR[:MINOR]]` for an iBeacon,
+        `altbeacon:ID1[:ID2[:ID3]]`, `eddystone:NAMESPACE[:INSTANCE]`, `device:NAME`."""
+        forms = "give UUID[:MAJOR[:MINOR]], altbeacon:ID1[:ID2[:ID3]], eddystone:NAMESPACE[:INSTANCE] or device:NAME"
+        parts = str(text).split(":")
+        head = parts[0].lower()
+        if head == "eddystone":
+            if len(parts) not in (2, 3):
+                raise ValueError("%r: %s" % (text, forms))
+            return cls.eddystone(parts[1], parts[2] if len(parts) == 3 else None)
+        if head == "device":
+            if len(parts) != 2:
+                raise ValueError("%r: %s" % (text, forms))
+            return cls.private_device(parts[1])
+        kind = BeaconKind.ALTBEACON if head == "altbeacon" else BeaconKind.IBEACON
+        numbers = parts[1:] if kind == BeaconKind.ALTBEACON else parts
+        if not 1 <= len(numbers) <= 3:
+            raise ValueError("%r: %s" % (text, forms))
+        try:
+            values = [int(part) for part in numbers[1:]]
+        except ValueError:
+            raise ValueError("%r: a major (id2) and minor (id3) are numbers 0...65535; %s" % (text, forms)) from None
+        return cls(numbers[0], *values, kind=kind)
+
+    def __str__(self) -> str:
+        if self.kind == BeaconKind.EDDYSTONE:
+            return ":".join(["eddystone", self.namespace or ""] + ([self.instance] if self.instance else []))
+        if self.kind == BeaconKind.PRIVATE_DEVICE:
+            return "device:" + (self.device or "")
+        numbers = ":".join([str(self.uuid).upper()] + [str(n) for n in (self.major, self.minor) if n is not None])
+        return ("altbeacon:" if self.kind == BeaconKind.ALTBEACON else "") + numbers
 
     def to_dbus(self) -> dict[str, Variant]:
-        result = {names.KEY_UUID: Variant("s", str(self.uuid).upper())}
-        if self.major is not None:
-            result[names.KEY_MAJOR] = Variant("q", self.major)
-        if self.minor is not None:
-            result[names.KEY_MINOR] = Variant("q", self.minor)
+        result: dict[str, Variant] = {}
+        if self.kind != BeaconKind.IBEACON:
+            result[names.KEY_KIND] = Variant("s", self.kind.value)
+        if self.kind == BeaconKind.EDDYSTONE:
+            result[names.KEY_NAMESPACE] = Variant("s", self.namespace)
+            if self.instance is not None:
+                result[names.KEY_INSTANCE] = Variant("s", self.instance)
+        elif self.kind == BeaconKind.PRIVATE_DEVICE:
+            result[names.KEY_DEVICE] = Variant("s", self.device)
+        else:
+            result[names.KEY_UUID] = Variant("s", str(self.uuid).upper())
+            if self.major is not None:
+                result[names.KEY_MAJOR] = Variant("q", self.major)
+            if self.minor is not None:
+                result[names.KEY_MINOR] = Variant("q", self.minor)
         return result
 
     @classmethod
     def from_dbus(cls, dictionary: Mapping[str, Any]) -> "BeaconIdentityConstraint":
         values = plain(dictionary)
-        return cls(values[names.KEY_UUID], values.get(names.KEY_MAJOR), values.get(names.KEY_MINOR))
+        kind = BeaconKind(values.get(names.KEY_KIND, BeaconKind.IBEACON.value))
+        if kind == BeaconKind.EDDYSTONE:
+            return cls.eddystone(values[names.KEY_NAMESPACE], values.get(names.KEY_INSTANCE))
+        if kind == BeaconKind.PRIVATE_DEVICE:
+            return cls.private_device(values[names.KEY_DEVICE])
+        return cls(values[names.KEY_UUID], values.get(names.KEY_MAJOR), values.get(names.KEY_MINOR), kind=kind)
 
 
 # Core Location's name for the same condition in CLMonitor.
@@ -102,7 +239,9 @@ BeaconIdentityCondition = BeaconIdentityConstraint
 
 @dataclass(frozen=True)
 class BeaconRegion:
-    """`CLBeaconRegion(uuid:major:minor:identifier:)`: a region monitored for entry and exit.
+    """`CLBeaconRegion(uuid:major:minor:identifier:)`: a region monitored for entry and exit. The first argument
+    is an iBeacon's UUID (with `major` and `minor`) or a `BeaconIdentityConstraint` of any kind, e.g.
+    `BeaconRegion(BeaconIdentityConstraint.eddystone("edd1ebeac04e5defa017"), identifier="tags")`.
 
     `extra` holds beacond's own region keys (`EnterRSSI`, `AbsentRSSI`, `Room`, `EntryDelay`, `ExitDelay`:
     docs/dbus-api.md), passed through as given."""
@@ -116,7 +255,12 @@ class BeaconRegion:
     def __init__(self, uuid: uuidlib.UUID | str | BeaconIdentityConstraint, major: Optional[int] = None,
                  minor: Optional[int] = None, *, identifier: str, notify_on_entry: bool = True,
                  notify_on_exit: bool = True, extra: Optional[Mapping[str, Any]] = None):
-        constraint = uuid if isinstance(uuid, BeaconIdentityConstraint) else BeaconIdentityConstraint(uuid, major, minor)
+        if isinstance(uuid, BeaconIdentityConstraint):
+            if major is not None or minor is not None:
+                raise ValueError("give major and minor in the constraint, not beside it")
+            constraint = uuid
+        else:
+            constraint = BeaconIdentityConstraint(uuid, major, minor)
         if not isinstance(identifier, str) or not 1 <= len(identifier.encode()) <= 256:
             raise ValueError("a region needs an identifier of 1...256 bytes of printable text, not %r" % (identifier,))
         control = [c for c in identifier if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
@@ -130,7 +274,11 @@ class BeaconRegion:
         object.__setattr__(self, "extra", dict(extra or {}))
 
     @property
-    def uuid(self) -> uuidlib.UUID:
+    def kind(self) -> BeaconKind:
+        return self.constraint.kind
+
+    @property
+    def uuid(self) -> Optional[uuidlib.UUID]:
         return self.constraint.uuid
 
     @property
@@ -153,10 +301,10 @@ class BeaconRegion:
     @classmethod
     def from_dbus(cls, dictionary: Mapping[str, Any]) -> "BeaconRegion":
         values = plain(dictionary)
-        known = {names.KEY_IDENTIFIER, names.KEY_UUID, names.KEY_MAJOR, names.KEY_MINOR, names.KEY_NOTIFY_ON_ENTRY,
+        known = {names.KEY_IDENTIFIER, names.KEY_UUID, names.KEY_MAJOR, names.KEY_MINOR, names.KEY_KIND,
+                 names.KEY_NAMESPACE, names.KEY_INSTANCE, names.KEY_DEVICE, names.KEY_NOTIFY_ON_ENTRY,
                  names.KEY_NOTIFY_ON_EXIT}
-        return cls(values[names.KEY_UUID], values.get(names.KEY_MAJOR), values.get(names.KEY_MINOR),
-                   identifier=values[names.KEY_IDENTIFIER],
+        return cls(BeaconIdentityConstraint.from_dbus(values), identifier=values[names.KEY_IDENTIFIER],
                    notify_on_entry=values.get(names.KEY_NOTIFY_ON_ENTRY, True),
                    notify_on_exit=values.get(names.KEY_NOTIFY_ON_EXIT, True),
                    extra={key: value for key, value in values.items() if key not in known})
@@ -197,28 +345,48 @@ class RegionEvent:
 
 @dataclass(frozen=True)
 class Beacon:
-    """`CLBeacon`: one ranged beacon. `rssi` is 0 when it was not heard this cycle, as in Core Location;
-    `accuracy` is metres (-1 when unknown). With beacond's `[mqtt]` fleet, `room` and `receivers` say where."""
+    """`CLBeacon`: one ranged beacon, of the kind its constraint names. `rssi` is 0 when it was not heard this
+    cycle, as in Core Location; `accuracy` is metres (-1 when unknown). With beacond's `[mqtt]` fleet, `room` and
+    `receivers` say where. `uuid`, `major`, `minor` are an iBeacon's (an AltBeacon's id1, id2, id3) and None for the
+    other kinds; an Eddystone has `namespace` and `instance` (and, when it sends TLM frames, `battery_millivolts` and
+    `temperature` in °C), a private device the `device` name it was ranged by."""
 
-    uuid: uuidlib.UUID
-    major: int
-    minor: int
+    uuid: Optional[uuidlib.UUID]
+    major: Optional[int]
+    minor: Optional[int]
     rssi: int
     accuracy: float
     proximity: Proximity
     timestamp: datetime
     room: str = ""
     receivers: Mapping[str, float] = field(default_factory=dict, compare=False)
+    kind: BeaconKind = BeaconKind.IBEACON
+    namespace: Optional[str] = None
+    instance: Optional[str] = None
+    device: Optional[str] = None
+    battery_millivolts: Optional[int] = None
+    temperature: Optional[float] = None
+
+    @property
+    def constraint(self) -> BeaconIdentityConstraint:
+        """This beacon exactly, as a constraint (to range or monitor it alone)."""
+        return BeaconIdentityConstraint(self.uuid, self.major, self.minor, kind=self.kind, namespace=self.namespace,
+                                        instance=self.instance, device=self.device)
 
     @classmethod
     def from_dbus(cls, dictionary: Mapping[str, Any]) -> "Beacon":
         values = plain(dictionary)
-        return cls(uuid=uuidlib.UUID(values[names.KEY_UUID]), major=int(values[names.KEY_MAJOR]),
-                   minor=int(values[names.KEY_MINOR]), rssi=int(values.get("RSSI", 0)),
+        identity = BeaconIdentityConstraint.from_dbus(values)
+        battery = values.get(names.KEY_BATTERY_MILLIVOLTS)
+        temperature = values.get(names.KEY_TEMPERATURE)
+        return cls(uuid=identity.uuid, major=identity.major, minor=identity.minor, rssi=int(values.get("RSSI", 0)),
                    accuracy=float(values.get("Accuracy", -1.0)),
                    proximity=Proximity(values.get("Proximity", "unknown")),
                    timestamp=_time(values.get(names.KEY_TIMESTAMP, 0)), room=values.get("Room", ""),
-                   receivers=dict(values.get("Receivers", {})))
+                   receivers=dict(values.get("Receivers", {})), kind=identity.kind, namespace=identity.namespace,
+                   instance=identity.instance, device=identity.device,
+                   battery_millivolts=None if battery is None else int(battery),
+                   temperature=None if temperature is None else float(temperature))
 
 
 def _time(microseconds: int) -> datetime:

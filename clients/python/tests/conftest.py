@@ -22,11 +22,14 @@ import hci  # noqa: E402  (the repository's iBeacon HCI lines, as the daemon tes
 
 DEMO = "org.example.Demo"
 DEMO_UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+# The demo app's private device: a phone known by this Identity Resolving Key (most significant byte first).
+ALICE_KEY = "0c1d2e3f405162738495a6b7c8d9eafb"
 SETTINGS = "[monitoring]\nexit_timeout = 2\n"
 APPS = {
     "demo.toml": 'app_id = "org.example.Demo"\nusers = ["root"]\n'
                  'when_in_use_usage = "Shows the beacons near you while the demo is open."\n'
-                 'always_usage = "Tells you when you enter the demo area, also in background."\n',
+                 'always_usage = "Tells you when you enter the demo area, also in background."\n'
+                 '\n[devices]\nalice-phone = "irk:%s"\n' % ALICE_KEY,
     "unprivileged.toml": 'app_id = "org.example.Unprivileged"\nusers = ["nobody"]\n'
                          'always_usage = "Runs as nobody, to show the library needs no root."\n',
 }
@@ -134,12 +137,16 @@ class World:
 
     def advertise(self, major=1, minor=2, beacon_uuid=DEMO_UUID):
         """One sighting; False when nobody reads the fifo (beacond is not scanning)."""
+        return self.send_line(hci.ibeacon_line(beacon_uuid, major, minor))
+
+    def send_line(self, text):
+        """One fifo line (an HCI event as hex, Tests/Integration/hci.py); False when nobody reads the fifo."""
         try:
             descriptor = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:
             return False
         try:
-            os.write(descriptor, hci.ibeacon_line(beacon_uuid, major, minor).encode())
+            os.write(descriptor, text.encode())
         except OSError:
             return False
         finally:
