@@ -36,12 +36,50 @@ struct CalibrationSessionTests {
         #expect(reference.receiver == "kitchen" && reference.distance == 1.5 && reference.beacon.minor == 1)
         for (text, problem) in [
             ("\(Self.uuid):9:1@kitchen", "=METRES"), ("\(Self.uuid):9@kitchen=1", "UUID:MAJOR:MINOR"),
+            ("eddystone:edd1ebeac04e5defa017@kitchen=1", "eddystone:NAMESPACE:INSTANCE"),
+            ("altbeacon:\(Self.uuid):9@kitchen=1", "altbeacon:ID1:ID2:ID3"),
             ("\(Self.uuid):9:1=1", "@ROOM"), ("\(Self.uuid):9:1@kitchen=0", "0.1 to 100"),
             ("\(Self.uuid):9:1@Kitchen=1", "not a room"),
         ] {
             #expect(throws: CalibrationReferenceError.self) { try CalibrationReference(parsing: text) }
             do { _ = try CalibrationReference(parsing: text) } catch { #expect(error.description.contains(problem), "\(error)") }
         }
+    }
+
+    @Test("references of every kind take only their own kind's readings, a phone's by its device name")
+    func referencesOfEveryKind() throws {
+        let eddystone = try CalibrationReference(parsing: "eddystone:EDD1EBEAC04E5DEFA017:0123456789ab@kitchen=2")
+        let phone = try CalibrationReference(parsing: "device:alice-phone@kitchen=3")
+        let iBeacon = try CalibrationReference(parsing: "\(Self.uuid):9:1@kitchen=1")
+        let altBeacon = try CalibrationReference(parsing: "altbeacon:\(Self.uuid):9:2@kitchen=4")
+        #expect(eddystone.beacon.kind == .eddystone && phone.beacon.deviceName == "alice-phone")
+        var session = CalibrationSession(references: [eddystone, phone, iBeacon, altBeacon])
+        func reading(_ keys: VarDict, at time: UInt64) -> VarDict {
+            keys.merging([
+                BeacondReadingKey.receiver: .string("kitchen"), BeacondReadingKey.rssi: .double(-70),
+                BeacondReadingKey.measuredPower: .int16(-59), BeacondReadingKey.timestamp: .uint64(time),
+            ]) { $1 }
+        }
+        for time: UInt64 in [1, 2] {
+            session.add([
+                reading(
+                    [
+                        BeacondKey.kind: .string("Eddystone"), BeacondKey.namespace: .string("edd1ebeac04e5defa017"),
+                        BeacondKey.instance: .string("0123456789ab"),
+                    ], at: time),
+                reading([BeacondKey.kind: .string("PrivateDevice"), BeacondKey.device: .string("alice-phone")], at: time),
+                // An AltBeacon with the iBeacon reference's numbers, and an iBeacon with the AltBeacon's.
+                reading(
+                    [
+                        BeacondKey.kind: .string("AltBeacon"), BeacondKey.uuid: .string(Self.uuid), BeacondKey.major: .uint16(9),
+                        BeacondKey.minor: .uint16(1),
+                    ], at: time),
+                entry(2, "kitchen", rssi: -80, at: time),
+            ])
+        }
+        #expect(session.count(of: eddystone) == 2 && session.count(of: phone) == 2)
+        #expect(session.count(of: iBeacon) == 0, "an AltBeacon's reading is not the iBeacon's")
+        #expect(session.count(of: altBeacon) == 0, "an iBeacon's reading is not the AltBeacon's")
     }
 
     @Test("each reading counts once, only by the reference's own receiver, and the fit comes from the means")

@@ -1249,7 +1249,7 @@ def test_oversized_message_is_named(suite):
 
 # MARK: 17. every kind, both ways
 
-def kinds_world(suite, broker, publish, room=ROOM):
+def kinds_world(suite, broker, publish, room=ROOM, calibration=None):
     """A node in `room` with Demo's phone (its own key) and the administrator's tablet (devices.d)."""
     import kinds_test
     settings = mqtt_settings(broker, room=room, publish=publish)
@@ -1257,6 +1257,9 @@ def kinds_world(suite, broker, publish, room=ROOM):
     os.makedirs(os.path.join(world.config_dir, "devices.d"))
     with open(os.path.join(world.config_dir, "devices.d", "shared.toml"), "w") as file:
         file.write('[devices]\nshared-tablet = "bluez:%s"\n' % kinds_test.SHARED_KEY_BLUEZ)
+    if calibration:
+        with open(os.path.join(world.config_dir, "calibration.toml"), "w") as file:
+            file.write(calibration)
     world.start_daemon()
     return world
 
@@ -1266,7 +1269,9 @@ def test_every_kind_both_ways(suite):
     publishes the first three under ESPresense's ids (altBeacon:, eddy: with its 22-digit namespace, irk: with the
     key) and never the app's phone, whose key is the app's alone. Consumed: an ESPresense node's eddy: and irk:
     readings enter an Eddystone region and the phone's region on a node that hears nothing itself, and exit when
-    the node stops."""
+    the node stops. Calibration names every kind: ListReceiverReadings gives each reading its Kind and keys (the
+    phone by its device name; calibration.toml's Eddystone measured power applied), and beaconctl calibrate takes
+    eddystone: and device: references and never counts an AltBeacon's reading for an iBeacon of the same numbers."""
     import hci
     import kinds_test
     broker = Broker()
@@ -1297,7 +1302,8 @@ def test_every_kind_both_ways(suite):
         check(not [t for (t, _, _, _) in listener.messages if kinds_test.ALICE_KEY in t.lower()], "the app's own key was published")
         world.daemon.terminate()
 
-        hall = kinds_world(suite, broker, "[]", room="Hall")
+        hall = kinds_world(suite, broker, "[]", room="Hall", calibration='[beacons]\n"eddystone:%s:%s" = -61\n'
+                           % (kinds_test.NAMESPACE, kinds_test.INSTANCE))
         client = hall.client("org.example.Demo", interface=LOCATION_MANAGER)
         hall.admin.set_authorization("org.example.Demo", "authorizedAlways")
         client.wait_status("authorizedAlways")
@@ -1305,7 +1311,8 @@ def test_every_kind_both_ways(suite):
         client.lm("StartMonitoring", "a{sv}", {"Identifier": "phone", "Kind": "PrivateDevice", "Device": "alice-phone"})
         node = ESPresenseNode(broker, "garage")
         readings = [dict(node.reading, id="irk:" + kinds_test.ALICE_KEY.upper(), mac="5a1b2c3d4e5f"),
-                    dict(node.reading, id=eddy, mac="c0ffee00000e")]
+                    dict(node.reading, id=eddy, mac="c0ffee00000e"),
+                    dict(node.reading, id="altBeacon:%s-9-1" % kinds_test.ALTBEACON_ID1.lower(), mac="c0ffee00000a")]
         running = [True]
 
         def publish_readings():
@@ -1318,6 +1325,26 @@ def test_every_kind_both_ways(suite):
         for identifier in ("eddy", "phone"):
             client.wait("DidEnterRegion", where=lambda s, i=identifier: str(s.args[0]["Identifier"]) == i, timeout=10,
                         what="DidEnterRegion(%s) from the garage's readings" % identifier)
+        listed = {}
+        for entry in hall.admin.listing("ListReceiverReadings"):
+            listed[str(entry.get("Kind", "iBeacon"))] = entry
+        check(sorted(listed) == ["AltBeacon", "Eddystone", "PrivateDevice"], "reading kinds %r" % listed)
+        eddystone, phone, altbeacon = listed["Eddystone"], listed["PrivateDevice"], listed["AltBeacon"]
+        check((eddystone.get("Namespace"), eddystone.get("Instance"), eddystone.get("MeasuredPower"))
+              == (kinds_test.NAMESPACE, kinds_test.INSTANCE, -61), "the Eddystone reading %r" % eddystone)
+        check(phone.get("Device") == "alice-phone" and "UUID" not in phone, "the phone's reading %r" % phone)
+        check((altbeacon.get("UUID"), altbeacon.get("Major"), altbeacon.get("Minor"))
+              == (kinds_test.ALTBEACON_ID1.upper(), 9, 1), "the AltBeacon's reading %r" % altbeacon)
+        result = beaconctl(suite, hall, "calibrate", "--seconds", "3",
+                           "--reference", "eddystone:%s:%s@garage=1" % (kinds_test.NAMESPACE, kinds_test.INSTANCE),
+                           "--reference", "device:alice-phone@garage=2",
+                           "--reference", "%s:9:1@garage=4" % kinds_test.ALTBEACON_ID1)
+        check(result.returncode in (0, 1), "calibrate: %s %s" % (result.stdout, result.stderr))
+        heard = result.stdout
+        check(re.search(r"eddystone:%s:%s at 1(\.0)? m: mean RSSI" % (kinds_test.NAMESPACE, kinds_test.INSTANCE), heard)
+              and re.search(r"device:alice-phone at 2(\.0)? m: mean RSSI", heard), "calibrate output:\n%s" % heard)
+        check(re.search(r"%s:9:1 at 4(\.0)? m: not heard" % kinds_test.ALTBEACON_ID1.upper(), heard),
+              "the AltBeacon's readings counted for the iBeacon reference:\n%s" % heard)
         running[0] = False
         thread.join()
         for identifier in ("eddy", "phone"):

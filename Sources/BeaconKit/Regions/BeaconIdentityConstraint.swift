@@ -129,6 +129,15 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         }
     }
 
+    /// Whether this names one beacon, not a group: all its numbers (an Eddystone its instance; a private device is
+    /// always one).
+    public var namesOneBeacon: Bool {
+        switch kind {
+        case .iBeacon, .altBeacon, .eddystone: major != nil && minor != nil
+        case .privateDevice: true
+        }
+    }
+
     /// A private device's name: 1-64 of a-z, 0-9, '_' and '-' (the same rule as a room's).
     public static func isDeviceName(_ name: String) -> Bool { RegionSpec.isRoom(name) }
 

@@ -3,9 +3,11 @@ public import BeaconKit
 import BeacondAPI
 import Foundation
 
-/// A reference beacon placed a known distance from one receiver: `UUID:MAJOR:MINOR@ROOM=METRES`.
+/// A reference beacon placed a known distance from one receiver: `BEACON@ROOM=METRES`, where BEACON names one beacon
+/// of any kind (`UUID:MAJOR:MINOR`, `altbeacon:ID1:ID2:ID3`, `eddystone:NAMESPACE:INSTANCE`, `device:NAME`).
 public struct CalibrationReference: Hashable, Sendable, CustomStringConvertible {
-    public var beacon: BeaconIdentity
+    /// The beacon, exactly one (a private device by the name its key was declared under).
+    public var beacon: BeaconIdentityConstraint
     /// The receiver, by its room.
     public var receiver: String
     public var distance: Double
@@ -17,16 +19,22 @@ public struct CalibrationReference: Hashable, Sendable, CustomStringConvertible 
         }
         let spec: RegionSpec
         do { spec = try RegionSpec(parsing: String(parts[0])) } catch { throw CalibrationReferenceError(text: text, problem: "\(error)") }
-        guard let major = spec.constraint.major, let minor = spec.constraint.minor else {
-            throw CalibrationReferenceError(text: text, problem: "a reference is one beacon: give UUID:MAJOR:MINOR")
+        guard spec.constraint.namesOneBeacon else {
+            throw CalibrationReferenceError(
+                text: text,
+                problem: "a reference is one beacon: give UUID:MAJOR:MINOR, altbeacon:ID1:ID2:ID3, "
+                    + "eddystone:NAMESPACE:INSTANCE or device:NAME")
         }
         guard let room = spec.room else {
             throw CalibrationReferenceError(text: text, problem: "it needs @ROOM: the receiver the distance is measured to")
         }
-        beacon = BeaconIdentity(uuid: spec.constraint.uuid, major: major, minor: minor)
+        beacon = spec.constraint
         receiver = room
         self.distance = distance
     }
+
+    /// The beacon as `ListReceiverReadings` names it (`RegionText.constraint` of a reading): its text form.
+    var readingName: String { beacon.description }
 
     public var description: String { "\(beacon)@\(receiver)=\(distance)" }
 }
@@ -72,15 +80,13 @@ public struct CalibrationSession: Sendable {
     /// Takes one `ListReceiverReadings` reply: each new reading of a reference by its receiver counts once.
     public mutating func add(_ entries: [VarDict]) {
         for entry in entries {
-            guard let uuidText = entry.string(BeacondReadingKey.uuid), let uuid = UUID(uuidString: uuidText),
-                let major = entry.integer(BeacondReadingKey.major).flatMap(UInt16.init(exactly:)),
-                let minor = entry.integer(BeacondReadingKey.minor).flatMap(UInt16.init(exactly:)),
-                let receiver = entry.string(BeacondReadingKey.receiver), let rssi = entry.double(BeacondReadingKey.rssi),
+            guard let receiver = entry.string(BeacondReadingKey.receiver), let rssi = entry.double(BeacondReadingKey.rssi),
                 let power = entry.integer(BeacondReadingKey.measuredPower), let time = entry.integer(BeacondReadingKey.timestamp)
             else { continue }
             guard UInt64(clamping: time) >= since else { continue }
-            let beacon = BeaconIdentity(uuid: uuid, major: major, minor: minor)
-            for reference in references where reference.beacon == beacon && reference.receiver == receiver {
+            // By the reading's kind and keys: an iBeacon reference never takes an AltBeacon's reading of the same numbers.
+            let beacon = RegionText.constraint(entry)
+            for reference in references where reference.readingName == beacon && reference.receiver == receiver {
                 readings[reference, default: [:]][UInt64(clamping: time)] = (rssi, Double(power))
             }
         }
@@ -136,7 +142,8 @@ public struct CalibrationSession: Sendable {
             kept = [
                 "# Receiver calibration for beacond (read at start and on reload; `beaconctl calibrate --write` updates it).",
                 "# [receivers.ROOM]: rssi_offset (dB added to the receiver's RSSI) and path_loss_exponent;",
-                "# [beacons]: \"UUID:MAJOR:MINOR\" = measured power (dBm at 1 m) for a beacon that advertises it wrong.",
+                "# [beacons]: \"UUID:MAJOR:MINOR\" (or altbeacon:, eddystone:, device: as beaconctl writes them) = measured",
+                "# power (dBm at 1 m) for a beacon that advertises it wrong.",
             ]
         }
         for (receiver, fit) in fits {

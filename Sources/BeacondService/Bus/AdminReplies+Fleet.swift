@@ -1,4 +1,5 @@
 import BeaconKit
+import Foundation
 import BeacondAPI
 import DBus
 import Fleet
@@ -12,31 +13,38 @@ extension DaemonObjects {
         guard let presence = daemon.core.engine.presence else { return page.reply([], total: 0) }
         let since = daemon.clock() - .seconds(60)
         var fresh: [(identity: BeaconIdentity, room: String, reading: RoomPresence.ReceiverReading)] = []
-        let beacons = presence.latestReadings.keys.sorted { ($0.uuid.uuidString, $0.major, $0.minor) < ($1.uuid.uuidString, $1.major, $1.minor) }
+        let beacons = presence.latestReadings.keys.sorted()
         for identity in beacons {
             for (room, reading) in (presence.latestReadings[identity] ?? [:]).sorted(by: { $0.key < $1.key })
             where reading.time >= since {
                 fresh.append((identity, room, reading))
             }
         }
+        let deviceNames = privateDeviceNames(daemon.core.configuration)
         return page.reply(
             page.slice(fresh).map { identity, room, reading in
-                .dictionary(
-                    keySignature: "s", valueSignature: "v",
-                    [
-                        DBusDictionaryEntry(key: .string(BeacondReadingKey.uuid), value: .variant(.string(identity.uuid.uuidString))),
-                        DBusDictionaryEntry(key: .string(BeacondReadingKey.major), value: .variant(.uint16(identity.major))),
-                        DBusDictionaryEntry(key: .string(BeacondReadingKey.minor), value: .variant(.uint16(identity.minor))),
-                        DBusDictionaryEntry(key: .string(BeacondReadingKey.receiver), value: .variant(.string(room))),
-                        DBusDictionaryEntry(key: .string(BeacondReadingKey.rssi), value: .variant(.double(reading.rssi))),
-                        DBusDictionaryEntry(
-                            key: .string(BeacondReadingKey.measuredPower),
-                            value: .variant(.int16(Int16(clamping: reading.measuredPower)))),
-                        DBusDictionaryEntry(
-                            key: .string(BeacondReadingKey.timestamp),
-                            value: .variant(.uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch)))),
-                    ])
+                // The beacon's keys as a ranged beacon has them: an iBeacon's as before kinds, the others with Kind.
+                var entries = BeaconDictionaries.constraintEntries(
+                    identity.kind == .privateDevice
+                        ? .privateDevice(fingerprint: identity.uuid, name: deviceNames[identity.uuid])
+                        : BeaconIdentityConstraint(identity))
+                entries[BeacondReadingKey.receiver] = .string(room)
+                entries[BeacondReadingKey.rssi] = .double(reading.rssi)
+                entries[BeacondReadingKey.measuredPower] = .int16(Int16(clamping: reading.measuredPower))
+                entries[BeacondReadingKey.timestamp] = .uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch))
+                return .vardict(entries)
             }, total: fresh.count)
+    }
+
+    /// A private device's name by its key's fingerprint, for the administrator: the administrator's name first,
+    /// else the first app's (by app id) that declared the key.
+    static func privateDeviceNames(_ configuration: DaemonConfiguration) -> [UUID: String] {
+        var names: [UUID: String] = [:]
+        for appID in configuration.apps.keys.sorted().reversed() {
+            for (name, key) in configuration.apps[appID]!.devices.sorted(by: { $0.key > $1.key }) { names[key.fingerprint] = name }
+        }
+        for (name, key) in configuration.devices.sorted(by: { $0.key > $1.key }) { names[key.fingerprint] = name }
+        return names
     }
 
     /// `GetStatus`'s MQTT keys: the node's, "off", or "failed" with why no node runs.

@@ -4,7 +4,8 @@ import Foundation
 
 /// Reads `calibration.toml` in the configuration directory (written by `beaconctl calibrate --write`, editable by
 /// hand): `[receivers.<room>]` with `rssi_offset` (dB) and `path_loss_exponent`, and `[beacons]` with
-/// `"UUID:MAJOR:MINOR" = <measured power, dBm at 1 m>`. An absent file means no calibration.
+/// `"UUID:MAJOR:MINOR" = <measured power, dBm at 1 m>` (or one beacon of another kind in its text form, a phone by
+/// its devices.d name). An absent file means no calibration.
 enum CalibrationParser {
     /// The file's name in the configuration directory.
     static let fileName = "calibration.toml"
@@ -39,16 +40,31 @@ enum CalibrationParser {
         var beacons = try root.tableOrEmpty("beacons")
         var overrides: [BeaconIdentity: Int] = [:]
         for key in beacons.table.keys.sorted() {
-            guard let constraint = try? BeaconIdentityConstraint(parsing: key), let major = constraint.major,
-                let minor = constraint.minor
-            else {
+            guard let constraint = try? BeaconIdentityConstraint(parsing: key), constraint.namesOneBeacon else {
                 throw beacons.error(
                     key, "[beacons] \"\(key)\" is not one beacon",
                     fix: "write \"UUID:MAJOR:MINOR\" = measured power, e.g. "
-                        + "\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -62")
+                        + "\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -62 (other kinds: \"altbeacon:ID1:ID2:ID3\", "
+                        + "\"eddystone:NAMESPACE:INSTANCE\", \"device:NAME\" of devices.d)")
+            }
+            let identity: BeaconIdentity
+            if constraint.kind == .privateDevice {
+                // A phone by the administrator's name for its key (calibration.toml is the administrator's file).
+                guard let name = constraint.deviceName, let key = configuration.devices[name] else {
+                    let known = configuration.devices.keys.sorted()
+                    throw beacons.error(
+                        key,
+                        "[beacons] \"\(key)\": no device of that name in devices.d"
+                            + (known.isEmpty ? "" : " (it has: \(known.joined(separator: ", ")))"),
+                        fix: "declare the phone's key in devices.d (beaconctl devices import, docs/devices.md), "
+                            + "or correct the name")
+                }
+                identity = .privateDevice(fingerprint: key.fingerprint)
+            } else {
+                identity = BeaconIdentity(kind: constraint.kind, uuid: constraint.uuid, major: constraint.major ?? 0, minor: constraint.minor ?? 0)
             }
             guard let power = try beacons.integer(key, in: measuredPowerRange) else { continue }
-            overrides[BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor)] = power
+            overrides[identity] = power
         }
         configuration.calibrations = calibrations
         configuration.measuredPowerOverrides = overrides

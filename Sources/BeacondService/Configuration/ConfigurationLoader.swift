@@ -32,6 +32,9 @@ public enum ConfigurationLoader {
             configuration = .defaults
             configuration.configFile = settingsFile
         }
+        // Before calibration.toml, whose [beacons] may name the administrator's devices.
+        try DeviceKeysParser.loadAdministratorDevices(
+            directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
         let calibrationFile = path(directory, CalibrationParser.fileName)
         if let text = try ConfigurationFiles.readIfPresent(calibrationFile) {
             try CalibrationParser.parse(try TOMLDocument(file: calibrationFile, text: text), into: &configuration)
@@ -92,8 +95,6 @@ public enum ConfigurationLoader {
                             + "register as \(appID) under that name. Fix: correct the name, or create the user"))
             }
         }
-        try DeviceKeysParser.loadAdministratorDevices(
-            directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
         return configuration
     }
 

@@ -26,7 +26,9 @@ struct CalibrateCommand: ParsableCommand {
             receiver (two or more distances per receiver, e.g. 1 m and 4 m, in its room), name each with \
             --reference UUID:MAJOR:MINOR@ROOM=METRES (ROOM: the receiver, as beaconctl status lists it), and \
             leave them for --seconds while this command reads every receiver's readings \
-            (org.beacond.Admin1.ListReceiverReadings, once a second).
+            (org.beacond.Admin1.ListReceiverReadings, once a second). A reference of another kind is named in its \
+            text form: altbeacon:ID1:ID2:ID3, eddystone:NAMESPACE:INSTANCE or device:NAME (a phone by the name \
+            its key was declared under); only that kind's readings count for it.
 
             It then prints, per receiver, each reference's mean RSSI and the fit: rssi_offset, \
             path_loss_exponent, the residual (RMS dB between fit and readings) and the median distance error. \
@@ -42,7 +44,8 @@ struct CalibrateCommand: ParsableCommand {
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
               beaconctl calibrate --seconds 60 --write \\
                   --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
-                  --reference $UUID:9:1@hall=6
+                  --reference $UUID:9:1@hall=6 \\
+                  --reference eddystone:edd1ebeac04e5defa017:0123456789ab@hall=2
 
             \(AdminAccess.requirement)
 
@@ -54,7 +57,9 @@ struct CalibrateCommand: ParsableCommand {
     @Option(
         name: .customLong("reference"),
         help: ArgumentHelp(
-            "A reference beacon and its distance from a receiver (repeatable).", valueName: "UUID:MAJOR:MINOR@ROOM=METRES"))
+            "A reference beacon and its distance from a receiver (repeatable); other kinds as "
+                + "altbeacon:ID1:ID2:ID3, eddystone:NAMESPACE:INSTANCE or device:NAME.",
+            valueName: "UUID:MAJOR:MINOR@ROOM=METRES"))
     var references: [String] = []
     @Option(help: "Seconds to collect readings (1 to 3600).") var seconds = 30
     @Flag(help: "Write calibration.toml and reload the daemon without asking.") var write = false

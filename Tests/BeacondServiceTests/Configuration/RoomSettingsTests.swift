@@ -44,6 +44,27 @@ struct RoomSettingsTests {
         #expect(configuration.warnings.isEmpty)
     }
 
+    @Test("[beacons] names one beacon of any kind; a phone by its devices.d name, resolved to its key")
+    func measuredPowerOfEveryKind() throws {
+        let directory = try ConfigurationDirectory()
+        let key = "0c1d2e3f405162738495a6b7c8d9eafb"
+        try directory.write("[devices]\nhall-phone = \"irk:\(key)\"\n", to: "devices.d/phones.toml")
+        try directory.write(
+            """
+            [beacons]
+            "altbeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2" = -60
+            "eddystone:edd1ebeac04e5defa017:0123456789ab" = -61
+            "device:hall-phone" = -50
+            """, to: "calibration.toml")
+        let overrides = try directory.load().measuredPowerOverrides
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let eddystone = BeaconIdentity.eddystone(
+            namespace: EddystoneNamespace(hex: "edd1ebeac04e5defa017")!, instance: EddystoneInstance(hex: "0123456789ab")!)
+        let phone = BeaconIdentity.privateDevice(fingerprint: try IdentityResolvingKey(parsing: key).fingerprint)
+        #expect(overrides == [BeaconIdentity(kind: .altBeacon, uuid: uuid, major: 1, minor: 2): -60, eddystone: -61, phone: -50])
+        #expect(overrides[BeaconIdentity(uuid: uuid, major: 1, minor: 2)] == nil, "the AltBeacon's power is not the iBeacon's")
+    }
+
     @Test("exit_timeout_min 0 (the default) keeps fixed exits; an exit_chance then is a warning at its line")
     func adaptiveOff() throws {
         let directory = try ConfigurationDirectory()
@@ -66,6 +87,8 @@ struct RoomSettingsTests {
             ("calibration.toml", "[receivers.\"Living Room\"]\nrssi_offset = 1\n", 1, "[receivers.kitchen]"),
             ("calibration.toml", "[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1\" = -60\n", 2, "UUID:MAJOR:MINOR"),
             ("calibration.toml", "[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = -300\n", 2, "-127"),
+            ("calibration.toml", "[beacons]\n\"eddystone:edd1ebeac04e5defa017\" = -60\n", 2, "eddystone:NAMESPACE:INSTANCE"),
+            ("calibration.toml", "[beacons]\n\"device:nobodys-phone\" = -60\n", 2, "beaconctl devices import"),
         ])
     func refused(file: String, text: String, line: Int, fix: String) throws {
         let directory = try ConfigurationDirectory()
