@@ -489,12 +489,17 @@ class Client(Connection):
         return self.get(self.path, LOCATION_MANAGER, name)
 
     def start_monitoring(self, identifier, beacon_uuid=DEMO_UUID, **extra):
-        region = {"Identifier": identifier, "UUID": beacon_uuid}
+        """StartMonitoring({Identifier, UUID, **extra}); `beacon_uuid` None leaves UUID out (an Eddystone or
+        PrivateDevice region, whose kind refuses the key)."""
+        region = {"Identifier": identifier}
+        if beacon_uuid is not None:
+            region["UUID"] = beacon_uuid
         region.update(extra)
         self.lm("StartMonitoring", "a{sv}", region)
 
     def start_ranging(self, beacon_uuid=DEMO_UUID, **extra):
-        constraint = {"UUID": beacon_uuid}
+        """StartRanging({UUID, **extra}); `beacon_uuid` None leaves UUID out, as for start_monitoring."""
+        constraint = {} if beacon_uuid is None else {"UUID": beacon_uuid}
         constraint.update(extra)
         self.lm("StartRanging", "a{sv}", constraint)
 

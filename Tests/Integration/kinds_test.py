@@ -2,7 +2,8 @@
 """Every beacon kind over the real D-Bus API (docs/devices.md): a phone known by its Identity Resolving Key, entering
 and staying inside while its resolvable private address rotates every 2 s; AltBeacon and Eddystone-UID regions and
 ranging (Eddystone-TLM's battery and temperature on the ranged beacon) kept across a restart; keys that stay with the
-app that declared them; and every malformed region refused with what is wrong and the fix.
+app that declared them; a reload that gives a device's name another key moving its region and ranging (and one that
+removes the name failing them); and every malformed region refused with what is wrong and the fix.
 
     kinds_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
 
@@ -230,12 +231,64 @@ def test_broken_key_on_reload(suite):
     world.alive()
 
 
+def test_reload_moves_a_device_to_its_new_key(suite):
+    """Demo monitors and ranges alice-phone; a reload gives the name Bob's key. Expect no failure, the phone with
+    Bob's key entering the region and ranged as alice-phone, Alice's old key's phone not; then a reload without
+    the name: MonitoringDidFail and RangingDidFail with InvalidRegion and the fix, the region gone."""
+    world = world_with_devices(suite, settings="[monitoring]\nexit_timeout = 2\n")
+    demo = always(world, DEMO)
+    demo.lm("StartMonitoring", "a{sv}", {"Identifier": "phone", "Kind": "PrivateDevice", "Device": "alice-phone"})
+    demo.lm("StartRanging", "a{sv}", {"Kind": "PrivateDevice", "Device": "alice-phone"})
+    demo.wait("DidDetermineState", where=lambda s: str(s.args[0]) == "outside", timeout=10,
+              what="the phone's region determined outside")
+    path = world.app_path("demo.toml")
+
+    def reload_with(text):
+        with open(path, "w") as file:
+            file.write(text)
+        before = demo.collector.mark()
+        world.admin.admin("Reload")
+        return before
+    mark = reload_with(APPS["demo.toml"].replace(ALICE_KEY, BOB_KEY))
+    check(str(world.admin.status().get("ConfigurationError", "")) == "", "the reload was refused")
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    old = Phone(feeder, ALICE_KEY)
+    for _ in range(10):
+        old.tick()
+        pump_for(0.1)
+    check(not demo.collector.since(mark, "DidEnterRegion", path=demo.path), "the old key's phone entered")
+    new = Phone(feeder, BOB_KEY)
+    new.start()
+    try:
+        demo.wait("DidEnterRegion", where=lambda s: region_named(s, "phone"), timeout=10,
+                  what="DidEnterRegion(phone) from the new key's phone")
+        ranged = demo.wait("DidRangeBeacons", where=lambda s: len(s.args[0]) == 1, timeout=10,
+                           what="the new key's phone ranged")
+        check(plain(ranged.args[0][0]).get("Device") == "alice-phone", "ranged as %r" % plain(ranged.args[0][0]))
+    finally:
+        new.stop()
+    failures = [s for s in demo.collector.since(mark, path=demo.path) if s.member.endswith("DidFail")]
+    check(not failures, "the move failed something: %r" % failures)
+    mark = reload_with(DEFAULT_APPS["demo.toml"])
+    failed = demo.wait("MonitoringDidFail", where=lambda s: region_named(s, "phone"), timeout=10,
+                       what="MonitoringDidFail(phone) once the name is gone")
+    check(str(failed.args[1]).endswith("InvalidRegion") and "any more" in str(failed.args[2])
+          and "[devices]" in str(failed.args[2]), "MonitoringDidFail says %r" % [str(a) for a in failed.args[1:]])
+    demo.wait("RangingDidFail", timeout=10, what="RangingDidFail once the name is gone")
+    regions = [str(r["Identifier"]) for r in world.admin.status()["Regions"]]
+    check("phone" not in regions, "the region is still there: %r" % regions)
+    world.alive()
+
+
 TESTS = [
     ("1 a phone rotating its address every 2 s: one entry, no exit, ranged by name", test_phone_rotating_its_address),
     ("2 keys stay with the app that declared them", test_keys_stay_with_their_app),
     ("3 AltBeacon and Eddystone regions, ranging with telemetry, kept across a restart", test_altbeacon_and_eddystone),
     ("4 malformed regions of each kind say the fix", test_bad_regions_say_the_fix),
     ("5 a broken key on reload keeps the configuration in force", test_broken_key_on_reload),
+    ("6 a reload that gives a device another key moves its region and ranging; one without it fails them",
+     test_reload_moves_a_device_to_its_new_key),
 ]
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ extension DaemonCore {
             armHomeAssistantTimer()
         }
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(new))
+        followDeviceKeys()
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         // The node is replaced after this input; `fleetStarted` configures the rooms again then.

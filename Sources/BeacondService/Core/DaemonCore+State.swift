@@ -201,12 +201,33 @@ extension DaemonCore {
             log(.notice, "\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
             saveLater(.removeClient(dropped.client))
         }
+        var resumedPlan = plan.resumed
+        var moved: [(client: Int, region: BeaconRegion)] = []
+        for index in resumedPlan.indices {
+            let entry = resumedPlan[index]
+            guard let app = configuration.apps[entry.appID] else { continue }
+            resumedPlan[index].regions = entry.regions.compactMap { monitored in
+                switch followingDevice(monitored, app: app) {
+                case .unchanged: return monitored
+                case .moved(let following):
+                    moved.append((entry.client, following.region))
+                    return following
+                case .gone(let name):
+                    log(
+                        .warning,
+                        "saved region \(monitored.region.identifier) of \(entry.appID) not resumed: no private device named "
+                            + "'\(name)' is declared for it any more (declare its key again under [devices] and start it again)")
+                    saveLater(.removeRegion(client: entry.client, identifier: monitored.region.identifier))
+                    return nil
+                }
+            }
+        }
         var restored = 0
         let heard = Dictionary(
             loaded.regions.map { (EngineKey.region(client: $0.client, identifier: $0.monitored.region.identifier), $0) },
             uniquingKeysWith: { _, last in last })
         var receivers: [String: ReceiverID] = [:]
-        for resumed in plan.resumed {
+        for resumed in resumedPlan where !resumed.regions.isEmpty {
             clients.restore(number: resumed.client, appID: resumed.appID, regions: resumed.regions.map(\.region))
             for monitored in resumed.regions {
                 engine.restore(monitored, client: resumed.client, at: now)
@@ -218,6 +239,11 @@ extension DaemonCore {
                     offline: Set(receivers.values))
             }
             restored += resumed.regions.count
+        }
+        for (client, region) in moved {
+            guard let session = clients[client] else { continue }
+            log(.notice, "saved region \(region.identifier) of \(session.appID) follows device \(region.constraint.deviceName ?? "") to its new key")
+            saveLater(.saveRegion(storedRegion(session, region)))
         }
         // Offline until their status or a reading says otherwise (or `[mqtt]` turns out to be off).
         for (room, id) in receivers { numberedRooms[id] = room }

@@ -76,4 +76,53 @@ struct DaemonCoreReloadTests {
         h.run(to: 11.1)
         #expect(h.take().signals(to: client) == ["didDetermineState outside lobby", "didExitRegion lobby"])
     }
+
+    /// A region and a ranging that name a private device follow the name: a reload that gives it another key moves
+    /// both to the phone the name means now; one that removes the name stops both, each said with the fix.
+    @Test func privateDeviceRegionsFollowTheirNameAcrossReloads() throws {
+        let first = try IdentityResolvingKey(parsing: "ec0234a357c8ad05341010a60a397d9b")
+        let second = try IdentityResolvingKey(parsing: "0c1d2e3f405162738495a6b7c8d9eafb")
+        func apps(phone key: String?) -> [String: String] {
+            var apps = H.apps
+            if let key { apps["door"] = (apps["door"] ?? "") + "\n[devices]\nphone = \"irk:\(key)\"\n" }
+            return apps
+        }
+        func address(_ key: IdentityResolvingKey, random: UInt32) -> BluetoothAddress {
+            let prand = 0x40_0000 | random
+            return BluetoothAddress(rawValue: UInt64(prand) << 24 | UInt64(key.addressHash(prand: prand)))
+        }
+        func phoneHeard(_ key: IdentityResolvingKey, random: UInt32) -> DaemonInput {
+            .scanner(.advertisement(AdvertisementContent(), rssi: -60, address: address(key, random: random), addressType: 1))
+        }
+        let h = try H()
+        try h.files.rewrite(apps: apps(phone: "ec0234a357c8ad05341010a60a397d9b"))
+        #expect(h.call(.reload(.success(try h.files.configuration.load()))) == .success(.configurationError("")))
+        let client = try h.register()
+        try h.grant()
+        try h.monitor(client, BeaconRegion(identifier: "p", constraint: .privateDevice(named: "phone")))
+        #expect(h.call(.startRanging(client: client, .success(.privateDevice(named: "phone")))) == .success(.none))
+        #expect(h.core.clients[client]?.regions["p"]?.constraint.uuid == first.fingerprint)
+        h.run(to: 1)
+        _ = h.take()
+
+        try h.files.rewrite(apps: apps(phone: "0c1d2e3f405162738495a6b7c8d9eafb"))
+        #expect(h.call(.reload(.success(try h.files.configuration.load()))) == .success(.configurationError("")))
+        #expect(!h.take().signals(to: client).contains { $0.contains("Fail") }, "moved, not failed")
+        #expect(h.core.clients[client]?.regions["p"]?.constraint.uuid == second.fingerprint)
+        #expect(h.core.clients[client]?.rangedConstraints.map(\.uuid) == [second.fingerprint])
+        #expect(h.core.clients[client]?.regions["p"]?.constraint.deviceName == "phone")
+        // The first key's phone is not 'phone' any more; the second's is.
+        h.feed(phoneHeard(first, random: 0x1111))
+        h.run(to: 2)
+        #expect(!h.take().signals(to: client).contains("didEnterRegion p"))
+        h.feed(phoneHeard(second, random: 0x2222))
+        h.run(to: 3)
+        #expect(h.take().signals(to: client).contains("didEnterRegion p"))
+
+        try h.files.rewrite(apps: apps(phone: nil))
+        #expect(h.call(.reload(.success(try h.files.configuration.load()))) == .success(.configurationError("")))
+        let failed = h.take().signals(to: client).filter { $0.contains("Fail") }
+        #expect(failed == ["monitoringDidFail p InvalidRegion", "rangingDidFail device:phone InvalidRegion"], "\(failed)")
+        #expect(h.core.clients[client]?.regions.isEmpty == true && h.core.clients[client]?.rangedConstraints.isEmpty == true)
+    }
 }

@@ -61,4 +61,45 @@ struct DaemonCoreRestoreTests {
         h.run(to: 2000)
         #expect(!h.take().regionEvents.contains { $0.hasPrefix("didExitRegion") })
     }
+
+    /// The phone's key changed in apps.d while beacond was down: its saved region comes back for the key its name
+    /// has now (the saved fingerprint is the old key's), and is saved so; a name removed meanwhile drops its region.
+    @Test func aSavedDeviceRegionFollowsItsNameAcrossARestart() throws {
+        let second = try IdentityResolvingKey(parsing: "0c1d2e3f405162738495a6b7c8d9eafb")
+        func apps(phone key: String?) -> [String: String] {
+            var apps = H.apps
+            if let key { apps["door"] = (apps["door"] ?? "") + "\n[devices]\nphone = \"irk:\(key)\"\n" }
+            return apps
+        }
+        let files = try CoreFiles(apps: apps(phone: "ec0234a357c8ad05341010a60a397d9b"))
+        // Each run in its own scope: a harness holds the state directory's lock until it goes.
+        let client = try { () throws -> Int in
+            let before = try H(files: files)
+            let client = try before.register()
+            try before.grant()
+            try before.monitor(client, BeaconRegion(identifier: "p", constraint: .privateDevice(named: "phone")))
+            before.feed(.shuttingDown)
+            return client
+        }()
+        try files.rewrite(apps: apps(phone: "0c1d2e3f405162738495a6b7c8d9eafb"))
+        try {
+            let after = try H(files: files, at: CoreHarness.origin + .seconds(60))
+            #expect(after.core.clients[client]?.regions["p"]?.constraint.uuid == second.fingerprint)
+            after.feed(.shuttingDown)
+        }()
+        try {
+            let again = try H(files: files, at: CoreHarness.origin + .seconds(90))
+            #expect(again.core.clients[client]?.regions["p"]?.constraint.uuid == second.fingerprint, "saved as moved")
+            again.feed(.shuttingDown)
+        }()
+        try files.rewrite(apps: apps(phone: nil))
+        try {
+            let gone = try H(files: files, at: CoreHarness.origin + .seconds(120))
+            #expect(gone.core.clients[client] == nil, "its only region is not resumed")
+            gone.feed(.shuttingDown)
+        }()
+        try files.rewrite(apps: apps(phone: "0c1d2e3f405162738495a6b7c8d9eafb"))
+        let third = try H(files: files, at: CoreHarness.origin + .seconds(180))
+        #expect(third.core.clients[client] == nil, "and it was removed from the state file")
+    }
 }

@@ -14,6 +14,7 @@ is busy): reaching one is a failure.
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -37,6 +38,8 @@ OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
 PROPERTIES = "org.freedesktop.DBus.Properties"
 BLUETOOTHD = "/usr/libexec/bluetooth/bluetoothd"
 APPLE = 0x004C
+ALTBEACON_COMPANY = 0x0118  # Radius Networks, AltBeacon's author; an AltBeacon may carry any company's id
+EDDYSTONE_UUID = "0000feaa-0000-1000-8000-00805f9b34fb"  # 0xFEAA, as bluetoothd's ServiceData and UUIDs name it
 
 # The beacon the scenarios advertise, and the app their clients register as.
 BEACON_UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
@@ -296,6 +299,100 @@ def manufacturer_beacon(objects, beacon_uuid=BEACON_UUID):
     return None
 
 
+def altbeacon_advertising_data(id1, id2, id3, reference_rssi=-59, company=ALTBEACON_COMPANY, reserved=0):
+    """An AltBeacon's manufacturer-specific AD structure as hex (btmgmt add-adv -d): `1b ff`, the company (little
+    endian), beacon code BE AC, id1 (16 bytes), id2 and id3 (big endian), the reference RSSI at 1 m, one reserved
+    byte: 28 bytes, the most a legacy advert holds beside the Flags structure the kernel adds."""
+    payload = (company.to_bytes(2, "little") + bytes([0xBE, 0xAC]) + bytes.fromhex(id1.replace("-", ""))
+               + id2.to_bytes(2, "big") + id3.to_bytes(2, "big") + bytes([reference_rssi & 0xFF, reserved]))
+    return (bytes([len(payload) + 1, 0xFF]) + payload).hex()
+
+
+def eddystone_uid_advertising_data(namespace, instance, tx_power_at_zero=-18):
+    """An Eddystone-UID advert's AD structures as hex (btmgmt add-adv -d): the complete list of 16-bit service
+    UUIDs (`03 03 aa fe`) and the service data for 0xFEAA (`17 16 aa fe`): frame 0x00, the TX power at 0 m,
+    the namespace (10 bytes), the instance (6 bytes), two reserved bytes: 28 bytes, as the AltBeacon."""
+    frame = (bytes([0xAA, 0xFE, 0x00, tx_power_at_zero & 0xFF]) + bytes.fromhex(namespace) + bytes.fromhex(instance)
+             + bytes(2))
+    return (bytes([0x03, 0x03, 0xAA, 0xFE, len(frame) + 1, 0x16]) + frame).hex()
+
+
+def signed_byte(value):
+    return value - 256 if value > 127 else value
+
+
+def manufacturer_altbeacon(objects, id1):
+    """(path, company, id2, id3, reference RSSI, data length) of the first Device1 whose manufacturer data, of any
+    company, is an AltBeacon (beacon code BE AC) of `id1`."""
+    wanted = bytes.fromhex(id1.replace("-", ""))
+    for path, interfaces in objects.items():
+        device = interfaces.get(DEVICE)
+        if not device:
+            continue
+        for company, data in device.get("ManufacturerData", {}).items():
+            data = bytes(data)
+            if len(data) >= 23 and data[:2] == b"\xbe\xac" and data[2:18] == wanted:
+                return (path, int(company), int.from_bytes(data[18:20], "big"), int.from_bytes(data[20:22], "big"),
+                        signed_byte(data[22]), len(data))
+    return None
+
+
+def service_data_eddystone(objects, namespace):
+    """(path, instance as hex, TX power at 0 m, service data length, the Device1's UUIDs) of the first Device1
+    whose service data for 0xFEAA is an Eddystone-UID frame (0x00) of `namespace`."""
+    wanted = bytes.fromhex(namespace)
+    for path, interfaces in objects.items():
+        device = interfaces.get(DEVICE)
+        if not device:
+            continue
+        data = bytes(device.get("ServiceData", {}).get(EDDYSTONE_UUID, []))
+        if len(data) >= 18 and data[0] == 0x00 and data[2:12] == wanted:
+            return path, data[12:18].hex(), signed_byte(data[1]), len(data), [str(uuid).lower() for uuid in
+                                                                           device.get("UUIDs", [])]
+    return None
+
+
+# btsnoop (RFC 1761 style, big endian) with datalink 2001, the Linux monitor format `btmon -w` writes: each record's
+# flags are the controller index << 16 | the monitor opcode (0 New Index, 3 HCI event).
+BTSNOOP_HEADER = struct.Struct(">8sII")
+BTSNOOP_RECORD = struct.Struct(">IIIIq")
+MONITOR_NEW_INDEX = 0
+MONITOR_EVENT = 3
+LE_META_EVENT = 0x3E
+LE_ADVERTISING_REPORTS = (0x02, 0x0D)  # legacy and extended
+
+
+def keep_advertising_reports(source, destination, index, adverts):
+    """Copies from btmon's capture `source` to `destination` (btsnoop 2001 as well) only what controller `index`
+    received of `adverts` (byte strings: each advert's data as given to btmgmt add-adv): its New Index record and
+    the LE advertising report events whose data holds one of them, with btmon's own timestamps. A record btmon is
+    still writing is left out. Returns how many reports were kept."""
+    with open(source, "rb") as file:
+        capture = file.read()
+    check(len(capture) >= BTSNOOP_HEADER.size, "%s is %d bytes, not a btsnoop capture" % (source, len(capture)))
+    magic, version, datalink = BTSNOOP_HEADER.unpack_from(capture)
+    check(magic == b"btsnoop\0" and datalink == 2001, "%s is not btmon's btsnoop (magic %r, datalink %d)"
+          % (source, magic, datalink))
+    kept, reports, offset = [capture[:BTSNOOP_HEADER.size]], 0, BTSNOOP_HEADER.size
+    while offset + BTSNOOP_RECORD.size <= len(capture):
+        _, included, flags, _, _ = BTSNOOP_RECORD.unpack_from(capture, offset)
+        end = offset + BTSNOOP_RECORD.size + included
+        if end > len(capture):
+            break
+        record, packet, offset = capture[offset:end], capture[offset + BTSNOOP_RECORD.size:end], end
+        if flags >> 16 != index:
+            continue
+        if flags & 0xFFFF == MONITOR_NEW_INDEX:
+            kept.append(record)
+        elif (flags & 0xFFFF == MONITOR_EVENT and len(packet) > 3 and packet[0] == LE_META_EVENT
+              and packet[2] in LE_ADVERTISING_REPORTS and any(advert in packet for advert in adverts)):
+            kept.append(record)
+            reports += 1
+    with open(destination, "wb") as file:
+        file.write(b"".join(kept))
+    return reports
+
+
 def remove_devices(bus, adapter):
     """Forgets every device bluetoothd has on `adapter`, so the next sighting is a new InterfacesAdded."""
     prefix = "/org/bluez/%s/" % adapter
@@ -381,7 +478,8 @@ class Monitor(harness.Client):
     one region of BEACON_UUID and (optionally) ranging it; every signal collected."""
 
     def __init__(self, identifier="systest", beacon_uuid=BEACON_UUID, ranging=False, **region):
-        """Monitors the region {beacon_uuid, **region}; with `ranging`, also ranges every beacon of beacon_uuid."""
+        """Monitors the region {beacon_uuid, **region} (beacon_uuid None: no UUID key, for an Eddystone region);
+        with `ranging`, also ranges every beacon of beacon_uuid."""
         super().__init__(SYSTEM_BUS, APP_ID, harness.LOCATION_MANAGER)  # only beacond's signals (see Bus)
         self.identifier = identifier
         self.register()
@@ -392,13 +490,16 @@ class Monitor(harness.Client):
         if ranging:
             self.start_ranging(beacon_uuid)
 
-    def entered(self, timeout=STEP_TIMEOUT):
-        return self.wait("DidEnterRegion", where=lambda s: plain(s.args[0]).get("Identifier") == self.identifier,
-                         timeout=timeout, what="DidEnterRegion(%s)" % self.identifier)
+    def entered(self, timeout=STEP_TIMEOUT, identifier=None):
+        """The next DidEnterRegion of this client's region (or of `identifier`, another region it monitors)."""
+        identifier = identifier or self.identifier
+        return self.wait("DidEnterRegion", where=lambda s: plain(s.args[0]).get("Identifier") == identifier,
+                         timeout=timeout, what="DidEnterRegion(%s)" % identifier)
 
-    def exited(self, timeout=STEP_TIMEOUT):
-        return self.wait("DidExitRegion", where=lambda s: plain(s.args[0]).get("Identifier") == self.identifier,
-                         timeout=timeout, what="DidExitRegion(%s)" % self.identifier)
+    def exited(self, timeout=STEP_TIMEOUT, identifier=None):
+        identifier = identifier or self.identifier
+        return self.wait("DidExitRegion", where=lambda s: plain(s.args[0]).get("Identifier") == identifier,
+                         timeout=timeout, what="DidExitRegion(%s)" % identifier)
 
     def state(self, state, timeout=STEP_TIMEOUT):
         return self.wait("DidDetermineState", where=lambda s: str(s.args[0]) == state, timeout=timeout,
