@@ -11,6 +11,11 @@ struct ReplayCLITests {
     static let snoopLog = corpus.appendingPathComponent("btsnoop/csacca+horizon-74-at-ble.btsnoop_hci.log").path
     static let uuid = "494E5445-4C4C-495F-524F-434B535F4857"
 
+    /// AltBeacon and Eddystone-UID reports a real stack made (Tests/Fixtures/generated/README.md).
+    static let kindsCapture = packageRoot.appendingPathComponent(
+        "Tests/Fixtures/generated/btvirt-altbeacon-eddystone.btsnoop"
+    ).path
+
     struct Run {
         var status: Int32
         var stdout: String
@@ -377,5 +382,35 @@ struct ReplayCLITests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "stderr: \(stderr.prefix(300))")
         #expect(stdout.split(separator: "\n").last?.contains("\"files\": 300, \"records\": \(300 * 2572)") == true)
+    }
+
+    @Test("the AltBeacon and Eddystone-UID reports a real stack made (btmgmt add-adv, btvirt) decode with every field")
+    func realStackKindsCapture() throws {
+        let run = try Self.beacond(["replay", "--json", Self.kindsCapture])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sightings = try run.lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
+        let altBeacons = sightings.filter { $0["kind"] as? String == "AltBeacon" }
+        let eddystones = sightings.filter { $0["kind"] as? String == "Eddystone" }
+        #expect(sightings.count == 4 && altBeacons.count == 2 && eddystones.count == 2, "\(run.stdout)")
+        for altBeacon in altBeacons {
+            #expect(altBeacon["uuid"] as? String == "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6")
+            #expect(altBeacon["major"] as? Int == 2 && altBeacon["minor"] as? Int == 22 && altBeacon["txPower"] as? Int == -61)
+        }
+        for eddystone in eddystones {
+            #expect(eddystone["namespace"] as? String == "edd1ebeac04e5defa017" && eddystone["instance"] as? String == "0b7e57000003")
+            // TX power at 0 m −20 dBm, less Eddystone's 41 dB: −61 at 1 m.
+            #expect(eddystone["txPower"] as? Int == -61)
+        }
+        let ranged = try Self.beacond([
+            "replay", "--monitor", "eddystone:edd1ebeac04e5defa017", "--monitor", "altbeacon:2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6:2:22",
+            "--monitor", "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6:2:22", Self.kindsCapture,
+        ])
+        #expect(ranged.status == 0, "\(ranged.stderr)")
+        let entered = ranged.lines.filter { $0.contains("didEnterRegion") }
+        #expect(entered.contains { $0.contains("eddystone:edd1ebeac04e5defa017") }, "\(ranged.stdout)")
+        #expect(entered.contains { $0.contains("altbeacon:2F234454") }, "\(ranged.stdout)")
+        #expect(!entered.contains { $0.contains(" 2F234454") }, "the iBeacon lookalike entered: \(ranged.stdout)")
     }
 }

@@ -302,7 +302,8 @@ def manufacturer_beacon(objects, beacon_uuid=BEACON_UUID):
 def altbeacon_advertising_data(id1, id2, id3, reference_rssi=-59, company=ALTBEACON_COMPANY, reserved=0):
     """An AltBeacon's manufacturer-specific AD structure as hex (btmgmt add-adv -d): `1b ff`, the company (little
     endian), beacon code BE AC, id1 (16 bytes), id2 and id3 (big endian), the reference RSSI at 1 m, one reserved
-    byte: 28 bytes, the most a legacy advert holds beside the Flags structure the kernel adds."""
+    byte: 28 bytes, the most a legacy advert holds beside the Flags structure the kernel adds (btvirt aborts on a
+    longer advert, which the kernel would send it as an extended one)."""
     payload = (company.to_bytes(2, "little") + bytes([0xBE, 0xAC]) + bytes.fromhex(id1.replace("-", ""))
                + id2.to_bytes(2, "big") + id3.to_bytes(2, "big") + bytes([reference_rssi & 0xFF, reserved]))
     return (bytes([len(payload) + 1, 0xFF]) + payload).hex()
