@@ -15,6 +15,8 @@ package enum ClientNews: Sendable {
     case signal(member: String, arguments: [DBusValue])
     /// The program said it is (not) in use.
     case inUseChanged(Bool)
+    /// `Manager1` properties that beacond (the one registered with) said changed, with their new values.
+    case managerChanged([String: DBusValue])
     /// The client is done: closed by the program (nil), or its bus connection was lost.
     case ended(BeaconLocationError?)
 }
@@ -33,6 +35,7 @@ package enum ClientNews: Sendable {
 package actor BeaconClient {
     package let appID: String
     package let busDescription: String
+    let busAddress: DBusBusAddress
     nonisolated let loop: MainLoop
     package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
@@ -87,6 +90,7 @@ package actor BeaconClient {
     private init(appID: String, bus: String?) throws(BeaconLocationError) {
         self.appID = appID
         let address = Self.address(bus)
+        busAddress = address
         switch address {
         case .system: busDescription = "the system bus"
         case .session: busDescription = "the session bus"
@@ -145,6 +149,7 @@ package actor BeaconClient {
                 self?.assumeIsolated { $0.received(signal) }
             }
             try server.addSignalHandler(matchRule: Self.propertiesRule) { _ in }
+            try server.addSignalHandler(matchRule: Self.managerPropertiesRule) { _ in }
         } catch {
             throw BeaconLocationError(name: error.name, message: "cannot listen on \(busDescription): \(error.message)")
         }
@@ -186,6 +191,10 @@ package actor BeaconClient {
     static let propertiesRule =
         "type='signal',sender='\(BeacondBus.name)',interface='org.freedesktop.DBus.Properties',"
         + "member='PropertiesChanged',path_namespace='\(BeacondBus.clientPathPrefix.dropLast())'"
+    /// Manager1's (`ScannerState`, `LocationServicesEnabled`): broadcast on beacond's own path.
+    static let managerPropertiesRule =
+        "type='signal',sender='\(BeacondBus.name)',interface='org.freedesktop.DBus.Properties',"
+        + "member='PropertiesChanged',path='\(BeacondBus.managerPath)'"
 
     // MARK: Listeners
 
@@ -219,6 +228,16 @@ package actor BeaconClient {
         await withCheckedContinuation { registeredWaiters.append($0) }
     }
 
+    /// How to start beacond where this client looks for it: systemd's unit on the system bus, else by hand on
+    /// that bus (a test daemon, a private bus).
+    private var startAdvice: String {
+        switch busAddress {
+        case .system: return "start it: `systemctl start beacond` (and `systemctl enable beacond` to start it at boot)"
+        case .session: return "start it on the session bus: `beacond --bus session --config-dir DIR --state-dir DIR`"
+        case .address(let text): return "start it on that bus: `beacond --bus '\(text)' --config-dir DIR --state-dir DIR`"
+        }
+    }
+
     /// The error a call meets now: closed, lost, refused, or beacond away.
     package func unavailable() -> BeaconLocationError {
         if server == nil {
@@ -233,8 +252,8 @@ package actor BeaconClient {
         if let registrationError { return registrationError }
         if let registrationTrouble { return registrationTrouble }
         return .daemonUnavailable(
-            "beacond is not running on \(busDescription) (org.beacond has no owner); start it (systemctl start "
-                + "beacond). This client registers again by itself when it is back.")
+            "beacond is not running on \(busDescription) (org.beacond has no owner); \(startAdvice). This client "
+                + "registers again by itself when it is back.")
     }
 
     // MARK: Calls
@@ -405,6 +424,15 @@ package actor BeaconClient {
         guard let signal else { return }
         if path == nil, registering?.owner == signal.sender {
             registering?.early.append(signal)
+            return
+        }
+        if signal.path == BeacondBus.managerPath {
+            // Manager1's properties: only from the beacond registered with.
+            guard path != nil, let owner, signal.sender == owner, signal.member == "PropertiesChanged",
+                signal.arguments.count == 3, signal.arguments[0].stringValue == BeacondInterface.manager,
+                let changed = signal.arguments[1].unwrapped.vardictEntries
+            else { return }
+            tell(.managerChanged(changed))
             return
         }
         // Only beacond's (the one registered with), only for this client: anyone on the bus may send us a signal.

@@ -28,6 +28,21 @@ public struct BeaconLocationError: Error, Hashable, Sendable, CustomStringConver
 
     static let beacondErrorPrefix = "org.beacond.Error."
 
+    /// Not beacond's refusal either: beacond cannot scan now (Core Location's `CLError.rangingUnavailable`).
+    public static let rangingUnavailableName = "org.beacond.Client.RangingUnavailable"
+
+    /// `error` itself if it is one, else a `Failed` error saying it.
+    public init(_ error: any Error) {
+        self = error as? BeaconLocationError ?? BeaconLocationError(name: "org.freedesktop.DBus.Error.Failed", message: "\(error)")
+    }
+
+    static func rangingUnavailable(_ reason: String) -> BeaconLocationError {
+        BeaconLocationError(
+            name: rangingUnavailableName,
+            message: "beacond cannot scan: \(reason); ranging goes on and beacons come again once it scans (it tries "
+                + "again by itself; an administrator sees why in `beaconctl status` and the journal)")
+    }
+
     static func daemonUnavailable(_ message: String) -> BeaconLocationError {
         BeaconLocationError(name: daemonUnavailableName, message: message)
     }

@@ -15,14 +15,22 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// About once a second per constraint being ranged.
     func locationManager(
         _ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint)
-    /// A region stopped being monitored: authorization revoked, location services off, or replaced.
+    /// A region stopped being monitored: authorization revoked, location services off, or replaced. As in Core
+    /// Location, `error` is `any Error`; it is a `BeaconLocationError` (`error as? BeaconLocationError`).
+    func locationManager(_ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: any Error)
+    /// Ranging of `constraint` failed: refused (it stops), or beacond cannot scan now
+    /// (`org.beacond.Client.RangingUnavailable`: it goes on, and beacons come again once beacond scans).
+    func locationManager(_ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: any Error)
+    /// beacond went away (the manager registers again when it is back), refused the registration, or the bus is
+    /// gone (the manager is closed).
+    func locationManager(_ manager: LocationManager, didFailWithError error: any Error)
+
+    // The same three with the error typed. A delegate may implement these instead: the defaults of the ones
+    // above call them, so either spelling is called (implement one of the two, not both).
     func locationManager(
         _ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: BeaconLocationError)
     func locationManager(
-        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint,
-        error: BeaconLocationError)
-    /// beacond went away (the manager registers again when it is back), refused the registration, or the bus is
-    /// gone (the manager is closed).
+        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: BeaconLocationError)
     func locationManager(_ manager: LocationManager, didFailWithError error: BeaconLocationError)
 }
 
@@ -38,11 +46,23 @@ extension LocationManagerDelegate {
         _ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint
     ) {}
     public func locationManager(
+        _ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: any Error
+    ) {
+        locationManager(manager, monitoringDidFailFor: region, withError: BeaconLocationError(error))
+    }
+    public func locationManager(
+        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: any Error
+    ) {
+        locationManager(manager, didFailRangingFor: constraint, error: BeaconLocationError(error))
+    }
+    public func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {
+        locationManager(manager, didFailWithError: BeaconLocationError(error))
+    }
+    public func locationManager(
         _ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: BeaconLocationError
     ) {}
     public func locationManager(
-        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint,
-        error: BeaconLocationError
+        _ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: BeaconLocationError
     ) {}
     public func locationManager(_ manager: LocationManager, didFailWithError error: BeaconLocationError) {}
 }
@@ -159,7 +179,12 @@ public final class LocationManager: Sendable {
     public func startRangingBeacons(satisfying constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) {
         _ = try await client.startRanging(constraint)
         let ranged = await client.ranged
-        core.state.withLock { $0.ranged = ranged }
+        let problem = core.state.withLock { state in
+            state.ranged = ranged
+            return state.scannerProblem
+        }
+        // Started while beacond cannot scan: said now, not only at the next change.
+        if let problem { client.loop.execute { [core] in core.tellRangingUnavailable(constraint, problem) } }
     }
 
     public func stopRangingBeacons(satisfying constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) {
@@ -205,6 +230,8 @@ public final class LocationManager: Sendable {
             var held: [ClientNews]? = []
             /// Bumped by every change of `regions` made here, so a refresh that raced one reads again.
             var regionsVersion = 0
+            /// Why beacond cannot scan, as its `ScannerState` last said (nil: it can).
+            var scannerProblem: String?
         }
 
         let state = Mutex(State())
@@ -293,11 +320,16 @@ public final class LocationManager: Sendable {
             switch news {
             case .registered:
                 // Read after the news (the property is a call, which must not block the loop), in order.
-                work.add { await self.refreshRegions() }
+                work.add {
+                    await self.refreshRegions()
+                    await self.readScannerState()
+                }
             case .daemonGone(let error), .registrationFailed(let error):
-                deliver { $0.locationManager($1, didFailWithError: error) }
+                deliver { $0.locationManager($1, didFailWithError: error as any Error) }
             case .inUseChanged:
                 break
+            case .managerChanged(let changed):
+                if let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue { scannerStateChanged(scanner) }
             case .ended(let error):
                 let waiters = state.withLock { state in
                     state.ended = true
@@ -305,10 +337,34 @@ public final class LocationManager: Sendable {
                     return state.endWaiters
                 }
                 for waiter in waiters { waiter.resume() }
-                if let error { deliver { $0.locationManager($1, didFailWithError: error) } }
+                if let error { deliver { $0.locationManager($1, didFailWithError: error as any Error) } }
             case .signal(let member, let arguments):
                 signal(member, arguments)
             }
+        }
+
+        private func readScannerState() async {
+            guard let client = state.withLock({ $0.client }),
+                let scanner = try? await client.managerProperty(BeacondMember.scannerState).unwrapped.stringValue
+            else { return }
+            client.loop.execute { [self] in scannerStateChanged(scanner) }
+        }
+
+        /// beacond cannot scan: each ranged constraint's `didFailRangingFor` says so (`RangingUnavailable`), once
+        /// until it scans again. The ranging stays started; beacons come again when it does.
+        func scannerStateChanged(_ scannerState: String) {
+            let problem = ServiceSession.Core.scannerProblem(scannerState)
+            let failed = state.withLock { state -> [BeaconIdentityConstraint] in
+                defer { state.scannerProblem = problem }
+                return problem != nil && state.scannerProblem == nil ? state.ranged : []
+            }
+            guard let problem else { return }
+            for constraint in failed { tellRangingUnavailable(constraint, problem) }
+        }
+
+        func tellRangingUnavailable(_ constraint: BeaconIdentityConstraint, _ problem: String) {
+            let error = BeaconLocationError.rangingUnavailable(problem)
+            deliver { $0.locationManager($1, didFailRangingFor: constraint, error: error as any Error) }
         }
 
         private func signal(_ member: String, _ values: [DBusValue]) {
@@ -351,7 +407,7 @@ public final class LocationManager: Sendable {
                         if regions[region.identifier] == region { regions[region.identifier] = nil }
                     }
                 }
-                deliver { $0.locationManager($1, monitoringDidFailFor: region, withError: error) }
+                deliver { $0.locationManager($1, monitoringDidFailFor: region, withError: error as any Error) }
             case BeacondMember.rangingDidFail:
                 guard let constraint = arguments.constraint(0) else { return }
                 let error = arguments.error
@@ -359,7 +415,7 @@ public final class LocationManager: Sendable {
                 if let client = state.withLock({ $0.client }) {
                     client.assumeIsolated { $0.forgetRanging(constraint) }
                 }
-                deliver { $0.locationManager($1, didFailRangingFor: constraint, error: error) }
+                deliver { $0.locationManager($1, didFailRangingFor: constraint, error: error as any Error) }
             case "PropertiesChanged":
                 // A takeover gave this client the regions of the app's other clients.
                 if arguments.changedProperties.contains(BeacondMember.monitoredRegions) {

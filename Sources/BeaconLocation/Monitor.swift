@@ -16,14 +16,41 @@ import Synchronization
 /// yields nothing: the next known state that differs does. beacond keeps the conditions for the app, across this
 /// program's exits and its own restarts.
 public final class Monitor: Sendable {
-    /// `CLMonitor.Event`: a condition's new state.
-    public struct Event: Hashable, Sendable {
+    /// `CLMonitor.Event`: a condition's new state, or (with `diagnostic`) why it cannot be monitored now.
+    ///
+    /// As `CLMonitor.Event`'s diagnostic properties (`authorizationDenied`, `authorizationRequestInProgress`, …)
+    /// do, a diagnostic event says in the event stream itself why nothing can happen: the app denied or waiting
+    /// for an administrator, beacond gone, a scanner that cannot scan; and a ready one when that is over. One comes
+    /// for each condition when the session's diagnostic changes, and one when a condition is added while blocked.
+    /// `print(event)` prints either: `door inside`, or `door waiting: <what is wrong and how to fix it>`.
+    public struct Event: Hashable, Sendable, CustomStringConvertible {
         public let identifier: String
+        /// The new state; for a diagnostic event, the condition's last known state (`unknown` before one).
         public let state: RegionState
         public let date: Date
         public let condition: BeaconIdentityCondition
         /// Queued by beacond while the app had no client, delivered when it came back.
         public let late: Bool
+        /// Nil for a state change; else the session's diagnostic: blocked (`isBlocked`, its `message` says the fix)
+        /// or ready again.
+        public let diagnostic: ServiceSession.Diagnostic?
+
+        public init(
+            identifier: String, state: RegionState, date: Date, condition: BeaconIdentityCondition, late: Bool = false,
+            diagnostic: ServiceSession.Diagnostic? = nil
+        ) {
+            self.identifier = identifier
+            self.state = state
+            self.date = date
+            self.condition = condition
+            self.late = late
+            self.diagnostic = diagnostic
+        }
+
+        public var description: String {
+            guard let diagnostic else { return "\(identifier) \(state)" }
+            return diagnostic.isBlocked ? "\(identifier) waiting: \(diagnostic.message)" : "\(identifier) ready"
+        }
     }
 
     /// `CLMonitor.Record`: a condition and its last event (nil before its first determination).
@@ -44,6 +71,7 @@ public final class Monitor: Sendable {
     public init(appID: String, bus: String? = nil) async throws(BeaconLocationError) {
         let sessionCore = ServiceSession.Core(appID: appID, authorization: .always)
         let core = Core(session: sessionCore)
+        sessionCore.observe { [weak core] diagnostic in core?.diagnosticChanged(diagnostic) }
         let client = try await BeaconClient.connect(appID: appID, bus: bus) { news in
             sessionCore.handle(news)
             core.handle(news)
@@ -76,6 +104,8 @@ public final class Monitor: Sendable {
         core.forgetRefusal(identifier)
         core.state.withLock { $0.wanted[identifier] = condition }
         try await core.start(identifier, condition)
+        // Said in the event stream, not only in `diagnostics`: a program that only iterates events learns why none come.
+        if let blocked = core.session.blockingNews { core.diagnosticEvent(identifier, condition, blocked) }
     }
 
     /// Stops monitoring `identifier`. Throws while beacond is away (it keeps the app's regions, so the region
@@ -247,10 +277,14 @@ public final class Monitor: Sendable {
                 guard let region = arguments.region(0) else { return }
                 let error = arguments.error
                 state.withLock { state in
-                    // (A replaced region's identifier lives on in the region that replaced it.)
-                    if error.beacondError != .regionReplaced { state.records[region.identifier] = nil }
                     if error.beacondError == .notAuthorized || error.beacondError == .locationServicesDisabled {
-                        state.wanted[region.identifier] = region.beaconIdentityConstraint // again once authorized
+                        // Again once authorized. The record keeps its last event: the state beacond determines
+                        // then is an event only if it differs (one change, one event); the diagnostic events say
+                        // meanwhile why it is not monitored.
+                        state.wanted[region.identifier] = region.beaconIdentityConstraint
+                    } else if error.beacondError != .regionReplaced {
+                        // (A replaced region's identifier lives on in the region that replaced it.)
+                        state.records[region.identifier] = nil
                     }
                 }
             case BeacondMember.authorizationChanged:
@@ -264,6 +298,35 @@ public final class Monitor: Sendable {
             }
         }
 
+        /// One diagnostic event per condition.
+        func diagnosticChanged(_ diagnostic: ServiceSession.Diagnostic) {
+            let conditions = state.withLock { state in
+                var conditions = state.records.mapValues(\.condition)
+                for (identifier, condition) in state.wanted.entries { conditions[identifier] = condition }
+                return conditions
+            }
+            for (identifier, condition) in conditions.sorted(by: { $0.key < $1.key }) {
+                diagnosticEvent(identifier, condition, diagnostic)
+            }
+        }
+
+        func diagnosticEvent(_ identifier: String, _ condition: BeaconIdentityCondition, _ diagnostic: ServiceSession.Diagnostic) {
+            state.withLock { state in
+                let event = Event(
+                    identifier: identifier, state: state.records[identifier]?.lastEvent?.state ?? .unknown, date: Date(),
+                    condition: condition, diagnostic: diagnostic)
+                deliver(event, &state)
+            }
+        }
+
+        private func deliver(_ event: Event, _ state: inout State) {
+            if state.watchers.isEmpty {
+                state.backlog.append(event)
+                if state.backlog.count > Monitor.backlogLimit { state.backlog.removeFirst() }
+            }
+            for watcher in state.watchers.values { watcher.yield(event) }
+        }
+
         private func event(_ region: BeaconRegion, _ regionState: RegionState, _ info: RegionEventInfo) {
             state.withLock { state in
                 var record = state.records[region.identifier] ?? Record(condition: region.beaconIdentityConstraint)
@@ -275,11 +338,7 @@ public final class Monitor: Sendable {
                     condition: region.beaconIdentityConstraint, late: info.late)
                 record.lastEvent = event
                 state.records[region.identifier] = record
-                if state.watchers.isEmpty {
-                    state.backlog.append(event)
-                    if state.backlog.count > Monitor.backlogLimit { state.backlog.removeFirst() }
-                }
-                for watcher in state.watchers.values { watcher.yield(event) }
+                deliver(event, &state)
             }
         }
     }

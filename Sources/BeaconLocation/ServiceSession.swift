@@ -25,6 +25,9 @@ public final class ServiceSession: Sendable {
         /// A condition added while the app could not monitor was refused by beacond once it could
         /// (`Monitor.refused` says which and why).
         public var conditionRefused = false
+        /// beacond cannot scan (no adapter, bluetoothd gone, a scanner that failed): nothing can be seen, so no
+        /// event comes and ranging is empty until it scans again, which it tries by itself.
+        public var scannerUnavailable = false
         /// What is missing and how to fix it, in beacond's words where it said them.
         public var message = ""
 
@@ -79,6 +82,8 @@ public final class ServiceSession: Sendable {
             var registered = false
             var unavailable: BeaconLocationError?
             var servicesEnabled = true
+            /// Manager1 `ScannerState`, as beacond last said it.
+            var scannerState = BeacondScannerState.idle
             var inUse = true
             var requested = false
             var upgradeRequested = false
@@ -89,6 +94,8 @@ public final class ServiceSession: Sendable {
             var watchers: [Int: AsyncStream<Diagnostic>.Continuation] = [:]
             var nextWatcher = 0
             var last: Diagnostic?
+            /// Told each change that is news to a program (`Monitor`'s diagnostic events).
+            var observers: [@Sendable (Diagnostic) -> Void] = []
         }
 
         let appID: String
@@ -153,6 +160,11 @@ public final class ServiceSession: Sendable {
                 result.alwaysAuthorizationDenied = true
                 result.message =
                     "\(appID) has WhenInUse, and monitoring needs Always: `beaconctl auth grant \(appID) always`"
+            } else if let reason = Self.scannerProblem(state.scannerState) {
+                result.scannerUnavailable = true
+                result.message =
+                    "beacond cannot scan: \(reason); it tries again by itself (an administrator sees why in "
+                    + "`beaconctl status` and the journal)"
             } else if !state.limitMessage.isEmpty {
                 result.regionLimitExceeded = true
                 result.message = state.limitMessage
@@ -165,6 +177,15 @@ public final class ServiceSession: Sendable {
                     "ranging is paused while this WhenInUse client is not in use (setInUse(true) resumes it)"
             }
             return result
+        }
+
+        /// Why beacond cannot scan, from its `ScannerState` (nil while it can, or nobody needs it to).
+        static func scannerProblem(_ scannerState: String) -> String? {
+            for prefix in [BeacondScannerState.failedPrefix, BeacondScannerState.waitingPrefix]
+            where scannerState.hasPrefix(prefix) {
+                return String(scannerState.dropFirst(prefix.count))
+            }
+            return nil
         }
 
         func diagnostics() -> AsyncStream<Diagnostic> {
@@ -186,14 +207,34 @@ public final class ServiceSession: Sendable {
             return stream
         }
 
-        /// Tells the watchers when the diagnostic changed.
+        /// Tells the watchers when the diagnostic changed, and the observers when that is news: not the moment
+        /// between beacond's "not determined" and the request the session makes at once.
         func publish() {
-            state.withLock { state in
+            let (news, observers) = state.withLock { state -> (Diagnostic?, [@Sendable (Diagnostic) -> Void]) in
                 let now = diagnostic(state)
-                guard now != state.last else { return }
+                guard now != state.last else { return (nil, []) }
                 state.last = now
                 for watcher in state.watchers.values { watcher.yield(now) }
+                return isTransient(state) ? (nil, []) : (now, state.observers)
             }
+            if let news { for observer in observers { observer(news) } }
+        }
+
+        /// Registered, not determined, and the request not made yet: it is being made.
+        func isTransient(_ state: State) -> Bool {
+            state.registered && state.status == .notDetermined && !state.requested && state.requestError.isEmpty
+        }
+
+        /// The diagnostic now, if it is news worth an event (blocked, and not transient).
+        var blockingNews: Diagnostic? {
+            state.withLock { state in
+                let now = diagnostic(state)
+                return now.isBlocked && !isTransient(state) ? now : nil
+            }
+        }
+
+        func observe(_ observer: @escaping @Sendable (Diagnostic) -> Void) {
+            state.withLock { $0.observers.append(observer) }
         }
 
         func noteLimit(_ message: String) {
@@ -213,7 +254,17 @@ public final class ServiceSession: Sendable {
                     $0.registered = true
                     $0.unavailable = nil
                 }
-                work.add { await self.readServicesSwitch() }
+                work.add {
+                    await self.readServicesSwitch()
+                    await self.readScannerState()
+                }
+            case .managerChanged(let changed):
+                state.withLock { state in
+                    if let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue { state.scannerState = scanner }
+                    if case .boolean(let enabled)? = changed[BeacondMember.locationServicesEnabled]?.unwrapped {
+                        state.servicesEnabled = enabled
+                    }
+                }
             case .daemonGone(let error), .registrationFailed(let error):
                 state.withLock {
                     $0.registered = false
@@ -261,6 +312,15 @@ public final class ServiceSession: Sendable {
                 case .boolean(let enabled)? = try? await client.managerProperty(BeacondMember.locationServicesEnabled)
             else { return }
             state.withLock { $0.servicesEnabled = enabled }
+            publish()
+        }
+
+        /// A beacond without `ScannerState` (before 0.4) is taken as able to scan.
+        private func readScannerState() async {
+            guard let client = state.withLock({ $0.client }),
+                let scanner = try? await client.managerProperty(BeacondMember.scannerState).unwrapped.stringValue
+            else { return }
+            state.withLock { $0.scannerState = scanner }
             publish()
         }
 

@@ -100,7 +100,8 @@ public enum BeacondStatusKey {
     public static let locationServicesEnabled = "LocationServicesEnabled" // b
     public static let scanning = "Scanning" // b: the scanner is running now
     public static let scanner = "Scanner" // s: the configured source, e.g. "fifo:/run/x"
-    public static let scannerState = "ScannerState" // s: "idle", "scanning", or "failed: <reason>"
+    /// s: "idle", "starting", "scanning", "waiting: <reason>" or "failed: <reason>" (`BeacondScannerState`).
+    public static let scannerState = "ScannerState"
     public static let scannerDetail = "ScannerDetail" // s: the scanner in use and what it reads ("" when idle),
     //    e.g. "hci (auto: CAP_NET_RAW present): hci0 (…): every advertising report …"
     public static let adapters = "Adapters" // aa{sv}: Name s, Address s, Powered b (BlueZ scanners)
@@ -240,6 +241,8 @@ public enum BeacondMember {
     // Manager1
     public static let registerClient = "RegisterClient"
     public static let version = "Version", locationServicesEnabled = "LocationServicesEnabled", scanning = "Scanning"
+    /// s: `BeacondScannerState`'s values; a failed scanner stays "failed: …" while it is retried, until it scans.
+    public static let scannerState = "ScannerState"
     // Admin1
     public static let getStatus = "GetStatus", listClients = "ListClients", listPendingRequests = "ListPendingRequests"
     public static let listRegions = "ListRegions", listApps = "ListApps"

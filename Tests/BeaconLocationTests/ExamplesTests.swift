@@ -50,7 +50,8 @@ struct ExamplesTests {
         let clients = try world.clients()
         #expect(clients.contains("\"UnixUserID\" u 65534"), "\(clients)")
         try world.grant(app: "org.example.Unprivileged")
-        try await until("ready once granted: \(program.output)") { program.lines.last == "ready " }
+        try await until("ready once granted: \(program.output)") { program.lines.last == "lobby ready" }
+        #expect(program.lines.contains { $0.hasPrefix("lobby waiting: waiting for an administrator") }, "\(program.output)")
         program.signal(SIGTERM)
         _ = try await program.finish()
     }

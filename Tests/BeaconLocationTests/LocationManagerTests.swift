@@ -1,6 +1,7 @@
 import BeaconLocation
 import BeacondAPI
 import Foundation
+import Synchronization
 import Testing
 
 /// The classic face against the real beacond on a private bus: the iOS articles' flow, monitoring, ranging and
@@ -103,5 +104,81 @@ struct LocationManagerTests {
         try await until("denied at the delegate") { delegate.statuses.last == .denied }
         #expect(manager.monitoredRegions.isEmpty)
         await manager.close()
+    }
+
+    @Test("a delegate written with Core Location's signatures (error: any Error) is called, as is the typed spelling")
+    func bothDelegateSpellingsAreCalled() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        let (first, typed, second, coreLocation) = try await Self.bothSpellings(world)
+        try await first.startMonitoring(for: region)
+        try await second.startMonitoring(for: BeaconRegion(uuid: World.demoUUID, major: 2, identifier: "hall"))
+        try world.grant("denied")
+        try await until("monitoringDidFailFor, both spellings: \(typed.calls) \(coreLocation.calls)") {
+            typed.calls.contains(.monitoringFailed("lobby", BeacondErrorName.notAuthorized.rawValue))
+                && coreLocation.calls.contains("monitoringDidFail hall \(BeacondErrorName.notAuthorized.rawValue)")
+        }
+        world.killDaemon()
+        try await until("didFailWithError, both spellings") {
+            typed.calls.contains(.error(BeaconLocationError.daemonUnavailableName))
+                && coreLocation.calls.contains("didFailWithError \(BeaconLocationError.daemonUnavailableName)")
+        }
+        await first.close()
+        await second.close()
+    }
+
+    @Test("beacond unable to scan reaches didFailRangingFor (RangingUnavailable), and ranging comes back when it scans")
+    func scannerFailureReachesRanging() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        let (first, typed, second, coreLocation) = try await Self.bothSpellings(world)
+        try world.breakFifo()
+        let constraint = BeaconIdentityConstraint(uuid: World.demoUUID, major: 1)
+        try await first.startRangingBeacons(satisfying: constraint)
+        try await until("didFailRangingFor: cannot scan") {
+            typed.calls.contains(.rangingFailed(constraint, BeaconLocationError.rangingUnavailableName))
+        }
+        // Started while beacond cannot scan: said at once.
+        try await second.startRangingBeacons(satisfying: constraint)
+        try await until("didFailRangingFor, Core Location's spelling") {
+            coreLocation.calls.contains { $0.hasPrefix("didFailRangingFor \(BeaconLocationError.rangingUnavailableName) beacond cannot scan: ") }
+        }
+        #expect(coreLocation.calls.contains { $0.contains("not a FIFO") }, "beacond's reason: \(coreLocation.calls)")
+        #expect(first.rangedBeaconConstraints == [constraint], "the ranging stays started")
+        try world.repairFifo()
+        let beacon = Advertiser(world)
+        beacon.on()
+        // beacond tries a failed scanner again every 30 s.
+        try await until("ranged again once beacond scans", timeout: .seconds(90)) { typed.ranged.contains { !$0.isEmpty } }
+        #expect(typed.calls.filter { if case .rangingFailed = $0 { true } else { false } }.count == 1, "once: \(typed.calls)")
+        await beacon.off()
+        await first.close()
+        await second.close()
+    }
+}
+
+extension LocationManagerTests {
+    /// Two managers of the demo app: one whose delegate types its errors, one with Core Location's signatures.
+    static func bothSpellings(_ world: World) async throws -> (LocationManager, Recorder, LocationManager, CoreLocationSpelling) {
+        let typed = Recorder()
+        let coreLocation = CoreLocationSpelling()
+        let first = try await LocationManager(appID: World.demo, bus: world.address, delegate: typed)
+        let second = try await LocationManager(appID: World.demo, bus: world.address, delegate: coreLocation)
+        return (first, typed, second, coreLocation)
+    }
+}
+
+/// A delegate with Core Location's signatures: the errors are `any Error`.
+final class CoreLocationSpelling: LocationManagerDelegate {
+    private let log = Mutex<[String]>([])
+    var calls: [String] { log.withLock { $0 } }
+
+    func locationManager(_ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: any Error) {
+        log.withLock { $0.append("monitoringDidFail \(region?.identifier ?? "-") \((error as? BeaconLocationError)?.name ?? "?")") }
+    }
+    func locationManager(_ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: any Error) {
+        let error = error as? BeaconLocationError
+        log.withLock { $0.append("didFailRangingFor \(error?.name ?? "?") \(error?.message ?? "")") }
+    }
+    func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {
+        log.withLock { $0.append("didFailWithError \((error as? BeaconLocationError)?.name ?? "?")") }
     }
 }

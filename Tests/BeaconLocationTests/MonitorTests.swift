@@ -28,6 +28,64 @@ struct MonitorTests {
         await monitor.close()
     }
 
+    @Test("the event stream itself says why nothing comes: beacond absent, pending, denied, a scanner that fails, beacond gone")
+    func eventStreamSaysWhy() async throws {
+        let world = try World()
+        let monitor = try await Monitor(appID: World.demo, bus: world.address)
+        let log = EventLog(monitor)
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 1), identifier: "lobby")
+        try await until("beacond absent, said as an event") { log.diagnosticEvents.last?.diagnostic?.daemonUnavailable == true }
+        #expect(log.lines.last?.hasPrefix("lobby waiting: beacond is not running on the bus at \(world.address)") == true, "\(log.lines)")
+        #expect(log.lines.last?.contains("beacond --bus '\(world.address)'") == true, "\(log.lines)")
+
+        try await world.startDaemon()
+        try await until("the pending request") { log.diagnosticEvents.last?.diagnostic?.authorizationRequestInProgress == true }
+        #expect(log.lines.last == "lobby waiting: " + (log.diagnosticEvents.last?.diagnostic?.message ?? "?"))
+        #expect(log.lines.last?.contains("beaconctl auth grant org.example.Demo always") == true, "\(log.lines)")
+
+        try world.grant("denied")
+        try await until("denied") { log.diagnosticEvents.last?.diagnostic?.authorizationDenied == true }
+        #expect(log.lines.last?.contains("is denied: an administrator allows it with `beaconctl auth grant") == true)
+
+        try world.breakFifo()
+        try world.grant()
+        try await until("the scanner that cannot scan") { log.diagnosticEvents.last?.diagnostic?.scannerUnavailable == true }
+        #expect(log.lines.last?.contains("lobby waiting: beacond cannot scan: ") == true, "\(log.lines)")
+        #expect(log.lines.last?.contains("not a FIFO") == true, "the reason, from beacond: \(log.lines)")
+        let failedAt = log.allEvents.count
+        try world.repairFifo()
+        // beacond tries a failed scanner again every 30 s.
+        try await until("ready once it scans", timeout: .seconds(90)) {
+            log.allEvents.dropFirst(failedAt).contains { $0.diagnostic?.isBlocked == false }
+        }
+        #expect(log.lines.last == "lobby ready", "\(log.lines)")
+        #expect(log.diagnosticEvents.allSatisfy { $0.identifier == "lobby" && $0.state == .unknown })
+
+        world.killDaemon()
+        try await until("beacond gone, said as an event") { log.diagnosticEvents.last?.diagnostic?.daemonUnavailable == true }
+        #expect(log.states.isEmpty, "no state event came: \(log.states)")
+        await monitor.close()
+    }
+
+    @Test("one state change, one event: denied and granted again twice while inside repeats no entry")
+    func denyAndGrantWhileInside() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        let (monitor, log, beacon) = try await EventLog.lobbyInside(world)
+        for round in 1...2 {
+            try world.grant("denied")
+            try await until("denied, round \(round)") { log.diagnosticEvents.last?.diagnostic?.authorizationDenied == true }
+            try world.grant()
+            try await until("ready, round \(round)") { log.diagnosticEvents.last?.diagnostic?.isBlocked == false }
+            try await until("lobby inside again at beacond") { try world.regions().contains("\"inside\"") }
+        }
+        // A call's reply comes after every signal beacond sent before it: a repeated entry would be in the log now.
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 9), identifier: "probe")
+        #expect(log.states.filter { $0.hasPrefix("lobby") } == ["lobby inside"], "\(log.lines)")
+        #expect(log.lines.filter { $0.hasPrefix("lobby") && !$0.hasSuffix("inside") }.count == 4, "\(log.lines)")
+        await beacon.off()
+        await monitor.close()
+    }
+
     @Test("the region limit: refused with the key to raise, said by the diagnostics, cleared by a removal")
     func regionLimit() async throws {
         let world = try await World.running(settings: World.settings + "max_regions_per_client = 2\n", granting: "authorizedAlways")

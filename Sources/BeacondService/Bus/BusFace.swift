@@ -114,6 +114,7 @@ final class BusFace {
             switch property {
             case .locationServicesEnabled(let enabled): [BeacondMember.locationServicesEnabled: .boolean(enabled)]
             case .scanning(let scanning): [BeacondMember.scanning: .boolean(scanning)]
+            case .scannerState(let state): [BeacondMember.scannerState: .string(state)]
             }
         queue(
             path: BeacondBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",

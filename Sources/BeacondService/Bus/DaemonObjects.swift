@@ -97,6 +97,7 @@ struct DaemonObjects {
                 property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
                 property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.core.policy.locationServicesEnabled) },
                 property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.core.scanControl.phase.isScanning) },
+                property(BeacondMember.scannerState, "s") { daemon, _ in .string(daemon.core.scannerStateShown) },
             ])
         let admin = DBusInterface(
             BeacondInterface.admin,

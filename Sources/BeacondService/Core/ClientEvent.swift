@@ -77,6 +77,8 @@ public enum ClientProperty: Hashable, Sendable {
 public enum ManagerProperty: Hashable, Sendable {
     case locationServicesEnabled(Bool)
     case scanning(Bool)
+    /// `ScannerState`: what apps are told about the scanner (`DaemonCore.scannerStateShown`).
+    case scannerState(String)
 }
 
 /// A ranged beacon as a client gets it: with rooms, where the room locator places it and every receiver's

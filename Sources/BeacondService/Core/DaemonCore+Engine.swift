@@ -112,5 +112,18 @@ extension DaemonCore {
                 }
             }
         }
+        showScannerState()
+    }
+
+    /// Tells apps (Manager1 `ScannerState`) what the scanner does now, when that changed.
+    mutating func showScannerState() {
+        let state = scanControl.phase.stateText
+        let blind =
+            scannerStateShown.hasPrefix(BeacondScannerState.failedPrefix)
+            || scannerStateShown.hasPrefix(BeacondScannerState.waitingPrefix)
+        if blind && state == BeacondScannerState.starting { return } // a retry: still failed until it scans
+        guard state != scannerStateShown else { return }
+        scannerStateShown = state
+        emit(.managerPropertyChanged(.scannerState(state)))
     }
 }

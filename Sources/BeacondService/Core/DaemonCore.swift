@@ -24,6 +24,10 @@ struct DaemonCore {
     var engine: BeaconEngine
     /// When the scanner runs (`ScanControl`).
     var scanControl = ScanControl()
+    /// Manager1 `ScannerState`, what apps are told: the phase's text, except that a failed or waiting scanner
+    /// being tried again stays failed until it scans (apps would otherwise hear "starting" and the failure again
+    /// at every retry, and take the start for a recovery).
+    var scannerStateShown = BeacondScannerState.idle
     /// What must reach the state database and has not yet (`StateJournal`).
     var journal = StateJournal()
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.

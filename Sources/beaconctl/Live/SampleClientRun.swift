@@ -30,6 +30,8 @@ final class SampleClientRun {
     private var signalsRead = 0
     private var path = ""
     private var registrations = 0
+    /// beacond's scanner was said to fail, and not yet to work again.
+    private var toldCannotScan = false
     private var interrupted = false
     private var counted = 0
     private var count: Int?
@@ -224,6 +226,16 @@ final class SampleClientRun {
             interrupted = true
         case .news(.inUseChanged):
             break
+        case .news(.managerChanged(let changed)):
+            // beacond cannot scan (or can again): said, so an empty ranging is not taken for no beacon near.
+            guard let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue else { return }
+            if scanner.hasPrefix(BeacondScannerState.failedPrefix) || scanner.hasPrefix(BeacondScannerState.waitingPrefix) {
+                if !toldCannotScan { say("beacond cannot scan: \(scanner); it tries again by itself (`beaconctl status` says more)") }
+                toldCannotScan = true
+            } else if scanner == BeacondScannerState.scanning, toldCannotScan {
+                toldCannotScan = false
+                say("beacond scans again")
+            }
         case .news(.signal(let member, let arguments)):
             signalsRead += 1
             guard let data = IncomingSignal.namedArguments(member: member, arguments) else { return }

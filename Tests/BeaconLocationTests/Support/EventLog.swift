@@ -33,8 +33,14 @@ final class EventLog: Sendable {
         return (monitor, log, beacon)
     }
 
-    var events: [Monitor.Event] { state.withLock { $0.events } }
+    /// Every event, state changes and diagnostics.
+    var allEvents: [Monitor.Event] { state.withLock { $0.events } }
+    /// The state changes.
+    var events: [Monitor.Event] { allEvents.filter { $0.diagnostic == nil } }
     var states: [String] { events.map { "\($0.identifier) \($0.state.rawValue)" } }
+    /// The events that carry a diagnostic, and what `print(event)` prints of every event.
+    var diagnosticEvents: [Monitor.Event] { allEvents.filter { $0.diagnostic != nil } }
+    var lines: [String] { allEvents.map { "\($0)" } }
     var diagnostics: [ServiceSession.Diagnostic] { state.withLock { $0.diagnostics } }
     var last: ServiceSession.Diagnostic? { diagnostics.last }
     /// Nil while the events go on; then how they ended (nil: finished).

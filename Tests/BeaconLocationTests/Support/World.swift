@@ -255,6 +255,17 @@ final class World: @unchecked Sendable {
 
     var fifo: String { directory.appendingPathComponent("fifo").path }
 
+    /// A directory where beacond's FIFO should be: its scanner fails when it starts (and at each retry).
+    func breakFifo() throws {
+        unlink(fifo)
+        try FileManager.default.createDirectory(atPath: fifo, withIntermediateDirectories: false)
+    }
+
+    /// The FIFO back: the next retry scans.
+    func repairFifo() throws {
+        guard rmdir(fifo) == 0, mkfifo(fifo, 0o660) == 0 else { throw Failure("cannot make \(fifo) a FIFO again: errno \(errno)") }
+    }
+
     /// One sighting; false when nobody reads the fifo (beacond is not scanning).
     @discardableResult
     func advertise(major: UInt16 = 1, minor: UInt16 = 2) -> Bool {

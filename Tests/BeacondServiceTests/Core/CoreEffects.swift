@@ -77,6 +77,14 @@ extension [DaemonEffect] {
         }
     }
 
+    /// Manager1 `ScannerState` as apps are told it, in order.
+    var scannerStates: [String] {
+        compactMap {
+            guard case .managerPropertyChanged(.scannerState(let state)) = $0 else { return nil }
+            return state
+        }
+    }
+
     /// Whether the effects hold one of this kind (`{ if case .reconfigureFleetMonitoring = $0 … }`).
     func has(_ matches: (DaemonEffect) -> Bool) -> Bool { contains(where: matches) }
 }

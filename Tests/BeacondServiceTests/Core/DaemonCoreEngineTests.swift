@@ -68,4 +68,45 @@ struct DaemonCoreEngineTests {
         #expect(h.call(.stopMonitoring(client: client, identifier: "desk")) == .success(.none))
         #expect(h.take().scannerCommands == ["stop"])
     }
+
+    /// Apps are told when the scanner cannot see (Manager1 `ScannerState`), and again when it sees; a failed
+    /// scanner's retries do not make it look started in between.
+    @Test func appsAreToldWhenTheScannerFailsAndWhenItScansAgain() throws {
+        let h = try H()
+        h.scannerAnswers = false
+        let client = try h.register()
+        try h.grant()
+        h.feed(.started)
+        _ = h.take()
+        #expect(h.core.scannerStateShown == "idle")
+
+        try h.monitor(client, try H.region("lobby"))
+        h.feed(.scannerFailedToStart("no Bluetooth adapter. Fix: plug one in"))
+        var effects = h.take()
+        #expect(effects.scannerStates == ["starting", "failed: no Bluetooth adapter. Fix: plug one in"])
+
+        // Each retry starts a scanner that fails again: nothing new is said.
+        for _ in 0..<3 {
+            h.now = h.core.armedTimers[.scannerRetry] ?? h.now
+            h.feed(.timerFired(.scannerRetry))
+            h.feed(.scannerFailedToStart("no Bluetooth adapter. Fix: plug one in"))
+            effects = h.take()
+            #expect(effects.scannerCommands == ["start"])
+            #expect(effects.scannerStates.isEmpty)
+        }
+        #expect(h.core.scannerStateShown == "failed: no Bluetooth adapter. Fix: plug one in")
+
+        h.now = h.core.armedTimers[.scannerRetry] ?? h.now
+        h.feed(.timerFired(.scannerRetry))
+        h.scannerStarted()
+        #expect(h.take().scannerStates == ["scanning"])
+
+        h.feed(.scannerReported(.waiting("bluetoothd is restarting"), label: "hci0"))
+        #expect(h.take().scannerStates == ["waiting: bluetoothd is restarting"])
+        h.feed(.scannerReported(.scanning("hci0 again"), label: "hci0"))
+        #expect(h.take().scannerStates == ["scanning"])
+
+        #expect(h.call(.stopMonitoring(client: client, identifier: "lobby")) == .success(.none))
+        #expect(h.take().scannerStates == ["idle"])
+    }
 }
