@@ -55,7 +55,8 @@ run: build
 # BeaconLocationTests (the Swift client library, its examples and `beaconctl client` against real beacond processes on
 # private buses) run in a swift test of their own, so their waits never compete for the concurrency pool with the
 # unit tests that block it. scripts/python-client-test.sh installs the Python client library (clients/python) with pip into a fresh venv and runs
-# its pytest suite and examples/python against the real daemon (docs/clients.md). mqtt_test.py runs
+# its pytest suite and examples/python against the real daemon (docs/clients.md); snippets_test.py then builds and
+# runs every Swift and Python block of README.md and docs/clients.md against it (with that venv's Python). mqtt_test.py runs
 # the daemon as a receiver on private Mosquitto brokers, and a real Home Assistant on one (scripts/install-ha.sh puts
 # it in /var/cache/beacond-ha once, about 3 minutes; docs/fleet.md). The soak test keeps the daemon under
 # steady load for 3 minutes and fails if its memory or descriptors grow (see docs/performance.md). Last,
@@ -77,6 +78,7 @@ test: test-deps
 	/usr/bin/python3 Tests/Integration/kinds_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/api_test.py .build/debug/beacond .build/debug/beaconctl
 	scripts/python-client-test.sh .build/debug/beacond
+	/usr/bin/python3 Tests/Integration/snippets_test.py .build/debug/beacond .build/debug .venv-clients/bin/python
 	scripts/install-ha.sh
 	/usr/bin/python3 Tests/Integration/mqtt_test.py .build/debug/beacond .build/debug/beaconctl
 	/usr/bin/python3 Tests/Integration/soak_test.py .build/debug/beacond --minutes 3

@@ -15,7 +15,20 @@ final class Door: LocationManagerDelegate {
     func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
         print("authorization:", manager.authorizationStatus)
         guard manager.authorizationStatus == .authorizedAlways else { return }
-        Task { try await manager.startMonitoring(for: BeaconRegion(uuid: uuid, identifier: "lobby")) }
+        Task {
+            do {
+                try await manager.startMonitoring(for: BeaconRegion(uuid: uuid, identifier: "lobby"))
+            } catch {
+                print("lobby not monitored:", error) // beacond's refusal, saying the fix
+            }
+        }
+    }
+    // Core Location's signatures: the error is a BeaconLocationError, whose message says the fix.
+    func locationManager(_ manager: LocationManager, monitoringDidFailFor region: BeaconRegion?, withError error: any Error) {
+        print("\(region?.identifier ?? "a region") no longer monitored:", error)
+    }
+    func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {
+        print("waiting:", error) // beacond not running (registers again by itself when it is back), or refused
     }
     func locationManager(_ manager: LocationManager, didEnterRegion region: BeaconRegion) {
         print("entered", region.identifier)
