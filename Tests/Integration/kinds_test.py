@@ -281,6 +281,41 @@ def test_reload_moves_a_device_to_its_new_key(suite):
     world.alive()
 
 
+def test_phone_power(suite):
+    """A phone at 1 m (RSSI −59) advertising TX Power Level 12 dBm, as iPhones do (a real advertisement's bytes in
+    PrivateDevicePipelineTests), is ranged near, about 1 m, with TxPower −59: the advertised level is the radio's
+    output, not a measured power (taken as −41 dB at 1 m it put the phone ~56 m away). calibration.toml's
+    "device:NAME" then sets that phone's 1 m power, on reload, for local ranging (no [mqtt])."""
+    world = world_with_devices(suite)
+    demo = always(world, DEMO)
+    demo.lm("StartRanging", "a{sv}", {"Kind": "PrivateDevice", "Device": "shared-tablet"})
+    feeder = world.feeder()
+    feeder.wait_for_fifo()
+    address = hci.resolvable_private_address(SHARED_KEY_MSB_FIRST, 4242)
+    line = hci.line(hci.advertising_event(hci.phone_data(12), rssi=-59, address=address))
+
+    def ranged_after(mark, what, wanted=lambda beacon: True):
+        """The first ranged phone since `mark` that `wanted` accepts, the phone advertising meanwhile."""
+        def heard():
+            for signal in demo.collector.since(mark, "DidRangeBeacons", path=demo.path):
+                if len(signal.args[0]) == 1 and wanted(plain(signal.args[0][0])):
+                    return plain(signal.args[0][0])
+            feeder.send_line(line)
+            return None
+        check(pump_until(lambda: heard() is not None, 15),
+              "no ranged phone %s: %r" % (what, [plain(s.args[0]) for s in demo.collector.since(mark, "DidRangeBeacons")][-3:]))
+        return heard()
+    beacon = ranged_after(demo.collector.mark(), "at first")
+    check(beacon.get("TxPower") == -59 and 0.5 < beacon.get("Accuracy", -1) < 2,
+          "a phone at 1 m advertising 12 dBm: TxPower %r, Accuracy %r m" % (beacon.get("TxPower"), beacon.get("Accuracy")))
+    with open(os.path.join(world.config_dir, "calibration.toml"), "w") as file:
+        file.write('[beacons]\n"device:shared-tablet" = -70\n')
+    world.admin.admin("Reload")
+    check(str(world.admin.status().get("ConfigurationError", "")) == "", "the reload was refused")
+    ranged_after(demo.collector.mark(), "with calibration.toml's power, -70", lambda beacon: beacon.get("TxPower") == -70)
+    world.alive()
+
+
 TESTS = [
     ("1 a phone rotating its address every 2 s: one entry, no exit, ranged by name", test_phone_rotating_its_address),
     ("2 keys stay with the app that declared them", test_keys_stay_with_their_app),
@@ -289,6 +324,7 @@ TESTS = [
     ("5 a broken key on reload keeps the configuration in force", test_broken_key_on_reload),
     ("6 a reload that gives a device another key moves its region and ranging; one without it fails them",
      test_reload_moves_a_device_to_its_new_key),
+    ("7 a phone's advertised TX Power Level is not its 1 m power; calibration.toml's is", test_phone_power),
 ]
 
 if __name__ == "__main__":

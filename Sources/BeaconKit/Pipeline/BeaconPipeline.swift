@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The path every advertisement takes, shared by the daemon and `beacond replay`:
 /// HCI bytes → advertising reports → beacon observations (iBeacon, AltBeacon, Eddystone-UID, private devices by
 /// their keys) → ranging table and region monitors.
@@ -26,8 +28,11 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     var telemetryByAddress: [UInt64: EddystoneTelemetry] = [:]
     /// The most addresses whose telemetry is kept (a flood of TLM frames cannot grow memory past it).
     static var telemetryCapacity: Int { 4096 }
-    /// The RSSI at 1 m assumed for a private device that advertises no TX Power Level: a typical phone's.
+    /// The RSSI at 1 m assumed for a phone (a private device): a typical phone's, the iBeacon convention for a 0 dBm
+    /// transmitter, between Bermuda's −55 and ESPresense's −65 for Apple devices (docs/devices.md, "A phone's power").
     public static var phoneMeasuredPower: Int8 { -59 }
+    /// Each private device's RSSI at 1 m where calibration.toml gives one (`"device:NAME" = dBm`), by fingerprint.
+    public var privateDeviceMeasuredPower: [UUID: Int8] = [:]
     /// How often ranging results are produced (Core Location: about once a second).
     public let rangingInterval: Duration
     /// Whether `ingest` reports each observation as an event (replay prints them; the daemon does not need them).
@@ -111,10 +116,12 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         if frame == nil, !privateDevices.isEmpty,
             let fingerprint = privateDevices.resolve(address, addressType: addressType, at: time)
         {
+            // Not the advertised TX Power Level: that is the radio's nominal output (iPhones say 12 dBm, Android 1, −7
+            // or −15), not a power measured at 0 m, so Eddystone's "minus 41 dB" put a phone at arm's length ~50 m
+            // away. A phone is taken as a typical one (docs/devices.md), unless calibration.toml measured it.
             frame = BeaconFrame(
                 identity: .privateDevice(fingerprint: fingerprint),
-                measuredPower: content.txPowerLevel.map { Int8(clamping: Int($0) - BeaconFrameParser.eddystoneLossAtOneMetre) }
-                    ?? Self.phoneMeasuredPower)
+                measuredPower: privateDeviceMeasuredPower[fingerprint] ?? Self.phoneMeasuredPower)
         }
         guard let frame else { return }
         counters.beacons += 1

@@ -60,6 +60,7 @@ extension DaemonCore {
             armHomeAssistantTimer()
         }
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(new))
+        engine.setPrivateDeviceMeasuredPower(new.measuredPowerOverrides)
         followDeviceKeys()
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }

@@ -74,6 +74,7 @@ struct DaemonCore {
         startedAt = now
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(configuration))
+        engine.setPrivateDeviceMeasuredPower(configuration.measuredPowerOverrides)
     }
 
     /// Every declared private device's key: the administrator's and every app's (an app sees only its own and the

@@ -1,3 +1,4 @@
+import Foundation
 import BeaconKit
 import Captures
 
@@ -68,6 +69,15 @@ struct BeaconEngine {
         let current = Set(pipeline.privateDevices.keys)
         guard Set(keys) != current else { return }
         pipeline.privateDevices.setKeys(keys)
+    }
+
+    /// calibration.toml's measured powers of private devices (phones), which advertise none of their own.
+    mutating func setPrivateDeviceMeasuredPower(_ overrides: [BeaconIdentity: Int]) {
+        var powers: [UUID: Int8] = [:]
+        for (identity, power) in overrides where identity.kind == .privateDevice {
+            powers[identity.uuid] = Int8(clamping: power)
+        }
+        pipeline.privateDeviceMeasuredPower = powers
     }
 
     /// Rooms (with `[mqtt]`): where each beacon is, from this node's and the other receivers' readings.

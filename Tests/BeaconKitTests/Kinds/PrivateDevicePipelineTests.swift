@@ -80,6 +80,46 @@ struct PrivateDevicePipelineTests {
         #expect(Self.events(events) == ["didDetermineState(inside) at 3.0", "didEnterRegion at 3.0"])
     }
 
+    /// A phone's real advertisement: an iPhone's Nearby Info with TX Power Level 12 dBm, from gl-inet/gl-ble-sdk's
+    /// published scan log (Tests/Fixtures/corpus/vectors/vectors-gl-ble-sdk-scanlog.txt, line 13).
+    static let iPhoneNearbyInfo: [UInt8] = [
+        0x02, 0x01, 0x1A, 0x02, 0x0A, 0x0C, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x00, 0x18, 0xDC, 0xA0, 0x6A,
+    ]
+
+    /// The phone's ranged distance at `rssi`, as the pipeline estimates it (`overrides`: calibration.toml's).
+    static func rangedDistance(rssi: Int8, overrides: [UUID: Int8] = [:]) throws -> Double {
+        var pipeline = Pipeline(emitsObservations: false)
+        pipeline.privateDevices.setKeys([key])
+        pipeline.privateDeviceMeasuredPower = overrides
+        var events: [Pipeline.Event] = []
+        pipeline.startRanging(.privateDevice(fingerprint: key.fingerprint), key: "r", at: at(0), into: &events)
+        for tick in 0..<10 {
+            pipeline.ingest(hciEvent: report(from: rpa(7), data: iPhoneNearbyInfo, rssi: rssi).span, at: at(Double(tick) * 0.1), into: &events)
+        }
+        events.removeAll()
+        pipeline.advance(to: at(1.5), into: &events)
+        guard case .ranging(let results, _)? = events.last, let beacon = results.first?.beacons.first else {
+            throw Failure("no ranged phone: \(events)")
+        }
+        return beacon.accuracy
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String; init(_ d: String) { description = d } }
+
+    /// An advertised TX Power Level is the radio's output, not a measured power at 0 m (Eddystone's rule, TX − 41,
+    /// made an iPhone advertising 12 dBm "−29 dBm at 1 m", so −59 read as ~56 m). A phone at arm's length ranges
+    /// near: its 1 m power is the phone default (−59 dBm) whatever it advertises, or calibration.toml's for it.
+    @Test func aPhoneAtArmsLengthRangesNearWhateverItsTxPowerLevel() throws {
+        #expect(BeaconFrameParser.parse(advertisingData: Self.iPhoneNearbyInfo.span).txPowerLevel == 12)
+        let atOneMetre = try Self.rangedDistance(rssi: -59)
+        #expect(atOneMetre > 0.5 && atOneMetre < 2, "\(atOneMetre) m")
+        let armsLength = try Self.rangedDistance(rssi: -50)
+        #expect(armsLength < 1, "\(armsLength) m")
+        // calibration.toml's "device:NAME" = -70: this phone is weaker, so the same −59 is nearer.
+        let calibrated = try Self.rangedDistance(rssi: -59, overrides: [Self.key.fingerprint: -70])
+        #expect(calibrated < atOneMetre / 2, "\(calibrated) m with −70 at 1 m, \(atOneMetre) m without")
+    }
+
     @Test func eddystoneTelemetryJoinsTheBeaconOfItsAddress() throws {
         var pipeline = Pipeline(emitsObservations: false)
         var events: [Pipeline.Event] = []
