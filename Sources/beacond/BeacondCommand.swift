@@ -23,9 +23,12 @@ struct BeacondCommand: AsyncParsableCommand {
             (see `beaconctl --help`). It is normally started by systemd (beacond.service).
 
             Files: CONFIG-DIR/beacond.toml (daemon settings), CONFIG-DIR/apps.d/*.toml (one app each), \
+            CONFIG-DIR/devices.d/*.toml (the administrator's phones by their keys, `beaconctl devices import`), \
+            CONFIG-DIR/calibration.toml (receivers' offsets, beacons' and phones' 1 m powers; `beaconctl \
+            calibrate --write`), \
             STATE-DIR/state.sqlite (authorization decisions, monitored regions and their states, events queued for \
             apps without a client), STATE-DIR/lock (one beacond per state directory). SIGHUP reloads the \
-            configuration; a broken \
+            configuration; every broken \
             file is logged with its file and line and the previous configuration stays in force. SIGTERM \
             stops gracefully.
 

@@ -28,6 +28,8 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
     public var message: String
     /// How to fix it, when there is something more useful to say than the message itself.
     public var fix: String?
+    /// The other files' problems found in the same reading, in order (said after this one).
+    public var others: [ConfigurationError] = []
 
     public init(file: String, line: Int?, message: String, fix: String? = nil) {
         self.file = file
@@ -36,8 +38,12 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
         self.fix = fix
     }
 
-    /// `file:line: message (fix)`.
+    /// `file:line: message (fix)`, then `; also file:line: …` for each other problem.
     public var description: String {
+        ([self] + others).map(\.single).joined(separator: "; also ")
+    }
+
+    private var single: String {
         let location = ConfigurationLocation.text(file: file, line: line)
         guard let fix else { return "\(location): \(message)" }
         return "\(location): \(message) (\(fix))"

@@ -14,7 +14,9 @@ public enum ConfigurationLoader {
     /// The scanner source is `scanner` (`beacond --scanner`) when given, else `[scanner] source`; a `replay:` capture
     /// that cannot be played (`ReplayScanner.check`) is an error naming where the source was set.
     ///
-    /// Throws the first problem that stops the daemon; harmless oddities are in `warnings`, and so are names that
+    /// Throws the problems that stop the daemon, every broken file's (the first, with the others in `others`: an
+    /// administrator fixing one file learns of the next at once, not at the next reload); harmless oddities are in
+    /// `warnings`, and so are names that
     /// cannot work on this system (`accounts`): a listed user or the `admin_group` that does not exist, and a
     /// configuration directory that is not there.
     public static func load(
@@ -22,22 +24,31 @@ public enum ConfigurationLoader {
         accounts: AccountLookup = .system
     ) throws(ConfigurationError) -> DaemonConfiguration {
         let settingsFile = path(directory, settingsFileName)
-        var configuration: DaemonConfiguration
+        var problems: [ConfigurationError] = []
+        /// Each file's problem is kept and the next file read: all are reported together.
+        func collecting(_ body: () throws(ConfigurationError) -> Void) {
+            do { try body() } catch { problems.append(error) }
+        }
+        var configuration = DaemonConfiguration.defaults
+        configuration.configFile = settingsFile
         var settingsDocument: TOMLDocument?
-        if let text = try ConfigurationFiles.readIfPresent(settingsFile) {
-            let document = try TOMLDocument(file: settingsFile, text: text)
-            configuration = try DaemonSettingsParser.parse(document)
-            settingsDocument = document
-        } else {
-            configuration = .defaults
-            configuration.configFile = settingsFile
+        collecting { () throws(ConfigurationError) in
+            if let text = try ConfigurationFiles.readIfPresent(settingsFile) {
+                let document = try TOMLDocument(file: settingsFile, text: text)
+                configuration = try DaemonSettingsParser.parse(document)
+                settingsDocument = document
+            }
         }
         // Before calibration.toml, whose [beacons] may name the administrator's devices.
-        try DeviceKeysParser.loadAdministratorDevices(
-            directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
+        collecting { () throws(ConfigurationError) in
+            try DeviceKeysParser.loadAdministratorDevices(
+                directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
+        }
         let calibrationFile = path(directory, CalibrationParser.fileName)
-        if let text = try ConfigurationFiles.readIfPresent(calibrationFile) {
-            try CalibrationParser.parse(try TOMLDocument(file: calibrationFile, text: text), into: &configuration)
+        collecting { () throws(ConfigurationError) in
+            if let text = try ConfigurationFiles.readIfPresent(calibrationFile) {
+                try CalibrationParser.parse(try TOMLDocument(file: calibrationFile, text: text), into: &configuration)
+            }
         }
         if let scanner { configuration.scanner = scanner }
         if case .replay(let capture) = configuration.scanner {
@@ -46,10 +57,11 @@ public enum ConfigurationLoader {
             do {
                 try ReplayScanner.check(path: capture)
             } catch {
-                throw ConfigurationError(
-                    file: scanner == nil ? settingsFile : "--scanner",
-                    line: scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil,
-                    message: error.message)
+                problems.append(
+                    ConfigurationError(
+                        file: scanner == nil ? settingsFile : "--scanner",
+                        line: scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil,
+                        message: error.message))
             }
         }
         if !accounts.directoryExists(directory) {
@@ -71,18 +83,26 @@ public enum ConfigurationLoader {
         }
         let appsDirectory = path(directory, appsDirectoryName)
         var declaredAt: [String: (file: String, line: Int?)] = [:]
-        for file in try ConfigurationFiles.declarationFiles(in: appsDirectory) {
-            guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
-            let document = try TOMLDocument(file: file, text: text)
-            let parsed = try AppDeclarationParser.parse(document)
+        var files: [String] = []
+        collecting { () throws(ConfigurationError) in files = try ConfigurationFiles.declarationFiles(in: appsDirectory) }
+        for file in files {
+            var read: (document: TOMLDocument, parsed: AppDeclarationParser.Parsed)?
+            collecting { () throws(ConfigurationError) in
+                guard let text = try ConfigurationFiles.readIfPresent(file) else { return }
+                let document = try TOMLDocument(file: file, text: text)
+                read = (document, try AppDeclarationParser.parse(document))
+            }
+            guard let (document, parsed) = read else { continue }
             let appID = parsed.app.declaration.appID
             if let first = declaredAt[appID] {
                 let firstPlace = first.line.map { "\(first.file):\($0)" } ?? first.file
-                throw ConfigurationError(
-                    file: file, line: parsed.appIDLine,
-                    message: "app_id \"\(appID)\" is already declared in \(firstPlace)",
-                    fix: "declare each app in exactly one file: remove one of the two files "
-                        + "or give one a different app_id")
+                problems.append(
+                    ConfigurationError(
+                        file: file, line: parsed.appIDLine,
+                        message: "app_id \"\(appID)\" is already declared in \(firstPlace)",
+                        fix: "declare each app in exactly one file: remove one of the two files "
+                            + "or give one a different app_id"))
+                continue
             }
             declaredAt[appID] = (file, parsed.appIDLine)
             configuration.apps[appID] = parsed.app
@@ -94,6 +114,10 @@ public enum ConfigurationLoader {
                         message: "user \"\(user)\" in users of \(appID) does not exist on this system, so nobody can "
                             + "register as \(appID) under that name. Fix: correct the name, or create the user"))
             }
+        }
+        if var first = problems.first {
+            first.others = Array(problems.dropFirst())
+            throw first
         }
         return configuration
     }

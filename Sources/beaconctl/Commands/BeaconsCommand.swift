@@ -12,7 +12,9 @@ struct BeaconsCommand: ParsableCommand {
         abstract: "Show the beacons clients are ranging, live.",
         discussion: """
             Subscribes with org.beacond.Admin1.WatchEvents and shows every DidRangeBeacons cycle (about one a \
-            second per ranging client and constraint): UUID, major, minor, RSSI (0 = not heard this cycle), \
+            second per ranging client and constraint): the beacon (its UUID for an iBeacon; altbeacon:ID1:ID2:ID3, \
+            eddystone:NAMESPACE:INSTANCE or device:NAME for the other kinds), major, minor (iBeacon and \
+            AltBeacon; "-" otherwise), RSSI (0 = not heard this cycle), \
             accuracy in metres, proximity, and the app ranging; with [mqtt] also the beacon's room (ROOM) and \
             the receiver whose reading gave its RSSI and accuracy (RECEIVER: the daemon's own room, or the \
             nearest receiver when only others heard it). On a terminal the table is redrawn each cycle; \
@@ -21,8 +23,10 @@ struct BeaconsCommand: ParsableCommand {
 
             --once prints the first cycle and exits. --json prints each cycle as one JSON object \
             (the DidRangeBeacons event: {"Kind", "Time", "TimeISO8601", "Data": {"AppId", "Client", \
-            "Constraint", "Beacons": [{"UUID", "Major", "Minor", "RSSI", "Accuracy", "Proximity", "TxPower", \
-            "Timestamp", "TimestampISO8601"}, with [mqtt] also "Room", "Receivers", "Receiver"]}}).
+            "Constraint", "Beacons": [{"Kind"? (absent for an iBeacon), "UUID"?, "Major"?, "Minor"?, \
+            "Namespace"?, "Instance"?, "Device"?, "RSSI", "Accuracy", "Proximity", "TxPower", "Timestamp", \
+            "TimestampISO8601", with Eddystone-TLM "BatteryMillivolts"? and "Temperature"?, with [mqtt] also \
+            "Room", "Receivers", "Receiver"}]}}).
 
             Example: beaconctl beacons --once --json | jq '.Data.Beacons[0].Accuracy'
 

@@ -21,6 +21,24 @@ struct ConfigurationErrorTests {
         #expect(description.contains("https://toml.io"))
     }
 
+    @Test("every broken file is reported, not only the first: settings, calibration and two app declarations")
+    func everyBrokenFileIsReported() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[authorization]\nprompt = \"ask\"\n", to: "beacond.toml")
+        try directory.write("[beacons]\n\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2\" = \"loud\"\n", to: "calibration.toml")
+        try directory.write("app_id = \"org.example.A\"\nusers = [\"root\"\n", to: "apps.d/a.toml")
+        try directory.write("app_id = \"org.example.Good\"\nusers = [\"root\"]\nalways_usage = \"x\"\n", to: "apps.d/b.toml")
+        try directory.write("app_id = 5\n", to: "apps.d/c.toml")
+        let error = try #require(directory.loadError())
+        let said = error.description
+        #expect(error.file == directory.settingsFile && error.others.count == 3, "\(said)")
+        for file in ["beacond.toml:2", "calibration.toml:2", "apps.d/a.toml", "apps.d/c.toml:1"] {
+            #expect(said.contains(file), "\(file) is not said: \(said)")
+        }
+        #expect(!said.contains("b.toml"), "the good file is not blamed: \(said)")
+        #expect(said.components(separatedBy: "; also ").count == 4, "\(said)")
+    }
+
     @Test("an unterminated table header is a syntax error at its line")
     func badHeader() throws {
         let (error, file) = try settingsError("\n\n[monitoring\nexit_timeout = 3\n")
