@@ -22,7 +22,10 @@ enum AuthorizationMessages {
         }
     }
 
-    static let reload = "reload beacond (systemctl reload beacond)"
+    /// How beacond reads its files again: systemd's reload, or SIGHUP to a beacond run by hand (a test's, one on a
+    /// private bus); both are said, since the rules cannot know how the daemon was started.
+    static let reloadCommand = "systemctl reload beacond, or kill -HUP a beacond run by hand"
+    static let reload = "reload beacond (\(reloadCommand))"
 
     static func grant(_ request: AuthorizationRequest, _ app: AppDeclaration) -> String {
         "beaconctl auth grant \(app.appID) \(request.grantArgument)"

@@ -27,8 +27,8 @@ extension AuthorizationRules {
                 kind: .callerNotPermitted, appID: app.appID,
                 message: "user \(caller.userName) (uid \(caller.userID)) may not act as app \(app.appID): "
                     + "it is not in users of \(app.declarationFile). "
-                    + "Fix: add \"\(caller.userName)\" to users = [...] in \(app.declarationFile) and run "
-                    + "systemctl reload beacond, or run the client as a listed user.")
+                    + "Fix: add \"\(caller.userName)\" to users = [...] in \(app.declarationFile) and reload "
+                    + "beacond (\(AuthorizationMessages.reloadCommand)), or run the client as a listed user.")
         }
         if let required = app.executable, caller.executable != required {
             let actual = caller.executable.map { "runs \($0)" } ?? "its executable could not be determined"
@@ -36,7 +36,7 @@ extension AuthorizationRules {
                 kind: .callerNotPermitted, appID: app.appID,
                 message: "this process \(actual), but app \(app.appID) may only be used by \(required) "
                     + "(executable in \(app.declarationFile)). Fix: start the client from \(required), "
-                    + "or change executable in \(app.declarationFile) and run systemctl reload beacond.")
+                    + "or change executable in \(app.declarationFile) and reload beacond (\(AuthorizationMessages.reloadCommand)).")
         }
     }
 }

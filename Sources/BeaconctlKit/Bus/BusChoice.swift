@@ -33,6 +33,16 @@ public struct BusChoice: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// How to start beacond where this command looks for it: systemd's unit on the system bus; by hand on another.
+    public var startAdvice: String {
+        switch address {
+        case .system: return "sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e"
+        case .session, .address:
+            return "start it on that bus: beacond --bus '\(optionValue)' --config-dir DIR --state-dir DIR "
+                + "(its standard error says why if it does not stay up)"
+        }
+    }
+
     /// The value to pass back to `--bus` (for hints that print a command line).
     public var optionValue: String { address.optionValue }
 }

@@ -49,8 +49,7 @@ extension BeaconctlError {
     public static func daemonNotRunning(on bus: BusChoice) -> BeaconctlError {
         BeaconctlError(
             exitStatus: ExitStatus.unavailable,
-            message: "beacond is not running on \(bus) (nobody owns \(BeacondBus.name)). "
-                + "Start it: sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e",
+            message: "beacond is not running on \(bus) (nobody owns \(BeacondBus.name)). Start it: \(bus.startAdvice)",
             dbusName: BusErrorName.prefix + "ServiceUnknown")
     }
 

@@ -11,7 +11,7 @@ public enum Doctor {
                 ? "start the system bus (systemctl start dbus), or choose a bus with --bus or $\(BusChoice.environmentVariable)"
                 : "check the address, or choose a bus with --bus system|session|ADDRESS"
         }
-        public static let daemon = "sudo systemctl start beacond; if it does not stay up: journalctl -u beacond -e"
+        public static func daemon(_ bus: BusChoice) -> String { bus.startAdvice }
     }
 
     /// `GetStatus` refused (`Admin1`). beacond's own AccessDenied names the admin_group in force, the beacond.toml

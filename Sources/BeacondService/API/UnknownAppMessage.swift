@@ -35,7 +35,7 @@ public enum UnknownAppMessage {
         if suggestFix {
             message +=
                 ". Fix: create \(configDirectory)/apps.d/\(appID).toml with app_id = \"\(appID)\", "
-                + "users = [\"<your user>\"] and the usage descriptions, then run systemctl reload beacond"
+                + "users = [\"<your user>\"] and the usage descriptions, then reload beacond (" + BeacondAdvice.reload + ")"
         }
         return message
     }

@@ -167,7 +167,7 @@ extension DaemonCore {
             throw BeacondError(
                 .locationServicesDisabled,
                 "location_services = false in \(configDirectory)/beacond.toml "
-                    + "overrides this switch. Fix: set location_services = true there and run systemctl reload beacond"
+                    + "overrides this switch. Fix: set location_services = true there and reload beacond (" + BeacondAdvice.reload + ")"
             ).callError
         }
         let oldPolicy = policy

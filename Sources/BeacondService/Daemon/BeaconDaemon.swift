@@ -124,7 +124,7 @@ public actor BeaconDaemon {
         guard ownership == .primaryOwner || ownership == .alreadyOwner else {
             throw .bus(
                 "another beacond already owns \(BeacondBus.name) on the \(DaemonOptions.describe(options.bus)); "
-                    + "stop it first (systemctl stop beacond)")
+                    + "stop it first (" + BeacondAdvice.stop(pid: "") + ")")
         }
         stateFile.watch(on: loop) {
             self.assumeIsolated { daemon in

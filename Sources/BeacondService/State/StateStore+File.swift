@@ -86,7 +86,7 @@ public final class StateDirectoryLock: Sendable {
             close(fd)
             throw StateStoreError(
                 file: directory, message: "another beacond\(holder.isEmpty ? "" : " (pid \(holder))") uses this state directory",
-                fix: "stop it first (systemctl stop beacond), or give this one its own --state-dir")
+                fix: "stop it first (" + BeacondAdvice.stop(pid: holder) + "), or give this one its own --state-dir")
         }
         descriptor = Mutex(fd)
         let pid = "\(getpid())\n"

@@ -58,12 +58,12 @@ struct DoctorCommand: ParsableCommand {
                 checks.append(
                     DoctorCheck(
                         "beacond running", passed: false, "nobody owns \(BeacondBus.name) on \(bus)",
-                        fix: Doctor.Fix.daemon))
+                        fix: Doctor.Fix.daemon(bus)))
                 return checks
             }
             checks.append(DoctorCheck("beacond running", passed: true, "\(BeacondBus.name) is \(try client.daemonUniqueName())"))
         } catch {
-            checks.append(DoctorCheck("beacond running", passed: false, error.message, fix: Doctor.Fix.daemon))
+            checks.append(DoctorCheck("beacond running", passed: false, error.message, fix: Doctor.Fix.daemon(bus)))
             return checks
         }
         let status: VarDict

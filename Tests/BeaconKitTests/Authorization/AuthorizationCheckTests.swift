@@ -117,7 +117,8 @@ import Testing
         #expect(
             message.contains(
                 "add always_usage = \"<why org.example.cafe needs location>\" to "
-                    + "/etc/beacond/apps.d/org.example.cafe.toml, reload beacond (systemctl reload beacond), then call "
+                    + "/etc/beacond/apps.d/org.example.cafe.toml, reload beacond (systemctl reload beacond, or kill -HUP "
+                    + "a beacond run by hand), then call "
                     + "RequestAlwaysAuthorization"))
     }
 
@@ -179,7 +180,7 @@ import Testing
             error.message == "monitoring is refused: location services are switched off for every app, so app "
                 + "'org.example.cafe' is effectively restricted (its own status, authorizedAlways, returns when they are "
                 + "switched on). Fix: beaconctl services on, or set location_services = true in /tmp/test/beacond.toml "
-                + "and reload beacond (systemctl reload beacond).")
+                + "and reload beacond (systemctl reload beacond, or kill -HUP a beacond run by hand).")
     }
 
     @Test func declarationFileIsNamedAsGiven() throws {
@@ -196,6 +197,6 @@ import Testing
         #expect(
             error.message == "RequestWhenInUseAuthorization needs a when-in-use usage description, and app 'x' "
                 + "declares none. Fix: add when_in_use_usage = \"<why x needs location>\" to /srv/apps/x.toml and reload "
-                + "beacond (systemctl reload beacond), then call RequestWhenInUseAuthorization again.")
+                + "beacond (systemctl reload beacond, or kill -HUP a beacond run by hand), then call RequestWhenInUseAuthorization again.")
     }
 }
