@@ -2,8 +2,10 @@
 /// an old database, a daemon's reply), made safe to show on a terminal or in the journal: every control
 /// character (C0, DEL and C1, so ESC and the 8-bit CSI too) is written out as an escape, so such text cannot move
 /// a cursor, recolour a line, retitle a window or fake a second line; so is every bidirectional control, so it
-/// cannot reorder what follows it on the line (`lobby\u{202E}txt.exe` shown as `lobbyexe.txt`). One escape style
-/// everywhere: `\n`, `\t`, `\r`, and `\u{1B}` for the rest.
+/// cannot reorder what follows it on the line (`lobby\u{202E}txt.exe` shown as `lobbyexe.txt`); and so is every
+/// character that shows as nothing or breaks a line (format characters, line and paragraph separators, private use,
+/// Hangul fillers), so no identifier can look like another or fake a line. One escape style everywhere: `\n`,
+/// `\t`, `\r`, and `\u{1B}` for the rest.
 public enum UntrustedText {
     /// C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F).
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
@@ -20,9 +22,24 @@ public enum UntrustedText {
         }
     }
 
+    /// Characters that show as nothing, or as something they are not: Unicode's format characters (Cf: soft hyphen,
+    /// zero-width space and joiners, the byte-order mark, tag characters, interlinear annotations), line and
+    /// paragraph separators (Zl, Zp), private use (Co: a font's own glyphs), and the Hangul fillers, letters that
+    /// draw as blank space.
+    public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse: return true
+        default: break
+        }
+        switch scalar.value {
+        case 0x115F, 0x1160, 0x3164, 0xFFA0: return true
+        default: return false
+        }
+    }
+
     /// What `escaped` and `JSONString` write out as an escape.
     public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        isControl(scalar) || isBidirectionalControl(scalar)
+        isControl(scalar) || isBidirectionalControl(scalar) || isInvisible(scalar)
     }
 
     /// `text` with control and bidirectional characters escaped. `quote`: a character also escaped with a backslash, and so is the
@@ -67,8 +84,11 @@ public enum JSONString {
             case "\r": output += "\\r"
             case "\t": output += "\\t"
             case _ where UntrustedText.needsEscape(scalar):
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                // JSON's escapes are UTF-16 code units: past U+FFFF, a surrogate pair.
+                for unit in String(scalar).utf16 {
+                    let hex = String(unit, radix: 16)
+                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                }
             default: output.unicodeScalars.append(scalar)
             }
         }

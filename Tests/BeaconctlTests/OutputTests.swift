@@ -198,4 +198,35 @@ struct AuthorizationChangeTextTests {
         // Letters of right-to-left scripts stay as they are: only the invisible controls are escaped.
         #expect(UntrustedText.escaped("غرفة שלום") == "غرفة שלום")
     }
+
+    /// Line and paragraph separators, format characters (soft hyphen, zero-width joiner, BOM, tags, interlinear
+    /// annotations), private use and Hangul fillers show as nothing or break a line: an app's identifier made of them
+    /// looks like another's, or fakes a line in `regions`. Written out in text and in JSON (UTF-16 pairs past U+FFFF).
+    @Test func invisibleAndFormatCharactersAreWrittenOut() {
+        let invisible: [Unicode.Scalar] = [
+            "\u{2028}", "\u{2029}", "\u{FEFF}", "\u{00AD}", "\u{200D}", "\u{200B}", "\u{3164}", "\u{115F}",
+            "\u{1160}", "\u{FFA0}", "\u{E0001}", "\u{E0041}", "\u{E007F}", "\u{FFF9}", "\u{FFFA}", "\u{FFFB}",
+            "\u{E000}", "\u{F8FF}", "\u{F0000}", "\u{10FFFD}",
+        ]
+        for scalar in invisible {
+            let code = String(scalar.value, radix: 16, uppercase: true)
+            #expect(UntrustedText.escaped("a\(Character(scalar))b") == "a\\u{\(code)}b", "U+\(code)")
+            let json = JSON.string("a\(Character(scalar))b").text
+            #expect(json.unicodeScalars.allSatisfy { $0.isASCII }, "U+\(code) in JSON: \(json)")
+        }
+        // Past U+FFFF, JSON escapes are a UTF-16 surrogate pair.
+        #expect(JSON.string("\u{E0041}").text == "\"\\udb40\\udc41\"")
+        // What stays: letters, marks, emoji, CJK, spaces.
+        #expect(UntrustedText.escaped("café naïve 東京 ✓ 🚪 a b") == "café naïve 東京 ✓ 🚪 a b")
+    }
+
+    /// A table is laid out on the escaped text, so a cell with an escape does not push its row out of line.
+    @Test func tableColumnsAreSizedByTheEscapedText() {
+        let table = TextTable(
+            columns: [.init("IDENTIFIER"), .init("STATE")], rows: [["door\u{1B}[2J", "inside"], ["hall", "outside"]])
+        let lines = table.lines()
+        #expect(lines[1] == "door\\u{1B}[2J  inside", "\(lines)")
+        #expect(lines[2] == "hall           outside", "\(lines)")
+        #expect(lines.map { $0.count - ($0.split(separator: " ").last?.count ?? 0) }.allSatisfy { $0 == 15 }, "\(lines)")
+    }
 }

@@ -1,3 +1,5 @@
+import BeacondAPI
+
 /// Columns of text for terminals: left-aligned words, right-aligned numbers, two spaces between columns,
 /// no trailing spaces.
 public struct TextTable: Sendable {
@@ -19,12 +21,13 @@ public struct TextTable: Sendable {
         self.rows = rows
     }
 
-    /// The header line and one line per row (rows shorter than the header are padded with "").
+    /// The header line and one line per row (rows shorter than the header are padded with ""). Cells are laid out
+    /// escaped (`UntrustedText`): escaping the line afterwards would widen a cell past its column.
     public func lines(indent: String = "") -> [String] {
         let cells =
             [columns.map(\.header)]
             + rows.map { row in
-                (0..<columns.count).map { $0 < row.count ? row[$0] : "" }
+                (0..<columns.count).map { $0 < row.count ? UntrustedText.escaped(row[$0]) : "" }
             }
         let widths = (0..<columns.count).map { column in cells.map { $0[column].count }.max() ?? 0 }
         return cells.map { row in
