@@ -54,6 +54,33 @@ public enum ESPresense {
         return nil
     }
 
+    /// For an id of a kind beacond reads that `identity(fromDeviceID:)` could not read: the form it must have. nil for
+    /// an id of another kind (`mac:`, `name:`, …), which is no mistake.
+    public static func expectedForm(ofDeviceID id: String) -> String? {
+        let bytes = id.utf8.span
+        if hasPrefix(bytes, "ibeacon:") || hasPrefix(bytes, "altbeacon:") {
+            return "an \(hasPrefix(bytes, "ibeacon:") ? "iBeacon" : "AltBeacon") id is its UUID (8-4-4-4-12 hex digits), "
+                + "major and minor (0-65535), e.g. iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
+        }
+        if hasPrefix(bytes, "eddy:") {
+            return "an Eddystone id is eddy:NAMESPACE-INSTANCE, 20 (or ESPresense's 22) and 12 hex digits"
+        }
+        if hasPrefix(bytes, "irk:") { return "an irk: id is irk: and the key's 32 hex digits" }
+        return nil
+    }
+
+    /// `topic` as messages show it: an `irk:` id in it (a key, readable by fewer than a status or journal's readers)
+    /// replaced by `irk:…`, and cut after 200 bytes (a topic may be 64 KiB).
+    public static func shownTopic(_ topic: String) -> String {
+        var parts = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for index in parts.indices where hasPrefix(parts[index].utf8.span, "irk:") {
+            parts[index] = "irk:…"
+        }
+        let shown = parts.joined(separator: "/")
+        guard shown.utf8.count > 200 else { return shown }
+        return String(decoding: shown.utf8.prefix(200), as: UTF8.self) + "…"
+    }
+
     /// `<namespace>-<instance>` after `eddy:`.
     private static func eddystone(_ text: String) -> BeaconIdentity? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

@@ -103,12 +103,14 @@ public struct ReceiverDirectory: Sendable {
             return .single(.ignored)
         case .roomStatus(let room):
             guard room != ownRoom else { return .single(.ignored) }
-            guard Self.isRoom(room) else { return .single(drop("a room named \(room.utf8.count) bytes long or not in ESPresense's form")) }
+            guard Self.isRoom(room) else {
+                return .single(drop("\(ESPresense.shownTopic(topic)): a room named \(room.utf8.count) bytes long or not in ESPresense's form"))
+            }
             let text = String(decoding: payload, as: UTF8.self)
             // An empty retained status is how a node is removed (companion's convention): it cannot be heard.
             let online = text == ESPresense.online
             guard online || text == ESPresense.offline || text.isEmpty else {
-                return .single(drop("\(topic): status \"\(text.prefix(32))\" is neither online nor offline"))
+                return .single(drop("\(ESPresense.shownTopic(topic)): status \"\(text.prefix(32))\" is neither online nor offline"))
             }
             guard let index = index(of: room, creating: online) else {
                 return .single(online ? drop("\(topic): more than \(capacity) receivers") : .ignored)
@@ -118,19 +120,28 @@ public struct ReceiverDirectory: Sendable {
             return .single(online ? .receiverOnline(receivers[index].id) : .receiverOffline(receivers[index].id))
         case .device(let id, let room):
             guard room != ownRoom else { return .single(.ignored) }
-            guard Self.isRoom(room) else { return .single(drop("a room named \(room.utf8.count) bytes long or not in ESPresense's form")) }
-            guard payload.count <= maximumPayload else { return .single(drop("\(topic): \(payload.count) bytes, more than \(maximumPayload)")) }
+            guard Self.isRoom(room) else {
+                return .single(drop("\(ESPresense.shownTopic(topic)): a room named \(room.utf8.count) bytes long or not in ESPresense's form"))
+            }
+            let shown = ESPresense.shownTopic(topic)
+            guard payload.count <= maximumPayload else { return .single(drop("\(shown): \(payload.count) bytes, more than \(maximumPayload)")) }
             let reading: ESPresenseReading
             do {
                 reading = try ESPresenseReading(json: payload)
                 try reading.checkPlausible()
             } catch {
-                return .single(drop("\(topic): \(error)"))
+                return .single(drop("\(shown): \(error)"))
             }
             // The topic names the device, as ESPresense-companion reads it; a payload that says otherwise is suspect.
-            guard ESPresense.sameDeviceID(reading.id, id) else { return .single(drop("\(topic): the payload's id is \(reading.id)")) }
-            guard let identity = ESPresense.identity(fromDeviceID: id) else { return .single(.ignored) }
-            guard let index = index(of: room, creating: true) else { return .single(drop("\(topic): more than \(capacity) receivers")) }
+            guard ESPresense.sameDeviceID(reading.id, id) else {
+                return .single(drop("\(shown): the payload's id is \(ESPresense.shownTopic(reading.id))"))
+            }
+            guard let identity = ESPresense.identity(fromDeviceID: id) else {
+                // Malformed, of a kind beacond reads: a misconfigured node, said (and counted) rather than unseen.
+                guard let form = ESPresense.expectedForm(ofDeviceID: id) else { return .single(.ignored) }
+                return .single(drop("\(shown): the device id is not one beacond reads: \(form)"))
+            }
+            guard let index = index(of: room, creating: true) else { return .single(drop("\(shown): more than \(capacity) receivers")) }
             receivers[index].readings += 1
             receivers[index].lastReading = now
             // Clamped: an adjusted RSSI may lie beyond Int8 (down to -177 dBm).

@@ -101,6 +101,51 @@ struct ReceiverDirectoryTests {
         #expect(directory.readingsDropped == 5 && directory.receivers.isEmpty)
     }
 
+    /// Ids of a kind beacond reads but malformed (issue 39: a misconfigured node was invisible): dropped and counted
+    /// with the topic, its room, and why; never the digits of a key.
+    @Test func malformedIDsOfKnownKindsAreDroppedAndCounted() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        let key31 = String(repeating: "ab", count: 15) + "c"
+        let malformed = [
+            "irk:" + key31, "irk:" + String(repeating: "ab", count: 16) + "c", "irk:" + String(repeating: "zz", count: 16),
+            "eddy:" + String(repeating: "a", count: 21) + "-0123456789ab", "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-70000-1",
+            "altBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e-1-2", "IBEACON:not-a-uuid",
+        ]
+        for (index, id) in malformed.enumerated() {
+            let topic = "espresense/devices/\(id)/attic"
+            guard case .dropped(let text)? = directory.receive(topic: topic, payload: reading(id), at: now).first else {
+                Issue.record("\(id): not dropped")
+                continue
+            }
+            #expect(directory.readingsDropped == UInt64(index + 1))
+            #expect(text.hasSuffix("/attic: the device id is not one beacond reads") || text.contains("/attic: "), "\(text)")
+            #expect(text.contains("attic") && text.contains("espresense/devices/"), "\(text)")
+            if id.hasPrefix("irk:") {
+                #expect(!text.contains(String(id.dropFirst(4).prefix(8))), "key digits in \(text)")
+                #expect(text.contains("irk:…"), "\(text)")
+            } else {
+                #expect(text.contains(id), "\(text)")
+            }
+        }
+        // A kind beacond does not read is no mistake: ignored, not counted.
+        #expect(directory.receive(topic: "espresense/devices/name:fridge/attic", payload: reading("name:fridge"), at: now) == [.ignored])
+        #expect(directory.readingsDropped == UInt64(malformed.count))
+    }
+
+    /// A drop for a bad room names its topic (cut short: a topic may be 64 KiB).
+    @Test func aBadRoomsDropNamesTheTopic() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        let room = "Bad Room!" + String(repeating: "x", count: 5000)
+        let inputs = directory.receive(topic: "espresense/devices/\(deviceID)/\(room)", payload: reading(), at: now)
+        guard case .dropped(let text)? = inputs.first else {
+            Issue.record("not dropped: \(inputs)")
+            return
+        }
+        #expect(text.hasPrefix("espresense/devices/\(deviceID)/Bad Room!xxx"), "\(text)")
+        #expect(text.utf8.count < 400, "\(text.utf8.count) bytes")
+        #expect(directory.lastDropped == text)
+    }
+
     /// Values no radio or ESPresense node produces (issue 21: an `rssi` of 1e308 or 200 entered a region with
     /// EnterRSSI -70, a `distance` of 1e308, -5 or 0 placed a beacon at 1.3e-7 m) are dropped with why.
     @Test func readingsNoRadioCanProduceAreDroppedWithWhy() {

@@ -1247,6 +1247,46 @@ def test_oversized_message_is_named(suite):
         broker.close()
 
 
+def test_malformed_ids_are_counted(suite):
+    """An ESPresense node (attic) publishes readings whose ids look like a kind beacond reads but are malformed (issue
+    39: an irk: of 31 or 33 digits or not hex, an Eddystone namespace of 21 digits, a major of 70000, a short id1).
+    Node B counts each in MQTTReadingsDropped with its topic and the form in MQTTLastDropped (never a key's digits);
+    an id of another kind (name:) is no mistake and is not counted."""
+    broker = Broker()
+    attic = None
+    try:
+        b = setup(suite, broker, room="hall", publish="[]")
+        attic = ESPresenseNode(broker, "attic")
+        check(pump_until(lambda: any(r["Room"] == "attic" for r in b.admin.status()["MQTTReceivers"]), 10),
+              "B never learnt of the attic: %r" % b.admin.status()["MQTTReceivers"])
+        key31 = "0c1d2e3f405162738495a6b7c8d9eaf"
+        ids = ["irk:" + key31, "irk:" + key31 + "bc", "irk:" + "zz" * 16, "eddy:" + "a" * 21 + "-0123456789ab",
+               "iBeacon:%s-70000-1" % DEMO_UUID.lower(), "altBeacon:%s-1-2" % DEMO_UUID.lower()[:-1]]
+        for device in ids:
+            topic = device_topic(device, "attic")
+            payload = json.dumps({"mac": "c0ffee000002", "id": device, "rssi@1m": -59, "rssi": -65, "distance": 2.4})
+            last = dropped_after(b, int(b.admin.status()["MQTTReadingsDropped"]),
+                                 lambda: attic.client.publish(topic, payload))
+            check("/attic: the device id is not one beacond reads" in last, "MQTTLastDropped %r for %s" % (last, device))
+            if device.startswith("irk:"):
+                check(key31[:8] not in last and "irk:…" in last, "a key's digits in %r" % last)
+            else:
+                check(topic in last, "the topic is not named: %r" % last)
+        count = int(b.admin.status()["MQTTReadingsDropped"])
+        attic.client.publish(device_topic("name:fridge", "attic"),
+                             json.dumps({"id": "name:fridge", "rssi": -65, "distance": 2.4}))
+        attic.publish(json.dumps(dict(attic.reading)))  # a good reading after it: the name: one was read by then
+        check(pump_until(lambda: any(r["Room"] == "attic" and int(r["Readings"]) >= 1
+                                     for r in b.admin.status()["MQTTReceivers"]), 10), "the good reading was not read")
+        check(int(b.admin.status()["MQTTReadingsDropped"]) == count, "an id of another kind was counted as a drop")
+        check(key31[:8] not in b.daemon.stderr(), "a key's digits are in beacond's log")
+        b.alive()
+    finally:
+        if attic:
+            attic.close()
+        broker.close()
+
+
 # MARK: 17. every kind, both ways
 
 def kinds_world(suite, broker, publish, room=ROOM, calibration=None):
@@ -1380,6 +1420,7 @@ TESTS = [
      test_rooms_exits_and_calibration),
     ("13 readings no radio can produce are dropped with why, and enter no region", test_impossible_readings_are_refused),
     ("13b a message over 64 KiB is named in MQTTLastDropped", test_oversized_message_is_named),
+    ("13c readings whose ids are malformed of a kind beacond reads are counted, with the topic", test_malformed_ids_are_counted),
     ("14 ranging on a node that hears nothing itself: every beacon the fleet hears, with its room, nearest first",
      test_fleet_ranging),
     ("15 an offline receiver of an unrelated room does not hold a room region's exit",
