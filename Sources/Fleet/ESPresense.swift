@@ -266,6 +266,8 @@ public struct ESPresenseReading: Hashable, Sendable {
     public var rssi: Double?
     /// `rxAdj`: the receiver's RSSI adjustment, dB.
     public var receiverAdjustment: Int?
+    /// `rxAdj` as sent (checked before it is rounded).
+    public var exactReceiverAdjustment: Double?
     /// `distance`: metres.
     public var distance: Double?
     /// `int`: the mean advertising interval seen, milliseconds.
@@ -281,6 +283,7 @@ public struct ESPresenseReading: Hashable, Sendable {
         self.rssiAtOneMetre = rssiAtOneMetre
         self.rssi = rssi
         self.receiverAdjustment = receiverAdjustment
+        self.exactReceiverAdjustment = receiverAdjustment.map(Double.init)
         self.distance = distance
         self.interval = interval
         self.name = name
@@ -340,12 +343,15 @@ public struct ESPresenseReading: Hashable, Sendable {
     /// The farthest distance, metres: Bluetooth LE's longest reach (coded PHY, in the open) is about a kilometre, and
     /// a farther estimate places nothing.
     public static let longestDistance = 1000.0
+    /// The nearest, metres: a millimetre (ESPresense prints two decimals); 5e-324 is above 0 but no distance.
+    public static let shortestDistance = 0.001
 
     /// Refuses a reading no radio or ESPresense node produces (an `rssi` of 200 would enter any region, a
     /// `distance` of 0 place a beacon at a receiver). `rssi` (rounded, as regions weigh it) and `rssi@1m` must be
     /// within `radioRSSI` moved by `rxAdj`, which receivers add to one or the other.
     public func checkPlausible() throws(Invalid) {
-        let adjustment = Double(receiverAdjustment ?? 0)
+        // As sent, before rounding: 50.4 is beyond ±50.
+        let adjustment = exactReceiverAdjustment ?? 0
         guard Self.adjustments.contains(adjustment) else { throw .outOfRange("rxAdj", adjustment, must: "within -50…50 dB") }
         let lowest = Self.radioRSSI.lowerBound + adjustment
         let highest = Self.radioRSSI.upperBound + adjustment
@@ -356,8 +362,8 @@ public struct ESPresenseReading: Hashable, Sendable {
         }
         try checkRSSI("rssi", rssi)
         try checkRSSI("rssi@1m", rssiAtOneMetre.map(Double.init))
-        if let distance, !(distance > 0 && distance <= Self.longestDistance) {
-            throw .outOfRange("distance", distance, must: "above 0 and at most \(Int(Self.longestDistance)) m")
+        if let distance, !(distance >= Self.shortestDistance && distance <= Self.longestDistance) {
+            throw .outOfRange("distance", distance, must: "at least 0.001 and at most \(Int(Self.longestDistance)) m")
         }
     }
 
@@ -400,6 +406,7 @@ public struct ESPresenseReading: Hashable, Sendable {
         name = try string(.name)
         rssiAtOneMetre = try integer(.rssiAtOneMetre)
         rssi = try number(.rssi)
+        exactReceiverAdjustment = try number(.receiverAdjustment)
         receiverAdjustment = try integer(.receiverAdjustment)
         interval = try integer(.interval)
     }

@@ -68,6 +68,17 @@ struct CLITests {
         #expect(malformed.stderr.contains("'not-a-uuid' is not UUID[:MAJOR[:MINOR]]"))
     }
 
+    /// `--count -1` is a count below 1, said so (ArgumentParser took `-1` for an option and said the value was missing).
+    @Test func aNegativeCountIsRefusedAsSuch() throws {
+        for arguments in [
+            ["events", "--count", "-1"], ["client", "--app", "x", "monitor", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--count", "-1"],
+        ] {
+            let run = try CLI.run(arguments)
+            #expect(run.status == 64, "\(arguments)")
+            #expect(run.stderr.contains("--count must be at least 1 (got -1)"), "\(arguments): \(run.stderr)")
+        }
+    }
+
     @Test func daemonNotRunningIs69AndDoctorSaysSo() throws {
         let bus = try PrivateBus()
         let run = try CLI.run(["--bus", bus.address, "status"])

@@ -159,10 +159,14 @@ struct ReceiverDirectoryTests {
             (#""rssi":15,"rxAdj":-10,"distance":2"#, #""rssi" is 15; it must be within -137…10 dBm"#),
             (#""rssi":-65,"rxAdj":60,"distance":2"#, #""rxAdj" is 60; it must be within -50…50 dB"#),
             (#""rssi":-65,"rssi@1m":100,"distance":2"#, #""rssi@1m" is 100; it must be within -127…20 dBm"#),
-            (#""rssi":-65,"distance":1e308"#, #""distance" is 1e+308; it must be above 0 and at most 1000 m"#),
-            (#""rssi":-65,"distance":-5"#, #""distance" is -5; it must be above 0 and at most 1000 m"#),
-            (#""rssi":-65,"distance":0"#, #""distance" is 0; it must be above 0 and at most 1000 m"#),
-            (#""distance":1000.5"#, #""distance" is 1000.5; it must be above 0 and at most 1000 m"#),
+            (#""rssi":-65,"distance":1e308"#, #""distance" is 1e+308; it must be at least 0.001 and at most 1000 m"#),
+            (#""rssi":-65,"distance":-5"#, #""distance" is -5; it must be at least 0.001 and at most 1000 m"#),
+            (#""rssi":-65,"distance":0"#, #""distance" is 0; it must be at least 0.001 and at most 1000 m"#),
+            (#""distance":1000.5"#, #""distance" is 1000.5; it must be at least 0.001 and at most 1000 m"#),
+            // Issue 39: the smallest double above 0 is no distance, and an rxAdj of 50.4 is beyond ±50 before rounding.
+            (#""rssi":-65,"distance":5e-324"#, #""distance" is 5e-324; it must be at least 0.001 and at most 1000 m"#),
+            (#""rssi":-65,"rxAdj":50.4,"distance":2"#, #""rxAdj" is 50.4; it must be within -50…50 dB"#),
+            (#""rssi":-65,"rxAdj":-50.4,"distance":2"#, #""rxAdj" is -50.4; it must be within -50…50 dB"#),
         ]
         for (fields, reason) in refused {
             #expect(directory.receive(topic: topic, payload: payload(fields), at: now) == [.dropped("\(topic): \(reason)")], "\(fields)")

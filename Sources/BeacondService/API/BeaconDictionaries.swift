@@ -26,6 +26,12 @@ public enum BeaconDictionaries {
         .eddystone: [BeacondKey.namespace, BeacondKey.instance],
         .privateDevice: [BeacondKey.device],
     ]
+    /// "an iBeacon", "an AltBeacon", "an Eddystone", "a PrivateDevice".
+    static func withArticle(_ kind: BeaconKind) -> String {
+        let vowel = kind == .iBeacon || "AEIOU".contains(kind.name.prefix(1))
+        return (vowel ? "an " : "a ") + kind.name
+    }
+
     static let kindsText = BeaconKind.allCases.map { "'\($0.name)'" }.joined(separator: ", ")
 
     /// The longest region identifier, in UTF-8 bytes.
@@ -199,8 +205,8 @@ public enum BeaconDictionaries {
         if let stray = identityKeys.values.joined().filter({ entries[$0] != nil && !allowed.contains($0) }).sorted().first {
             throw BeacondError(
                 error,
-                "'\(stray)' does not name a\(kind == .iBeacon ? "n" : "") \(kind.name) (Kind \(kind.name)"
-                    + (entries[BeacondKey.kind] == nil ? ", the default" : "") + "): a\(kind == .iBeacon ? "n" : "") \(kind.name) is named by "
+                "'\(stray)' does not name \(Self.withArticle(kind)) (Kind \(kind.name)"
+                    + (entries[BeacondKey.kind] == nil ? ", the default" : "") + "): \(Self.withArticle(kind)) is named by "
                     + allowed.map { "'\($0)'" }.joined(separator: ", ") + ". Give the right 'Kind' (\(kindsText)) or leave '\(stray)' out")
         }
         switch kind {

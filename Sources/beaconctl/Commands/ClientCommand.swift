@@ -109,7 +109,7 @@ struct ClientCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var exitDelay: Double?
     @Flag var level: Level?
-    @Option(help: "Exit after this many region/ranging events.") var count: Int?
+    @Option(parsing: .unconditional, help: "Exit after this many region/ranging events.") var count: Int?
     @Flag(help: "After StartMonitoring, call RequestState for an immediate DidDetermineState.") var requestState = false
     @Flag(help: "On exit, leave monitoring running in the daemon (Always: events are queued for the app).")
     var keepMonitoring = false

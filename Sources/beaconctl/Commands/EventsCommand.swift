@@ -35,7 +35,8 @@ struct EventsCommand: ParsableCommand {
     @ParentCommand var root: BeaconctlCommand
     @OptionGroup var bus: BusOptions
     @OptionGroup var output: OutputOptions
-    @Option(help: "Exit after this many events.") var count: Int?
+    // Unconditional: `--count -1` is refused as a count below 1, not taken for an option and called missing.
+    @Option(parsing: .unconditional, help: "Exit after this many events.") var count: Int?
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1 (got \(count))") }

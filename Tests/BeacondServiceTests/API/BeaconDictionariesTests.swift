@@ -206,4 +206,22 @@ struct BeaconDictionariesTests {
         #expect(entries["TxPower"] == .int16(-59))
         #expect(entries["Timestamp"] == .uint64(1_700_000_000_000_000))
     }
+
+    /// "an AltBeacon", "an Eddystone" (issue 39: "a AltBeacon", "a Eddystone").
+    @Test func strayKeysNameTheKindWithItsArticle() {
+        let cases: [([String: DBusValue], String)] = [
+            (["Identifier": .string("r"), "Kind": .string("AltBeacon"), "Namespace": .string("x")], "does not name an AltBeacon"),
+            (["Identifier": .string("r"), "Kind": .string("Eddystone"), "UUID": .string("x")], "does not name an Eddystone"),
+            (["Identifier": .string("r"), "Namespace": .string("x")], "does not name an iBeacon"),
+            (["Identifier": .string("r"), "Kind": .string("PrivateDevice"), "UUID": .string("x")], "does not name a PrivateDevice"),
+        ]
+        for (entries, expected) in cases {
+            do {
+                _ = try region(entries)
+                Issue.record("accepted \(entries)")
+            } catch {
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+        }
+    }
 }
