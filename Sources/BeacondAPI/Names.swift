@@ -135,6 +135,8 @@ public enum BeacondStatusKey {
     public static let mqttReceivers = "MQTTReceivers" // aa{sv}: BeacondReceiverKey, the other receivers heard of
     public static let mqttReadingsDropped = "MQTTReadingsDropped" // t: messages of other receivers that were unusable
     public static let mqttLastDropped = "MQTTLastDropped" // s: "" or why the last one was (topic: reason)
+    /// t: receivers evicted from the full table (1,000) to make room for new rooms: offline or silent longest first.
+    public static let mqttReceiversEvicted = "MQTTReceiversEvicted"
 }
 
 /// Keys of the entries of `GetStatus()["MQTTReceivers"]`: the other receivers on the broker.

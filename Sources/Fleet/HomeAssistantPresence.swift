@@ -108,6 +108,8 @@ public struct HomeAssistantPresence: Sendable {
             changed(events, placement: placement, into: &publications)
             // Rooms whose receivers went offline (or came back) change trackers without a sighting.
             for identity in discovered { publishState(identity, placement: placement, into: &publications) }
+        case .receiverForgotten(let receiver, _):
+            monitor.forgetReceiver(receiver)
         case .ignored, .dropped, .bridgeChanged:
             break
         }

@@ -4,8 +4,11 @@ public import BeaconKit
 /// `espresense/devices/+/+`: each room gets a `ReceiverID`, its state (online or offline) and counters, and each
 /// message becomes what the monitor needs. Pure: the daemon feeds it messages and carries out what it returns.
 ///
-/// Bounded whatever arrives: at most `capacity` receivers (readings from more rooms are dropped and counted), and
-/// payloads over `maximumPayload` bytes are dropped unread. Device ids are not stored here at all.
+/// Bounded whatever arrives: at most `capacity` receivers, and payloads over `maximumPayload` bytes are dropped
+/// unread. Device ids are not stored here at all. When the table is full, a new room takes the place of the receiver
+/// offline or silent longest (anyone on the broker can invent rooms: they must not lock real receivers out), never
+/// of one in `holding` (a receiver whose readings keep a region inside, or that a blind region waits for); with
+/// every receiver holding, the new room's readings are dropped and counted.
 public struct ReceiverDirectory: Sendable {
     /// What one message means for the monitor.
     public enum Input: Hashable, Sendable {
@@ -24,6 +27,9 @@ public struct ReceiverDirectory: Sendable {
         case ignored
         /// A message that could not be used, with why (counted and shown in status).
         case dropped(String)
+        /// The receiver was evicted from the full table for a new room (offline or silent longest): the monitor
+        /// forgets it. Comes before the input of the message that made room.
+        case receiverForgotten(ReceiverID, room: String)
     }
 
     public struct Receiver: Hashable, Sendable {
@@ -51,6 +57,15 @@ public struct ReceiverDirectory: Sendable {
     public private(set) var receivers: [Receiver] = []
     public private(set) var readingsDropped: UInt64 = 0
     public private(set) var lastDropped: String?
+    /// Receivers evicted from the full table to make room for new ones.
+    public private(set) var evicted: UInt64 = 0
+    /// Receivers that may not be evicted: the daemon sets it (from its monitor) while the table is full.
+    public var holding: Set<ReceiverID> = []
+    /// The receiver evicted while the message being read is interpreted.
+    private var forgotten: (id: ReceiverID, room: String)?
+
+    /// Whether a new room would take an existing receiver's place.
+    public var isFull: Bool { receivers.count >= capacity }
 
     /// `known`: the receivers a previous directory had (a reload that changed `[mqtt]`), with the state the monitor
     /// has for them, so each room keeps its `ReceiverID` and a change of state is still noticed.
@@ -83,7 +98,10 @@ public struct ReceiverDirectory: Sendable {
     /// `receive`, appending to `inputs`: a consumer that keeps the array (emptied, its capacity kept) allocates
     /// nothing per message for it.
     public mutating func receive(topic: String, payload: [UInt8], at now: Timestamp, into inputs: inout [Input]) {
-        switch interpret(topic: topic, payload: payload, at: now) {
+        forgotten = nil
+        let interpretation = interpret(topic: topic, payload: payload, at: now)
+        if let forgotten { inputs.append(.receiverForgotten(forgotten.id, room: forgotten.room)) }
+        switch interpretation {
         case .single(let input): inputs.append(input)
         case .several(let several): inputs.append(contentsOf: several)
         }
@@ -198,12 +216,44 @@ public struct ReceiverDirectory: Sendable {
 
     private mutating func index(of room: String, creating: Bool) -> Int? {
         if let index = byRoom[room] { return index }
-        guard creating, receivers.count < capacity else { return nil }
+        guard creating else { return nil }
+        if receivers.count >= capacity {
+            guard evictOne() else { return nil }
+        }
         receivers.append(Receiver(room: room, id: ReceiverID(rawValue: nextID), online: false, lastReading: nil, readings: 0))
         nextID += 1
         byRoom[room] = receivers.count - 1
         byID[receivers[receivers.count - 1].id] = receivers.count - 1
         return receivers.count - 1
+    }
+
+    /// Makes room: the receiver not `holding` that is offline, else silent, the longest (never heard first).
+    private mutating func evictOne() -> Bool {
+        var victim: Int?
+        for index in receivers.indices where !holding.contains(receivers[index].id) {
+            guard let chosen = victim else {
+                victim = index
+                continue
+            }
+            let (candidate, current) = (receivers[index], receivers[chosen])
+            if (candidate.online ? 1 : 0, candidate.lastReading ?? .epoch) < (current.online ? 1 : 0, current.lastReading ?? .epoch) {
+                victim = index
+            }
+        }
+        guard let victim else { return false }
+        let gone = receivers[victim]
+        let last = receivers.count - 1
+        if victim != last {
+            receivers[victim] = receivers[last]
+            byRoom[receivers[victim].room] = victim
+            byID[receivers[victim].id] = victim
+        }
+        receivers.removeLast()
+        byRoom[gone.room] = nil
+        byID[gone.id] = nil
+        evicted += 1
+        forgotten = (gone.id, gone.room)
+        return true
     }
 
     /// A message the MQTT client dropped before copying it (over its `limit`): counted and named as any other drop.

@@ -189,13 +189,49 @@ struct ReceiverDirectoryTests {
     @Test func receiversAreBoundedAndTheBrokerLossTakesThemAllOffline() {
         var directory = ReceiverDirectory(ownRoom: "hall", capacity: 3)
         for room in 0..<10 {
-            _ = directory.receive(topic: "espresense/devices/\(deviceID)/room\(room)", payload: reading(), at: now)
+            let time = Timestamp(microsecondsSinceEpoch: now.microsecondsSinceEpoch + Int64(room) * 1_000_000)
+            _ = directory.receive(topic: "espresense/devices/\(deviceID)/room\(room)", payload: reading(), at: time)
         }
-        #expect(directory.receivers.count == 3 && directory.readingsDropped == 7)
-        #expect(directory.lastDropped?.contains("more than 3 receivers") == true)
-        #expect(directory.brokerLost() == (1...3).map { ReceiverID(rawValue: $0) })
+        // Each new room took the place of the one silent longest: the three heard last stay.
+        #expect(directory.receivers.map(\.room).sorted() == ["room7", "room8", "room9"])
+        #expect(directory.evicted == 7 && directory.readingsDropped == 0)
+        #expect(Set(directory.brokerLost()) == Set(directory.receivers.map(\.id)))
         #expect(directory.brokerLost().isEmpty)
         #expect(directory.receivers.allSatisfy { !$0.online })
+    }
+
+    /// Issue 39: 1,200 invented rooms filled the 1,000-receiver table and later real receivers were dropped. A new
+    /// room now evicts the receiver offline longest, else silent longest, never one the monitor needs (`holding`);
+    /// the monitor is told which (`receiverForgotten`, before the new room's input), and evictions are counted.
+    @Test func aFullTableEvictsTheOfflineOrSilentLongestButNeverOneHoldingARegion() {
+        var directory = ReceiverDirectory(ownRoom: "hall", capacity: 3)
+        func at(_ seconds: Int64) -> Timestamp { Timestamp(microsecondsSinceEpoch: now.microsecondsSinceEpoch + seconds * 1_000_000) }
+        func read(_ room: String, at seconds: Int64) -> [ReceiverDirectory.Input] {
+            directory.receive(topic: "espresense/devices/\(deviceID)/\(room)", payload: reading(), at: at(seconds))
+        }
+        _ = read("kitchen", at: 0)
+        _ = read("garage", at: 1)
+        _ = read("attic", at: 2)
+        let kitchen = directory.receiver("kitchen")!.id
+        let garage = directory.receiver("garage")!.id
+        let attic = directory.receiver("attic")!.id
+        // The attic goes offline: it goes first, though the kitchen is silent longer.
+        _ = directory.receive(topic: "espresense/rooms/attic/status", payload: Array("offline".utf8), at: at(3))
+        var inputs = read("stranger1", at: 4)
+        #expect(inputs.first == .receiverForgotten(attic, room: "attic"), "\(inputs)")
+        #expect(directory.receiver("attic") == nil && directory.receiver("stranger1") != nil)
+        // All online: the silent longest, unless the monitor needs it (the kitchen holds a region inside).
+        directory.holding = [kitchen]
+        inputs = read("stranger2", at: 5)
+        #expect(inputs.first == .receiverForgotten(garage, room: "garage"), "\(inputs)")
+        #expect(directory.receiver("kitchen") != nil)
+        // Every receiver holding: the new room's reading is dropped and counted, nobody is evicted.
+        directory.holding = Set(directory.receivers.map(\.id))
+        inputs = read("stranger3", at: 6)
+        #expect(inputs.count == 1 && inputs.first.map { if case .dropped = $0 { true } else { false } } == true, "\(inputs)")
+        #expect(directory.evicted == 2 && directory.readingsDropped == 1 && directory.receivers.count == 3)
+        // The ids of evicted receivers are never reused.
+        #expect(Set(directory.receivers.map(\.id)).isDisjoint(with: [attic, garage]))
     }
 
     @Test func aDroppedBridgeTakesEveryReceiverOfflineUntilHeardAgain() {

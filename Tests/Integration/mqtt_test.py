@@ -1182,6 +1182,52 @@ def test_broker_down_is_blind_and_floods_are_bounded(suite):
         broker.close()
 
 
+def test_invented_rooms_do_not_lock_receivers_out(suite):
+    """Issue 39: anyone on the broker can invent rooms. An ESPresense node (attic) keeps node B's client's region
+    inside; then 1,200 invented rooms publish a reading each (more than the 1,000-receiver table). The attic, which
+    holds the region, is never evicted and the region does not exit; the invented rooms evict one another (counted in
+    MQTTReceiversEvicted); a real receiver (study) that comes after the flood is taken in and heard."""
+    broker = Broker()
+    attic = study = flood = None
+    try:
+        b = setup(suite, broker, room="hall", publish="[]")
+        client = b.authorized_client("org.example.Demo", "authorizedAlways")
+        client.start_monitoring("lobby", DEMO_UUID, Major=dbus.UInt16(1), Minor=dbus.UInt16(2))
+        attic = ESPresenseNode(broker, "attic")
+        attic.start(interval=0.3)
+        client.wait("DidEnterRegion", timeout=10, what="lobby entered from the attic's readings")
+        mark = client.collector.mark()
+        flood = paho.Client(client_id="rooms-%d" % os.getpid())
+        flood.connect("127.0.0.1", broker.port)
+        flood.loop_start()
+        reading = '{"id":"iBeacon:%s-7-7","rssi@1m":-59,"rssi":-80.00,"distance":9.00}' % OTHER_UUID.lower()
+        for index in range(1200):
+            flood.publish("espresense/devices/iBeacon:%s-7-7/invented%04d" % (OTHER_UUID.lower(), index), reading, qos=1)
+            if index % 100 == 0:
+                pump_for(0.01)
+        check(pump_until(lambda: int(b.admin.status()["MQTTReceiversEvicted"]) >= 200, 30),
+              "the invented rooms evicted %s receivers, not 200" % b.admin.status()["MQTTReceiversEvicted"])
+        receivers = {str(r["Room"]): r for r in b.admin.status()["MQTTReceivers"]}
+        check(len(receivers) <= 1000, "%d receivers kept" % len(receivers))
+        check("attic" in receivers, "the attic, which holds lobby, was evicted")
+        study = ESPresenseNode(broker, "study")
+        study.publish(json.dumps(dict(study.reading)))
+        check(pump_until(lambda: any(str(r["Room"]) == "study" and int(r["Readings"]) >= 1
+                                     for r in b.admin.status()["MQTTReceivers"]), 10),
+              "a real receiver after the flood was not taken in")
+        check(not client.collector.since(mark, member="DidExitRegion"), "lobby exited during the flood")
+        check("was forgotten to make room" in b.daemon.stderr(), "the evictions were not logged")
+        b.alive()
+    finally:
+        for node in (attic, study):
+            if node:
+                node.close()
+        if flood:
+            flood.loop_stop()
+            flood.disconnect()
+        broker.close()
+
+
 # MARK: 13. readings no radio can produce, and messages over 64 KiB
 
 def dropped_after(b, count, publish):
@@ -1420,6 +1466,8 @@ TESTS = [
      test_rooms_exits_and_calibration),
     ("13 readings no radio can produce are dropped with why, and enter no region", test_impossible_readings_are_refused),
     ("13b a message over 64 KiB is named in MQTTLastDropped", test_oversized_message_is_named),
+    ("11b 1,200 invented rooms: a receiver holding a region is never evicted, a real one after them is heard",
+     test_invented_rooms_do_not_lock_receivers_out),
     ("13c readings whose ids are malformed of a kind beacond reads are counted, with the topic", test_malformed_ids_are_counted),
     ("14 ranging on a node that hears nothing itself: every beacon the fleet hears, with its room, nearest first",
      test_fleet_ranging),

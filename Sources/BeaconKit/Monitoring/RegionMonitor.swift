@@ -244,6 +244,14 @@ public struct RegionMonitor<Key: Hashable & Sendable>: Sendable {
     /// Remote receivers now offline.
     public var offlineReceivers: Set<ReceiverID> { core.offlineReceivers }
 
+    /// The receivers that keep a region inside (heard it within `exitTimeout`) or that a blind region waits for:
+    /// forgetting one of them could make a present beacon exit.
+    public var receiversHoldingRegions: Set<ReceiverID> { core.receiversHoldingRegions }
+
+    /// A receiver evicted from the receiver table (a full one, for a new room): no region waits for it or counts
+    /// its hearings any more. Only for receivers not in `receiversHoldingRegions`.
+    public mutating func forgetReceiver(_ receiver: ReceiverID) { core.forgetReceiver(receiver) }
+
     /// Who heard `key`'s region lately and what it waits for, to carry into a rebuilt monitor.
     public func receiverRecord(for key: Key) -> ReceiverRecord? { slots[key].flatMap(core.receiverRecord) }
 

@@ -408,6 +408,28 @@ struct RegionMonitorCore: Sendable {
         }
     }
 
+    /// Receivers that heard an inside region (or one unknown since it was inside) within `exitTimeout`, and those
+    /// blind regions wait for.
+    var receiversHoldingRegions: Set<ReceiverID> {
+        let since = clock.subtractingReportingOverflow(exitTimeout).partialValue
+        var holding: Set<ReceiverID> = []
+        for slot in records.indices {
+            guard let record = records[slot], record.lastDetermined == .inside, record.state != .outside else { continue }
+            holding.formUnion(hearings[slot].waitingFor)
+            for (receiver, heard) in hearings[slot].remote ?? [:] where heard >= since { holding.insert(receiver) }
+        }
+        return holding
+    }
+
+    mutating func forgetReceiver(_ receiver: ReceiverID) {
+        offlineReceivers.remove(receiver)
+        receiverRooms[receiver] = nil
+        for slot in hearings.indices {
+            hearings[slot].remote?[receiver] = nil
+            hearings[slot].waitingFor.remove(receiver)
+        }
+    }
+
     /// Whether `receiver` going offline may hold the exit of the region in `slot`: any receiver for a region without
     /// a room; for one with a room, only a receiver in that room (one that could place the beacon there). A receiver
     /// whose room is not known yet (none of its readings since a restart) may, as before rooms were scoped.

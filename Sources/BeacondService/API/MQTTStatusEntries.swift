@@ -35,6 +35,7 @@ extension MQTTNodeStatus {
                 }),
             BeacondStatusKey.mqttReadingsDropped: .uint64(readingsDropped),
             BeacondStatusKey.mqttLastDropped: .string(lastDropped ?? ""),
+            BeacondStatusKey.mqttReceiversEvicted: .uint64(receiversEvicted),
         ]
     }
 }

@@ -113,6 +113,9 @@ extension DaemonCore {
         case .receiverOnline(let receiver):
             learn(receiver, room)
             engineChanged(engine.receiverCameOnline(receiver, at: now))
+        case .receiverForgotten(let receiver, _):
+            engine.forgetReceiver(receiver)
+            numberedRooms[receiver] = nil
         case .ignored, .dropped, .bridgeChanged:
             return
         }

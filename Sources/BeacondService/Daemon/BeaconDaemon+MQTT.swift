@@ -22,6 +22,10 @@ extension BeaconDaemon {
                         daemon.run(.fleet(input, room: room))
                     }
                 }
+                // Asked only while the receiver table is full: who may not be evicted for a new room.
+                node.receiversHoldingRegions = { [unowned self] in
+                    self.assumeIsolated { $0.core.engine.receiversHoldingRegions }
+                }
                 node.onConnectionChange = { [unowned self] connected in
                     self.assumeIsolated { _ = $0.run(.fleetConnection(connected)) }
                 }
@@ -47,7 +51,9 @@ extension ReceiverDirectory.Input {
     /// The receiver the input is about, if it is about one.
     var receiver: ReceiverID? {
         switch self {
-        case .sighting(_, _, _, let receiver, _, _), .receiverOnline(let receiver), .receiverOffline(let receiver): receiver
+        case .sighting(_, _, _, let receiver, _, _), .receiverOnline(let receiver), .receiverOffline(let receiver),
+            .receiverForgotten(let receiver, _):
+            receiver
         case .ignored, .dropped, .bridgeChanged: nil
         }
     }

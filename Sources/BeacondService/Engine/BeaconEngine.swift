@@ -97,6 +97,15 @@ struct BeaconEngine {
         return monitoring.map { .monitoring($0) }
     }
 
+    /// Receivers that may not be evicted from the receiver table: they keep regions inside, or blind ones wait.
+    var receiversHoldingRegions: Set<ReceiverID> { pipeline.monitor.receiversHoldingRegions }
+
+    /// A receiver evicted from the full receiver table: the monitor and the room locator forget it.
+    mutating func forgetReceiver(_ receiver: ReceiverID) {
+        pipeline.monitor.forgetReceiver(receiver)
+        pipeline.presence?.receiverCameOnline(receiver) // not offline any more: gone, its readings age out
+    }
+
     /// Remote receivers the monitor counts as offline.
     var offlineReceivers: Set<ReceiverID> { pipeline.monitor.offlineReceivers }
 

@@ -31,6 +31,8 @@ final class MQTTNode {
     /// Called when the connection to the broker is made (true) or lost (false), before the receivers it takes
     /// offline: Home Assistant's entities are announced again at every connection.
     var onConnectionChange: ((Bool) -> Void)?
+    /// The receivers the monitor needs (their readings keep regions inside): never evicted from a full table.
+    var receiversHoldingRegions: (() -> Set<ReceiverID>)?
     private let clock: @Sendable () -> Timestamp
     /// Unusable messages are logged at most once a minute, with how many came since.
     private var dropLog = (last: ContinuousClock.Instant?.none, since: UInt64(0))
@@ -120,6 +122,7 @@ final class MQTTNode {
     private func received(_ message: MQTTMessage) {
         let now = clock()
         inputs.removeAll(keepingCapacity: true)
+        if directory.isFull { directory.holding = receiversHoldingRegions?() ?? [] }
         directory.receive(topic: message.topic, payload: message.payload, at: now, into: &inputs)
         let inputs = inputs
         // A bridge's drop takes every receiver offline at once: one line for it, not one per receiver.
@@ -151,6 +154,10 @@ final class MQTTNode {
                 }
                 onFleetInput?(input)
             case .sighting:
+                onFleetInput?(input)
+            case .receiverForgotten(_, let room):
+                let held = "the table holds \(directory.capacity) receivers, \(directory.evicted) evicted so far"
+                logger.notice("MQTT: receiver \(room) was forgotten to make room for another: \(held)")
                 onFleetInput?(input)
             }
         }
@@ -232,6 +239,7 @@ final class MQTTNode {
             broker: settings.broker, connection: connection, room: room,
             readingsPublished: readingsPublished, readingsNotSent: readingsNotSent,
             lastRefusal: lastRefusal, receivers: directory.receivers,
-            readingsDropped: directory.readingsDropped, lastDropped: directory.lastDropped)
+            readingsDropped: directory.readingsDropped, lastDropped: directory.lastDropped,
+            receiversEvicted: directory.evicted)
     }
 }

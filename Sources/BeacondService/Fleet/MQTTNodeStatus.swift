@@ -30,6 +30,8 @@ struct MQTTNodeStatus: Hashable, Sendable {
     var readingsDropped: UInt64
     /// Why the last unusable message of another receiver was dropped (`topic: reason`).
     var lastDropped: String?
+    /// Receivers evicted from the full table for new rooms.
+    var receiversEvicted: UInt64 = 0
 
     /// No node runs: `off` without a broker, `failed` (with `problem`) with one.
     static func withoutNode(broker: MQTTSettings.Broker?, problem: String?) -> MQTTNodeStatus {

@@ -13,7 +13,7 @@ struct MQTTStatusEntriesTests {
         "MQTTBroker": .string(""), "MQTTState": .string("off"), "MQTTDetail": .string(""), "MQTTRoom": .string(""),
         "MQTTReadingsPublished": .uint64(0), "MQTTReadingsNotSent": .uint64(0), "MQTTRefused": .string(""),
         "MQTTReceivers": .array(elementSignature: "a{sv}", []), "MQTTReadingsDropped": .uint64(0),
-        "MQTTLastDropped": .string(""),
+        "MQTTLastDropped": .string(""), "MQTTReceiversEvicted": .uint64(0),
     ]
 
     @Test func offAndFailedSayWhyNoNodeRuns() {
@@ -39,7 +39,7 @@ struct MQTTStatusEntriesTests {
                     lastReading: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000), readings: 12),
                 ReceiverDirectory.Receiver(room: "attic", id: ReceiverID(rawValue: 2), online: false, lastReading: nil, readings: 0),
             ],
-            readingsDropped: 3, lastDropped: "espresense/devices/x/attic: not JSON")
+            readingsDropped: 3, lastDropped: "espresense/devices/x/attic: not JSON", receiversEvicted: 4)
         #expect(
             status.statusEntries == [
                 "MQTTBroker": .string("mqtt://[fe80::1]:1883"), "MQTTState": .string("waiting"),
@@ -56,6 +56,7 @@ struct MQTTStatusEntriesTests {
                         .vardict(["Room": .string("attic"), "Online": .boolean(false), "LastReading": .uint64(0), "Readings": .uint64(0)]),
                     ]),
                 "MQTTReadingsDropped": .uint64(3), "MQTTLastDropped": .string("espresense/devices/x/attic: not JSON"),
+                "MQTTReceiversEvicted": .uint64(4),
             ])
         let states: [(MQTTNodeStatus.Connection, String, String)] = [
             (.stopped, "stopped", ""), (.connecting, "connecting", ""), (.connected, "connected", ""),
