@@ -184,19 +184,20 @@ struct Replay: AsyncParsableCommand {
         _ = try adaptiveExit()
     }
 
-    /// `--device NAME=KEY`s by name.
+    /// `--device NAME=KEY`s by name. A refusal never repeats the key, nor a name that may be one (swapped with it).
     func devices() throws -> [String: IdentityResolvingKey] {
         var devices: [String: IdentityResolvingKey] = [:]
-        for text in deviceKeys {
+        for (index, text) in deviceKeys.enumerated() {
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, BeaconIdentityConstraint.isDeviceName(parts[0]) else {
                 throw ValidationError(
-                    "--device '\(text)' is not NAME=KEY: a name of a-z, 0-9, '_' and '-', then its key, "
-                        + "e.g. --device alice-phone=irk:ec0234a357c8ad05341010a60a397d9b")
+                    "--device (number \(index + 1)) takes NAME=KEY: a name of a-z, 0-9, '_' and '-', then '=' and its "
+                        + "key, e.g. --device alice-phone=irk:ec0234a357c8ad05341010a60a397d9b")
             }
-            guard devices[parts[0]] == nil else { throw ValidationError("--device \(parts[0]) is given twice") }
+            let name = IdentityResolvingKey.mayHoldKey(parts[0]) ? "(number \(index + 1), NAME=KEY)" : parts[0]
+            guard devices[parts[0]] == nil else { throw ValidationError("--device \(name) is given twice") }
             do { devices[parts[0]] = try IdentityResolvingKey(parsing: parts[1]) } catch {
-                throw ValidationError("--device \(parts[0]): \(error)")
+                throw ValidationError("--device \(name): \(error)")
             }
         }
         return devices

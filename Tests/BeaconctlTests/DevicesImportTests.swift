@@ -1,6 +1,7 @@
 import BeaconKit
 import BeaconctlKit
 import Foundation
+import TestKit
 import Testing
 
 /// `beaconctl devices` against a bond store laid out as bluetoothd writes it (a GLib key file per paired device).
@@ -81,5 +82,44 @@ struct DevicesImportTests {
         #expect(unknown.status == 64 && unknown.stderr.contains("5C:F3:70:12:34:56 \"Alice's iPhone\""))
         let missing = try CLI.run(["devices", "list", "--bluetooth-dir", store + "/nope"])
         #expect(missing.status == 69 && missing.stderr.contains("pair the phone first"))
+    }
+
+    /// A damaged bond-store key (a byte short, a wrong digit, a byte long) is never repeated (issue 38: 30 of 32 digits
+    /// leave 256 guesses): `list` says it is malformed rather than "IRK", `import` names the file and what is wrong
+    /// and says to pair the phone again (BlueZ wrote the file, not the administrator).
+    @Test func aDamagedKeyIsNeverRepeated() throws {
+        let store = try Self.bondStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let damaged = [
+            ("5C:F3:70:00:00:01", String(Self.storedKey.dropLast(2)), "30 hex digits"),
+            ("5C:F3:70:00:00:02", String(Self.storedKey.prefix(9)) + "G" + String(Self.storedKey.dropFirst(10)), "character 10"),
+            ("5C:F3:70:00:00:03", Self.storedKey + "00", "34 hex digits"),
+        ]
+        for (address, key, _) in damaged {
+            let directory = "\(store)/00:1A:7D:DA:71:13/\(address)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let text = "[General]\nName=Phone \(address.suffix(1))\n\n[IdentityResolvingKey]\nKey=\(key)\n"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/info"))
+        }
+        let secrets = KeyLeaks.forms(
+            ofHex: "ec0234a357c8ad05341010a60a397d9b", base64: ["m305CqYQEDQFrchXozQC7A==", "7AI0o1fIrQU0EBCmCjl9mw=="])
+        let list = try CLI.run(["devices", "list", "--bluetooth-dir", store])
+        #expect(list.status == 0)
+        for (address, key, _) in damaged {
+            #expect(list.stdout.contains("\(address)  malformed IRK  Phone"), "\(list.stdout)")
+            #expect(KeyLeaks.repeated(in: list.stdout + list.stderr, of: secrets + [key]) == nil, "\(list.stdout)")
+        }
+        #expect(list.stdout.contains("5C:F3:70:12:34:56  IRK  Alice's iPhone"))
+        for (address, key, said) in damaged {
+            let imported = try CLI.run(["devices", "import", address, "--print", "--bluetooth-dir", store])
+            let output = imported.stdout + imported.stderr
+            #expect(imported.status == 1, "\(output)")
+            #expect(KeyLeaks.repeated(in: output, of: secrets + [key]) == nil, "\(output)")
+            #expect(output.contains("\(address)/info") && output.contains(said), "\(output)")
+            #expect(output.contains("pair") && output.contains("bluetoothctl remove \(address)"), "\(output)")
+        }
+        let unknown = try CLI.run(["devices", "import", "Bob's Pixel", "--print", "--bluetooth-dir", store])
+        #expect(unknown.stderr.contains("5C:F3:70:00:00:01 \"Phone 1\" (malformed IRK)"), "\(unknown.stderr)")
+        #expect(KeyLeaks.repeated(in: unknown.stderr, of: secrets) == nil, "\(unknown.stderr)")
     }
 }

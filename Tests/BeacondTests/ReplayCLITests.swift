@@ -1,5 +1,6 @@
 import BeacondAPI
 import Foundation
+import TestKit
 import Testing
 
 /// Runs the built `beacond` binary, as a user would, on the shipped captures and on bad input.
@@ -412,5 +413,26 @@ struct ReplayCLITests {
         #expect(entered.contains { $0.contains("eddystone:edd1ebeac04e5defa017") }, "\(ranged.stdout)")
         #expect(entered.contains { $0.contains("altbeacon:2F234454") }, "\(ranged.stdout)")
         #expect(!entered.contains { $0.contains(" 2F234454") }, "the iBeacon lookalike entered: \(ranged.stdout)")
+    }
+
+    /// `--device NAME=KEY` with a broken key, a key without a name, or the two swapped: refused with what is wrong
+    /// and never the key (issue 38: a key quoted back one digit short falls to 16 guesses).
+    @Test func aRejectedDeviceKeyIsNeverQuotedBack() throws {
+        // A key of no example: the message's example is the documentation's sample key.
+        let key = "5a17c3e8904b6df2e1a03c7b58d64f91"
+        let secrets = KeyLeaks.forms(ofHex: key, base64: ["kU/WWHs8oOHybUuQ6MMXWg==", "WhfD6JBLbfLhoDx7WNZPkQ=="])
+        for (argument, said) in [
+            ("alice-phone=irk:\(key.dropLast(2))", "15 bytes"),
+            ("alice-phone=irk:\(key.prefix(8))g\(key.dropFirst(9))", "character 13"),
+            ("alice-phone=bluez:914FD6587B3CA0E1F26D4B90E8C3175A00", "17 bytes"),
+            ("alice-phone=kU/WWHs8oOHybUuQ6MMX", "15 bytes"),
+            ("irk:\(key)", "NAME=KEY"),
+            ("\(key)=alice-phone", "NAME=KEY"),
+        ] {
+            let run = try Self.beacond(["replay", "--device", argument, "--monitor", "device:alice-phone", Self.snoopLog])
+            #expect(run.status == 64, "\(argument): \(run.stderr)")
+            #expect(run.stderr.contains(said), "\(argument): \(run.stderr)")
+            #expect(KeyLeaks.repeated(in: run.stdout + run.stderr, of: secrets) == nil, "\(argument): \(run.stderr)")
+        }
     }
 }

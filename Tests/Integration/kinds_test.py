@@ -3,7 +3,8 @@
 and staying inside while its resolvable private address rotates every 2 s; AltBeacon and Eddystone-UID regions and
 ranging (Eddystone-TLM's battery and temperature on the ranged beacon) kept across a restart; keys that stay with the
 app that declared them; a reload that gives a device's name another key moving its region and ranging (and one that
-removes the name failing them); and every malformed region refused with what is wrong and the fix.
+removes the name failing them); every malformed region refused with what is wrong and the fix; and a broken key
+never quoted back, by the daemon or beaconctl.
 
     kinds_test.py [BEACOND [BEACONCTL]] [-kNUMBER|-kWORDS ...]
 
@@ -11,12 +12,15 @@ The real daemon on a private dbus-daemon, fed through its fifo scanner with HCI 
 addresses Python's own AES makes (hci.py). Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when
 anything failed. Needs root.
 """
+import base64
 import os
+import signal
+import subprocess
 import sys
 
 from daemon_test import DEMO, main
-from harness import (DEFAULT_APPS, DEFAULT_SETTINGS, ERROR, LOCATION_MANAGER, check, expect_error, plain, pump_for,
-                     pump_until)
+from harness import (DEFAULT_APPS, DEFAULT_SETTINGS, ERROR, LOCATION_MANAGER, check, describe_result, expect_error,
+                     plain, pump_for, pump_until, run_tool)
 import hci
 from gi.repository import GLib
 
@@ -316,6 +320,192 @@ def test_phone_power(suite):
     world.alive()
 
 
+# A key of no example (the messages' fixes show the documentation's sample key), most significant byte first; as
+# BlueZ stores it and as a keychain exports it (both least significant byte first).
+SECRET_KEY = "5a17c3e8904b6df2e1a03c7b58d64f91"
+SECRET_BLUEZ = bytes.fromhex(SECRET_KEY)[::-1].hex().upper()
+SECRET_BASE64 = base64.b64encode(bytes.fromhex(SECRET_KEY)[::-1]).decode()
+SECRET_FORMS = [SECRET_KEY, SECRET_BLUEZ, SECRET_BASE64, base64.b64encode(bytes.fromhex(SECRET_KEY)).decode()]
+
+
+def squeezed(text):
+    return "".join(c for c in text.lower() if c not in ":-_ \t\n")
+
+
+def repeated_key(output, secrets):
+    """The first 8 characters in a row of one of `secrets` that `output` repeats (case, ':', '-', '_' and white space
+    ignored on both sides), or None."""
+    said = squeezed(output)
+    for secret in secrets:
+        digits = squeezed(secret)
+        for start in range(len(digits) - 7):
+            if digits[start:start + 8] in said:
+                return digits[start:start + 8]
+    return None
+
+
+def broken_keys():
+    """(device name, value as written, its key characters, what the message says) for each format: one byte short,
+    one byte long, one wrong character."""
+    key_bytes = bytes.fromhex(SECRET_KEY)
+    hex_forms = [("hex", "", SECRET_KEY, ""), ("irk", "irk:", SECRET_KEY, ""),
+                 ("colons", "", ":".join(SECRET_KEY[i:i + 2] for i in range(0, 32, 2)), ""),
+                 ("0x", "0x", SECRET_KEY, ""), ("bluez", "bluez:", SECRET_BLUEZ, ""),
+                 ("bluez-at", "bluez:", SECRET_BLUEZ, "@5C:F3:70:12:34:56")]
+    keys = []
+    for form, prefix, body, suffix in hex_forms:
+        separator = ":" if form == "colons" else ""
+        wrong = next(i for i in range(8, len(body)) if body[i] != ":")
+        keys += [(form, "short", prefix + body[:-(2 + len(separator))] + suffix, body[:-2], "(15 bytes)"),
+                 (form, "long", prefix + body + separator + "42" + suffix, body, "(17 bytes)"),
+                 (form, "wrong", prefix + body[:wrong] + "g" + body[wrong + 1:] + suffix, body,
+                  "character %d of the value" % (len(prefix) + wrong + 1))]
+    for form, prefix in (("base64", ""), ("irk-base64", "irk:")):
+        short = base64.b64encode(key_bytes[::-1][:15]).decode()
+        long = base64.b64encode(key_bytes[::-1] + b"\x42").decode()
+        keys += [(form, "short", prefix + short, short, "(15 bytes)"), (form, "long", prefix + long, long, "(17 bytes)"),
+                 (form, "wrong", prefix + SECRET_BASE64[:8] + "!" + SECRET_BASE64[9:], SECRET_BASE64,
+                  "character %d of the value" % (len(prefix) + 9))]
+    return [("p-%s-%s" % (form, defect), value, written, said) for form, defect, value, written, said in keys]
+
+
+def broken_key_files(world):
+    """Every broken key in a devices.d file (line 3) and in an app's declaration (line 5), and one written without
+    quotes (a TOML syntax error): (path, text, line, device, what the message says)."""
+    files = []
+    for index, (name, value, _, said) in enumerate(broken_keys()):
+        files += [(os.path.join(world.config_dir, "devices.d", "%s.toml" % name),
+                   '# broken on purpose\n[devices]\n%s = "%s"\n' % (name, value), 3, name, said),
+                  (world.app_path("keys-%s.toml" % name),
+                   'app_id = "org.example.Keys%d"\nusers = ["root"]\n\n[devices]\n%s = "%s"\n' % (index, name, value), 5,
+                   name, said)]
+    files.append((os.path.join(world.config_dir, "devices.d", "p-bare.toml"), "[devices]\np-bare = 0x%s\n" % SECRET_KEY,
+                  2, "", "TOML syntax error"))
+    return files
+
+
+def write_key_file(path, text):
+    with open(path, "w") as file:
+        file.write(text)
+    os.chmod(path, 0o640)
+
+
+def check_rejection(text, expected, what):
+    """`text` (a log, a reply, an event) names each of `expected`'s files, lines and devices with what is wrong, and
+    repeats no key."""
+    secrets = SECRET_FORMS + [written for _, _, written, _ in broken_keys()]
+    leak = repeated_key(text, secrets)
+    check(leak is None, "%s repeats the key (%r): %s" % (what, leak, text[-3000:]))
+    for path, _, line, name, said in expected:
+        where = "%s:%d: " % (path, line) + ("[devices] %s: " % name if name else "")
+        check(where in text, "%s does not say %r: %s" % (what, where, text[-3000:]))
+        sentence = text.split(where, 1)[1].split("; also ", 1)[0].split("\n", 1)[0]
+        check(said in sentence, "%s says of %s:%d %r, not %r" % (what, path, line, sentence, said))
+
+
+def test_broken_keys_never_quoted_back(suite):
+    """Issue 38: a key one byte short or with one wrong digit was repeated in the journal, GetStatus
+    ConfigurationError and Admin1's ConfigurationRejected (30-31 of its 32 digits: the rest falls to 256 guesses).
+    Keys one byte short, one byte long and with one wrong character, in every format (hex, irk:, with colons, 0x,
+    bluez:, bluez:…@ADDRESS, base64, irk:base64), each in a devices.d file and in an app's [devices], and one
+    without quotes. Expect, for each, exit 78 at start and, on a reload of a running daemon, the reply, GetStatus,
+    the Event, `beaconctl events` (text and JSON), `beaconctl status` and the log to name the file, line, device and
+    what is wrong (length, position of the bad character), and none to hold 8 characters in a row of the key, in
+    either byte order, as hex or base64. Then BlueZ's bond store with damaged keys: `beaconctl devices list` says
+    "malformed IRK", `import` names the file and says to pair again; neither repeats the key, nothing is written."""
+    world = suite.world()
+    devices_d = os.path.join(world.config_dir, "devices.d")
+    os.makedirs(devices_d)
+    write_key_file(os.path.join(devices_d, "phone.toml"), '[devices]\nphone = "irk:%s"\n' % SECRET_KEY)
+    files = broken_key_files(world)
+    for entry in files:
+        path, text = entry[0], entry[1]
+        write_key_file(path, text)
+        started = world.launch()
+        code = started.wait_exit(10)
+        check(code == 78, "beacond with %s exited %s, expected 78: %s" % (path, code, started.stderr()[-1500:]))
+        check_rejection(started.stderr(), [entry], "the log at start")
+        os.unlink(path)
+
+    # A running daemon with the good key, then a reload with each broken file.
+    world.start_daemon()
+    watcher = world.connect()
+    watcher.admin("WatchEvents")
+    tools = []
+    for arguments in ([], ["--json"]):
+        output = open(os.path.join(world.directory, "events" + "".join(arguments)), "w")
+        tools.append((subprocess.Popen([suite.beaconctl, "events", "--bus", world.address] + arguments, stdout=output,
+                                       stderr=subprocess.STDOUT, start_new_session=True), output))
+    try:
+        # Both are watching once an event of the administrator's reaches them.
+        def watching():
+            world.admin.set_authorization(OTHER, "denied")
+            world.admin.set_authorization(OTHER, "notDetermined")
+            pump_for(0.2)
+            return all(os.path.getsize(output.name) > 0 for _, output in tools)
+        check(pump_until(watching, 10), "beaconctl events printed nothing")
+        for entry in files:
+            path, text = entry[0], entry[1]
+            write_key_file(path, text)
+            mark = watcher.collector.mark()
+            reply = str(world.admin.admin("Reload"))
+            check_rejection(reply, [entry], "Admin1.Reload's reply")
+            status = plain(world.admin.status())
+            check_rejection(str(status["ConfigurationError"]), [entry], "GetStatus ConfigurationError")
+            check(repeated_key(repr(status), SECRET_FORMS) is None, "GetStatus repeats the key: %r" % status)
+            event = watcher.collector.wait("Event", where=lambda s: watcher.collector.signals.index(s) >= mark
+                                           and str(s.args[0]) == "ConfigurationRejected",
+                                           what="Event('ConfigurationRejected') for %s" % path)
+            check_rejection(str(event.args[1]["Error"]), [entry], "the ConfigurationRejected event")
+            shown = run_tool([suite.beaconctl, "status", "--bus", world.address])
+            check(shown.returncode == 0, "beaconctl status: %s" % describe_result(shown))
+            check_rejection(shown.stdout, [entry], "beaconctl status")
+            os.unlink(path)
+
+        def all_said():
+            return all(open(output.name).read().count("ConfigurationRejected") == len(files) for _, output in tools)
+        check(pump_until(all_said, 10), "beaconctl events did not print every ConfigurationRejected")
+    finally:
+        for process, output in tools:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(10)
+            output.close()
+    for _, output in tools:
+        with open(output.name) as file:
+            text = file.read()
+        check_rejection(text.replace("\\/", "/"), files, "beaconctl events (%s)" % output.name)
+    check_rejection(world.daemon.stderr(), files, "beacond's log of the reloads")
+    check(str(world.admin.admin("Reload")) == "", "the good configuration was rejected")
+    world.alive()
+
+    # BlueZ's bond store: a key a byte short, a byte long, a wrong digit; beside a good one.
+    store = os.path.join(world.directory, "bluetooth")
+    damaged = {"5C:F3:70:00:00:01": SECRET_BLUEZ[:-2], "5C:F3:70:00:00:02": SECRET_BLUEZ + "00",
+               "5C:F3:70:00:00:03": SECRET_BLUEZ[:9] + "G" + SECRET_BLUEZ[10:], "5C:F3:70:00:00:04": SECRET_BLUEZ}
+    for address, key in damaged.items():
+        os.makedirs(os.path.join(store, "00:1A:7D:DA:71:13", address))
+        with open(os.path.join(store, "00:1A:7D:DA:71:13", address, "info"), "w") as file:
+            file.write("[General]\nName=Phone %s\n\n[IdentityResolvingKey]\nKey=%s\n" % (address[-1], key))
+    secrets = SECRET_FORMS + list(damaged.values())
+    listed = run_tool([suite.beaconctl, "devices", "list", "--bluetooth-dir", store])
+    check(listed.returncode == 0, "beaconctl devices list: %s" % describe_result(listed))
+    check(repeated_key(listed.stdout + listed.stderr, secrets) is None, "devices list repeats a key: %s" % listed.stdout)
+    for address in damaged:
+        state = "IRK" if address.endswith("4") else "malformed IRK"
+        check("%s  %s  Phone" % (address, state) in listed.stdout, "devices list of %s: %s" % (address, listed.stdout))
+    for address, said in (("5C:F3:70:00:00:01", "30 hex digits"), ("5C:F3:70:00:00:02", "34 hex digits"),
+                          ("5C:F3:70:00:00:03", "character 10 of the value")):
+        imported = run_tool([suite.beaconctl, "devices", "import", address, "--bluetooth-dir", store, "--config-dir",
+                             world.config_dir, "--name", "imported"])
+        output = imported.stdout + imported.stderr
+        check(imported.returncode == 1, "devices import %s: %s" % (address, describe_result(imported)))
+        check(repeated_key(output, secrets) is None, "devices import %s repeats a key: %s" % (address, output))
+        check("%s/info" % address in output and said in output and "Pair the phone again" in output,
+              "devices import %s says %s" % (address, output))
+        check(not os.path.exists(os.path.join(devices_d, "imported.toml")), "import of %s wrote a file" % address)
+
+
 TESTS = [
     ("1 a phone rotating its address every 2 s: one entry, no exit, ranged by name", test_phone_rotating_its_address),
     ("2 keys stay with the app that declared them", test_keys_stay_with_their_app),
@@ -325,6 +515,8 @@ TESTS = [
     ("6 a reload that gives a device another key moves its region and ranging; one without it fails them",
      test_reload_moves_a_device_to_its_new_key),
     ("7 a phone's advertised TX Power Level is not its 1 m power; calibration.toml's is", test_phone_power),
+    ("8 a broken key is never quoted back: start, reload, events, status, log, beaconctl devices",
+     test_broken_keys_never_quoted_back),
 ]
 
 if __name__ == "__main__":

@@ -29,37 +29,135 @@ public struct IdentityResolvingKey: Hashable, Sendable {
     ///   ("Remote IRK") and Home Assistant takes it, least significant byte first, so reversed.
     /// Hex may have `:`, `-` or spaces between byte pairs and a `0x` prefix. Any of them may end in `@ADDRESS`, the
     /// device's identity address (`5C:F3:70:12:34:56`).
+    ///
+    /// A refusal says what is wrong and where (counting characters of `text`), never the key (`Invalid`).
     public init(parsing text: String) throws(Invalid) {
-        var body = Substring(text.trimmingCharacters(in: .whitespaces))
-        if let at = body.lastIndex(of: "@") {
-            guard let address = BluetoothAddress(String(body[body.index(after: at)...])) else {
-                throw .malformed(text, "after '@' comes the device's identity address, like 5C:F3:70:12:34:56")
+        let characters = Array(text)
+        var start = 0
+        var end = characters.count
+        func blank(_ character: Character) -> Bool { character.unicodeScalars.allSatisfy(CharacterSet.whitespaces.contains) }
+        while start < end, blank(characters[start]) { start += 1 }
+        while end > start, blank(characters[end - 1]) { end -= 1 }
+        if let at = characters[start..<end].lastIndex(of: "@") {
+            guard let address = BluetoothAddress(String(characters[(at + 1)..<end])) else {
+                throw .malformed(
+                    "what follows '@' is not a Bluetooth address: it is the device's identity address, like "
+                        + "5C:F3:70:12:34:56")
             }
             identityAddress = address
-            body = body[..<at]
+            end = at
         }
-        var reversed = false
-        let lowered = body.lowercased()
-        if lowered.hasPrefix("bluez:") {
-            body = body.dropFirst(6)
-            reversed = true
+        let lowered = String(characters[start..<end]).lowercased()
+        let bluez = lowered.hasPrefix("bluez:")
+        if bluez {
+            start += 6
         } else if lowered.hasPrefix("irk:") {
-            body = body.dropFirst(4)
+            start += 4
         }
-        var bytes: [UInt8]
-        if body.hasSuffix("=") {
-            guard !lowered.hasPrefix("bluez:") else { throw .malformed(text, "BlueZ stores keys as hex, not base64") }
-            guard let decoded = Data(base64Encoded: String(body)) else { throw .malformed(text, "not valid base64") }
-            bytes = Array(decoded)
-            reversed = true
-        } else {
-            guard let decoded = HexBytes.parse(String(body)) else {
-                throw .malformed(text, "neither hex digits nor base64")
+        let body = characters[start..<end]
+        if Self.looksLikeBase64(body) {
+            guard !bluez else {
+                throw .malformed("bluez: takes hex as BlueZ stores it (32 digits), not base64: write base64 without bluez:")
             }
-            bytes = decoded
+            self.bytes = try Self.base64(body).reversed()
+        } else {
+            let bytes = try Self.hex(body)
+            self.bytes = bluez ? bytes.reversed() : bytes
         }
-        guard bytes.count == 16 else { throw .wrongLength(text, bytes.count) }
-        self.bytes = reversed ? bytes.reversed() : bytes
+    }
+
+    /// BlueZ's `[IdentityResolvingKey] Key=` value as it stands in the info file (32 hex digits, least significant
+    /// byte first); a refusal counts characters of `stored`.
+    public init(bluezStoredKey stored: String, identityAddress: BluetoothAddress?) throws(Invalid) {
+        self.bytes = try Self.hex(ArraySlice(Array(stored))).reversed()
+        self.identityAddress = identityAddress
+    }
+
+    /// Base64 ends with `=` (a key's 16 bytes are 24 characters ending `==`); without it, text that is mostly not hex
+    /// (a key one byte short is 20 characters, no `=`). One or two stray characters in hex are typos in hex.
+    static func looksLikeBase64(_ body: ArraySlice<Character>) -> Bool {
+        if body.last == "=" { return true }
+        var digits = body[...]
+        if digits.starts(with: ["0", "x"]) || digits.starts(with: ["0", "X"]) { digits = digits.dropFirst(2) }
+        return digits.count(where: { !isHex($0) && !Self.separators.contains($0) }) > 4
+    }
+
+    static let separators: Set<Character> = [":", "-", " "]
+
+    /// An ASCII hex digit (`Character.isHexDigit` takes fullwidth forms too, which `HexBytes` never did).
+    static func isHex(_ character: Character) -> Bool { character.isASCII && character.isHexDigit }
+
+    /// A character of base64's alphabet, or its padding.
+    static func isBase64(_ character: Character) -> Bool {
+        character.isASCII && (character.isLetter || character.isNumber || "+/=".contains(character))
+    }
+
+    /// Hex digit pairs with an optional `0x` and separators between pairs, as `HexBytes.parse`; 16 bytes.
+    static func hex(_ body: ArraySlice<Character>) throws(Invalid) -> [UInt8] {
+        var digits = body[...]
+        if digits.starts(with: ["0", "x"]) || digits.starts(with: ["0", "X"]) { digits = digits.dropFirst(2) }
+        var bytes: [UInt8] = []
+        var high: Int?
+        var count = 0
+        for index in digits.indices {
+            let character = digits[index]
+            if Self.separators.contains(character) {
+                guard high == nil else {
+                    throw .malformed(
+                        "character \(index + 1) of the value splits a byte: ':', '-' or a space go between pairs of "
+                            + "hex digits")
+                }
+                continue
+            }
+            guard isHex(character), let value = character.hexDigitValue else {
+                throw .malformed("the key is hex, but character \(index + 1) of the value is not a hex digit (0-9, a-f)")
+            }
+            count += 1
+            if let first = high {
+                bytes.append(UInt8(first << 4 | value))
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        guard count > 0 else { throw .malformed("the key is empty") }
+        guard count % 2 == 0 else {
+            throw .malformed("the key is \(count) hex digit\(count == 1 ? "" : "s"), an odd number: a byte is two digits, a key 32")
+        }
+        guard bytes.count == 16 else { throw .wrongLength("\(count) hex digits", bytes.count) }
+        return bytes
+    }
+
+    /// Base64 as keychains export it; 16 bytes.
+    static func base64(_ body: ArraySlice<Character>) throws(Invalid) -> [UInt8] {
+        for index in body.indices {
+            let character = body[index]
+            guard isBase64(character) else {
+                throw .malformed(
+                    "the key is base64, but character \(index + 1) of the value is not a base64 character (A-Z, a-z, "
+                        + "0-9, + and /, then = at the end)")
+            }
+        }
+        guard let decoded = Data(base64Encoded: String(body)) else {
+            throw .malformed(
+                "the key is \(body.count) base64 characters, which do not decode: base64 comes in groups of 4 "
+                    + "characters, '=' only at the end")
+        }
+        guard decoded.count == 16 else { throw .wrongLength("\(body.count) base64 characters", decoded.count) }
+        return Array(decoded)
+    }
+
+    /// Whether `text` may hold key material (8 hex digits in a row, or 16 characters of base64 in a row): what a
+    /// message must not repeat, say a device name that is really a key, or a parser's quote of a value.
+    public static func mayHoldKey(_ text: some StringProtocol) -> Bool {
+        var hexRun = 0
+        var base64Run = 0
+        for character in text {
+            hexRun = isHex(character) ? hexRun + 1 : Self.separators.contains(character) ? hexRun : 0
+            base64Run = isBase64(character) ? base64Run + 1 : 0
+            if hexRun >= 8 || base64Run >= 16 { return true }
+        }
+        return false
     }
 
     /// The same key, whatever identity address it was declared with (one device, one key).
@@ -106,24 +204,26 @@ public struct IdentityResolvingKey: Hashable, Sendable {
         return addressHash(prand: address.prand) == address.hash
     }
 
+    /// Why text is not a key, never the key: one quoted back a byte short, or with one wrong digit, falls to at most
+    /// 256 guesses, and logs and admin events reach more people than the 0640 files holding keys.
     public enum Invalid: Error, Equatable, CustomStringConvertible {
-        case malformed(String, String)
+        /// What is wrong and where (the position of a bad character in the value).
+        case malformed(String)
+        /// Hex or base64 of the wrong length: how it is written ("30 hex digits") and the bytes it makes.
         case wrongLength(String, Int)
 
-        static func shown(_ text: String) -> String {
-            text.count > 60 ? String(text.prefix(60)) + "…" : text
+        /// What is wrong, without the formats (BlueZ's bond store has other advice: pair again).
+        public var problem: String {
+            switch self {
+            case .malformed(let why): why
+            case .wrongLength(let written, let count):
+                "the key is \(written) (\(count) bytes), but an Identity Resolving Key is 16 bytes"
+            }
         }
 
         public var description: String {
-            let formats =
-                "give 32 hex digits (most significant byte first, as ESPresense's irk: ids and Home Assistant take them), "
-                + "bluez:HEX as BlueZ's bond store holds it, or the 24-character base64 a keychain exports"
-            switch self {
-            case .malformed(let text, let why):
-                return "'\(Self.shown(text))' is not an Identity Resolving Key (\(why)): \(formats)"
-            case .wrongLength(let text, let count):
-                return "'\(Self.shown(text))' is \(count) bytes, but an Identity Resolving Key is 16 bytes: \(formats)"
-            }
+            "\(problem): give 32 hex digits (most significant byte first, as ESPresense's irk: ids and Home Assistant "
+                + "take them), bluez:HEX as BlueZ's bond store holds it, or the 24-character base64 a keychain exports"
         }
     }
 }

@@ -17,7 +17,20 @@ public struct BondStore: Sendable {
         /// The key, in the order it means, with the device's identity address.
         public func key() throws(IdentityResolvingKey.Invalid) -> IdentityResolvingKey? {
             guard let storedKey else { return nil }
-            return try IdentityResolvingKey(parsing: "bluez:\(storedKey)@\(address)")
+            return try IdentityResolvingKey(bluezStoredKey: storedKey, identityAddress: BluetoothAddress(address))
+        }
+
+        /// `no IRK`, `malformed IRK` (never the key: even a damaged one gives most of its digits away) or `IRK`.
+        public var keyState: String {
+            guard storedKey != nil else { return "no IRK" }
+            return (try? key()) == nil ? "malformed IRK" : "IRK"
+        }
+
+        /// Why the stored key cannot be imported, with the fix: BlueZ wrote it, so pairing again writes a good one.
+        public func damage(_ invalid: IdentityResolvingKey.Invalid) -> String {
+            "\(file): BlueZ's [IdentityResolvingKey] Key= is damaged (\(invalid.problem); BlueZ writes 32 hex digits "
+                + "there). Pair the phone again: bluetoothctl remove \(address), forget this host on the phone, then pair "
+                + "it (docs/devices.md)"
         }
     }
 
@@ -60,7 +73,7 @@ public struct BondStore: Sendable {
         let byAddress = all.filter { $0.address.lowercased() == query.lowercased() }
         let matches = byAddress.isEmpty ? all.filter { $0.name?.lowercased() == query.lowercased() } : byAddress
         guard matches.count == 1 else {
-            let listing = all.map { "\($0.address) \($0.name.map { "\"\($0)\"" } ?? "(no name)")\($0.storedKey == nil ? " (no IRK)" : "")" }
+            let listing = all.map { "\($0.address) \($0.name.map { "\"\($0)\"" } ?? "(no name)")\($0.keyState == "IRK" ? "" : " (\($0.keyState))")" }
             let known = listing.isEmpty ? "no device is paired with this host" : "paired: " + listing.joined(separator: ", ")
             throw BeaconctlError(
                 exitStatus: ExitStatus.usage,

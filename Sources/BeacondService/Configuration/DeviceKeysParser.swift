@@ -14,23 +14,40 @@ enum DeviceKeysParser {
     /// The administrator's folder of device keys in the configuration directory.
     static let directoryName = "devices.d"
 
+    /// Every refusal names the file, the line, the device and what is wrong, never the key (`IdentityResolvingKey.Invalid`):
+    /// neither the value nor a name that may be a key written in the wrong place.
     static func parse(_ root: inout TOMLTableReader) throws(ConfigurationError) -> [String: IdentityResolvingKey] {
         guard var table = try root.table("devices") else { return [:] }
         var devices: [String: IdentityResolvingKey] = [:]
         for name in table.table.keys.sorted() {
             guard BeaconIdentityConstraint.isDeviceName(name) else {
                 throw table.error(
-                    name, "[devices]: \"\(name)\" is not a device name",
+                    name, "[devices]: the name on this line is not a device name: \(whyNotADeviceName(name))",
                     fix: "name it with 1-64 of a-z, 0-9, '_' and '-', e.g. alice-phone = \"irk:...\"")
             }
-            guard let text = try table.string(name, example: "irk:ec0234a357c8ad05341010a60a397d9b") else { continue }
+            let device = IdentityResolvingKey.mayHoldKey(name) ? "the device on this line" : name
+            guard
+                let text = try table.secretString(
+                    name, subject: "[devices] \(device)", example: "irk:ec0234a357c8ad05341010a60a397d9b")
+            else { continue }
             do {
                 devices[name] = try IdentityResolvingKey(parsing: text)
             } catch {
-                throw table.error(name, "[devices] \(name): \(error)", fix: "see docs/devices.md for where each format comes from")
+                throw table.error(name, "[devices] \(device): \(error)", fix: "see docs/devices.md for where each format comes from")
             }
         }
         return devices
+    }
+
+    /// What makes `name` no device name, without repeating it (it may be a key written where the name goes).
+    static func whyNotADeviceName(_ name: String) -> String {
+        if name.isEmpty { return "it is empty" }
+        if name.utf8.count > 64 { return "it is \(name.utf8.count) bytes long, more than 64" }
+        for (index, character) in name.enumerated() where !BeaconIdentityConstraint.isDeviceName(String(character)) {
+            let what = character.isUppercase ? "an uppercase letter" : character == " " ? "a space" : "not a-z, 0-9, '_' or '-'"
+            return "character \(index + 1) is \(what)"
+        }
+        return "it is not a-z, 0-9, '_' and '-'"
     }
 
     /// Every `devices.d/*.toml`: `[devices]` tables, one name declared once.

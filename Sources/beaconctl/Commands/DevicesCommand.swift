@@ -37,7 +37,12 @@ struct DevicesCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the devices paired with this host, and whether BlueZ holds an IRK for each.")
+            abstract: "List the devices paired with this host, and whether BlueZ holds an IRK for each.",
+            discussion: """
+                One line per paired device: its address, IRK (BlueZ holds its key), no IRK (paired without LE: pair \
+                it again over LE) or malformed IRK (the stored key is damaged: pair the phone again; the key is \
+                never shown), its name and the adapter.
+                """)
         @OptionGroup var paths: Paths
 
         func run() throws {
@@ -45,8 +50,8 @@ struct DevicesCommand: ParsableCommand {
                 let devices = try BondStore(directory: paths.bluetoothDir).devices()
                 if devices.isEmpty { Reporting.printLine("no device is paired with this host (\(paths.bluetoothDir))") }
                 for device in devices {
-                    let key = device.storedKey == nil ? "no IRK" : "IRK"
-                    Reporting.printLine("\(device.address)  \(key)  \(device.name ?? "(no name)")  (adapter \(device.adapter))")
+                    Reporting.printLine(
+                        "\(device.address)  \(device.keyState)  \(device.name ?? "(no name)")  (adapter \(device.adapter))")
                 }
             }
         }
@@ -94,7 +99,7 @@ struct DevicesCommand: ParsableCommand {
                         + "paired without LE. Remove and pair it again over LE (docs/devices.md)")
             }
             do { _ = try found.key() } catch {
-                throw BeaconctlError(exitStatus: ExitStatus.failure, message: "\(found.file): \(error)")
+                throw BeaconctlError(exitStatus: ExitStatus.failure, message: found.damage(error))
             }
             let chosen = name ?? found.name.map(BondStore.deviceName(from:)) ?? ""
             guard BeaconIdentityConstraint.isDeviceName(chosen) else {

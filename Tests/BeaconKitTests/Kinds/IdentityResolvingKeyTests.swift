@@ -40,19 +40,63 @@ struct IdentityResolvingKeyTests {
     }
 
     @Test func aKeyThatIsNot16BytesIsRefusedWithTheFix() {
-        for (text, count) in [("ec0234a357c8ad05341010a60a397d", 15), ("AAAAAAAAAAAAAAAAAAAAAAAAAAAA", 14), ("AAAAAAAAAAAAAAAAAAAAAAAAAAA=", 20)] {
+        for (text, written, count) in [
+            ("ec0234a357c8ad05341010a60a397d", "30 hex digits", 15), ("AAAAAAAAAAAAAAAAAAAAAAAAAAAA", "28 hex digits", 14),
+            ("AAAAAAAAAAAAAAAAAAAAAAAAAAA=", "28 base64 characters", 20),
+        ] {
             do {
                 _ = try IdentityResolvingKey(parsing: text)
                 Issue.record("\(text) was accepted")
             } catch {
-                #expect(error == .wrongLength(text, count))
-                #expect(error.description.contains("is \(count) bytes, but an Identity Resolving Key is 16 bytes"))
+                #expect(error == .wrongLength(written, count))
+                #expect(error.description.contains("is \(written) (\(count) bytes), but an Identity Resolving Key is 16 bytes"))
                 #expect(error.description.contains("bluez:HEX"))
             }
         }
         #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "not a key") }
         #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "bluez:m305CqYQEDQFrchXozQC7A==") }
         #expect(throws: IdentityResolvingKey.Invalid.self) { try IdentityResolvingKey(parsing: "") }
+    }
+
+    /// A key one byte short or with one wrong digit quoted back gives away 30 of its 32 digits: the rest falls to 256
+    /// guesses. Every refusal says what is wrong (length, the position of a bad character, the format expected) and
+    /// never the key: no 8 characters in a row of it, in either byte order, hex or base64.
+    @Test(arguments: [
+        ("irk:ec0234a357c8ad05341010a60a397d", "30 hex digits (15 bytes)"),
+        ("irk:ec0234a357c8ad05341010a60a397d9b42", "34 hex digits (17 bytes)"),
+        ("irk:ec0234a3g7c8ad05341010a60a397d9b", "character 13 of the value is not a hex digit"),
+        ("irk:ec0234a357c8ad05341010a60a397d9", "31 hex digits"),
+        ("ec0234a357c8ad05341010a60a397d", "30 hex digits (15 bytes)"),
+        ("EC0234A357C8AD05341010A60A397D9B9B", "34 hex digits (17 bytes)"),
+        ("EC023OA357C8AD05341010A60A397D9B", "character 6 of the value is not a hex digit"),
+        ("ec:02:34:a3:57:c8:ad:05:34:10:10:a6:0a:39:7d", "30 hex digits (15 bytes)"),
+        ("ec:02:34:a3:57:c8:a:d05:34:10:10:a6:0a:39:7d:9b", "character 20 of the value splits a byte"),
+        ("0xec0234a357c8ad05341010a60a397d", "30 hex digits (15 bytes)"),
+        ("bluez:9B7D390AA610103405ADC857A33402", "30 hex digits (15 bytes)"),
+        ("bluez:9B7D390AA610103405ADC857A33402EC00", "34 hex digits (17 bytes)"),
+        ("bluez:9B7D390AA610103405AGC857A33402EC", "character 26 of the value is not a hex digit"),
+        ("bluez:9B7D390AA610103405ADC857A33402@5C:F3:70:12:34:56", "30 hex digits (15 bytes)"),
+        ("m305CqYQEDQFrchXozQC", "20 base64 characters (15 bytes)"),
+        ("m305CqYQEDQFrchXozQC7EI=", "24 base64 characters (17 bytes)"),
+        ("m305CqYQ!DQFrchXozQC7A==", "character 9 of the value is not a base64 character"),
+        ("irk:m305CqYQEDQFrchXozQC", "20 base64 characters (15 bytes)"),
+        ("m305CqYQEDQFrchXozQC7A=", "23 base64 characters"),
+        ("bluez:m305CqYQEDQFrchXozQC7A==", "bluez: takes hex"),
+    ])
+    func aRejectedKeyIsNeverQuotedBack(_ text: String, _ said: String) {
+        let secrets = KeyLeaks.forms(
+            ofHex: Self.specificationKey, base64: ["m305CqYQEDQFrchXozQC7A==", "7AI0o1fIrQU0EBCmCjl9mw=="])
+        var written = String(text.split(separator: "@")[0])
+        for prefix in ["irk:", "bluez:"] where written.hasPrefix(prefix) { written.removeFirst(prefix.count) }
+        do {
+            _ = try IdentityResolvingKey(parsing: text)
+            Issue.record("\(text) was accepted")
+        } catch {
+            let message = error.description
+            #expect(KeyLeaks.repeated(in: message, of: secrets + [written]) == nil, "\(text): \(message)")
+            #expect(message.contains(said), "\(text): \(message)")
+            #expect(message.contains("bluez:HEX"), "the formats are listed: \(message)")
+        }
     }
 
     @Test func theFingerprintNamesTheKeyWithoutRevealingIt() throws {

@@ -94,7 +94,7 @@ struct BeaconKindsServiceTests {
         let error = try #require(directory.loadError())
         #expect(error.file.hasSuffix("devices.d/a.toml"))
         #expect(error.line == 4)
-        #expect(error.message.contains("is 5 bytes, but an Identity Resolving Key is 16 bytes"))
+        #expect(error.message.contains("is 10 hex digits (5 bytes), but an Identity Resolving Key is 16 bytes"))
         try directory.write("[devices]\n\"Alice Phone\" = \"irk:ec0234a357c8ad05341010a60a397d9b\"\n", to: "devices.d/a.toml")
         #expect(directory.loadError()?.message.contains("is not a device name") == true)
         try directory.write("[devices]\nok = \"irk:ec0234a357c8ad05341010a60a397d9b\"\n", to: "devices.d/a.toml")

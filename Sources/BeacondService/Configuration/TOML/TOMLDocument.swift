@@ -1,3 +1,4 @@
+import BeaconKit
 import TOMLKit
 
 /// One parsed configuration file: its values, and the line of each key so every message can point at it.
@@ -34,9 +35,21 @@ struct TOMLDocument {
         keyLines = TOMLKeyLines(text: text)
     }
 
-    /// The parser's message quotes the offending text, newlines included; a log line must stay one line.
+    /// The parser's message quotes the offending text, newlines included; a log line must stay one line. A quote
+    /// that may hold a device's key (`0x` and 32 hex digits, unquoted) is said by its length alone: the message
+    /// goes to the journal and to the admin group, not only to who may read the file.
     private static func oneLine(_ text: String) -> String {
-        text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }
+        let parts = text.split(separator: "'", omittingEmptySubsequences: false)
+        var said = ""
+        for (index, part) in parts.enumerated() {
+            let quoted = index % 2 == 1 && index < parts.count - 1
+            if quoted, IdentityResolvingKey.mayHoldKey(part) {
+                said += "a value of \(part.count) characters (not repeated: it may be a key)"
+            } else {
+                said += quoted ? "'\(part)'" : index % 2 == 1 ? "'\(part)" : String(part)
+            }
+        }
+        return said.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }
             .joined()
     }
 

@@ -42,6 +42,18 @@ struct TOMLTableReader {
         return string
     }
 
+    /// A string whose value is never repeated (a device's key): a wrong type is said by its type alone, `subject`
+    /// naming what it is.
+    mutating func secretString(_ key: String, subject: String, example: String) throws(ConfigurationError) -> String? {
+        guard let value = read(key) else { return nil }
+        guard let string = value.string else {
+            throw error(
+                key, "\(subject) is \(Self.typeName(value.type)), but must be a string",
+                fix: "write it in quotes, e.g. \(key) = \"\(example)\"")
+        }
+        return string
+    }
+
     mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
         guard let value = read(key) else { return nil }
         guard let integer = value.int else {
