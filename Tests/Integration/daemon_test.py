@@ -12,7 +12,10 @@ user root; non-admin checks run as nobody through setpriv) and /usr/bin/python3 
 import atexit
 import json
 import os
+import re
 import signal
+import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -835,9 +838,11 @@ def test_introspection_properties_events(suite):
 
 def test_scanner_failure(suite):
     world = suite.world()
-    with open(world.fifo, "w") as blocker:  # a regular file where the FIFO should be
-        blocker.write("not a fifo\n")
     world.start_daemon()
+    # beacond made the FIFO at start (test 16); a regular file in its place makes the scanner's start fail.
+    os.unlink(world.fifo)
+    with open(world.fifo, "w") as blocker:
+        blocker.write("not a fifo\n")
     demo = world.authorized_client(DEMO, "authorizedAlways")
     demo.start_monitoring("lobby", DEMO_UUID)
     status = plain(world.admin.status())
@@ -992,6 +997,92 @@ def test_unplayable_replay_capture(suite):
     world.alive()
 
 
+# MARK: 16. the fifo scanner as docs/daemon.md says
+
+def daemon_doc():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "daemon.md")) as file:
+        return file.read()
+
+
+def documented_fifo_echo():
+    """docs/daemon.md's `echo '…' > PATH` under "Feeding a `fifo:` scanner": the command, its hex and its PATH."""
+    parts = daemon_doc().split("### Feeding a `fifo:` scanner", 1)
+    check(len(parts) == 2, "docs/daemon.md has no section \"Feeding a `fifo:` scanner\"")
+    match = re.search(r"^echo '(04(?: [0-9a-f]{2})+)' > (/\S+)$", parts[1], re.M)
+    check(match is not None, "docs/daemon.md's fifo section has no line echo '04 …' > PATH")
+    return match.group(0), match.group(1), match.group(2)
+
+
+def test_fifo_as_documented(suite):
+    """Issue 38: the FIFO was made only when scanning started, so an `echo` before then wrote a regular file (and
+    scanning then failed), and docs/daemon.md gave no complete line. Expect the FIFO right after start, before any
+    client; the documented `echo` (read from docs/daemon.md, so the doc cannot drift) waiting while nobody scans, as
+    the doc says, then returning once a client ranges, and the beacon it describes ranged (E2C56DB5… 100/0, RSSI
+    -77); echoed again while ranging, it returns at once and is ranged again. A regular file at the path is a
+    configuration error at start (exit 78 naming --scanner and the fix), and on reload (the old FIFO stays)."""
+    command, hex_line, documented_path = documented_fifo_echo()
+    world = suite.world()
+    settings = DEFAULT_SETTINGS + "[scanner]\nsource = \"fifo:%s\"\n"
+    world.write_settings(settings % world.fifo)
+    world.start_daemon(scanner="")
+    try:
+        kind = os.stat(world.fifo).st_mode
+    except FileNotFoundError:
+        kind = None
+    check(kind is not None and stat.S_ISFIFO(kind), "no FIFO at %s right after start, before any client (%s)"
+          % (world.fifo, "nothing there" if kind is None else "something else"))
+    check(stat.S_IMODE(kind) == 0o660, "the FIFO's mode is %o, the doc says 0660" % stat.S_IMODE(kind))
+    echo = command.replace(documented_path, world.fifo)
+    waiting = subprocess.Popen(["sh", "-c", echo], start_new_session=True)
+    try:
+        pump_for(1.0)
+        check(waiting.poll() is None, "the documented echo returned (%s) while nobody scans: the doc says it waits"
+              % waiting.returncode)
+        demo = world.authorized_client(DEMO, "authorizedWhenInUse")
+        demo.start_ranging(DEMO_UUID)
+        check(pump_until(lambda: waiting.poll() is not None, SIGNAL_TIMEOUT),
+              "the documented echo still waits %d s after a client ranges" % SIGNAL_TIMEOUT)
+        check(waiting.returncode == 0, "the documented echo exited %s" % waiting.returncode)
+    finally:
+        if waiting.poll() is None:
+            os.killpg(waiting.pid, signal.SIGKILL)
+            waiting.wait()
+
+    def documented_beacon(signal):
+        return any(plain(beacon).get("Major") == 100 and plain(beacon).get("Minor") == 0
+                   and plain(beacon).get("RSSI") == -77 for beacon in signal.args[0])
+    ranged = demo.wait("DidRangeBeacons", where=documented_beacon, what="DidRangeBeacons with the documented beacon")
+    beacon = [beacon for beacon in ranged.args[0] if plain(beacon)["Major"] == 100][0]
+    check_beacon(beacon, 100, 0)
+    said = "100:0 -77 dBm %.2f m %s" % (plain(beacon)["Accuracy"], plain(beacon)["Proximity"])
+    check(said in daemon_doc(), "docs/daemon.md does not say what beaconctl client prints of the ranged beacon: %r" % said)
+    # While ranging: the echo returns at once, and the beacon is heard again.
+    mark = demo.collector.mark()
+    result = run_tool(["sh", "-c", echo], timeout=SIGNAL_TIMEOUT)
+    check(result.returncode == 0, "the documented echo while ranging: %s" % describe_result(result))
+    check(pump_until(lambda: demo.collector.since(mark, "DidRangeBeacons", path=demo.path, where=documented_beacon),
+                     SIGNAL_TIMEOUT), "the documented beacon was not ranged again after a second echo")
+
+    # Something else at the path: refused at start with the fix, and on reload (fifo: from beacond.toml).
+    blocked = os.path.join(world.directory, "blocked")
+    with open(blocked, "w") as file:
+        file.write(hex_line + "\n")
+    expect_config_exit(world, "--scanner", None, "cannot start", blocked, "regular file", "not a FIFO", "Fix:",
+                       scanner="fifo:" + blocked)
+    world.write_settings(settings % blocked)
+    reply = str(world.admin.admin("Reload"))
+    check(reply.startswith("%s:4: " % world.settings_path) and "not a FIFO" in reply,
+          "a reload to fifo:%s answered %r" % (blocked, reply))
+    check(plain(world.admin.status())["Scanner"] == "fifo:" + world.fifo, "the rejected reload changed the scanner")
+    # A new fifo: path in a reload is made at once, before anyone scans it.
+    fresh = os.path.join(world.directory, "fresh")
+    world.write_settings(settings % fresh)
+    world.daemon.process.send_signal(signal.SIGHUP)
+    check(pump_until(lambda: os.path.exists(fresh) and stat.S_ISFIFO(os.stat(fresh).st_mode), SIGNAL_TIMEOUT),
+          "a reload to fifo:%s did not make the FIFO" % fresh)
+    world.alive()
+
+
 TESTS = [
     ("0 hci helper lines decode as intended (beacond replay)", test_hci_helper_matches_decoder),
     ("1 full flow: register, request, grant, monitor, enter, exit", test_full_flow),
@@ -1009,6 +1100,7 @@ TESTS = [
     ("13 a scanner that cannot start is reported, regions stay unknown", test_scanner_failure),
     ("14 bluez scanner: discovery, stationary beacon, bluetoothd restarting", test_bluez_scanner_lifecycle),
     ("15 a replay: capture that cannot be played: exit 78 at start, rejected on reload", test_unplayable_replay_capture),
+    ("16 the fifo scanner as documented: the FIFO made at start, the doc's echo ranged", test_fifo_as_documented),
 ]
 
 

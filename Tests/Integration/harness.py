@@ -540,7 +540,7 @@ class Feeder:
         self.last_write = None
 
     def wait_for_fifo(self):
-        """The daemon creates the FIFO when it starts scanning (bounded wait)."""
+        """The daemon makes the FIFO when it starts (and when a reload names a new one); bounded wait."""
         def present():
             try:
                 return stat.S_ISFIFO(os.stat(self.fifo).st_mode)

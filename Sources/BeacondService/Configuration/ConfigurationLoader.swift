@@ -12,7 +12,10 @@ public enum ConfigurationLoader {
     /// apps), sorted by file name. Files starting with `.` are skipped (editor and package-manager leftovers).
     ///
     /// The scanner source is `scanner` (`beacond --scanner`) when given, else `[scanner] source`; a `replay:` capture
-    /// that cannot be played (`ReplayScanner.check`) is an error naming where the source was set.
+    /// that cannot be played (`ReplayScanner.check`) is an error naming where the source was set. With `makeFIFO`
+    /// (the daemon's start and reloads) a `fifo:` source's FIFO is made now, so writers find it before anyone scans
+    /// (`FIFOScanner.prepare`): something else at its path is an error naming where the source was set, a FIFO that
+    /// cannot be made a warning (scanning says why, and retries).
     ///
     /// Throws the problems that stop the daemon, every broken file's (the first, with the others in `others`: an
     /// administrator fixing one file learns of the next at once, not at the next reload); harmless oddities are in
@@ -21,7 +24,7 @@ public enum ConfigurationLoader {
     /// configuration directory that is not there.
     public static func load(
         directory: String, scanner: ScannerSpec? = nil,
-        accounts: AccountLookup = .system
+        accounts: AccountLookup = .system, makeFIFO: Bool = false
     ) throws(ConfigurationError) -> DaemonConfiguration {
         let settingsFile = path(directory, settingsFileName)
         var problems: [ConfigurationError] = []
@@ -51,17 +54,30 @@ public enum ConfigurationLoader {
             }
         }
         if let scanner { configuration.scanner = scanner }
+        let sourceFile = scanner == nil ? settingsFile : "--scanner"
+        let sourceLine = scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil
         if case .replay(let capture) = configuration.scanner {
             // Checked here, not only when scanning starts: a capture that cannot play is refused at start and
             // on reload rather than leaving the daemon idle with nothing wrong to see.
             do {
                 try ReplayScanner.check(path: capture)
             } catch {
-                problems.append(
-                    ConfigurationError(
-                        file: scanner == nil ? settingsFile : "--scanner",
-                        line: scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil,
-                        message: error.message))
+                problems.append(ConfigurationError(file: sourceFile, line: sourceLine, message: error.message))
+            }
+        }
+        if makeFIFO, case .fifo(let fifo) = configuration.scanner {
+            do {
+                try FIFOScanner.prepare(path: fifo)
+            } catch {
+                switch error {
+                case .inTheWay(let refusal):
+                    problems.append(ConfigurationError(file: sourceFile, line: sourceLine, message: refusal.message))
+                case .cannotMake(let failure):
+                    configuration.warnings.append(
+                        ConfigurationDiagnostic(
+                            file: sourceFile, line: sourceLine,
+                            message: failure.message + " (scanning fails until it can be made, and is tried again every 30 s)"))
+                }
             }
         }
         if !accounts.directoryExists(directory) {

@@ -55,7 +55,8 @@ public actor BeaconDaemon {
         self.clock = clock
         let configuration: DaemonConfiguration
         do {
-            configuration = try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner)
+            configuration = try ConfigurationLoader.load(
+                directory: options.configDirectory, scanner: options.scanner, makeFIFO: true)
         } catch {
             throw .configuration("\(error)")
         }
@@ -257,7 +258,8 @@ public actor BeaconDaemon {
     func reloadCall() -> DaemonCall {
         let loaded: Result<DaemonConfiguration, ConfigurationRejection>
         do {
-            loaded = .success(try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner))
+            loaded = .success(
+                try ConfigurationLoader.load(directory: options.configDirectory, scanner: options.scanner, makeFIFO: true))
         } catch {
             loaded = .failure(ConfigurationRejection(message: "\(error)"))
         }

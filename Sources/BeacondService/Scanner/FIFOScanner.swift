@@ -7,11 +7,11 @@ import Foundation
 
 /// `fifo:PATH`: hex HCI event lines (replay's text format: `04 3e 2a 02 …`, one H4 event per line, `#`
 /// comments) read live from a named pipe and stamped with the daemon's clock. Tests and demos drive the
-/// daemon with it: `echo "04 3e …" > PATH`.
+/// daemon with it: `echo "04 3e …" > PATH` (docs/daemon.md has a whole line).
 ///
-/// The FIFO is created if missing (mode 0660). It is opened read-write: with only a read end, every writer
-/// that closes would leave `poll` reporting hang-up forever, a busy loop; holding a write end ourselves
-/// keeps the pipe open between writers and the loop asleep.
+/// The FIFO is made (mode 0660) when beacond starts and reloads (`prepare`), and again here if it went missing.
+/// It is opened read-write: with only a read end, every writer that closes would leave `poll` reporting hang-up
+/// forever, a busy loop; holding a write end ourselves keeps the pipe open between writers and the loop asleep.
 public final class FIFOScanner: BeaconScanner {
     public let path: String
     private var descriptor: Int32 = -1
@@ -36,18 +36,12 @@ public final class FIFOScanner: BeaconScanner {
         status: @escaping (ScannerStatus) -> Void
     ) throws(ScannerError) {
         guard descriptor < 0 else { return }
-        var info = stat()
-        if stat(path, &info) != 0 {
-            guard errno == ENOENT else { throw ScannerError("cannot use \(path): \(String(cString: strerror(errno)))") }
-            guard mkfifo(path, 0o660) == 0 else {
-                throw ScannerError(
-                    "cannot create the FIFO \(path): \(String(cString: strerror(errno))). "
-                        + "Fix: create it with mkfifo \(path), or choose a writable path")
+        do throws(Unprepared) {
+            try Self.prepare(path: path)
+        } catch {
+            switch error {
+            case .inTheWay(let refusal), .cannotMake(let refusal): throw refusal
             }
-        } else if info.st_mode & S_IFMT != S_IFIFO {
-            throw ScannerError(
-                "\(path) is \(ConfigurationFiles.kind(info.st_mode)), "
-                    + "not a FIFO. Fix: point fifo:PATH at a FIFO (mkfifo PATH), or at a free path where beacond creates one")
         }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
@@ -60,6 +54,47 @@ public final class FIFOScanner: BeaconScanner {
             self?.readAvailable(deliver: deliver, failed: { status(.failed($0.message)) })
         }
         status(.scanning("reading hex HCI event lines from \(path)"))
+    }
+
+    /// Why `prepare` left no FIFO at the path.
+    public enum Unprepared: Error {
+        /// Something else is there (a regular file an `echo` made before the FIFO existed, a directory, a device):
+        /// a configuration error, which no retry mends.
+        case inTheWay(ScannerError)
+        /// It cannot be made (its directory missing, no permission): scanning fails and is retried, and finds it
+        /// once the directory is there.
+        case cannotMake(ScannerError)
+    }
+
+    /// Makes the FIFO (mode 0660, whatever the umask) where nothing is, or checks that what is there is one. beacond
+    /// calls it at start and at each reload, not only when scanning starts, so a writer finds the FIFO before anyone
+    /// scans: an `echo` to a path that is not there makes a regular file.
+    public static func prepare(path: String) throws(Unprepared) {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else {
+                throw .cannotMake(ScannerError("cannot use \(path): \(String(cString: strerror(errno)))"))
+            }
+            if mkfifo(path, 0o660) == 0 {
+                chmod(path, 0o660)
+                return
+            }
+            guard errno == EEXIST, stat(path, &info) == 0 else {
+                throw .cannotMake(
+                    ScannerError(
+                        "cannot create the FIFO \(path): \(String(cString: strerror(errno))). "
+                            + "Fix: create it with mkfifo \(path), or choose a writable path"))
+            }
+        }
+        guard info.st_mode & S_IFMT != S_IFIFO else { return }
+        let leftover =
+            info.st_mode & S_IFMT == S_IFREG
+            ? "delete it if it is a leftover (an echo to the path before beacond made the FIFO writes a regular file), "
+                + "and beacond makes the FIFO at start or reload; or " : ""
+        throw .inTheWay(
+            ScannerError(
+                "\(path) is \(ConfigurationFiles.kind(info.st_mode)), not a FIFO. Fix: \(leftover)point fifo:PATH at a "
+                    + "FIFO (mkfifo PATH), or at a free path where beacond creates one"))
     }
 
     public func stop() {

@@ -72,7 +72,7 @@ final class RunningDaemon: @unchecked Sendable {
     }
 
     /// One advertising report of beacon 1/`minor` at −60 dBm, written as the fifo scanner reads it. Waits for
-    /// the scanner to have made the fifo (it does when someone first monitors).
+    /// the daemon to have made the fifo (it does when it starts).
     func advertise(minor: UInt16) throws {
         guard eventually({ access(fifo, F_OK) == 0 }) else { throw TestFailure("beacond never made \(fifo)") }
         let u = Self.uuid.uuid

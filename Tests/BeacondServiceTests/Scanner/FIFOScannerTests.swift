@@ -18,4 +18,38 @@ struct FIFOScannerTests {
             #expect(error.message.contains("mkfifo") && !error.message.contains("remove it"), "\(error.message)")
         }
     }
+
+    /// Issue 38: the FIFO was made only when scanning started, so an `echo` before then made a regular file. The
+    /// daemon's load (start and reload) makes it, 0660 whatever the umask (the unit's is 0077, which would leave
+    /// group beacond unable to write; a test's 0022 would too); what is in the way is an error at the line of `source`; a FIFO that cannot be
+    /// made is a warning (scanning retries). The files alone (no `makeFIFO`) leave the system be.
+    @Test func theDaemonsLoadMakesTheFIFO() throws {
+        let directory = try ConfigurationDirectory()
+        let fifo = directory.path + "/beacons"
+        try directory.write("[scanner]\nsource = \"fifo:\(fifo)\"\n", to: "beacond.toml")
+        _ = try directory.load()
+        #expect(access(fifo, F_OK) != 0, "made without makeFIFO")
+        let configuration = try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
+        var info = stat()
+        #expect(stat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO && info.st_mode & 0o777 == 0o660)
+        #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")
+        // Made again at the next load: nothing to do.
+        _ = try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
+
+        unlink(fifo)
+        try directory.write("an echo before the FIFO was there\n", to: "beacons")
+        do {
+            _ = try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
+            Issue.record("a regular file at fifo:\(fifo) was taken")
+        } catch {
+            #expect(error.file == directory.settingsFile && error.line == 2, "\(error)")
+            #expect(error.message.contains("\(fifo) is a regular file, not a FIFO"), "\(error)")
+            #expect(error.message.contains("delete it if it is a leftover"), "\(error)")
+        }
+
+        let nowhere = directory.path + "/missing/beacons"
+        try directory.write("[scanner]\nsource = \"fifo:\(nowhere)\"\n", to: "beacond.toml")
+        let blind = try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
+        #expect(blind.warnings.map(\.description).contains { $0.contains("cannot create the FIFO \(nowhere)") }, "\(blind.warnings)")
+    }
 }
