@@ -96,6 +96,9 @@ public final class ServiceSession: Sendable {
             var last: Diagnostic?
             /// Told each change that is news to a program (`Monitor`'s diagnostic events).
             var observers: [@Sendable (Diagnostic) -> Void] = []
+            /// What the observers were last told; "ready" at first, so a monitor opened where nothing stands in the
+            /// way says nothing.
+            var observed = Diagnostic()
         }
 
         let appID: String
@@ -215,7 +218,9 @@ public final class ServiceSession: Sendable {
                 guard now != state.last else { return (nil, []) }
                 state.last = now
                 for watcher in state.watchers.values { watcher.yield(now) }
-                return isTransient(state) ? (nil, []) : (now, state.observers)
+                guard !isTransient(state), now != state.observed else { return (nil, []) }
+                state.observed = now
+                return (now, state.observers)
             }
             if let news { for observer in observers { observer(news) } }
         }
