@@ -1,22 +1,17 @@
-"""The same app in iOS 17's CLMonitor shape: add a condition, then read its events; the monitor's session asks for
-Always, and its diagnostics say why nothing comes. beacond's restarts are handled by the library.
-Usage: monitor_events.py [APP_ID [UUID]]"""
+"""The same app in iOS 17's CLMonitor shape: add a condition, then print its events. The monitor's session asks for
+Always; while something is in the way (the app denied, an administrator yet to answer, beacond not running, a
+scanner that cannot scan) an event says what, with the fix, and a `ready` one when it is over. beacond's restarts are
+handled by the library. Usage: monitor_events.py [APP_ID [UUID]]"""
 import asyncio, sys
 from beacon_location import BeaconIdentityCondition, Monitor
 
 APP, UUID = (sys.argv[1:] + ["org.example.BeaconDemo", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"][len(sys.argv[1:]):])[:2]
 
 
-async def explain(monitor):
-    async for diagnostic in monitor.diagnostics():
-        print("waiting:" if diagnostic.blocked else "ready", diagnostic.message, flush=True)
-
-
 async def main():
     monitor = await Monitor.open(APP)
     await monitor.add(BeaconIdentityCondition(UUID), "lobby")
-    asyncio.ensure_future(explain(monitor))
     async for event in monitor.events():
-        print(event.identifier, event.state, flush=True)
+        print(event, flush=True)  # lobby inside; lobby waiting: <why, and the fix>; lobby ready
 
 asyncio.run(main())

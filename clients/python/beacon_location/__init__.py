@@ -3,6 +3,8 @@
 Two faces over one connection: `LocationManager` with a delegate (`CLLocationManager`), and `Monitor` with
 `ServiceSession` (`CLMonitor`, `CLServiceSession`). Both register again by themselves when beacond restarts.
 """
+import importlib.metadata as _metadata
+
 from ._client import Client
 from .manager import LocationManager
 from .monitor import Diagnostic, Monitor, MonitorEvent, MonitorRecord, ServiceSession
@@ -14,4 +16,9 @@ __all__ = [
     "BeaconKind", "BeaconRegion", "Client", "Diagnostic", "LocationManager", "Monitor", "MonitorEvent", "MonitorRecord",
     "Proximity", "RegionEvent", "RegionState", "ServiceSession",
 ]
-__version__ = "0.2.0"
+
+# beacond's version (the build reads it from Sources/BeacondAPI/BeacondVersion.swift), from the installed package.
+try:
+    __version__ = _metadata.version("beacon-location")
+except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"

@@ -8,7 +8,8 @@ meanwhile, in order; and it starts again the ranging it had started and says aga
 beacond does not keep those across a restart (they belong to a client in use).
 
 Everything runs on the caller's asyncio loop: no thread of its own. Signals reach listeners one at a time, in the
-order beacond sent them, from one task.
+order beacond sent them, from one task. Every call waits at most `CALL_TIMEOUT` for its answer: neither the bus nor
+dbus-fast gives up on a beacond that hangs (it owns its name and answers nothing), and a program must hear why.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 
 from . import _names as names
-from .types import BeaconError, BeaconIdentityConstraint
+from .types import BeaconError, BeaconIdentityConstraint, plain
 
 logger = logging.getLogger("beacon_location")
 
@@ -35,6 +36,14 @@ REGISTRATION_FAILED = "RegistrationFailed"  # args: [BeaconError]
 DISCONNECTED = "Disconnected"  # args: [] — the bus connection itself is gone; the client is done
 CLOSED = "Closed"  # args: [] — `close()` was called; the client is done
 IN_USE_CHANGED = "InUseChanged"  # args: [bool] — the program said it is (not) in use
+MANAGER_PROPERTIES_CHANGED = "ManagerPropertiesChanged"  # args: [{name: value}] — Manager1's, from beacond
+
+#: Seconds a D-Bus call waits for its answer, as in the Swift library (the bus's own default is never).
+CALL_TIMEOUT = 25.0
+#: `Close` at `close()`: a hung beacond must not hold up the program's exit.
+CLOSE_TIMEOUT = 2.0
+#: Where dbus-fast looks for the system bus without $DBUS_SYSTEM_BUS_ADDRESS (the D-Bus specification's default).
+SYSTEM_BUS_DEFAULT = "unix:path=/var/run/dbus/system_bus_socket"
 
 #: DidRangeBeacons waiting for a slow listener, at most (a second of ranging is about one per constraint).
 RANGING_BACKLOG = 16
@@ -46,15 +55,28 @@ _LOST = "lost"
 _TELL = "tell"
 
 
-def bus_address(bus: Optional[str]) -> tuple[Optional[str], BusType]:
+class NoAnswer(BeaconError):
+    """A call beacond (or the bus) did not answer within `CALL_TIMEOUT`: it may be hung. Named
+    `org.freedesktop.DBus.Error.NoReply`, as libdbus names its own timeout; a type of its own because the bus
+    sends that name too, when beacond exits before it answers (which is beacond away, not hung)."""
+
+
+def bus_target(bus: Optional[str]) -> tuple[Optional[str], BusType, str, str]:
     """`None` or "system": the system bus; "session"; anything else is a D-Bus address (unix:path=…).
-    `$BEACOND_BUS` stands in for `None`, so one program runs against a test daemon unchanged."""
+    `$BEACOND_BUS` stands in for `None`, so one program runs against a test daemon unchanged. Returns the address
+    (None: dbus-fast finds the session bus), the bus type, the bus in words with the address tried (what "not
+    running" says), and how to start beacond there (systemd serves the system bus only)."""
     bus = bus or os.environ.get("BEACOND_BUS") or "system"
     if bus == "system":
-        return None, BusType.SYSTEM
+        address = os.environ.get("DBUS_SYSTEM_BUS_ADDRESS") or SYSTEM_BUS_DEFAULT
+        return (address, BusType.SYSTEM, "the system bus at %s" % address,
+                "start it: `systemctl start beacond` (and `systemctl enable beacond` to start it at boot)")
     if bus == "session":
-        return None, BusType.SESSION
-    return bus, BusType.SESSION
+        found = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+        return (found, BusType.SESSION, "the session bus at %s" % found if found else "the session bus",
+                "start it on the session bus: `beacond --bus session --config-dir DIR --state-dir DIR`")
+    return (bus, BusType.SESSION, "the bus at %s" % bus,
+            "start it on that bus: `beacond --bus '%s' --config-dir DIR --state-dir DIR`" % bus)
 
 
 class Client:
@@ -62,7 +84,7 @@ class Client:
 
     def __init__(self, app_id: str, bus: Optional[str] = None):
         self.app_id = app_id
-        self._address, self._bus_type = bus_address(bus)
+        self._address, self._bus_type, self.bus_description, self._start_advice = bus_target(bus)
         self._bus: Optional[MessageBus] = None
         self._lost = False
         self._pending_ranging = 0
@@ -83,6 +105,10 @@ class Client:
         self.in_use = True
         #: Why the last registration failed (a refusal is not retried until beacond restarts).
         self.registration_error: Optional[BeaconError] = None
+        #: beacond is there and has not answered the registration within `CALL_TIMEOUT` (hung, or slow).
+        self.registration_trouble: Optional[BeaconError] = None
+        #: Manager1's `ScannerState` as the beacond registered with last said ("" when unknown: taken as able).
+        self.scanner_state = ""
 
     @classmethod
     async def connect(cls, app_id: str, bus: Optional[str] = None) -> "Client":
@@ -118,19 +144,22 @@ class Client:
 
     async def open(self) -> None:
         if self._address is not None:
-            bus = MessageBus(bus_address=self._address)
+            bus = MessageBus(bus_address=self._address, bus_type=self._bus_type)
         else:
             bus = MessageBus(bus_type=self._bus_type)
         try:
-            self._bus = await bus.connect()
+            self._bus = await asyncio.wait_for(bus.connect(), CALL_TIMEOUT)
         except Exception as error:
-            raise BeaconError(names.DAEMON_UNAVAILABLE,
-                              "cannot connect to the D-Bus %s: %s" % (self._address or self._bus_type.name.lower(),
-                                                                        error)) from error
+            raise BeaconError(names.DAEMON_UNAVAILABLE, "cannot connect to %s: %s"
+                              % (self.bus_description, str(error) or type(error).__name__)) from error
         self._bus.add_message_handler(self._received)
         await self._bus_call("AddMatch", "s", [
             "type='signal',sender='%s',interface='%s',member='NameOwnerChanged',arg0='%s'"
             % (names.DBUS_NAME, names.DBUS_NAME, names.BUS_NAME)])
+        # Manager1's properties (ScannerState) are broadcast; the sender is checked against the registration's.
+        await self._bus_call("AddMatch", "s", [
+            "type='signal',interface='%s',member='PropertiesChanged',path='%s',arg0='%s'"
+            % (names.PROPERTIES, names.MANAGER_PATH, names.MANAGER)])
         owner = await self._bus_call("GetNameOwner", "s", [names.BUS_NAME], allow_error=True)
         self._queue.put_nowait((_OWNER, (None, owner[0] if owner else "")))
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -145,7 +174,7 @@ class Client:
         bus, self._bus = self._bus, None
         if self.path is not None:
             try:
-                await self._call_on(bus, self.path, "Close", "", [])
+                await self._call_on(bus, self.path, "Close", "", [], timeout=CLOSE_TIMEOUT)
             except Exception:
                 pass  # closing the connection ends the client all the same
         self.path = None
@@ -207,7 +236,20 @@ class Client:
         after beacond restarts; listeners hear `InUseChanged`."""
         self.in_use = in_use
         await self.call("SetInUse", "b", in_use)
-        self._queue.put_nowait((_TELL, (IN_USE_CHANGED, [in_use])))  # in order with the signals, from one task
+        self.tell_soon(IN_USE_CHANGED, [in_use])
+
+    def tell_soon(self, member: str, args: list[Any]) -> None:
+        """`member` to the listeners from the task that tells them beacond's signals, after those already here (in
+        order with them, one at a time)."""
+        self._queue.put_nowait((_TELL, (member, args)))
+
+    @property
+    def scanner_problem(self) -> str:
+        """Why beacond cannot scan now, from its `ScannerState` ("" while it can, or nobody needs it to)."""
+        for prefix in names.SCANNER_BLIND_PREFIXES:
+            if self.scanner_state.startswith(prefix):
+                return self.scanner_state[len(prefix):]
+        return ""
 
     def unavailable(self) -> BeaconError:
         if self._bus is None:
@@ -217,19 +259,32 @@ class Client:
             return BeaconError(names.DAEMON_UNAVAILABLE, "this client is closed; make a new one")
         if self.registration_error is not None:
             return self.registration_error
+        if self.registration_trouble is not None:
+            return self.registration_trouble
         return BeaconError(names.DAEMON_UNAVAILABLE,
-                           "beacond is not running on the bus (org.beacond has no owner); start it "
-                           "(systemctl start beacond). This client registers again by itself when it is back.")
+                           "beacond is not running on %s (org.beacond has no owner); %s. This client registers "
+                           "again by itself when it is back." % (self.bus_description, self._start_advice))
 
-    async def _call_on(self, bus: MessageBus, path: str, member: str, signature: str, body: list[Any]) -> list[Any]:
+    def _no_answer(self, destination: Optional[str], member: Optional[str], timeout: float,
+                   owner: Optional[str] = None) -> str:
+        if destination == names.DBUS_NAME:
+            return "the D-Bus daemon of %s did not answer %s within %g s" % (self.bus_description, member, timeout)
+        return ("beacond (%s on %s) did not answer %s within %g s: it may be hung (see `journalctl -u beacond -e`)"
+                % (owner or self.owner or names.BUS_NAME, self.bus_description, member, timeout))
+
+    async def _call_on(self, bus: MessageBus, path: str, member: str, signature: str, body: list[Any],
+                       timeout: Optional[float] = None) -> list[Any]:
         return await self._call(bus, Message(destination=names.BUS_NAME, path=path,
                                              interface=names.LOCATION_MANAGER, member=member, signature=signature,
-                                             body=body))
+                                             body=body), timeout)
 
-    @staticmethod
-    async def _call(bus: MessageBus, message: Message) -> list[Any]:
+    async def _call(self, bus: MessageBus, message: Message, timeout: Optional[float] = None) -> list[Any]:
+        """`message`'s reply; raises `BeaconError`: beacond's refusal, the connection lost, or no answer in time."""
+        timeout = CALL_TIMEOUT if timeout is None else timeout
         try:
-            reply = await bus.call(message)
+            reply = await asyncio.wait_for(bus.call(message), timeout)
+        except asyncio.TimeoutError:
+            raise NoAnswer(names.NO_REPLY, self._no_answer(message.destination, message.member, timeout)) from None
         except Exception as error:  # dbus-fast raises what the socket raised (EOFError, OSError, ...)
             raise BeaconError(names.DISCONNECTED,
                               "the D-Bus connection was lost during %s (%s: %s)"
@@ -293,12 +348,26 @@ class Client:
                 message: Message = payload
                 if message.member == "DidRangeBeacons":
                     self._pending_ranging -= 1
+                if message.path == names.MANAGER_PATH:
+                    await self._manager_signal(message)
+                    continue
                 if self.path is None or message.path != self.path or message.sender != self.owner:
                     continue  # another client's, or of a beacond that is gone
                 member = message.member or ""
                 if message.interface == names.PROPERTIES:
                     member = "PropertiesChanged"
                 await self._tell(member, list(message.body))
+
+    async def _manager_signal(self, message: Message) -> None:
+        """Manager1's PropertiesChanged (ScannerState, LocationServicesEnabled): only from the beacond registered
+        with, as every signal (anyone on the bus may send one)."""
+        if self.path is None or message.sender != self.owner or message.member != "PropertiesChanged" \
+                or len(message.body) < 2 or message.body[0] != names.MANAGER:
+            return
+        changed = plain(message.body[1])
+        if names.SCANNER_STATE in changed:
+            self.scanner_state = str(changed[names.SCANNER_STATE])
+        await self._tell(MANAGER_PROPERTIES_CHANGED, [changed])
 
     async def _owner_changed(self, old: Optional[str], owner: str) -> None:
         """`org.beacond` went from `old` (None: from GetNameOwner, not a change) to `owner` ("" for nobody)."""
@@ -312,6 +381,7 @@ class Client:
         was_registered = self.path is not None
         self.path = None
         self.owner = None
+        self.scanner_state = ""
         self._registered.clear()
         if not owner:
             if was_registered or not self._first_attempt.is_set():
@@ -321,14 +391,30 @@ class Client:
 
     async def _register(self, owner: str) -> None:
         assert self._bus is not None
+        call = asyncio.ensure_future(self._bus.call(Message(
+            destination=names.BUS_NAME, path=names.MANAGER_PATH, interface=names.MANAGER, member="RegisterClient",
+            signature="s", body=[self.app_id])))
         try:
-            reply = await self._bus.call(Message(destination=names.BUS_NAME, path=names.MANAGER_PATH,
-                                                 interface=names.MANAGER, member="RegisterClient", signature="s",
-                                                 body=[self.app_id]))
+            try:
+                reply = await asyncio.wait_for(asyncio.shield(call), CALL_TIMEOUT)
+            except asyncio.TimeoutError:
+                # beacond owns its name and does not answer (hung, or slow): said as such, not as "not running".
+                # Its answer is still awaited, not asked again: a second RegisterClient would make beacond a client
+                # nobody reads, which would take the app's queued events. Its exit ends the wait (the bus answers).
+                self.registration_trouble = NoAnswer(names.NO_REPLY, self._no_answer(
+                    names.BUS_NAME, "RegisterClient", CALL_TIMEOUT, owner)
+                    + "; this client registers as soon as it answers")
+                self._first_attempt.set()
+                await self._tell(DAEMON_GONE, [self.registration_trouble])
+                reply = await call
         except Exception as error:  # the connection went away
+            self.registration_trouble = None
+            if self._bus is None:
+                return  # closed meanwhile
             self.registration_error = BeaconError(names.DAEMON_UNAVAILABLE, "cannot register: %s" % error)
             await self._tell(REGISTRATION_FAILED, [self.registration_error])
             return
+        self.registration_trouble = None
         if reply.message_type == MessageType.ERROR:
             text = reply.body[0] if reply.body else ""
             if not (reply.error_name or "").startswith(names.ERROR_PREFIX):
@@ -342,6 +428,10 @@ class Client:
         self.registration_error = None
         self.path = reply.body[0]
         self.owner = reply.sender or owner
+        try:
+            self.scanner_state = str(await self.manager_property(names.SCANNER_STATE))
+        except BeaconError:
+            self.scanner_state = ""  # a beacond without ScannerState (before 0.4): taken as able to scan
         self._registered.set()
         await self._tell(REGISTERED, [self.path])
         # What beacond does not keep across its restart: this client's ranging, and whether it is in use. Ranging

@@ -13,6 +13,14 @@ DBUS_PATH = "/org/freedesktop/DBus"
 # Not beacond's: what this library says when beacond is not on the bus.
 DAEMON_UNAVAILABLE = "org.beacond.Client.DaemonUnavailable"
 DISCONNECTED = "org.freedesktop.DBus.Error.Disconnected"
+# A call beacond (or the bus) did not answer within the library's timeout.
+NO_REPLY = "org.freedesktop.DBus.Error.NoReply"
+# Not a refusal either: ranging goes on, and beacond cannot scan now (Core Location's CLError.rangingUnavailable).
+RANGING_UNAVAILABLE = "org.beacond.Client.RangingUnavailable"
+
+# Manager1's ScannerState: beacond cannot see while it starts with one of these (the reason follows).
+SCANNER_STATE = "ScannerState"
+SCANNER_BLIND_PREFIXES = ("failed: ", "waiting: ")
 
 KEY_IDENTIFIER = "Identifier"
 KEY_UUID = "UUID"

@@ -19,7 +19,9 @@ The delegate is any object; it implements only the methods it wants (each may be
 
 Where Core Location would report a refused start through the delegate, these calls raise `BeaconError` at once,
 with beacond's message saying what is missing and how to fix it; failures that come later (an administrator
-revokes Always) reach `monitoring_did_fail` and `ranging_beacons_did_fail`. Nothing fails silently.
+revokes Always) reach `monitoring_did_fail` and `ranging_beacons_did_fail`. Nothing fails silently: when beacond
+cannot scan (its `ScannerState`), each ranged constraint's `ranging_beacons_did_fail` gets `RangingUnavailable`
+once, and the ranging stays started (beacons come again once beacond scans, which it tries by itself).
 """
 from __future__ import annotations
 
@@ -27,9 +29,13 @@ import inspect
 from typing import Any, Optional
 
 from . import _client
+from . import _names as names
 from ._client import Client
 from .types import (AuthorizationStatus, Beacon, BeaconError, BeaconIdentityConstraint, BeaconRegion, RegionEvent,
                     RegionState)
+
+# Told to this manager's listener after a constraint started while beacond cannot scan (`Client.tell_soon`).
+_SCANNER_CHECK = "ScannerCheck"
 
 
 class LocationManager:
@@ -42,6 +48,8 @@ class LocationManager:
         self._regions: dict[str, BeaconRegion] = {}
         #: The `RegionEvent` (time, `late`) of the region event being delivered now, for the delegate to read.
         self.last_region_event: Optional[RegionEvent] = None
+        #: Ranged constraints told `RangingUnavailable` since beacond last could scan.
+        self._told_blind: set[BeaconIdentityConstraint] = set()
         client.add_listener(self._signal)
 
     @classmethod
@@ -100,9 +108,12 @@ class LocationManager:
         `authorizedWhenInUse` while in use. Started again by itself after beacond restarts."""
         await self.client.call("StartRanging", "a{sv}", constraint.to_dbus())
         self.client.ranged[constraint] = None
+        if self.client.scanner_problem:
+            self.client.tell_soon(_SCANNER_CHECK, [])  # started while beacond cannot scan: said now, in order
 
     async def stop_ranging_beacons(self, constraint: BeaconIdentityConstraint) -> None:
         self.client.ranged.pop(constraint, None)
+        self._told_blind.discard(constraint)
         await self.client.call("StopRanging", "a{sv}", constraint.to_dbus())
 
     async def set_in_use(self, in_use: bool) -> None:
@@ -120,7 +131,12 @@ class LocationManager:
 
     async def _signal(self, member: str, args: list[Any]) -> None:
         if member == _client.REGISTERED:
+            self._told_blind.clear()
             await self._refresh_regions()
+            await self._check_scanner()
+        elif member == _SCANNER_CHECK or (member == _client.MANAGER_PROPERTIES_CHANGED
+                                          and names.SCANNER_STATE in args[0]):
+            await self._check_scanner()
         elif member in (_client.DAEMON_GONE, _client.REGISTRATION_FAILED):
             await self._delegate("did_fail_with_error", args[0])
         elif member == _client.DISCONNECTED:
@@ -152,9 +168,25 @@ class LocationManager:
         elif member == "RangingDidFail":
             constraint = BeaconIdentityConstraint.from_dbus(args[0])
             self.client.ranged.pop(constraint, None)
+            self._told_blind.discard(constraint)
             await self._delegate("ranging_beacons_did_fail", constraint, BeaconError(args[1], args[2]))
         elif member == "PropertiesChanged" and "MonitoredRegions" in (list(args[1]) + list(args[2])):
             await self._refresh_regions()  # a takeover gave this client the regions of the app's other clients
+
+    async def _check_scanner(self) -> None:
+        """beacond cannot scan: each ranged constraint's `ranging_beacons_did_fail` says so once, until it scans
+        again. The ranging stays started (not removed): beacond resumes it by itself."""
+        problem = self.client.scanner_problem
+        if not problem:
+            self._told_blind.clear()
+            return
+        for constraint in list(self.client.ranged):
+            if constraint in self._told_blind:
+                continue
+            self._told_blind.add(constraint)
+            await self._delegate("ranging_beacons_did_fail", constraint, BeaconError(names.RANGING_UNAVAILABLE, (
+                "beacond cannot scan: %s; ranging goes on and beacons come again once it scans (it tries again by "
+                "itself; an administrator sees why in `beaconctl status` and the journal)" % problem)))
 
     async def _refresh_regions(self) -> None:
         try:

@@ -3,20 +3,23 @@
     monitor = await Monitor.open("org.example.BeaconDemo")
     await monitor.add(BeaconIdentityCondition(UUID, major=1), "lobby")
     async for event in monitor.events():
-        print(event.identifier, event.state)
+        print(event)            # lobby inside, or lobby waiting: <what is in the way, and the fix>
 
 A condition added before the app may monitor (authorization not yet given, location services off) is kept and
-monitored as soon as it may; `monitor.diagnostics()` (the session's) says meanwhile why no event comes. An event
-is yielded when a condition's state changes: its first determination, then each change between inside and
-outside. A region that becomes `unknown` again only because beacond restarted (it cannot tell until it has
-looked) yields nothing: the next known state that differs does.
+monitored as soon as it may. A state event is yielded when a condition's state changes: its first determination,
+then each change between inside and outside. A region that becomes `unknown` again only because beacond restarted
+(it cannot tell until it has looked), or that stopped while the app was denied, yields nothing: the next known
+state that differs does. Why nothing can happen (the app denied, a request waiting for an administrator, beacond
+away, a scanner that cannot scan) comes in the same stream as diagnostic events (`CLMonitor.Event`'s diagnostics),
+so a program that only reads events learns it: one per condition when the session's diagnostic changes (a ready
+one when it is over), and one when a condition is added while it is blocked.
 """
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 
 from . import _client
 from . import _names as names
@@ -42,6 +45,9 @@ class Diagnostic:
     region_limit_exceeded: bool = False
     #: A condition added while the app could not monitor was refused by beacond once it could (`Monitor.refused`).
     condition_refused: bool = False
+    #: beacond cannot scan (no adapter, bluetoothd gone, a scanner that failed): nothing is seen, so no event comes
+    #: and ranging is empty until it scans again, which it tries by itself.
+    scanner_unavailable: bool = False
     #: What is missing and how to fix it, in beacond's words where it said them.
     message: str = ""
 
@@ -71,6 +77,14 @@ class ServiceSession:
         self._request_error = ""
         self._watchers: list[asyncio.Queue[Diagnostic]] = []
         self._last: Optional[Diagnostic] = None
+        #: Told each change that is news (`Monitor`'s diagnostic events), and what they were told last (at first,
+        #: ready: a program that starts with nothing in the way hears nothing).
+        self._followers: list[Callable[[Diagnostic], None]] = []
+        self._last_told = Diagnostic()
+        #: Registered, and beacond's AuthorizationChanged (which follows at once) not here yet: the status is the
+        #: last beacond's, so the diagnostic now is no news.
+        self._awaiting_status = False
+        self._closed = False
         client.add_listener(self._signal)
 
     @classmethod
@@ -90,7 +104,8 @@ class ServiceSession:
         """What stands in the way now."""
         if not self.client.is_registered:
             error = self.client.unavailable()
-            return Diagnostic(daemon_unavailable=error.name == names.DAEMON_UNAVAILABLE, message=error.message)
+            return Diagnostic(daemon_unavailable=error.name in (names.DAEMON_UNAVAILABLE, names.NO_REPLY),
+                              message=error.message)
         status = self.status
         if not self._services_enabled:
             return Diagnostic(location_services_disabled=True, authorization_restricted=True, message=(
@@ -115,6 +130,11 @@ class ServiceSession:
             return Diagnostic(always_authorization_denied=True, message=(
                 "%s has WhenInUse, and monitoring needs Always: `beaconctl auth grant %s always`"
                 % (self.client.app_id, self.client.app_id)))
+        reason = self.client.scanner_problem
+        if reason:
+            return Diagnostic(scanner_unavailable=True, message=(
+                "beacond cannot scan: %s; it tries again by itself (an administrator sees why in `beaconctl status` "
+                "and the journal)" % reason))
         if self._limit_message:
             return Diagnostic(region_limit_exceeded=True, message=self._limit_message)
         if self._refusal_message:
@@ -156,13 +176,28 @@ class ServiceSession:
         self._refusal_message = message
         self._publish()
 
+    def follow(self, follower: Callable[[Diagnostic], None]) -> None:
+        """`follower(diagnostic)` at each change that is news (`news`), as `Monitor` makes its diagnostic events."""
+        self._followers.append(follower)
+
+    @property
+    def news(self) -> bool:
+        """Whether the diagnostic now is news: not the moments between a registration and beacond's status, and
+        between "not determined" and the request the session makes at once; nor the program's own `close()`."""
+        requesting = (self.client.is_registered and self.status == AuthorizationStatus.NOT_DETERMINED
+                      and not self._requested and not self._request_error)
+        return not self._awaiting_status and not requesting and not self._closed
+
     def _publish(self) -> None:
         diagnostic = self.diagnostic()
-        if diagnostic == self._last:
-            return
-        self._last = diagnostic
-        for queue in self._watchers:
-            queue.put_nowait(diagnostic)
+        if diagnostic != self._last:
+            self._last = diagnostic
+            for queue in self._watchers:
+                queue.put_nowait(diagnostic)
+        if self.news and diagnostic != self._last_told:
+            self._last_told = diagnostic
+            for follower in list(self._followers):
+                follower(diagnostic)
 
     async def _request(self) -> None:
         member = "RequestAlwaysAuthorization" if self.authorization == self.ALWAYS else "RequestWhenInUseAuthorization"
@@ -175,11 +210,16 @@ class ServiceSession:
 
     async def _signal(self, member: str, args: list[Any]) -> None:
         if member == _client.REGISTERED:
+            self._awaiting_status = True
             try:
                 self._services_enabled = bool(await self.client.manager_property("LocationServicesEnabled"))
             except BeaconError:
                 pass
+        elif member == _client.MANAGER_PROPERTIES_CHANGED:
+            if "LocationServicesEnabled" in args[0]:
+                self._services_enabled = bool(args[0]["LocationServicesEnabled"])
         elif member == "AuthorizationChanged":
+            self._awaiting_status = False
             self.status = AuthorizationStatus(args[0])
             if self.status == AuthorizationStatus.RESTRICTED or not self._services_enabled:
                 try:
@@ -192,19 +232,34 @@ class ServiceSession:
                     and not self._upgrade_requested:
                 self._upgrade_requested = True
                 await self._request()  # the one WhenInUse → Always upgrade request
+        elif member in (_client.DAEMON_GONE, _client.REGISTRATION_FAILED, _client.DISCONNECTED):
+            self._awaiting_status = False
+        elif member == _client.CLOSED:
+            self._closed = True
         self._publish()
 
 
 @dataclass(frozen=True)
 class MonitorEvent:
-    """`CLMonitor.Event`: a condition's new state."""
+    """`CLMonitor.Event`: a condition's new state, or (with `diagnostic`) why it cannot be monitored now. `print`
+    prints either: `door inside`, or `door waiting: <what is in the way and the fix>` (`door ready` once over)."""
 
     identifier: str
+    #: The new state; for a diagnostic event, the condition's last known state (`unknown` before one).
     state: RegionState
     date: datetime
     condition: BeaconIdentityConstraint
     #: True when beacond queued it while the app had no client (delivered when it came back).
     late: bool = False
+    #: None for a state change; else the session's diagnostic: blocked (its `message` says the fix), or ready.
+    diagnostic: Optional[Diagnostic] = None
+
+    def __str__(self) -> str:
+        if self.diagnostic is None:
+            return "%s %s" % (self.identifier, self.state.value)
+        if self.diagnostic.blocked:
+            return "%s waiting: %s" % (self.identifier, self.diagnostic.message)
+        return "%s ready" % self.identifier
 
 
 @dataclass
@@ -229,9 +284,14 @@ class Monitor:
         #: before `open` returns): the next iterator gets them first, so none is lost.
         self._backlog: list[MonitorEvent] = []
         self._ended = False
+        #: Records beacond dropped when authorization went (MonitoringDidFail NotAuthorized): kept here with their
+        #: last event, so the state determined again after the grant is an event only if it differs.
+        self._dropped: set[str] = set()
+        self._diagnostic_changes = 0
         #: Conditions that waited for authorization and were then refused by beacond, with why.
         self.refused: dict[str, BeaconError] = {}
         client.add_listener(self._signal)
+        self.session.follow(self._diagnostic_changed)
 
     #: At most this many events wait for an iterator (beacond's own queue_limit default); the oldest go first.
     BACKLOG_LIMIT = 1000
@@ -253,22 +313,29 @@ class Monitor:
 
     async def add(self, condition: BeaconIdentityConstraint, identifier: str) -> None:
         """Monitors `condition` as `identifier` (the same identifier again replaces it). Kept until the app may
-        monitor, if it may not yet. Raises `BeaconError` for what waiting cannot fix (an invalid condition, the
-        region limit)."""
+        monitor, if it may not yet (an event says why). Raises `BeaconError` for what waiting cannot fix (an invalid
+        condition, the region limit), and when beacond did not answer (hung?; the condition is kept)."""
         if self.client.is_closed:
             raise self.client.unavailable()
         BeaconRegion(condition, identifier=identifier)  # what can be checked here is, before it waits
         self._forget_refusal(identifier)
         self._wanted[identifier] = condition
+        changes = self._diagnostic_changes
         await self._start(identifier, condition)
+        diagnostic = self.session.diagnostic()
+        if diagnostic.blocked and self.session.news and changes == self._diagnostic_changes:
+            # In the event stream, not only in `diagnostics()`: a program that reads events learns why none come.
+            self._deliver(self._diagnostic_event(identifier, diagnostic))
 
     async def remove(self, identifier: str) -> None:
         """Stops monitoring `identifier`. Raises `BeaconError` while beacond is away (it keeps the app's regions, so
         the region would come back at the next registration): remove it again once `diagnostics()` says ready."""
         waiting = self._wanted.pop(identifier, None)
         self._forget_refusal(identifier)
-        if waiting is not None and identifier not in self._records:
-            return  # never reached beacond
+        if waiting is not None and (identifier not in self._records or identifier in self._dropped):
+            self._records.pop(identifier, None)
+            self._dropped.discard(identifier)
+            return  # never reached beacond, or beacond dropped it
         try:
             await self.client.call("StopMonitoring", "s", identifier)
         except BeaconError as error:
@@ -312,14 +379,21 @@ class Monitor:
         region = BeaconRegion(condition, identifier=identifier)
         try:
             await self.client.call("StartMonitoring", "a{sv}", region.to_dbus())
+        except _client.NoAnswer:
+            raise  # kept, and started again as above; the program hears that beacond did not answer (hung?)
         except BeaconError as error:
-            if error.name in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled", names.DAEMON_UNAVAILABLE):
-                return  # waits, as above
+            if error.name in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled") \
+                    or not error.name.startswith(ERROR):
+                return  # waits, as above: not allowed now, or beacond away (also gone before it answered)
             if error.name == ERROR + "RegionLimitExceeded":
                 self.session.note_limit(error.message)
             self._wanted.pop(identifier, None)
+            if identifier in self._dropped:
+                self._dropped.discard(identifier)
+                self._records.pop(identifier, None)
             raise
         self._wanted.pop(identifier, None)
+        self._dropped.discard(identifier)
         self._records.setdefault(identifier, MonitorRecord(condition))
         self._records[identifier].condition = condition
         self.session.note_limit("")
@@ -342,11 +416,15 @@ class Monitor:
             self._event(BeaconRegion.from_dbus(args[0]), RegionState.OUTSIDE, RegionEvent.from_dbus(args[1]))
         elif member == "MonitoringDidFail":
             region = BeaconRegion.from_dbus(args[0])
-            if args[1] != ERROR + "RegionReplaced":
+            if args[1] in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled"):
+                # Again once authorized. The record keeps its last event: the state beacond determines then is an
+                # event only if it differs (one change, one event); the diagnostic events say meanwhile why not.
+                self._wanted[region.identifier] = region.constraint
+                if region.identifier in self._records:
+                    self._dropped.add(region.identifier)
+            elif args[1] != ERROR + "RegionReplaced":
                 # (A replaced region's identifier lives on in the region that replaced it.)
                 self._records.pop(region.identifier, None)
-            if args[1] in (ERROR + "NotAuthorized", ERROR + "LocationServicesDisabled"):
-                self._wanted[region.identifier] = region.constraint  # again once authorized
         elif member in (_client.DISCONNECTED, _client.CLOSED):
             self._ended = True
             for queue in self._watchers:
@@ -355,6 +433,8 @@ class Monitor:
             for identifier, condition in list(self._wanted.items()):
                 try:
                     await self._start(identifier, condition)
+                except _client.NoAnswer:
+                    pass  # kept: started again at the next registration
                 except BeaconError as error:
                     # Refused now that it could be monitored: said, not dropped (`refused`, the diagnostics).
                     self.refused[identifier] = error
@@ -367,8 +447,26 @@ class Monitor:
             return  # no change, or beacond cannot tell for now (it restarted): not an event
         record.last_event = MonitorEvent(identifier=region.identifier, state=state, date=event.timestamp,
                                          condition=region.constraint, late=event.late)
+        self._deliver(record.last_event)
+
+    def _diagnostic_changed(self, diagnostic: Diagnostic) -> None:
+        """One diagnostic event per condition."""
+        self._diagnostic_changes += 1
+        for identifier in self.identifiers:
+            self._deliver(self._diagnostic_event(identifier, diagnostic))
+
+    def _diagnostic_event(self, identifier: str, diagnostic: Diagnostic) -> MonitorEvent:
+        record = self._records.get(identifier)
+        condition = self._wanted.get(identifier) or (record.condition if record else None)
+        assert condition is not None
+        last = record.last_event if record else None
+        return MonitorEvent(identifier=identifier, state=last.state if last else RegionState.UNKNOWN,
+                            date=datetime.now(timezone.utc), condition=condition, diagnostic=diagnostic)
+
+    def _deliver(self, event: MonitorEvent) -> None:
+        """To every iterator; kept for the first one while there is none."""
         if not self._watchers:
-            self._backlog.append(record.last_event)
+            self._backlog.append(event)
             del self._backlog[:-self.BACKLOG_LIMIT]
         for queue in self._watchers:
-            queue.put_nowait(record.last_event)
+            queue.put_nowait(event)

@@ -129,7 +129,7 @@ class BeaconIdentityConstraint:
         stray = [name for name, value in given.items() if value is not None and name not in allowed]
         if stray:
             raise ValueError("%s does not name a%s %s: it is named by %s" % (
-                stray[0], "n" if kind in (BeaconKind.IBEACON, BeaconKind.ALTBEACON) else "", kind.value,
+                stray[0], "n" if kind in (BeaconKind.IBEACON, BeaconKind.ALTBEACON, BeaconKind.EDDYSTONE) else "", kind.value,
                 ", ".join(allowed)))
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "uuid", None)
