@@ -1,5 +1,6 @@
 import BeaconKit
 import BeaconctlKit
+import BeacondAPI
 import Foundation
 import TestKit
 import Testing
@@ -36,6 +37,12 @@ struct DevicesImportTests {
             EncSize=16
             """)
         try device("F0:0D:00:00:00:01", "[General]\nName=Keyboard\nAddressType=public\n")
+        // A phone whose owner named it to attack whoever imports it: ESC/CSI, an OSC title, BEL, a bidi override,
+        // invisible and line-separating characters; and its identity address is static random.
+        try device(
+            "D5:F3:70:12:34:57",
+            "[General]\nName=Bob\u{1B}[2J\u{1B}]0;owned\u{07}\u{202E}enohp\u{200D}\u{2028}x\u{FEFF}\nAddressType=static\n\n"
+                + "[IdentityResolvingKey]\nKey=\(storedKey.replacingOccurrences(of: "9B", with: "8B"))\n")
         try FileManager.default.createDirectory(atPath: root + "/00:1A:7D:DA:71:13/cache", withIntermediateDirectories: true)
         return root
     }
@@ -43,6 +50,7 @@ struct DevicesImportTests {
     @Test func listsAndImportsByNameOrAddress() throws {
         let store = try Self.bondStore()
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
         defer {
             try? FileManager.default.removeItem(atPath: store)
             try? FileManager.default.removeItem(atPath: config)
@@ -71,6 +79,42 @@ struct DevicesImportTests {
             "devices", "import", "5C:F3:70:12:34:56", "--name", "alice-phone", "--print", "--bluetooth-dir", store,
         ])
         #expect(renamed.stdout.contains("alice-phone = \"bluez:\(Self.storedKey)@5C:F3:70:12:34:56\""))
+    }
+
+    /// Issue 39: a phone's name is chosen by its owner. Import wrote it raw into a `#` comment (TOML forbids control
+    /// characters there: the next reload rejected everything, the next start exited 78) and printed it raw to root's
+    /// terminal. Now every control, bidi, format and separator character is written out, in the file and the output;
+    /// and a static random identity address is written `@random:`, so only reports of that type count.
+    @Test func aHostileDeviceNameReachesNeitherTheFileNorTheTerminal() throws {
+        let store = try Self.bondStore()
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(atPath: store)
+            try? FileManager.default.removeItem(atPath: config)
+        }
+        let list = try CLI.run(["devices", "list", "--bluetooth-dir", store])
+        let imported = try CLI.run(["devices", "import", "D5:F3:70:12:34:57", "--name", "bob", "--bluetooth-dir", store, "--config-dir", config])
+        let printed = try CLI.run(["devices", "import", "D5:F3:70:12:34:57", "--name", "bob", "--print", "--bluetooth-dir", store])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let file = try String(contentsOfFile: config + "/devices.d/bob.toml", encoding: .utf8)
+        for (what, text) in [("list", list.stdout), ("import", imported.stdout + imported.stderr), ("--print", printed.stdout), ("the file", file)] {
+            let raw = text.unicodeScalars.filter { $0 != "\n" && UntrustedText.needsEscape($0) }
+            #expect(raw.isEmpty, "\(what) holds \(raw.map { String($0.value, radix: 16) })")
+        }
+        #expect(file.contains("\\u{1B}[2J") && file.contains("\\u{202E}"), "\(file)")
+        #expect(file.contains("@random:D5:F3:70:12:34:57\""), "\(file)")
+        let line = try #require(file.split(separator: "\n").first { $0.hasPrefix("bob") })
+        #expect(try IdentityResolvingKey(parsing: String(line.split(separator: "\"")[1])).identityAddressIsRandom)
+    }
+
+    @Test func aConfigurationDirectoryThatIsNotThereIsRefused() throws {
+        let store = try Self.bondStore()
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("typo-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let run = try CLI.run(["devices", "import", "Alice's iPhone", "--bluetooth-dir", store, "--config-dir", missing])
+        #expect(run.status == 69 && run.stderr.contains("does not exist"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing), "the typo became a directory")
     }
 
     @Test func whatCannotBeImportedSaysWhy() throws {

@@ -13,11 +13,16 @@ public struct IdentityResolvingKey: Hashable, Sendable {
     /// The device's identity address, when known (`KEY@ADDRESS`; `beaconctl devices import` writes it): a host the
     /// phone is paired with resolves its private addresses itself, and bluetoothd then reports this address instead.
     public var identityAddress: BluetoothAddress?
+    /// Whether the identity address is a static random one (`@random:ADDRESS`, BlueZ's `AddressType=static`) rather
+    /// than public: it counts only for reports of its own address type, so another device cannot take it by sending
+    /// from the same 48 bits of the other type.
+    public var identityAddressIsRandom = false
 
-    public init?(bytes: [UInt8], identityAddress: BluetoothAddress? = nil) {
+    public init?(bytes: [UInt8], identityAddress: BluetoothAddress? = nil, identityAddressIsRandom: Bool = false) {
         guard bytes.count == 16 else { return nil }
         self.bytes = bytes
         self.identityAddress = identityAddress
+        self.identityAddressIsRandom = identityAddressIsRandom
     }
 
     /// The formats keys come in, and the byte order each means:
@@ -28,7 +33,7 @@ public struct IdentityResolvingKey: Hashable, Sendable {
     /// - base64 (24 characters ending `==`, optionally after `irk:`): as iOS/macOS keychains export it
     ///   ("Remote IRK") and Home Assistant takes it, least significant byte first, so reversed.
     /// Hex may have `:`, `-` or spaces between byte pairs and a `0x` prefix. Any of them may end in `@ADDRESS`, the
-    /// device's identity address (`5C:F3:70:12:34:56`).
+    /// device's public identity address (`5C:F3:70:12:34:56`), or `@random:ADDRESS`, a static random one.
     ///
     /// A refusal says what is wrong and where (counting characters of `text`), never the key (`Invalid`).
     public init(parsing text: String) throws(Invalid) {
@@ -39,10 +44,15 @@ public struct IdentityResolvingKey: Hashable, Sendable {
         while start < end, blank(characters[start]) { start += 1 }
         while end > start, blank(characters[end - 1]) { end -= 1 }
         if let at = characters[start..<end].lastIndex(of: "@") {
-            guard let address = BluetoothAddress(String(characters[(at + 1)..<end])) else {
+            var written = String(characters[(at + 1)..<end])
+            if written.lowercased().hasPrefix("random:") {
+                identityAddressIsRandom = true
+                written.removeFirst(7)
+            }
+            guard let address = BluetoothAddress(written) else {
                 throw .malformed(
                     "what follows '@' is not a Bluetooth address: it is the device's identity address, like "
-                        + "5C:F3:70:12:34:56")
+                        + "5C:F3:70:12:34:56 (public) or random:D5:F3:70:12:34:56 (static random)")
             }
             identityAddress = address
             end = at
@@ -68,9 +78,10 @@ public struct IdentityResolvingKey: Hashable, Sendable {
 
     /// BlueZ's `[IdentityResolvingKey] Key=` value as it stands in the info file (32 hex digits, least significant
     /// byte first); a refusal counts characters of `stored`.
-    public init(bluezStoredKey stored: String, identityAddress: BluetoothAddress?) throws(Invalid) {
+    public init(bluezStoredKey stored: String, identityAddress: BluetoothAddress?, identityAddressIsRandom: Bool = false) throws(Invalid) {
         self.bytes = try Self.hex(ArraySlice(Array(stored))).reversed()
         self.identityAddress = identityAddress
+        self.identityAddressIsRandom = identityAddressIsRandom
     }
 
     /// Base64 ends with `=` (a key's 16 bytes are 24 characters ending `==`); without it, text that is mostly not hex
@@ -261,6 +272,8 @@ public struct PrivateAddressResolver: Sendable {
     var entries: [Entry] = []
     /// Declared identity addresses → index into `entries`.
     var identityAddresses: [UInt64: Int] = [:]
+    /// The entries whose identity address is static random (the rest are public).
+    var randomIdentityAddresses: Set<UInt64> = []
     /// Resolved address → index into `entries`; and each device's current address, to forget the old one at a rotation.
     var resolved: [UInt64: Int] = [:]
     var currentAddress: [Int: UInt64] = [:]
@@ -294,6 +307,10 @@ public struct PrivateAddressResolver: Sendable {
         let unique = keys.filter { seen.insert($0.bytes).inserted }
         entries = unique.map { Entry(key: $0.bytes, fingerprint: $0.fingerprint) }
         identityAddresses = [:]
+        randomIdentityAddresses = []
+        for key in keys where key.identityAddressIsRandom {
+            if let address = key.identityAddress { randomIdentityAddresses.insert(address.rawValue) }
+        }
         for (index, key) in unique.enumerated() {
             if let address = key.identityAddress { identityAddresses[address.rawValue] = index }
         }
@@ -311,11 +328,16 @@ public struct PrivateAddressResolver: Sendable {
     }
 
     /// The fingerprint of the device whose key made `address` (a random address: `addressType` 1), or whose identity
-    /// address it is (any type), or nil.
+    /// address it is (of the type it was declared with: public unless `@random:`), or nil.
     public mutating func resolve(_ address: BluetoothAddress, addressType: UInt8 = 1, at time: Timestamp) -> UUID? {
         guard !entries.isEmpty else { return nil }
         let raw = address.rawValue
-        if !identityAddresses.isEmpty, let index = identityAddresses[raw] { return entries[index].fingerprint }
+        // HCI's address types: 0 public, 1 random, 2 public identity, 3 random (static) identity: the low bit says random.
+        if !identityAddresses.isEmpty, let index = identityAddresses[raw],
+            (addressType & 1 == 1) == randomIdentityAddresses.contains(raw)
+        {
+            return entries[index].fingerprint
+        }
         guard addressType == 1, address.isResolvablePrivate else { return nil }
         if let index = resolved[raw] { return entries[index].fingerprint }
         rotateGenerations(at: time.microsecondsSinceEpoch)

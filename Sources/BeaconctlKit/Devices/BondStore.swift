@@ -1,4 +1,5 @@
 public import BeaconKit
+import BeacondAPI
 import Foundation
 
 /// BlueZ's bond store (`/var/lib/bluetooth/<adapter>/<device>/info`, a GLib key file): what pairing a phone with this
@@ -13,11 +14,17 @@ public struct BondStore: Sendable {
         /// `[IdentityResolvingKey] Key=`: 32 hex digits as BlueZ stores them (least significant byte first).
         public var storedKey: String?
         public var file: String
+        /// `[General] AddressType=static`: the identity address is static random, not public.
+        public var addressIsRandom = false
+
+        /// The identity address as a key's `@` writes it: `random:` before a static random one.
+        public var identityAddressText: String { (addressIsRandom ? "random:" : "") + address }
 
         /// The key, in the order it means, with the device's identity address.
         public func key() throws(IdentityResolvingKey.Invalid) -> IdentityResolvingKey? {
             guard let storedKey else { return nil }
-            return try IdentityResolvingKey(bluezStoredKey: storedKey, identityAddress: BluetoothAddress(address))
+            return try IdentityResolvingKey(
+                bluezStoredKey: storedKey, identityAddress: BluetoothAddress(address), identityAddressIsRandom: addressIsRandom)
         }
 
         /// `no IRK`, `malformed IRK` (never the key: even a damaged one gives most of its digits away) or `IRK`.
@@ -61,7 +68,8 @@ public struct BondStore: Sendable {
                 devices.append(
                     Device(
                         adapter: adapter, address: entry, name: sections["General"]?["Name"],
-                        storedKey: sections["IdentityResolvingKey"]?["Key"], file: file))
+                        storedKey: sections["IdentityResolvingKey"]?["Key"], file: file,
+                        addressIsRandom: sections["General"]?["AddressType"] == "static"))
             }
         }
         return devices
@@ -126,10 +134,10 @@ public struct BondStore: Sendable {
     public static func declaration(name: String, device: Device) -> String {
         """
         # Imported by beaconctl devices import from \(device.file)
-        # (\(device.name.map { "\"\($0)\", " } ?? "")identity address \(device.address), adapter \(device.adapter)).
+        # (\(device.name.map { "\"\(UntrustedText.escaped($0))\", " } ?? "")identity address \(device.address), adapter \(device.adapter)).
         # Keep this file 0640 root:beacond: the key lets anyone follow the phone.
         [devices]
-        \(name) = "bluez:\(device.storedKey ?? "")@\(device.address)"
+        \(name) = "bluez:\(device.storedKey ?? "")@\(device.identityAddressText)"
 
         """
     }

@@ -4,6 +4,7 @@
 import ArgumentParser
 import BeaconKit
 import BeaconctlKit
+import BeacondAPI
 import Foundation
 
 /// `beaconctl devices`: private devices (phones) known by their Identity Resolving Keys.
@@ -112,6 +113,14 @@ struct DevicesCommand: ParsableCommand {
                 Swift.print(text, terminator: "")
                 return
             }
+            // A typo in --config-dir must not make a directory beacond never reads and report success.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: configDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw BeaconctlError(
+                    exitStatus: ExitStatus.unavailable,
+                    message: "the configuration directory \(configDir) does not exist: give beacond's (--config-dir, "
+                        + "/etc/beacond unless beacond runs with another)")
+            }
             let directory = configDir + "/devices.d"
             let file = "\(directory)/\(chosen).toml"
             if FileManager.default.fileExists(atPath: file), !force {
@@ -134,7 +143,10 @@ struct DevicesCommand: ParsableCommand {
                     exitStatus: ExitStatus.noPermission,
                     message: "cannot write \(file): \(error.localizedDescription) (run as root)")
             }
-            Swift.print("wrote \(file): device \(chosen) (\(found.name ?? found.address)). Apply it: systemctl reload beacond")
+            // The name is the phone owner's choice: escaped, never sent raw to the terminal.
+            let shown = found.name.map { UntrustedText.escaped($0) } ?? found.address
+            Swift.print(
+                "wrote \(file): device \(chosen) (\(shown)). Apply it: systemctl reload beacond (or kill -HUP a beacond run by hand)")
         }
     }
 }

@@ -120,6 +120,25 @@ struct PrivateDevicePipelineTests {
         #expect(calibrated < atOneMetre / 2, "\(calibrated) m with −70 at 1 m, \(atOneMetre) m without")
     }
 
+    /// A phone known by its identity address (paired with this host, whose controller resolves it) is that address
+    /// of its own type only: a random address equal to a phone's public one is another device (issue 38), and a
+    /// static random identity address (`@random:`) is not matched by a public address.
+    @Test func anIdentityAddressCountsOnlyWithItsAddressType() throws {
+        let publicKey = try IdentityResolvingKey(parsing: "irk:ec0234a357c8ad05341010a60a397d9b@5C:F3:70:12:34:56")
+        let staticKey = try IdentityResolvingKey(parsing: "irk:0c1d2e3f405162738495a6b7c8d9eafb@random:D5:F3:70:12:34:57")
+        #expect(!publicKey.identityAddressIsRandom && staticKey.identityAddressIsRandom)
+        var resolver = PrivateAddressResolver(keys: [publicKey, staticKey])
+        let publicAddress = BluetoothAddress("5C:F3:70:12:34:56")!
+        let staticAddress = BluetoothAddress("D5:F3:70:12:34:57")!
+        // HCI address types: 0 public, 1 random, 2 public identity, 3 random (static) identity.
+        #expect(resolver.resolve(publicAddress, addressType: 0, at: Self.at(0)) == publicKey.fingerprint)
+        #expect(resolver.resolve(publicAddress, addressType: 2, at: Self.at(0)) == publicKey.fingerprint)
+        #expect(resolver.resolve(publicAddress, addressType: 1, at: Self.at(0)) == nil, "a random address equal to the public one")
+        #expect(resolver.resolve(staticAddress, addressType: 1, at: Self.at(0)) == staticKey.fingerprint)
+        #expect(resolver.resolve(staticAddress, addressType: 3, at: Self.at(0)) == staticKey.fingerprint)
+        #expect(resolver.resolve(staticAddress, addressType: 0, at: Self.at(0)) == nil, "a public address equal to the static one")
+    }
+
     @Test func eddystoneTelemetryJoinsTheBeaconOfItsAddress() throws {
         var pipeline = Pipeline(emitsObservations: false)
         var events: [Pipeline.Event] = []
