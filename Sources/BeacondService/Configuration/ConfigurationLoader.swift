@@ -30,7 +30,14 @@ public enum ConfigurationLoader {
         var problems: [ConfigurationError] = []
         /// Each file's problem is kept and the next file read: all are reported together.
         func collecting(_ body: () throws(ConfigurationError) -> Void) {
-            do { try body() } catch { problems.append(error) }
+            do {
+                try body()
+            } catch {
+                // A step that reads several files (devices.d) reports them all: flattened, in order.
+                var first = error
+                first.others = []
+                problems += [first] + error.others
+            }
         }
         var configuration = DaemonConfiguration.defaults
         configuration.configFile = settingsFile

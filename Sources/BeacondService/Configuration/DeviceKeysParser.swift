@@ -51,25 +51,35 @@ enum DeviceKeysParser {
     }
 
     /// Every `devices.d/*.toml`: `[devices]` tables, one name declared once.
+    /// Every broken file is reported (the first thrown, the others in its `others`), not only the first.
     static func loadAdministratorDevices(directory: String, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         var declaredIn: [String: String] = [:]
+        var problems: [ConfigurationError] = []
         for file in try ConfigurationFiles.declarationFiles(in: directory) {
-            guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
-            let document = try TOMLDocument(file: file, text: text)
-            var root = document.rootReader
-            let devices = try parse(&root)
-            for (name, key) in devices.sorted(by: { $0.key < $1.key }) {
-                if let first = declaredIn[name] {
-                    throw ConfigurationError(
-                        file: file, line: document.keyLines.line(of: ["devices", name]),
-                        message: "device \"\(name)\" is already declared in \(first)",
-                        fix: "declare each device once: remove one, or rename it")
+            do throws(ConfigurationError) {
+                guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
+                let document = try TOMLDocument(file: file, text: text)
+                var root = document.rootReader
+                let devices = try parse(&root)
+                for (name, key) in devices.sorted(by: { $0.key < $1.key }) {
+                    if let first = declaredIn[name] {
+                        throw ConfigurationError(
+                            file: file, line: document.keyLines.line(of: ["devices", name]),
+                            message: "device \"\(name)\" is already declared in \(first)",
+                            fix: "declare each device once: remove one, or rename it")
+                    }
+                    declaredIn[name] = file
+                    configuration.devices[name] = key
                 }
-                declaredIn[name] = file
-                configuration.devices[name] = key
+                configuration.warnings += root.unknownKeyWarnings()
+                if let warning = exposureWarning(file) { configuration.warnings.append(warning) }
+            } catch {
+                problems.append(error)
             }
-            configuration.warnings += root.unknownKeyWarnings()
-            if let warning = exposureWarning(file) { configuration.warnings.append(warning) }
+        }
+        if var first = problems.first {
+            first.others = Array(problems.dropFirst())
+            throw first
         }
     }
 

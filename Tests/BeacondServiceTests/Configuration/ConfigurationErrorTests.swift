@@ -21,7 +21,7 @@ struct ConfigurationErrorTests {
         #expect(description.contains("https://toml.io"))
     }
 
-    @Test("every broken file is reported, not only the first: settings, calibration and two app declarations")
+    @Test("every broken file is reported, not only the first: settings, calibration, two devices.d files and two apps")
     func everyBrokenFileIsReported() throws {
         let directory = try ConfigurationDirectory()
         try directory.write("[authorization]\nprompt = \"ask\"\n", to: "beacond.toml")
@@ -29,14 +29,16 @@ struct ConfigurationErrorTests {
         try directory.write("app_id = \"org.example.A\"\nusers = [\"root\"\n", to: "apps.d/a.toml")
         try directory.write("app_id = \"org.example.Good\"\nusers = [\"root\"]\nalways_usage = \"x\"\n", to: "apps.d/b.toml")
         try directory.write("app_id = 5\n", to: "apps.d/c.toml")
+        try directory.write("[devices]\nphone = 5\n", to: "devices.d/one.toml")
+        try directory.write("[devices]\ntablet = \"irk:00\"\n", to: "devices.d/two.toml")
         let error = try #require(directory.loadError())
         let said = error.description
-        #expect(error.file == directory.settingsFile && error.others.count == 3, "\(said)")
-        for file in ["beacond.toml:2", "calibration.toml:2", "apps.d/a.toml", "apps.d/c.toml:1"] {
+        #expect(error.file == directory.settingsFile && error.others.count == 5, "\(said)")
+        for file in ["beacond.toml:2", "calibration.toml:2", "apps.d/a.toml", "apps.d/c.toml:1", "devices.d/one.toml:2", "devices.d/two.toml:2"] {
             #expect(said.contains(file), "\(file) is not said: \(said)")
         }
         #expect(!said.contains("b.toml"), "the good file is not blamed: \(said)")
-        #expect(said.components(separatedBy: "; also ").count == 4, "\(said)")
+        #expect(said.components(separatedBy: "; also ").count == 6, "\(said)")
     }
 
     @Test("an unterminated table header is a syntax error at its line")
