@@ -108,6 +108,20 @@ struct DevicesImportTests {
         #expect(try IdentityResolvingKey(parsing: String(line.split(separator: "\"")[1])).identityAddressIsRandom)
     }
 
+    /// Issue 39: two `Key=` lines in BlueZ's file were read as the last one; which was meant cannot be told.
+    @Test func aKeyGivenTwiceIsRefused() throws {
+        let store = try Self.bondStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let directory = store + "/00:1A:7D:DA:71:13/C0:FF:EE:00:00:02"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data("[General]\nName=Twice\n[IdentityResolvingKey]\nKey=\(Self.storedKey)\nKey=\(Self.storedKey)\n".utf8)
+            .write(to: URL(fileURLWithPath: directory + "/info"))
+        let list = try CLI.run(["devices", "list", "--bluetooth-dir", store])
+        #expect(list.stdout.contains("C0:FF:EE:00:00:02  malformed IRK  Twice"), "\(list.stdout)")
+        let run = try CLI.run(["devices", "import", "Twice", "--print", "--bluetooth-dir", store])
+        #expect(run.status != 0 && run.stderr.contains("Key= more than once") && run.stderr.contains("Pair the phone again"), "\(run.stderr)")
+    }
+
     @Test func aConfigurationDirectoryThatIsNotThereIsRefused() throws {
         let store = try Self.bondStore()
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("typo-\(UUID().uuidString)").path

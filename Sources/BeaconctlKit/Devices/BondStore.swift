@@ -16,6 +16,8 @@ public struct BondStore: Sendable {
         public var file: String
         /// `[General] AddressType=static`: the identity address is static random, not public.
         public var addressIsRandom = false
+        /// `[IdentityResolvingKey]` gives `Key=` more than once: which one is meant cannot be told.
+        public var storedKeyRepeated = false
 
         /// The identity address as a key's `@` writes it: `random:` before a static random one.
         public var identityAddressText: String { (addressIsRandom ? "random:" : "") + address }
@@ -23,6 +25,7 @@ public struct BondStore: Sendable {
         /// The key, in the order it means, with the device's identity address.
         public func key() throws(IdentityResolvingKey.Invalid) -> IdentityResolvingKey? {
             guard let storedKey else { return nil }
+            if storedKeyRepeated { throw .malformed("[IdentityResolvingKey] holds Key= more than once") }
             return try IdentityResolvingKey(
                 bluezStoredKey: storedKey, identityAddress: BluetoothAddress(address), identityAddressIsRandom: addressIsRandom)
         }
@@ -69,7 +72,8 @@ public struct BondStore: Sendable {
                     Device(
                         adapter: adapter, address: entry, name: sections["General"]?["Name"],
                         storedKey: sections["IdentityResolvingKey"]?["Key"], file: file,
-                        addressIsRandom: sections["General"]?["AddressType"] == "static"))
+                        addressIsRandom: sections["General"]?["AddressType"] == "static",
+                        storedKeyRepeated: sections["IdentityResolvingKey"]?["Key" + Self.repeatedMark] != nil))
             }
         }
         return devices
@@ -94,6 +98,9 @@ public struct BondStore: Sendable {
     }
 
     /// A GLib key file's `[section]` → key → value (comments and blank lines skipped; values as written).
+    /// Beside a key that a section gives more than once (`Key` + this).
+    static let repeatedMark = "\u{0}repeated"
+
     static func keyFile(_ text: String) -> [String: [String: String]] {
         var sections: [String: [String: String]] = [:]
         var current = ""
@@ -107,6 +114,8 @@ public struct BondStore: Sendable {
             guard let equals = line.firstIndex(of: "=") else { continue }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            // A key given twice is marked, not silently the last one (which would BlueZ have meant?).
+            if sections[current]?[key] != nil { sections[current, default: [:]][key + Self.repeatedMark] = "" }
             sections[current, default: [:]][key] = value
         }
         return sections

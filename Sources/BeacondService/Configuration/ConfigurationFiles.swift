@@ -81,13 +81,22 @@ enum ConfigurationFiles {
     }
 
     /// The `*.toml` files of `directory`, sorted by name; none when it does not exist.
-    static func declarationFiles(in directory: String) throws(ConfigurationError) -> [String] {
+    /// `holding`: what the directory is for, as its fix names it.
+    static func declarationFiles(in directory: String, holding: String = "app declarations") throws(ConfigurationError) -> [String] {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            // Absent is no directory; a link to nothing is a mistake (a dangling file link is one too), not silence.
+            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory) {
+                throw ConfigurationError(
+                    file: directory, line: nil, message: "is a symbolic link to \(target), which does not exist",
+                    fix: "point it at the directory of \(holding), or remove it")
+            }
+            return []
+        }
         guard isDirectory.boolValue else {
             throw ConfigurationError(
                 file: directory, line: nil, message: "is a file, not a directory",
-                fix: "make it a directory of app declarations (*.toml) or remove it")
+                fix: "make it a directory of \(holding) (*.toml) or remove it")
         }
         let names: [String]
         do {

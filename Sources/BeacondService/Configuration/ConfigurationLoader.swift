@@ -1,3 +1,4 @@
+import BeaconKit
 import BeacondAPI
 import Foundation
 
@@ -142,7 +143,48 @@ public enum ConfigurationLoader {
             first.others = Array(problems.dropFirst())
             throw first
         }
+        configuration.warnings += deviceWarnings(configuration, devicesDirectory: path(directory, DeviceKeysParser.directoryName))
         return configuration
+    }
+
+    /// Declarations that work but are likely mistakes: a name in both devices.d and an app's `[devices]` (which key
+    /// the app's regions follow is not obvious), and one key under two names that one app sees (one phone, two names:
+    /// devices.d's, or its own). Two apps that each name the same phone are not one: each sees its own names.
+    static func deviceWarnings(_ configuration: DaemonConfiguration, devicesDirectory: String) -> [ConfigurationDiagnostic] {
+        var warnings: Set<ConfigurationDiagnostic> = []
+        let administrator = configuration.devices.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value, devicesDirectory) }
+        /// Warns of a key under several names in `seen`, where one of them is declared in `file` (the administrator's
+        /// own duplicates are said once, for devices.d, not again for every app).
+        func sameKey(_ seen: [(String, IdentityResolvingKey, String)], file: String) {
+            var names: [[UInt8]: [String]] = [:]
+            var inFile: Set<[UInt8]> = []
+            for (name, key, place) in seen {
+                names[key.bytes, default: []].append("\(name) (\(place))")
+                if place == file { inFile.insert(key.bytes) }
+            }
+            for (bytes, declared) in names where declared.count > 1 && inFile.contains(bytes) {
+                warnings.insert(
+                    ConfigurationDiagnostic(
+                        file: file, line: nil,
+                        message: "one key is declared under \(declared.count) names: \(declared.sorted().joined(separator: ", ")): "
+                            + "they are one phone, whose regions follow either name. Fix: keep one name for it"))
+            }
+        }
+        sameKey(administrator, file: devicesDirectory)
+        for appID in configuration.apps.keys.sorted() {
+            let app = configuration.apps[appID]!
+            let file = app.declaration.declarationFile
+            let own = app.devices.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value, file) }
+            sameKey(own + administrator.filter { app.devices[$0.0] == nil }, file: file)
+            for (name, _, _) in own where configuration.devices[name] != nil {
+                warnings.insert(
+                    ConfigurationDiagnostic(
+                        file: file, line: nil,
+                        message: "device \"\(name)\" is declared both here and in \(devicesDirectory): for \(appID) this "
+                            + "file's key wins; every other app gets the administrator's. Fix: give one of them another name"))
+            }
+        }
+        return warnings.sorted { $0.description < $1.description }
     }
 
     private static func path(_ directory: String, _ name: String) -> String {

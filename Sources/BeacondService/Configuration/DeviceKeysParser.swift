@@ -55,7 +55,7 @@ enum DeviceKeysParser {
     static func loadAdministratorDevices(directory: String, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         var declaredIn: [String: String] = [:]
         var problems: [ConfigurationError] = []
-        for file in try ConfigurationFiles.declarationFiles(in: directory) {
+        for file in try ConfigurationFiles.declarationFiles(in: directory, holding: "device declarations ([devices])") {
             do throws(ConfigurationError) {
                 guard let text = try ConfigurationFiles.readIfPresent(file) else { continue }
                 let document = try TOMLDocument(file: file, text: text)
