@@ -56,6 +56,22 @@ struct ExamplesTests {
         _ = try await program.finish()
     }
 
+    /// Issue 39: against a beacond that owns its name and answers nothing, `beaconctl client` said "not running
+    /// (nobody owns org.beacond)"; it says beacond did not answer, as `beaconctl status` does.
+    @Test("beaconctl client against a hung beacond says it did not answer, not that it is not running")
+    func beaconctlClientAgainstAHungDaemon() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        world.signalDaemon(SIGSTOP)
+        defer { world.signalDaemon(SIGCONT) }
+        let client = try world.start(
+            "beaconctl", ["--bus", world.address, "client", "--app", World.demo, "monitor", World.demoUUID.uuidString])
+        // The registration waits 25 s for its answer.
+        try await until("beaconctl client to give up: \(client.output)", timeout: .seconds(60)) { !client.output.isEmpty }
+        #expect(try await client.finish() == 69, "\(client.output)")
+        #expect(client.output.contains("did not answer RegisterClient"), "\(client.output)")
+        #expect(!client.output.contains("not running"), "\(client.output)")
+    }
+
     @Test("beaconctl client registers again after a kill -9 and prints one entry and one exit")
     func beaconctlClientSurvivesKill9() async throws {
         let world = try await World.running(granting: "authorizedAlways")

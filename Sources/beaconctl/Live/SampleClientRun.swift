@@ -217,7 +217,8 @@ final class SampleClientRun {
             if registrations > 1 { say("beacond is back: registered again as \(path)") }
             print(kind: BeacondEventKind.clientRegistered, data: [:])
         case .news(.daemonGone(let error)):
-            if registrations == 0 { throw .daemonNotRunning(on: bus) }
+            // Not running, or there and not answering (hung: it owns its name): said as what it is, as status does.
+            if registrations == 0 { throw registrationError(error) }
             say("\(error.message)")
         case .news(.registrationFailed(let error)):
             throw registrationError(error)
