@@ -83,7 +83,25 @@ package actor BeaconClient {
         appID: String, bus: String? = nil, listener: (@Sendable (ClientNews) -> Void)? = nil
     ) async throws(BeaconLocationError) -> BeaconClient {
         let client = try BeaconClient(appID: appID, bus: bus)
-        try await client.start(listener: listener)
+        // Cancelled while it registers (a timeout around the face's initialiser): the client is closed at once, so no
+        // registration is left that nobody holds, which would take the app's regions and queued events.
+        let result = await withTaskCancellationHandler {
+            do throws(BeaconLocationError) {
+                try await client.start(listener: listener)
+                return Result<Void, BeaconLocationError>.success(())
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            Task { await client.close() }
+        }
+        if Task.isCancelled {
+            await client.close()
+            throw BeaconLocationError(
+                name: BeaconLocationError.cancelledName,
+                message: "cancelled before beacond answered the registration; nothing is left registered")
+        }
+        try result.get()
         return client
     }
 

@@ -28,6 +28,8 @@ public struct BeaconLocationError: Error, Hashable, Sendable, CustomStringConver
 
     static let beacondErrorPrefix = "org.beacond.Error."
 
+    /// The initialiser's task was cancelled while it registered: the client was closed.
+    public static let cancelledName = "org.beacond.Client.Cancelled"
     /// Not beacond's refusal either: beacond cannot scan now (Core Location's `CLError.rangingUnavailable`).
     public static let rangingUnavailableName = "org.beacond.Client.RangingUnavailable"
 

@@ -51,6 +51,31 @@ struct FaultTests {
         await monitor.close()
     }
 
+    /// Issue 39: a cancelled open (a timeout around it) with beacond slow left a registered client behind, which took
+    /// the app's regions. The cancelled initialiser now ends at once, throwing, and closes what it made.
+    @Test("a Monitor cancelled while it registers ends at once and leaves no client behind")
+    func cancelledOpenLeavesNoClient() async throws {
+        let world = try await World.running(granting: "authorizedAlways")
+        world.signalDaemon(SIGSTOP)
+        var stopped = true
+        defer { if stopped { world.signalDaemon(SIGCONT) } }
+        let opens = (0..<3).map { _ in Task { try await Monitor(appID: World.demo, bus: world.address) } }
+        // Not a bound on anything: time for the registrations to be sent before they are cancelled (cancelled
+        // earlier, they must leave nothing either).
+        try await Task.sleep(for: .milliseconds(500))
+        let cancelled = ContinuousClock.now
+        for open in opens { open.cancel() }
+        for open in opens {
+            let result = await open.result
+            #expect(throws: BeaconLocationError.self) { try result.get() }
+        }
+        #expect(ContinuousClock.now - cancelled < .seconds(15), "the opens ended when cancelled, not at the 25 s timeout")
+        world.signalDaemon(SIGCONT)
+        stopped = false
+        // beacond answers the queued registrations of connections that are gone, and drops those clients.
+        try await until("no client of the app left: \(try world.clients())") { try !world.clients().contains(World.demo) }
+    }
+
     @Test("closing while a call waits on a hung beacond ends the call at once")
     func closeEndsWaitingCalls() async throws {
         let world = try await World.running(granting: "authorizedAlways")

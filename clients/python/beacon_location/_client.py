@@ -122,7 +122,13 @@ class Client:
     async def start(self) -> None:
         """`open`, then raises (closed) when beacond refused the registration. Listeners added before this hear
         everything from the first `AuthorizationChanged` on."""
-        await self.open()
+        try:
+            await self.open()
+        except BaseException:
+            # Cancelled (a timeout around `Monitor.open`) or failed half-way: what was made is closed, so no
+            # registered client is left that nobody holds (it would take the app's regions and events).
+            await asyncio.shield(self.close())
+            raise
         if self.registration_error is not None:
             error = self.registration_error
             await self.close()
@@ -149,6 +155,9 @@ class Client:
             bus = MessageBus(bus_type=self._bus_type)
         try:
             self._bus = await asyncio.wait_for(bus.connect(), CALL_TIMEOUT)
+        except asyncio.CancelledError:
+            bus.disconnect()
+            raise
         except Exception as error:
             raise BeaconError(names.DAEMON_UNAVAILABLE, "cannot connect to %s: %s"
                               % (self.bus_description, str(error) or type(error).__name__)) from error

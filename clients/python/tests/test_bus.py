@@ -68,3 +68,28 @@ async def test_a_hung_beacond_is_said_as_such(world, monkeypatch):
     await until(lambda: not second.session.diagnostic().blocked, "nothing in the way")
     await second.close()
     await monitor.close()
+
+
+async def test_a_cancelled_open_leaves_no_client_behind(world):
+    """Issue 39: `asyncio.wait_for(Monitor.open(app), 0.5)` cancelled while beacond is slow left a registered client
+    and its tasks behind; the newest took over the app's regions, so events went to an object nobody holds. A
+    cancelled open now closes what it made: once beacond answers again, the app has no client but the one kept."""
+    world.start_daemon()
+    world.grant()
+    kept = await Monitor.open(DEMO, bus=world.address)
+    tasks_before = len(asyncio.all_tasks())
+    os.killpg(world.daemon.pid, signal.SIGSTOP)
+    try:
+        for _ in range(3):
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(Monitor.open(DEMO, bus=world.address), 0.5)
+    finally:
+        os.killpg(world.daemon.pid, signal.SIGCONT)
+    # beacond answers the queued RegisterClient calls of connections that are gone, and drops those clients.
+    def clients():
+        return world.admin("ListClients", "uu", "0", "100").count('"AppId" s "%s"' % DEMO)
+    await until(lambda: clients() == 1, "only the kept client (ListClients: %s)" % world.admin("ListClients", "uu", "0", "100"))
+    await asyncio.sleep(0)
+    assert len(asyncio.all_tasks()) <= tasks_before, [t for t in asyncio.all_tasks()]
+    await kept.add(BeaconIdentityCondition(DEMO_UUID), "lobby")  # the kept monitor still holds the app
+    await kept.close()
