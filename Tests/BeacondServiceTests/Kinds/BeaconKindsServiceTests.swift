@@ -85,7 +85,9 @@ struct BeaconKindsServiceTests {
         // The administrator's file is readable by every user: said, with the fix.
         let warnings = configuration.warnings.map(\.description)
         #expect(warnings.contains { $0.contains("devices.d/shared.toml") && $0.contains("chmod 0640") })
-        #expect(!warnings.contains { $0.contains("apps.d/demo.toml") })
+        // demo.toml (0640) is not said to be readable; that its phone is the tablet's key under another name is.
+        #expect(!warnings.contains { $0.contains("apps.d/demo.toml") && $0.contains("chmod") })
+        #expect(warnings.contains { $0.contains("apps.d/demo.toml") && $0.contains("one key is declared under 2 names") })
     }
 
     @Test func aBrokenKeyNamesFileLineAndFix() throws {
