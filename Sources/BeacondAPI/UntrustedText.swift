@@ -39,7 +39,9 @@ public enum UntrustedText {
 
     /// What `escaped` and `JSONString` write out as an escape.
     public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        isControl(scalar) || isBidirectionalControl(scalar) || isInvisible(scalar)
+        // Printable ASCII, most of what the journal and tables get, without a look-up of Unicode's properties.
+        if scalar.value >= 0x20 && scalar.value < 0x7F { return false }
+        return isControl(scalar) || isBidirectionalControl(scalar) || isInvisible(scalar)
     }
 
     /// `text` with control and bidirectional characters escaped. `quote`: a character also escaped with a backslash, and so is the
