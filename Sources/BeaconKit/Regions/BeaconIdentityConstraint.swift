@@ -138,8 +138,20 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, CustomStringConverti
         }
     }
 
-    /// A private device's name: 1-64 of a-z, 0-9, '_' and '-' (the same rule as a room's).
-    public static func isDeviceName(_ name: String) -> Bool { RegionSpec.isRoom(name) }
+    /// A private device's name: 1-64 of a-z, 0-9, '_' and '-' (the same rule as a room's), and no 8 hex digits in a
+    /// row: a name is shown in logs, status and to apps, and a name that could be (part of) a key must never be.
+    public static func isDeviceName(_ name: String) -> Bool { RegionSpec.isRoom(name) && !looksLikeKey(name) }
+
+    /// 8 or more hex digits in a row (`-` and `_` between them count as nothing).
+    public static func looksLikeKey(_ name: String) -> Bool {
+        var run = 0
+        for scalar in name.unicodeScalars {
+            if scalar == "-" || scalar == "_" { continue }
+            run = ("0"..."9").contains(scalar) || ("a"..."f").contains(scalar) ? run + 1 : 0
+            if run >= 8 { return true }
+        }
+        return false
+    }
 
     @inlinable
     public func matches(_ identity: BeaconIdentity) -> Bool {

@@ -23,7 +23,7 @@ enum DeviceKeysParser {
             guard BeaconIdentityConstraint.isDeviceName(name) else {
                 throw table.error(
                     name, "[devices]: the name on this line is not a device name: \(whyNotADeviceName(name))",
-                    fix: "name it with 1-64 of a-z, 0-9, '_' and '-', e.g. alice-phone = \"irk:...\"")
+                    fix: "name it with 1-64 of a-z, 0-9, '_' and '-' (no 8 hex digits in a row), e.g. alice-phone = \"irk:...\"")
             }
             let device = IdentityResolvingKey.mayHoldKey(name) ? "the device on this line" : name
             guard
@@ -46,6 +46,9 @@ enum DeviceKeysParser {
         for (index, character) in name.enumerated() where !BeaconIdentityConstraint.isDeviceName(String(character)) {
             let what = character.isUppercase ? "an uppercase letter" : character == " " ? "a space" : "not a-z, 0-9, '_' or '-'"
             return "character \(index + 1) is \(what)"
+        }
+        if BeaconIdentityConstraint.looksLikeKey(name) {
+            return "it has 8 hex digits in a row, so it could be (part of) a key, and a name is shown in logs and to apps"
         }
         return "it is not a-z, 0-9, '_' and '-'"
     }

@@ -81,7 +81,8 @@ struct DevicesCommand: ParsableCommand {
 
         func validate() throws {
             if let name, !BeaconIdentityConstraint.isDeviceName(name) {
-                throw ValidationError("--name '\(name)' is not a device name: 1-64 of a-z, 0-9, '_' and '-', e.g. alice-phone")
+                throw ValidationError(
+                    "--name is not a device name: 1-64 of a-z, 0-9, '_' and '-', with no 8 hex digits in a row, e.g. alice-phone")
             }
         }
 

@@ -41,6 +41,23 @@ struct ConfigurationErrorTests {
         #expect(said.components(separatedBy: "; also ").count == 6, "\(said)")
     }
 
+    /// A key written where a device's name goes (lowercase hex is a valid name by its letters) was repeated in the
+    /// fix and, for a good value, accepted and shown wherever names are: a name with 8 hex digits in a row is refused.
+    @Test("a key written as a device's name is refused and never repeated")
+    func aKeyAsADeviceNameIsRefused() throws {
+        let key = "5a17c3e8904b6df2e1a03c7b58d64f91"
+        for value in ["1", "\"irk:0c1d2e3f405162738495a6b7c8d9eafb\""] {
+            let directory = try ConfigurationDirectory()
+            try directory.write("[devices]\n\(key) = \(value)\n", to: "devices.d/a.toml")
+            let said = try #require(directory.loadError()).description
+            #expect(said.contains("8 hex digits in a row"), "\(said)")
+            for start in 0...(key.count - 8) {
+                let part = key.dropFirst(start).prefix(8)
+                #expect(!said.contains(part), "the key's digits \(part) in: \(said)")
+            }
+        }
+    }
+
     @Test("an unterminated table header is a syntax error at its line")
     func badHeader() throws {
         let (error, file) = try settingsError("\n\n[monitoring\nexit_timeout = 3\n")

@@ -49,7 +49,7 @@ struct TOMLTableReader {
         guard let string = value.string else {
             throw error(
                 key, "\(subject) is \(Self.typeName(value.type)), but must be a string",
-                fix: "write it in quotes, e.g. \(key) = \"\(example)\"")
+                fix: "write it in quotes, e.g. alice-phone = \"\(example)\"")
         }
         return string
     }
