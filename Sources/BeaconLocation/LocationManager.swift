@@ -325,6 +325,8 @@ public final class LocationManager: Sendable {
                     await self.readScannerState()
                 }
             case .daemonGone(let error), .registrationFailed(let error):
+                // A new beacond says its scanner state afresh: a failure then is told again.
+                state.withLock { $0.scannerProblem = nil }
                 deliver { $0.locationManager($1, didFailWithError: error as any Error) }
             case .inUseChanged:
                 break

@@ -99,6 +99,9 @@ public final class ServiceSession: Sendable {
             /// What the observers were last told; "ready" at first, so a monitor opened where nothing stands in the
             /// way says nothing.
             var observed = Diagnostic()
+            /// Registered, and beacond's first AuthorizationChanged not heard yet: the status is the previous
+            /// beacond's, so what the diagnostic says now is not news.
+            var awaitingStatus = false
         }
 
         let appID: String
@@ -218,7 +221,8 @@ public final class ServiceSession: Sendable {
                 guard now != state.last else { return (nil, []) }
                 state.last = now
                 for watcher in state.watchers.values { watcher.yield(now) }
-                guard !isTransient(state), now != state.observed else { return (nil, []) }
+                // Closed: the events end, and say nothing more (no "waiting: closed" per condition).
+                guard !state.ended, !isTransient(state), now != state.observed else { return (nil, []) }
                 state.observed = now
                 return (now, state.observers)
             }
@@ -227,7 +231,8 @@ public final class ServiceSession: Sendable {
 
         /// Registered, not determined, and the request not made yet: it is being made.
         func isTransient(_ state: State) -> Bool {
-            state.registered && state.status == .notDetermined && !state.requested && state.requestError.isEmpty
+            state.awaitingStatus
+                || (state.registered && state.status == .notDetermined && !state.requested && state.requestError.isEmpty)
         }
 
         /// The diagnostic now, if it is news worth an event (blocked, and not transient).
@@ -258,6 +263,7 @@ public final class ServiceSession: Sendable {
                 state.withLock {
                     $0.registered = true
                     $0.unavailable = nil
+                    $0.awaitingStatus = true
                 }
                 work.add {
                     await self.readServicesSwitch()
@@ -274,6 +280,9 @@ public final class ServiceSession: Sendable {
                 state.withLock {
                     $0.registered = false
                     $0.unavailable = error
+                    // The next beacond says its own scanner state; this one's is not carried over.
+                    $0.scannerState = BeacondScannerState.idle
+                    $0.awaitingStatus = false
                 }
             case .inUseChanged(let inUse):
                 state.withLock { $0.inUse = inUse }
@@ -295,6 +304,7 @@ public final class ServiceSession: Sendable {
                 guard let status = arguments.first?.stringValue.flatMap(AuthorizationStatus.init(rawValue:)) else { return }
                 let (servicesOff, request) = state.withLock { state -> (Bool, Bool) in
                     state.status = status
+                    state.awaitingStatus = false
                     var request = false
                     if status == .notDetermined && !state.requested {
                         request = true

@@ -64,7 +64,10 @@ struct MonitorTests {
         world.killDaemon()
         try await until("beacond gone, said as an event") { log.diagnosticEvents.last?.diagnostic?.daemonUnavailable == true }
         #expect(log.states.isEmpty, "no state event came: \(log.states)")
+        let before = log.allEvents.count
         await monitor.close()
+        await log.wait()
+        #expect(log.allEvents.count == before, "closing said something: \(log.lines.dropFirst(before))")
     }
 
     @Test("one state change, one event: denied and granted again twice while inside repeats no entry")
