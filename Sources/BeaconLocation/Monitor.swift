@@ -224,8 +224,12 @@ public final class Monitor: Sendable {
                 do {
                     try await start(identifier, condition)
                 } catch {
-                    // Refused now that it could be monitored: said, not dropped (`refused`, the diagnostics).
-                    state.withLock { $0.refused[identifier] = error }
+                    // Refused now that it could be monitored: said, not dropped (`refused`, the diagnostics). Its
+                    // record (kept across the denial for its last event) goes: beacond monitors nothing of it.
+                    state.withLock {
+                        $0.refused[identifier] = error
+                        $0.records[identifier] = nil
+                    }
                     session.noteRefusal("\(identifier) was refused: \(error.message)")
                 }
             }

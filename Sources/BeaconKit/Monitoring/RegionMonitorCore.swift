@@ -426,7 +426,13 @@ struct RegionMonitorCore: Sendable {
         receiverRooms[receiver] = nil
         for slot in hearings.indices {
             hearings[slot].remote?[receiver] = nil
-            hearings[slot].waitingFor.remove(receiver)
+            // A blind region that waited only for it (a monitor the daemon did not ask, Home Assistant's) gets
+            // exitTimeout from now, as when its receivers come back, instead of waiting for ever.
+            guard hearings[slot].waitingFor.remove(receiver) != nil, hearings[slot].waitingFor.isEmpty,
+                records[slot]?.blind == true
+            else { continue }
+            records[slot]?.blind = false
+            if !isSuspended { setDeadline(slot) }
         }
     }
 

@@ -201,6 +201,28 @@ struct RegionMonitorReceiverTests {
     }
 }
 
+extension RegionMonitorReceiverTests {
+    /// A receiver evicted from the receiver table (issue 39): it holds the regions it heard lately, and a blind region
+    /// that waited only for it gets a full exit timeout from then instead of waiting for ever.
+    @Test("a forgotten receiver: it held the region it heard; a region blind for it alone exits after a timeout")
+    func forgottenReceiver() throws {
+        var h = try harness()
+        h.see(beacon, by: kitchen, at: 1)
+        _ = h.take()
+        h.advance(to: 5)
+        #expect(h.monitor.receiversHoldingRegions == [kitchen])
+        h.receiverOffline(kitchen, at: 5)
+        #expect(h.take() == ["5.0 didDetermineState(unknown) a"])
+        h.advance(to: 100)
+        #expect(h.monitor.receiversHoldingRegions == [kitchen], "a blind region waits for it")
+        h.monitor.forgetReceiver(kitchen)
+        #expect(h.monitor.offlineReceivers.isEmpty && h.monitor.receiversHoldingRegions.isEmpty)
+        #expect(h.nextDeadline == 130)
+        h.advance(to: 130)
+        #expect(h.take() == ["130.0 didDetermineState(outside) a", "130.0 didExitRegion a"])
+    }
+}
+
 extension MonitorTestHarness {
     mutating func see(_ identity: BeaconIdentity, by receiver: ReceiverID, at seconds: Double, rssi: Int8? = -60) {
         monitor.observe(identity, rssi: rssi, by: receiver, at: MonitorTestKit.at(seconds), into: &pending)
