@@ -159,6 +159,10 @@ class Client:
             bus.disconnect()
             raise
         except Exception as error:
+            try:
+                bus.disconnect()  # a connection half made (authenticated, no Hello answer yet) is not left open
+            except Exception:
+                pass
             raise BeaconError(names.DAEMON_UNAVAILABLE, "cannot connect to %s: %s"
                               % (self.bus_description, str(error) or type(error).__name__)) from error
         self._bus.add_message_handler(self._received)
