@@ -47,10 +47,15 @@ struct DevicesImportTests {
         return root
     }
 
-    @Test func listsAndImportsByNameOrAddress() throws {
-        let store = try Self.bondStore()
+    /// A bond store and an empty configuration directory (import refuses one that is not there).
+    static func bondStoreAndConfiguration() throws -> (store: String, config: String) {
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        return (try bondStore(), config)
+    }
+
+    @Test func listsAndImportsByNameOrAddress() throws {
+        let (store, config) = try Self.bondStoreAndConfiguration()
         defer {
             try? FileManager.default.removeItem(atPath: store)
             try? FileManager.default.removeItem(atPath: config)
@@ -86,9 +91,7 @@ struct DevicesImportTests {
     /// terminal. Now every control, bidi, format and separator character is written out, in the file and the output;
     /// and a static random identity address is written `@random:`, so only reports of that type count.
     @Test func aHostileDeviceNameReachesNeitherTheFileNorTheTerminal() throws {
-        let store = try Self.bondStore()
-        let config = FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        let (store, config) = try Self.bondStoreAndConfiguration()
         defer {
             try? FileManager.default.removeItem(atPath: store)
             try? FileManager.default.removeItem(atPath: config)

@@ -31,7 +31,8 @@ import sys
 import tempfile
 import time
 
-from harness import MANAGER, MANAGER_PATH, DEMO_UUID, TestFailure, World, check, pump_until, remove_everything
+import daemon_test
+from harness import MANAGER, MANAGER_PATH, DEMO_UUID, TestFailure, check, pump_until, remove_everything
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -256,7 +257,7 @@ def test_readme_programs(suite):
     administrator's command), then 'door ready' once granted and 'door inside' when the beacon comes; then denied
     (the command that allows it), granted while beacond cannot scan (its reason), and ready again once it scans,
     with one entry in all."""
-    world = suite.world()
+    world = suite.world(apps=APPS)
     programs = []
     for document, line, language, text in code_blocks():
         if document == "README.md" and kind(language, text) == "program":
@@ -350,7 +351,7 @@ def test_clients_programs_and_fragments(suite):
     org.example.BeaconDemo with its beacon advertising: none throws, and each returns or waits for events after
     printing one. First, while the app's request waits for an administrator, the blocks that request authorization
     themselves (they must not start monitoring before it is given: NotAuthorized); then every block, granted."""
-    world = suite.world()
+    world = suite.world(apps=APPS)
     world.start_daemon()
     feeder = world.feeder()
     feeder.start()
@@ -377,24 +378,6 @@ TESTS = [
 ]
 
 
-class Suite:
-    def __init__(self, beacond, snippets):
-        self.beacond = beacond
-        self.snippets = snippets
-        self.worlds = []
-        self.notes = []
-
-    def world(self):
-        world = World(self.beacond, apps=APPS)
-        self.worlds.append(world)
-        return world
-
-    def close_worlds(self):
-        for world in self.worlds:
-            world.close()
-        self.worlds = []
-
-
 def main(argv):
     arguments = [argument for argument in argv[1:] if not argument.startswith("-k")]
     selected = [argument[2:] for argument in argv[1:] if argument.startswith("-k")]
@@ -404,7 +387,9 @@ def main(argv):
     if os.geteuid() != 0:
         sys.exit("snippets_test.py needs root: the apps are declared for user root")
     snippets = Snippets(os.path.abspath(beacond), build_dir, python)
-    suite = Suite(os.path.abspath(beacond), snippets)
+    # daemon_test's suite (its worlds, closed after each test), with the apps the blocks name and the snippets.
+    suite = daemon_test.Suite(os.path.abspath(beacond), os.path.join(os.path.abspath(build_dir), "beaconctl"))
+    suite.snippets = snippets
     passed = failed = 0
     try:
         for name, test in TESTS:
