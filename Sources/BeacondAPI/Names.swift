@@ -132,14 +132,16 @@ public enum BeacondStatusKey {
     public static let mqttReadingsNotSent = "MQTTReadingsNotSent" // t: readings due while not connected (not kept)
     public static let mqttRefused = "MQTTRefused" // s: "" or the last publication the broker refused:
     //    "topic: reason" (MQTT 5; e.g. an ACL)
-    public static let mqttReceivers = "MQTTReceivers" // aa{sv}: BeacondReceiverKey, the other receivers heard of
+    /// u: the other receivers heard of (each in `Admin1.ListReceivers`, paged: up to 1,000 would make a large status).
+    public static let mqttReceiverCount = "MQTTReceiverCount"
+    public static let mqttReceiversOnline = "MQTTReceiversOnline" // u: how many of them are online
     public static let mqttReadingsDropped = "MQTTReadingsDropped" // t: messages of other receivers that were unusable
     public static let mqttLastDropped = "MQTTLastDropped" // s: "" or why the last one was (topic: reason)
     /// t: receivers evicted from the full table (1,000) to make room for new rooms: offline or silent longest first.
     public static let mqttReceiversEvicted = "MQTTReceiversEvicted"
 }
 
-/// Keys of the entries of `GetStatus()["MQTTReceivers"]`: the other receivers on the broker.
+/// Keys of the entries of `Admin1.ListReceivers`: the other receivers on the broker.
 public enum BeacondReceiverKey {
     public static let room = "Room" // s: as its topics carry it
     public static let online = "Online" // b: its status is online (or it published since)
@@ -251,7 +253,7 @@ public enum BeacondMember {
     public static let setAuthorization = "SetAuthorization", resetAuthorization = "ResetAuthorization"
     public static let setLocationServicesEnabled = "SetLocationServicesEnabled"
     public static let watchEvents = "WatchEvents", unwatchEvents = "UnwatchEvents", event = "Event"
-    public static let listReceiverReadings = "ListReceiverReadings", reload = "Reload"
+    public static let listReceiverReadings = "ListReceiverReadings", listReceivers = "ListReceivers", reload = "Reload"
     // LocationManager1
     public static let requestWhenInUseAuthorization = "RequestWhenInUseAuthorization"
     public static let requestAlwaysAuthorization = "RequestAlwaysAuthorization"

@@ -109,6 +109,31 @@ struct OutputTests {
         #expect(state.map { lines[$0 + 1] } == pad + "NOT SAVING: read-only")
     }
 
+    /// Other receivers come from ListReceivers (GetStatus has their counts): the first ones shown, with how many more
+    /// there are and where to see them; evictions from the full table are said under mqtt.
+    @Test func statusShowsTheFirstReceiversAndHowManyMore() {
+        var status = Samples.status()
+        for (key, value) in [
+            (BeacondStatusKey.mqttBroker, DBusValue.string("mqtt://192.0.2.10:1883")), (BeacondStatusKey.mqttState, .string("connected")),
+            (BeacondStatusKey.mqttRoom, .string("hall")), (BeacondStatusKey.mqttReceiverCount, .uint32(1000)),
+            (BeacondStatusKey.mqttReceiversOnline, .uint32(999)), (BeacondStatusKey.mqttReceiversEvicted, .uint64(200)),
+        ] {
+            status = Samples.with(status, key, value)
+        }
+        let receivers: [DBusValue] = (0..<StatusText.receiversShown).map { index in
+            .vardict([
+                BeacondReceiverKey.room: .string("room\(index)"), BeacondReceiverKey.online: .boolean(index != 0),
+                BeacondReceiverKey.lastReading: .uint64(0), BeacondReceiverKey.readings: .uint64(UInt64(index)),
+            ])
+        }
+        status = Samples.with(status, StatusListKey.receivers, .array(elementSignature: "a{sv}", receivers))
+        let lines = StatusText.status(status, now: Samples.now)
+        #expect(lines.contains("other receivers: 1000"))
+        #expect(lines.contains { $0.hasPrefix("  room0 ") && $0.contains("OFFLINE") && $0.contains("never") })
+        #expect(lines.contains("  … and 950 more: beaconctl status --json lists every one"))
+        #expect(lines.contains { $0.contains("200 receivers forgotten to make room for new ones") })
+    }
+
     @Test func statusJSONKeepsTheAPIKeys() throws {
         let json = JSON(Samples.status()).text
         for key in [

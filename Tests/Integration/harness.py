@@ -428,10 +428,11 @@ class Connection:
 
     def status(self):
         """GetStatus with the lists it no longer carries (it has counts), walked from Admin1's paged methods
-        under the names it once used: Clients, Regions, PendingRequests, Apps."""
+        under the names it once used: Clients, Regions, PendingRequests, Apps, MQTTReceivers."""
         status = plain(self.admin("GetStatus"))
         for key, method in (("Clients", "ListClients"), ("Regions", "ListRegions"),
-                            ("PendingRequests", "ListPendingRequests"), ("Apps", "ListApps")):
+                            ("PendingRequests", "ListPendingRequests"), ("Apps", "ListApps"),
+                            ("MQTTReceivers", "ListReceivers")):
             status[key] = self.listing(method)
         return status
 

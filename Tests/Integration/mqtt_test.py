@@ -23,7 +23,7 @@ import dbus
 import paho.mqtt.client as paho
 
 from daemon_test import main
-from harness import DEMO_UUID, LOCATION_MANAGER, OTHER_UUID, TestFailure, check, pump_for, pump_until, run_tool
+from harness import DEMO_UUID, LOCATION_MANAGER, OTHER_UUID, TestFailure, check, plain, pump_for, pump_until, run_tool
 
 ROOM = "Living Room"
 SLUG = "living_room"
@@ -1212,6 +1212,18 @@ def test_invented_rooms_do_not_lock_receivers_out(suite):
         receivers = {str(r["Room"]): r for r in b.admin.status()["MQTTReceivers"]}
         check(len(receivers) <= 1000, "%d receivers kept" % len(receivers))
         check("attic" in receivers, "the attic, which holds lobby, was evicted")
+        # A full table is counted in GetStatus and listed by ListReceivers a page at a time (it was a 46 KB status).
+        raw = plain(b.admin.admin("GetStatus"))
+        check("MQTTReceivers" not in raw and int(raw["MQTTReceiverCount"]) == len(receivers) == 1000
+              and int(raw["MQTTReceiversOnline"]) == 1000,
+              "GetStatus: %r" % {k: v for k, v in raw.items() if k.startswith("MQTTReceiver")})
+        first = b.admin.admin("ListReceivers", "uu", 0, 0)
+        last = b.admin.admin("ListReceivers", "uu", 990, 100)
+        beyond = b.admin.admin("ListReceivers", "uu", 5000, 10)
+        check((len(first[0]), int(first[1]), len(last[0]), len(beyond[0]), int(beyond[1])) == (500, 1000, 10, 0, 1000),
+              "ListReceivers pages: %r" % [(len(page[0]), int(page[1])) for page in (first, last, beyond)])
+        check(len(repr(raw)) < 8000,
+              "GetStatus is still large: %d bytes" % len(repr(raw)))
         study = ESPresenseNode(broker, "study")
         study.publish(json.dumps(dict(study.reading)))
         check(pump_until(lambda: any(str(r["Room"]) == "study" and int(r["Readings"]) >= 1

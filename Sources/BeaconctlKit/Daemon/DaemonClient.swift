@@ -92,9 +92,10 @@ public final class DaemonClient {
     }
 
     /// `GetStatus` with the lists beaconctl shows beside it, each walked through its paged method under the keys
-    /// of `StatusListKey`: every client, app and pending request, and the first `regions` regions (all by
-    /// default) with `RegionTotal` saying how many there are.
-    public func snapshot(regions most: Int = .max) throws(BeaconctlError) -> VarDict {
+    /// of `StatusListKey`: every client, app and pending request, the first `regions` regions (all by
+    /// default) with `RegionTotal` saying how many there are, and the first `receivers` other receivers on the
+    /// broker (all by default; GetStatus's `MQTTReceiverCount` says how many there are).
+    public func snapshot(regions most: Int = .max, receivers mostReceivers: Int = .max) throws(BeaconctlError) -> VarDict {
         var status = try status()
         status[StatusListKey.clients] = BeaconctlLists.array(try clients())
         status[StatusListKey.apps] = BeaconctlLists.array(try apps())
@@ -102,6 +103,7 @@ public final class DaemonClient {
         let regions = try pagedReply(BeacondMember.listRegions, most: most)
         status[StatusListKey.regions] = BeaconctlLists.array(regions.entries)
         status[StatusListKey.regionTotal] = .uint32(UInt32(clamping: regions.total))
+        status[StatusListKey.receivers] = BeaconctlLists.array(try pagedReply(BeacondMember.listReceivers, most: mostReceivers).entries)
         return status
     }
 

@@ -8,6 +8,7 @@ public enum StatusListKey {
     public static let regionTotal = "RegionTotal" // u: how many regions there are in all
     public static let pendingRequests = "PendingRequests" // aa{sv}: ListPendingRequests
     public static let apps = "Apps" // aa{sv}: ListApps
+    public static let receivers = "MQTTReceivers" // aa{sv}: ListReceivers (the first ones asked for)
 }
 
 enum BeaconctlLists {

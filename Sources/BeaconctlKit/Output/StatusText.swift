@@ -6,6 +6,8 @@ import BeacondAPI
 public enum StatusText {
     /// Regions `beaconctl status` prints; `beaconctl regions` prints every one.
     public static let regionsShown = 50
+    /// Other receivers on the broker shown (up to 1,000 are known); `status --json` has every one.
+    public static let receiversShown = 50
 
     public static func status(_ status: VarDict, now: Timestamp) -> [String] {
         typealias K = BeacondStatusKey
@@ -64,7 +66,12 @@ public enum StatusText {
         }
         lines += section("pending requests", pendingRequests(status.dictionaries(StatusListKey.pendingRequests)))
         if let broker = status.string(K.mqttBroker), !broker.isEmpty {
-            lines += section("other receivers", receivers(status.dictionaries(K.mqttReceivers), now: now))
+            let shown = status.dictionaries(StatusListKey.receivers)
+            let total = Int(status.integer(K.mqttReceiverCount) ?? Int64(shown.count))
+            lines += section("other receivers", receivers(shown, now: now), total: max(total, shown.count))
+            if total > shown.count {
+                lines.append("  … and \(total - shown.count) more: beaconctl status --json lists every one")
+            }
         }
         let warnings = status.strings(K.warnings)
         lines.append("")
@@ -98,6 +105,9 @@ public enum StatusText {
             more.append("\(notSent) readings not sent while disconnected")
         }
         if let refused = status.string(K.mqttRefused), !refused.isEmpty { more.append("REFUSED by the broker: \(refused)") }
+        if let evicted = status.integer(K.mqttReceiversEvicted), evicted > 0 {
+            more.append("\(evicted) receivers forgotten to make room for new ones (the table holds 1,000)")
+        }
         if let dropped = status.integer(K.mqttReadingsDropped), dropped > 0 {
             more.append("\(dropped) messages of other receivers dropped, the last: \(status.string(K.mqttLastDropped) ?? "?")")
         }

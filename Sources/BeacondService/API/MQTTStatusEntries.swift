@@ -23,19 +23,21 @@ extension MQTTNodeStatus {
             BeacondStatusKey.mqttReadingsPublished: .uint64(readingsPublished),
             BeacondStatusKey.mqttReadingsNotSent: .uint64(readingsNotSent),
             BeacondStatusKey.mqttRefused: .string(lastRefusal ?? ""),
-            BeacondStatusKey.mqttReceivers: .array(
-                elementSignature: "a{sv}",
-                receivers.map { receiver in
-                    .vardict([
-                        BeacondReceiverKey.room: .string(receiver.room),
-                        BeacondReceiverKey.online: .boolean(receiver.online),
-                        BeacondReceiverKey.lastReading: .uint64(UInt64(clamping: receiver.lastReading?.microsecondsSinceEpoch ?? 0)),
-                        BeacondReceiverKey.readings: .uint64(receiver.readings),
-                    ])
-                }),
+            BeacondStatusKey.mqttReceiverCount: .uint32(UInt32(clamping: receivers.count)),
+            BeacondStatusKey.mqttReceiversOnline: .uint32(UInt32(clamping: receivers.count(where: \.online))),
             BeacondStatusKey.mqttReadingsDropped: .uint64(readingsDropped),
             BeacondStatusKey.mqttLastDropped: .string(lastDropped ?? ""),
             BeacondStatusKey.mqttReceiversEvicted: .uint64(receiversEvicted),
         ]
+    }
+
+    /// A `ListReceivers` entry: one of the other receivers.
+    static func receiverEntry(_ receiver: ReceiverDirectory.Receiver) -> DBusValue {
+        .vardict([
+            BeacondReceiverKey.room: .string(receiver.room),
+            BeacondReceiverKey.online: .boolean(receiver.online),
+            BeacondReceiverKey.lastReading: .uint64(UInt64(clamping: receiver.lastReading?.microsecondsSinceEpoch ?? 0)),
+            BeacondReceiverKey.readings: .uint64(receiver.readings),
+        ])
     }
 }

@@ -49,6 +49,16 @@ extension DaemonObjects {
 
     /// `GetStatus`'s MQTT keys: the node's, "off", or "failed" with why no node runs.
     static func mqttStatus(_ daemon: isolated BeaconDaemon) -> [String: DBusValue] {
-        (daemon.mqttNode?.status ?? .withoutNode(broker: daemon.core.configuration.mqtt.broker, problem: daemon.core.mqttProblem)).statusEntries
+        mqttNodeStatus(daemon).statusEntries
+    }
+
+    /// `ListReceivers`: the other receivers on the broker, a page at a time (up to 1,000 of them).
+    static func receiverList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
+        let receivers = mqttNodeStatus(daemon).receivers
+        return page.reply(page.slice(receivers).map(MQTTNodeStatus.receiverEntry), total: receivers.count)
+    }
+
+    static func mqttNodeStatus(_ daemon: isolated BeaconDaemon) -> MQTTNodeStatus {
+        daemon.mqttNode?.status ?? .withoutNode(broker: daemon.core.configuration.mqtt.broker, problem: daemon.core.mqttProblem)
     }
 }

@@ -108,6 +108,7 @@ struct DaemonObjects {
                 pagedMethod(BeacondMember.listApps, "apps") { daemon, page in Self.appList(daemon, page) },
                 pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in Self.pendingRequestList(daemon, page) },
                 pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in Self.receiverReadings(daemon, page) },
+                pagedMethod(BeacondMember.listReceivers, "receivers") { daemon, page in Self.receiverList(daemon, page) },
                 adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ throws(DBusCallError) in
                     try Self.answer(daemon, daemon.reloadCall())
                 },

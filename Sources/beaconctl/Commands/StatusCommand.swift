@@ -18,7 +18,9 @@ struct StatusCommand: ParsableCommand {
             LocationServicesEnabled, Scanning, Scanner, ScannerState, Adapters, Prompt, ClientCount, RegionCount, \
             Limits, ConfigDirectory, StateDirectory, StateError, Warnings, StartedAt (+ StartedAtISO8601), …) \
             plus the lists walked from Admin1's paged methods: Clients (ListClients), Regions (every one, \
-            ListRegions), PendingRequests (ListPendingRequests) and Apps (ListApps).
+            ListRegions), PendingRequests (ListPendingRequests), Apps (ListApps) and, with [mqtt], \
+            MQTTReceivers (every other receiver on the broker, ListReceivers; the text shows the first \
+            \(StatusText.receiversShown)).
 
             Example: beaconctl status --json | jq '.Regions[] | {Identifier, State}'
 
@@ -33,8 +35,10 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try Reporting.withDaemon(Self.busChoice(bus, parent: root.bus)) { client throws(BeaconctlError) in
-            // The text shows the first regions (beaconctl regions lists them all); JSON has every one.
-            let status = try client.snapshot(regions: output.json ? .max : StatusText.regionsShown)
+            // The text shows the first regions (beaconctl regions lists them all) and receivers; JSON has every one.
+            let status = try client.snapshot(
+                regions: output.json ? .max : StatusText.regionsShown,
+                receivers: output.json ? .max : StatusText.receiversShown)
             if output.json {
                 print(JSON(status).text)
             } else {

@@ -269,13 +269,17 @@ final class FakeBeacond: @unchecked Sendable {
                     guard let self else { return [] }
                     log.append("GetStatus")
                     // As the daemon: counts in GetStatus, the lists from the paged methods below.
-                    let lists: Set = [StatusListKey.clients, StatusListKey.regions, StatusListKey.apps, StatusListKey.pendingRequests]
+                    let lists: Set = [
+                        StatusListKey.clients, StatusListKey.regions, StatusListKey.apps, StatusListKey.pendingRequests,
+                        StatusListKey.receivers,
+                    ]
                     return [.vardict(statusDictionary().filter { !lists.contains($0.key) })]
                 },
                 paged(BeacondMember.listClients, StatusListKey.clients),
                 paged(BeacondMember.listRegions, StatusListKey.regions),
                 paged(BeacondMember.listApps, StatusListKey.apps),
                 paged(BeacondMember.listPendingRequests, StatusListKey.pendingRequests),
+                paged(BeacondMember.listReceivers, StatusListKey.receivers),
                 admin(BeacondMember.setAuthorization, "ss") { [weak self] call throws(DBusCallError) in
                     guard let self else { return [] }
                     let app = call.arguments[0].stringValue ?? "", status = call.arguments[1].stringValue ?? ""

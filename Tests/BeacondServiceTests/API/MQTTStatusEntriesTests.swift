@@ -12,7 +12,7 @@ struct MQTTStatusEntriesTests {
     static let off: [String: DBusValue] = [
         "MQTTBroker": .string(""), "MQTTState": .string("off"), "MQTTDetail": .string(""), "MQTTRoom": .string(""),
         "MQTTReadingsPublished": .uint64(0), "MQTTReadingsNotSent": .uint64(0), "MQTTRefused": .string(""),
-        "MQTTReceivers": .array(elementSignature: "a{sv}", []), "MQTTReadingsDropped": .uint64(0),
+        "MQTTReceiverCount": .uint32(0), "MQTTReceiversOnline": .uint32(0), "MQTTReadingsDropped": .uint64(0),
         "MQTTLastDropped": .string(""), "MQTTReceiversEvicted": .uint64(0),
     ]
 
@@ -46,17 +46,18 @@ struct MQTTStatusEntriesTests {
                 "MQTTDetail": .string("connection refused"), "MQTTRoom": .string("hall"),
                 "MQTTReadingsPublished": .uint64(7), "MQTTReadingsNotSent": .uint64(2),
                 "MQTTRefused": .string("espresense/rooms/hall/status: not authorized"),
-                "MQTTReceivers": .array(
-                    elementSignature: "a{sv}",
-                    [
-                        .vardict([
-                            "Room": .string("kitchen"), "Online": .boolean(true),
-                            "LastReading": .uint64(1_700_000_000_000_000), "Readings": .uint64(12),
-                        ]),
-                        .vardict(["Room": .string("attic"), "Online": .boolean(false), "LastReading": .uint64(0), "Readings": .uint64(0)]),
-                    ]),
+                "MQTTReceiverCount": .uint32(2), "MQTTReceiversOnline": .uint32(1),
                 "MQTTReadingsDropped": .uint64(3), "MQTTLastDropped": .string("espresense/devices/x/attic: not JSON"),
                 "MQTTReceiversEvicted": .uint64(4),
+            ])
+        // The receivers themselves are ListReceivers' entries, not GetStatus's (up to 1,000 would make it ~46 KB).
+        #expect(
+            status.receivers.map(MQTTNodeStatus.receiverEntry) == [
+                .vardict([
+                    "Room": .string("kitchen"), "Online": .boolean(true),
+                    "LastReading": .uint64(1_700_000_000_000_000), "Readings": .uint64(12),
+                ]),
+                .vardict(["Room": .string("attic"), "Online": .boolean(false), "LastReading": .uint64(0), "Readings": .uint64(0)]),
             ])
         let states: [(MQTTNodeStatus.Connection, String, String)] = [
             (.stopped, "stopped", ""), (.connecting, "connecting", ""), (.connected, "connected", ""),
