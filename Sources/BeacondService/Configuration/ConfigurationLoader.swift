@@ -73,21 +73,6 @@ public enum ConfigurationLoader {
                 problems.append(ConfigurationError(file: sourceFile, line: sourceLine, message: error.message))
             }
         }
-        if makeFIFO, case .fifo(let fifo) = configuration.scanner {
-            do {
-                try FIFOScanner.prepare(path: fifo)
-            } catch {
-                switch error {
-                case .inTheWay(let refusal):
-                    problems.append(ConfigurationError(file: sourceFile, line: sourceLine, message: refusal.message))
-                case .cannotMake(let failure):
-                    configuration.warnings.append(
-                        ConfigurationDiagnostic(
-                            file: sourceFile, line: sourceLine,
-                            message: failure.message + " (scanning fails until it can be made, and is tried again every 30 s)"))
-                }
-            }
-        }
         if !accounts.directoryExists(directory) {
             configuration.warnings.append(
                 ConfigurationDiagnostic(
@@ -137,6 +122,22 @@ public enum ConfigurationLoader {
                         file: file, line: document.keyLines.line(of: ["users"]),
                         message: "user \"\(user)\" in users of \(appID) does not exist on this system, so nobody can "
                             + "register as \(appID) under that name. Fix: correct the name, or create the user"))
+            }
+        }
+        // Last, so a configuration rejected for another file's problem makes nothing; what is in the way is still said.
+        if makeFIFO, case .fifo(let fifo) = configuration.scanner {
+            do {
+                try FIFOScanner.prepare(path: fifo, create: problems.isEmpty)
+            } catch {
+                switch error {
+                case .inTheWay(let refusal):
+                    problems.append(ConfigurationError(file: sourceFile, line: sourceLine, message: refusal.message))
+                case .cannotMake(let failure):
+                    configuration.warnings.append(
+                        ConfigurationDiagnostic(
+                            file: sourceFile, line: sourceLine,
+                            message: failure.message + " (scanning fails until it can be made, and is tried again every 30 s)"))
+                }
             }
         }
         if var first = problems.first {

@@ -68,13 +68,15 @@ public final class FIFOScanner: BeaconScanner {
 
     /// Makes the FIFO (mode 0660, whatever the umask) where nothing is, or checks that what is there is one. beacond
     /// calls it at start and at each reload, not only when scanning starts, so a writer finds the FIFO before anyone
-    /// scans: an `echo` to a path that is not there makes a regular file.
-    public static func prepare(path: String) throws(Unprepared) {
+    /// scans: an `echo` to a path that is not there makes a regular file. Without `create` (a configuration that is
+    /// rejected anyway) it only checks what is there: a rejected reload leaves the system as it was.
+    public static func prepare(path: String, create: Bool = true) throws(Unprepared) {
         var info = stat()
         if stat(path, &info) != 0 {
             guard errno == ENOENT else {
                 throw .cannotMake(ScannerError("cannot use \(path): \(String(cString: strerror(errno)))"))
             }
+            guard create else { return }
             if mkfifo(path, 0o660) == 0 {
                 chmod(path, 0o660)
                 return

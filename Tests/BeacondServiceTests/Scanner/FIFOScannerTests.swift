@@ -47,6 +47,25 @@ struct FIFOScannerTests {
             #expect(error.message.contains("delete it if it is a leftover"), "\(error)")
         }
 
+        // A configuration rejected for another file makes no FIFO (the old one stays in force), but still says
+        // what is in the way of this one.
+        unlink(fifo)
+        try directory.write("app_id = \"org.example.Broken\"\nusers = 7\n", to: "apps.d/broken.toml")
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
+        }
+        #expect(access(fifo, F_OK) != 0, "a rejected configuration made the FIFO")
+        unlink(fifo) // if it was made: writing a file there would block on the FIFO
+        try directory.write("an echo\n", to: "beacons")
+        do {
+            _ = try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
+            Issue.record("a broken app declaration was accepted")
+        } catch {
+            #expect(([error] + error.others).contains { $0.message.contains("is a regular file, not a FIFO") }, "\(error)")
+        }
+        unlink(fifo)
+        unlink(directory.path + "/apps.d/broken.toml")
+
         let nowhere = directory.path + "/missing/beacons"
         try directory.write("[scanner]\nsource = \"fifo:\(nowhere)\"\n", to: "beacond.toml")
         let blind = try ConfigurationLoader.load(directory: directory.path, accounts: .everything, makeFIFO: true)
