@@ -1,5 +1,6 @@
 import BeacondAPI
 import BeaconKit
+import BeacondService
 import Captures
 import Foundation
 
@@ -54,10 +55,12 @@ struct ReplaySession {
         if output == .table, printsObservations || !monitored.isEmpty || !ranged.isEmpty { printTableHeader() }
         // Private devices by the names --device gave their keys (`validate` checked every name is given).
         pipeline.privateDevices.setKeys(devices.sorted { $0.key < $1.key }.map(\.value))
-        deviceNames = Dictionary(devices.map { ($0.value.fingerprint, $0.key) }, uniquingKeysWith: { first, _ in first })
+        // Looked up as the daemon looks up the administrator's devices.
+        var declared = DaemonConfiguration.defaults
+        declared.devices = devices
+        deviceNames = declared.deviceNamesByFingerprint
         func resolved(_ constraint: BeaconIdentityConstraint) -> BeaconIdentityConstraint {
-            guard constraint.kind == .privateDevice, let name = constraint.deviceName, let key = devices[name] else { return constraint }
-            return constraint.resolvingDevice(fingerprint: key.fingerprint)
+            declared.resolvingDevice(constraint) ?? constraint
         }
         pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
             BeaconRegion(identifier: $0.description, constraint: resolved($0.constraint), room: $0.room)

@@ -5,7 +5,7 @@ import DBus
 import Fleet
 
 /// Admin1's fleet side: receivers' readings, and the MQTT keys of status.
-extension DaemonObjects {
+extension ExportedObjects {
     /// `ListReceiverReadings`: every receiver's latest raw reading of every beacon heard in the last minute (empty
     /// without rooms), a page at a time: a large fleet's readings would not fit one reply. Only the page's
     /// entries are built.
@@ -20,7 +20,7 @@ extension DaemonObjects {
                 fresh.append((identity, room, reading))
             }
         }
-        let deviceNames = privateDeviceNames(daemon.core.configuration)
+        let deviceNames = daemon.core.configuration.deviceNamesByFingerprint
         return page.reply(
             page.slice(fresh).map { identity, room, reading in
                 // The beacon's keys as a ranged beacon has them: an iBeacon's as before kinds, the others with Kind.
@@ -34,17 +34,6 @@ extension DaemonObjects {
                 entries[BeacondReadingKey.timestamp] = .uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch))
                 return .vardict(entries)
             }, total: fresh.count)
-    }
-
-    /// A private device's name by its key's fingerprint, for the administrator: the administrator's name first,
-    /// else the first app's (by app id) that declared the key.
-    static func privateDeviceNames(_ configuration: DaemonConfiguration) -> [UUID: String] {
-        var names: [UUID: String] = [:]
-        for appID in configuration.apps.keys.sorted().reversed() {
-            for (name, key) in configuration.apps[appID]!.devices.sorted(by: { $0.key > $1.key }) { names[key.fingerprint] = name }
-        }
-        for (name, key) in configuration.devices.sorted(by: { $0.key > $1.key }) { names[key.fingerprint] = name }
-        return names
     }
 
     /// `GetStatus`'s MQTT keys: the node's, "off", or "failed" with why no node runs.

@@ -4,7 +4,7 @@ import DBus
 import Logging
 
 /// Admin1's read side: status, and the paged lists of regions, clients, apps and pending requests.
-extension DaemonObjects {
+extension ExportedObjects {
     /// The most entries one `List*` reply carries: a region entry is under 1 KiB (a 256-byte identifier is the
     /// largest part), so a page stays under 0.5 MiB, far below the bus's message limit (32 MiB on the system bus).
     static let maximumPageSize = 500
@@ -80,11 +80,11 @@ extension DaemonObjects {
         init(_ call: DBusMethodCall) {
             guard case .uint32(let offset) = call.arguments[0], case .uint32(let limit) = call.arguments[1] else {
                 self.offset = 0
-                self.limit = DaemonObjects.maximumPageSize
+                self.limit = ExportedObjects.maximumPageSize
                 return
             }
             self.offset = Int(offset)
-            self.limit = limit == 0 ? DaemonObjects.maximumPageSize : min(Int(limit), DaemonObjects.maximumPageSize)
+            self.limit = limit == 0 ? ExportedObjects.maximumPageSize : min(Int(limit), ExportedObjects.maximumPageSize)
         }
 
         func reply(_ entries: [DBusValue], total: Int) -> [DBusValue] {

@@ -50,7 +50,7 @@ enum CalibrationParser {
             let identity: BeaconIdentity
             if constraint.kind == .privateDevice {
                 // A phone by the administrator's name for its key (calibration.toml is the administrator's file).
-                guard let name = constraint.deviceName, let key = configuration.devices[name] else {
+                guard let name = constraint.deviceName, let key = configuration.deviceKey(name) else {
                     let known = configuration.devices.keys.sorted()
                     throw beacons.error(
                         key,

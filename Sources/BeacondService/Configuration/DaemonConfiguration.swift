@@ -1,4 +1,5 @@
 public import BeaconKit
+public import struct Foundation.UUID
 
 /// Everything the daemon reads from its configuration directory (`/etc/beacond`): `beacond.toml` and
 /// `apps.d/*.toml`. Built by `ConfigurationLoader`; `defaults` is what an absent `beacond.toml` means, and the
@@ -105,4 +106,32 @@ public struct DaemonConfiguration: Hashable, Sendable {
 
     /// The declaration of `appID`, the input `AuthorizationRules` needs.
     public func declaration(of appID: String) -> AppDeclaration? { apps[appID]?.declaration }
+}
+
+/// Private devices by name, the one place names meet keys: an app's own `[devices]` come before the
+/// administrator's devices.d, and the administrator's files (calibration.toml, `[mqtt] publish`) see only theirs.
+extension DaemonConfiguration {
+    /// The key `name` has for `app` now (the app's own device of that name first, else the administrator's); with
+    /// no app, the administrator's.
+    public func deviceKey(_ name: String, for app: AppConfiguration? = nil) -> IdentityResolvingKey? {
+        app?.devices[name] ?? devices[name]
+    }
+
+    /// A `device:NAME` constraint with the fingerprint of the key NAME has for `app`; nil when it has none. Other
+    /// kinds pass unchanged.
+    public func resolvingDevice(_ constraint: BeaconIdentityConstraint, for app: AppConfiguration? = nil) -> BeaconIdentityConstraint? {
+        guard constraint.kind == .privateDevice, let name = constraint.deviceName else { return constraint }
+        return deviceKey(name, for: app).map { constraint.resolvingDevice(fingerprint: $0.fingerprint) }
+    }
+
+    /// A private device's name by its key's fingerprint, for the administrator: the administrator's name first,
+    /// else the first app's (by app id) that declared the key; of two names for one key, the first by name.
+    public var deviceNamesByFingerprint: [UUID: String] {
+        var names: [UUID: String] = [:]
+        for appID in apps.keys.sorted().reversed() {
+            for (name, key) in apps[appID]!.devices.sorted(by: { $0.key > $1.key }) { names[key.fingerprint] = name }
+        }
+        for (name, key) in devices.sorted(by: { $0.key > $1.key }) { names[key.fingerprint] = name }
+        return names
+    }
 }

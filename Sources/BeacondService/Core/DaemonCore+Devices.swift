@@ -5,12 +5,6 @@ import BeacondAPI
 /// reload (or a restart) that gives the name another key moves them to it; one that removes the name stops them,
 /// each said with the fix (never a region left waiting for a key nobody declares any more).
 extension DaemonCore {
-    /// The key `name` has for `app` now: the app's own device of that name first, else the administrator's (as
-    /// `resolvingDevice` looks it up when a client names it).
-    func deviceKey(_ name: String, app: AppConfiguration) -> IdentityResolvingKey? {
-        app.devices[name] ?? configuration.devices[name]
-    }
-
     enum DeviceFollowing {
         case unchanged
         /// The region for the key its device's name has now, starting over (unknown), as StartMonitoring of it.
@@ -23,7 +17,7 @@ extension DaemonCore {
     func followingDevice(_ monitored: MonitoredRegion, app: AppConfiguration) -> DeviceFollowing {
         let constraint = monitored.region.constraint
         guard constraint.kind == .privateDevice, let name = constraint.deviceName else { return .unchanged }
-        guard let key = deviceKey(name, app: app) else { return .gone(name) }
+        guard let key = configuration.deviceKey(name, for: app) else { return .gone(name) }
         let fingerprint = key.fingerprint
         guard fingerprint != constraint.uuid else { return .unchanged }
         var region = monitored.region
@@ -39,7 +33,7 @@ extension DaemonCore {
             var regionsChanged = false
             for region in session.orderedRegions where region.constraint.kind == .privateDevice {
                 guard let name = region.constraint.deviceName else { continue }
-                if let key = deviceKey(name, app: app) {
+                if let key = configuration.deviceKey(name, for: app) {
                     let fingerprint = key.fingerprint
                     guard fingerprint != region.constraint.uuid else { continue }
                     // As StartMonitoring of it again: the region starts over (unknown), for the phone the name
@@ -65,7 +59,7 @@ extension DaemonCore {
             var rangingChanged = false
             for constraint in session.rangedConstraints where constraint.kind == .privateDevice {
                 guard let name = constraint.deviceName else { continue }
-                let key = deviceKey(name, app: app)
+                let key = configuration.deviceKey(name, for: app)
                 if let key, key.fingerprint == constraint.uuid { continue }
                 if session.rangingActive { engine.stopRanging([constraint], client: session.number) }
                 clients.removeRangedConstraint(constraint, from: session.number)

@@ -20,11 +20,7 @@ extension DaemonCore {
             case .all: nil
             case .only(let list):
                 // `device:NAME` names an administrator's device (devices.d); one not declared matches nothing.
-                list.map { constraint in
-                    guard constraint.kind == .privateDevice, let name = constraint.deviceName, let key = configuration.devices[name]
-                    else { return constraint }
-                    return constraint.resolvingDevice(fingerprint: key.fingerprint)
-                }
+                list.map { configuration.resolvingDevice($0) ?? $0 }
             }
         var publisher = ReadingPublisher(constraints: constraints, interval: settings.publishInterval, rssiOffset: settings.rssiOffset)
         // Only the administrator's devices: their `irk:` ids carry the key onto the broker (as ESPresense's do).

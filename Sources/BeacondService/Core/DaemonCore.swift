@@ -90,19 +90,16 @@ struct DaemonCore {
     /// A client's private-device constraint with its key: the app's own device of that name first, else the
     /// administrator's. Other kinds pass unchanged.
     func resolvingDevice(_ constraint: BeaconIdentityConstraint, app: AppConfiguration) throws(CallError) -> BeaconIdentityConstraint {
-        guard constraint.kind == .privateDevice, let name = constraint.deviceName else { return constraint }
-        guard let key = app.devices[name] ?? configuration.devices[name] else {
-            let known = (Array(app.devices.keys) + Array(configuration.devices.keys)).sorted()
-            throw BeacondError(
-                .invalidRegion,
-                "no private device named '\(name)' is declared for \(app.declaration.appID)"
-                    + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
-                    + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
-                    + "the administrator in \(configDirectory)/\(DeviceKeysParser.directoryName)/ "
-                    + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
-            ).callError
-        }
-        return constraint.resolvingDevice(fingerprint: key.fingerprint)
+        if let resolved = configuration.resolvingDevice(constraint, for: app) { return resolved }
+        let known = (Array(app.devices.keys) + Array(configuration.devices.keys)).sorted()
+        throw BeacondError(
+            .invalidRegion,
+            "no private device named '\(constraint.deviceName ?? "")' is declared for \(app.declaration.appID)"
+                + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
+                + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
+                + "the administrator in \(configDirectory)/\(DeviceKeysParser.directoryName)/ "
+                + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
+        ).callError
     }
 
     static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {

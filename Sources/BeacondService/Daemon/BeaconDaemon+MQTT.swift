@@ -8,7 +8,9 @@ import MQTT
 extension BeaconDaemon {
     /// Connects to the broker when `[mqtt] broker` is set (at start, and on a reload that changed `[mqtt]`).
     /// A setting libmosquitto refuses (unreadable TLS files) is logged and leaves MQTT off until the next reload.
-    func startMQTT(knownReceivers: [ReceiverDirectory.Receiver] = []) {
+    /// Returns what the core is told; the node connects from the loop, once this input has been handled (a broker
+    /// that refuses at once is news to a core that knows the node).
+    func startMQTT(knownReceivers: [ReceiverDirectory.Receiver] = []) -> DaemonInput {
         let configuration = core.configuration
         var problem: String?
         if let broker = configuration.mqtt.broker {
@@ -26,24 +28,30 @@ extension BeaconDaemon {
                 node.receiversHoldingRegions = { [unowned self] in
                     self.assumeIsolated { $0.core.engine.receiversHoldingRegions }
                 }
-                node.onConnectionChange = { [unowned self] connected in
-                    self.assumeIsolated { _ = $0.run(.fleetConnection(connected)) }
-                }
+                node.onConnectionChange = { [unowned self] connected in self.receive(.fleetConnection(connected)) }
                 mqttNode = node
-                node.start()
+                // Started from the loop: libmosquitto may fail a connection at once, and the callback must not
+                // reach the daemon while it carries out effects. A node replaced before then is stopped already.
+                let made = ObjectIdentifier(node)
+                loop.execute {
+                    self.assumeIsolated { daemon in
+                        if let current = daemon.mqttNode, ObjectIdentifier(current) == made { current.start() }
+                    }
+                }
             } catch {
                 problem = "\(error)"
             }
         }
-        run(.fleetStarted(FleetStart(room: mqttNode?.room, receivers: mqttNode?.directory.receivers ?? [], problem: problem)))
+        return .fleetStarted(FleetStart(room: mqttNode?.room, receivers: mqttNode?.directory.receivers ?? [], problem: problem))
     }
 
-    /// Says `offline` and disconnects (shutdown, or before a reload's new settings take over).
-    func stopMQTT() {
+    /// Says `offline` and disconnects (shutdown, or before a reload's new settings take over); returns what the core
+    /// is told.
+    func stopMQTT() -> DaemonInput {
         let receivers = mqttNode?.directory.receivers ?? []
         mqttNode?.stop()
         mqttNode = nil
-        run(.fleetStopped(receivers: receivers))
+        return .fleetStopped(receivers: receivers)
     }
 }
 

@@ -35,27 +35,27 @@ extension BeaconDaemon {
     }
 
     /// Makes the scanner (or reuses the one there) and starts it; monitoring stays registered when that fails
-    /// (regions are unknown until a scanner works; status and doctor say why).
-    func startScanner() {
+    /// (regions are unknown until a scanner works; status and doctor say why). Returns what the core is told: the
+    /// scanner started and the status it started in, or why it could not start.
+    func startScanner() -> [DaemonInput] {
         do throws(ScannerError) {
             let scanner: any BeaconScanner
             if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
             self.scanner = scanner
-            run(.scannerStarted(label: scanner.label))
-            try scanner.start(
+            let label = scanner.label
+            let initial = try scanner.start(
                 loop: loop,
-                deliver: { input in
-                    self.assumeIsolated { _ = $0.run(.scanner(input)) }
-                },
+                deliver: { input in self.receive(.scanner(input)) },
                 status: { status in
                     self.assumeIsolated { daemon in
                         guard let label = daemon.scanner?.label else { return }
                         daemon.run(.scannerReported(status, label: label))
                     }
                 })
+            return [.scannerStarted(label: label), .scannerReported(initial, label: label)]
         } catch {
             scanner = nil
-            run(.scannerFailedToStart(error.message))
+            return [.scannerFailedToStart(error.message)]
         }
     }
 }

@@ -31,7 +31,7 @@ public actor BeaconDaemon {
     }
     /// The scanner while one is made (`core.scanControl` says when).
     var scanner: (any BeaconScanner)?
-    /// Every timer, by name (`DaemonTimer`); each fires into the core.
+    /// The loop's handle of every armed timer, by name (`DaemonTimer`; when each fires is the core's to know).
     var timers: TimerSet<DaemonTimer>
     /// This daemon as a receiver on the MQTT broker of `[mqtt]` (nil while it is off); `BeaconDaemon+MQTT` only.
     var mqttNode: MQTTNode?
@@ -39,10 +39,10 @@ public actor BeaconDaemon {
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
     public nonisolated var failures: AsyncStream<String> { failureChannel.stream }
     nonisolated let failureChannel: (stream: AsyncStream<String>, continuation: AsyncStream<String>.Continuation)
-    /// Inputs an effect produced while effects were being carried out (a scanner that started, a new `[mqtt]`
-    /// node): handled once the current effects are done, so effects are carried out in the order the core made
-    /// them. nil while no effects are being carried out.
-    var deferredInputs: [DaemonInput]?
+    #if DEBUG
+        /// Set while `run` carries out an input: re-entering it is a bug (tests, which run debug builds, trap on it).
+        private var running = false
+    #endif
 
     /// Loads configuration and state; throws a configuration error (exit 78) or a state error.
     public init(
@@ -83,9 +83,9 @@ public actor BeaconDaemon {
     /// Connects to the bus, exports the objects, then takes the name (so the first call can be answered).
     public func start() throws(DaemonStartError) {
         do {
-            execute(try core.restoreRegions(at: clock()))
+            carryOut(try core.restoreRegions(at: clock()))
         } catch {
-            execute(core.takeEffects())
+            carryOut(core.takeEffects())
             throw .state("\(error)")
         }
         let connection: DBusConnection
@@ -113,7 +113,7 @@ public actor BeaconDaemon {
         bus.server.disconnected = {
             self.assumeIsolated { $0.busDisconnected() }
         }
-        bus.server.export(DaemonObjects(daemon: self).managerObject())
+        bus.server.export(ExportedObjects(daemon: self).managerObject())
         let ownership: DBusConnection.NameOwnership
         do {
             ownership = try bus.connection.requestName(BeacondBus.name)
@@ -130,10 +130,10 @@ public actor BeaconDaemon {
         stateFile.watch(on: loop) {
             self.assumeIsolated { daemon in
                 // Deferred: the event may come while the directory is half removed (rm -rf is still running).
-                daemon.loop.execute { daemon.assumeIsolated { _ = $0.run(.checkStateFile) } }
+                daemon.loop.execute { daemon.receive(.checkStateFile) }
             }
         }
-        startMQTT()
+        run(startMQTT())
         // Resumed regions need the scanner; anything their restore left to save is saved now.
         run(.started)
         logger.info(
@@ -146,7 +146,7 @@ public actor BeaconDaemon {
 
     /// Stops scanning and the `[mqtt]` node, writes the last state, leaves the bus; the state stays open for now.
     public func shutdown() {
-        stopMQTT()
+        run(stopMQTT())
         run(.shuttingDown)
         timers.cancelAll()
         flushOutbox()
@@ -169,31 +169,39 @@ public actor BeaconDaemon {
 
     // MARK: Inputs in, effects out
 
-    /// Hands one input to the core and carries out what it decided; the reply when the input was a call.
+    /// Hands one input to the core and carries out what it decided, then each input those effects produced (a
+    /// scanner that started, an `[mqtt]` node made or stopped), in the order they came: one loop, never re-entered.
+    /// Every callback of the scanner, the node, the bus and the timers comes later from the main loop, so none
+    /// arrives while effects are being carried out. The reply when the input was a call.
     @discardableResult
     func run(_ input: DaemonInput) -> Result<CallReply, CallError>? {
-        if deferredInputs != nil {
-            // A call is never made while effects are carried out (the bus dispatches on the loop); it would be
-            // answered at once rather than left without a reply.
-            if case .call = input {
-            } else {
-                deferredInputs?.append(input)
-                return nil
-            }
-        }
-        let outermost = deferredInputs == nil
-        if outermost { deferredInputs = [] }
-        defer { if outermost { deferredInputs = nil } }
+        #if DEBUG
+            precondition(!running, "BeaconDaemon.run re-entered with \(input)")
+            running = true
+            defer { running = false }
+        #endif
         let step = core.handle(input, at: clock())
-        execute(step.effects)
-        while outermost, let next = deferredInputs?.first {
-            deferredInputs?.removeFirst()
-            execute(core.handle(next, at: clock()).effects)
-        }
+        carryOut(step.effects)
         return step.reply
     }
 
-    func execute(_ effects: [DaemonEffect]) {
+    /// Carries out effects, and the effects of the inputs they produce, until none is left.
+    private func carryOut(_ effects: [DaemonEffect]) {
+        var produced = execute(effects)
+        while !produced.isEmpty {
+            let next = produced.removeFirst()
+            produced += execute(core.handle(next, at: clock()).effects)
+        }
+    }
+
+    /// Feeds an input from a callback on the loop thread (scanner, `[mqtt]` node, timer, bus).
+    nonisolated func receive(_ input: DaemonInput) {
+        assumeIsolated { _ = $0.run(input) }
+    }
+
+    /// Carries out the core's effects in order; returns the inputs they produced, for `run` to hand to the core next.
+    func execute(_ effects: [DaemonEffect]) -> [DaemonInput] {
+        var produced: [DaemonInput] = []
         for effect in effects {
             switch effect {
             case .notify(let client, let event, let audience):
@@ -210,7 +218,7 @@ public actor BeaconDaemon {
                 guard !audience.isEmpty else { continue }
                 bus.range(client, constraint: constraint, reports, to: audience)
             case .exportClient(let number):
-                bus?.server.export(DaemonObjects(daemon: self).clientObject(number))
+                bus?.server.export(ExportedObjects(daemon: self).clientObject(number))
             case .unexportClient(let path):
                 bus?.server.unexport(path: path)
             case .activate(let name, let appID):
@@ -226,7 +234,7 @@ public actor BeaconDaemon {
             case .cancel(let timer):
                 timers.cancel(timer)
             case .startScanner:
-                startScanner()
+                produced += startScanner()
             case .stopScanner:
                 scanner?.stop()
                 scanner = nil
@@ -236,14 +244,15 @@ public actor BeaconDaemon {
                 mqttNode?.publishRetained(publications)
             case .mqttSettingsChanged:
                 let known = mqttNode?.directory.receivers ?? []
-                stopMQTT()
-                startMQTT(knownReceivers: known)
+                produced.append(stopMQTT())
+                produced.append(startMQTT(knownReceivers: known))
             case .scheduleFlush:
                 bus?.scheduleFlushIfNeeded()
             case .log(let level, let message, let metadata):
                 logger.log(level: level, "\(message)", metadata: metadata)
             }
         }
+        return produced
     }
 
     // MARK: Calls

@@ -1,44 +1,36 @@
 import MainLoopKit
 
-/// The daemon's timers on the loop, one per name: arming a name again replaces its timer, and a timer that fired
-/// is no longer armed. So no timer is held in an optional beside the state it serves, and nothing can leave one
-/// armed by forgetting to cancel it.
+/// The loop's handles of the daemon's timers, one per name: arming a name again replaces its timer, and a timer
+/// that fired is no longer held. Which timers are armed and when they fire is the core's to know
+/// (`DaemonCore.armedTimers`); this holds only what the loop needs to cancel them.
 struct TimerSet<Name: Hashable> {
-    private struct Armed {
-        var source: MainLoop.SourceID
-        var fires: ContinuousClock.Instant
-    }
-
     private let loop: MainLoop
-    private var armed: [Name: Armed] = [:]
+    private var sources: [Name: MainLoop.SourceID] = [:]
 
     init(loop: MainLoop) {
         self.loop = loop
     }
 
-    /// When the named timer fires, or nil when it is not armed.
-    func deadline(_ name: Name) -> ContinuousClock.Instant? { armed[name]?.fires }
-
-    func isArmed(_ name: Name) -> Bool { armed[name] != nil }
+    func isArmed(_ name: Name) -> Bool { sources[name] != nil }
 
     /// Arms the named timer (replacing it if armed); `fire` runs on the loop thread once `fired` was called.
     mutating func arm(_ name: Name, at deadline: ContinuousClock.Instant, _ fire: @escaping () -> Void) {
         cancel(name)
-        armed[name] = Armed(source: loop.schedule(at: deadline, handler: fire), fires: deadline)
+        sources[name] = loop.schedule(at: deadline, handler: fire)
     }
 
     mutating func cancel(_ name: Name) {
-        guard let timer = armed.removeValue(forKey: name) else { return }
-        loop.cancelTimer(timer.source)
+        guard let source = sources.removeValue(forKey: name) else { return }
+        loop.cancelTimer(source)
     }
 
     /// The named timer fired: it is no longer armed.
     mutating func fired(_ name: Name) {
-        armed[name] = nil
+        sources[name] = nil
     }
 
     mutating func cancelAll() {
-        for name in Array(armed.keys) { cancel(name) }
+        for name in Array(sources.keys) { cancel(name) }
     }
 }
 

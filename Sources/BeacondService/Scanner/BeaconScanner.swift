@@ -44,11 +44,13 @@ public protocol BeaconScanner: AnyObject {
     var label: String { get }
     /// The Bluetooth adapters it knows (empty for fifo and replay).
     var adapters: [ScannerAdapter] { get }
-    /// Starts delivering input on the loop thread through `deliver`, and reports through `status` whether it
-    /// sees anything (at least once, possibly later; then on every change).
+    /// Starts delivering input on the loop thread through `deliver`; returns the status it starts in and reports
+    /// every later change through `status`. Neither closure is called before `start` returns: they run from the
+    /// loop, so the daemon never hears of its scanner while it is still carrying out the core's effects.
     func start(
         loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
-        status: @escaping (ScannerStatus) -> Void) throws(ScannerError)
+        status: @escaping (ScannerStatus) -> Void
+    ) throws(ScannerError) -> ScannerStatus
     func stop()
 }
 

@@ -43,10 +43,11 @@ public final class BlueZScannerSource: BeaconScanner {
         }
     }
 
+    @discardableResult
     public func start(
         loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
         status: @escaping (ScannerStatus) -> Void
-    ) throws(ScannerError) {
+    ) throws(ScannerError) -> ScannerStatus {
         self.deliver = deliver
         self.status = status
         discovery.stateChanged = { [weak self] state in self?.discoveryChanged(state) }
@@ -61,7 +62,7 @@ public final class BlueZScannerSource: BeaconScanner {
         } catch {
             throw ScannerError("cannot listen to bluetoothd's signals: \(error.message)")
         }
-        status(.waiting("asking bluetoothd for LE discovery"))
+        return .waiting("asking bluetoothd for LE discovery")
     }
 
     public func stop() {

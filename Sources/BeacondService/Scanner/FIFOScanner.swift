@@ -31,11 +31,13 @@ public final class FIFOScanner: BeaconScanner {
 
     public var label: String { "fifo:\(path)" }
 
+    @discardableResult
     public func start(
         loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
         status: @escaping (ScannerStatus) -> Void
-    ) throws(ScannerError) {
-        guard descriptor < 0 else { return }
+    ) throws(ScannerError) -> ScannerStatus {
+        let reading = ScannerStatus.scanning("reading hex HCI event lines from \(path)")
+        guard descriptor < 0 else { return reading }
         do throws(Unprepared) {
             try Self.prepare(path: path)
         } catch {
@@ -53,7 +55,7 @@ public final class FIFOScanner: BeaconScanner {
         source = loop.addDescriptor(fd, events: .readable) { [weak self] _ in
             self?.readAvailable(deliver: deliver, failed: { status(.failed($0.message)) })
         }
-        status(.scanning("reading hex HCI event lines from \(path)"))
+        return reading
     }
 
     /// Why `prepare` left no FIFO at the path.

@@ -18,6 +18,8 @@ public final class ReplayScanner: BeaconScanner {
     private var cursor: ReplayCursor?
     private var pacer = CapturePacer(longestWait: ReplayScanner.longestWait)
     private var status: ((ScannerStatus) -> Void)?
+    /// Why playing stopped, when the capture is damaged: `start`'s result if it happens before `start` returns.
+    private var failure: String?
     public var finished: ((Int) -> Void)?
     static let untimedSpacing: Duration = .milliseconds(100)
     /// One silent stretch in a capture never stalls the replay longer than this.
@@ -73,17 +75,21 @@ public final class ReplayScanner: BeaconScanner {
         return cursor
     }
 
+    @discardableResult
     public func start(
         loop: MainLoop, deliver: @escaping (ScannerInput) -> Void,
         status: @escaping (ScannerStatus) -> Void
-    ) throws(ScannerError) {
-        guard timer == nil else { return }
+    ) throws(ScannerError) -> ScannerStatus {
+        let playing = ScannerStatus.scanning("playing \(path) in real time")
+        guard timer == nil else { return playing }
         cursor = try Self.open(path: path)
         self.loop = loop
-        self.status = status
+        self.status = nil
+        failure = nil
         pacer = CapturePacer(longestWait: Self.longestWait)
         scheduleNext(deliver: deliver)
-        status(.scanning("playing \(path) in real time"))
+        self.status = status
+        return failure.map(ScannerStatus.failed) ?? playing
     }
 
     public func stop() {
@@ -98,6 +104,7 @@ public final class ReplayScanner: BeaconScanner {
         do {
             return try cursor?.next()
         } catch {
+            failure = "stopped playing \(path): \(error)"
             status?(.failed("stopped playing \(path): \(error)"))
             cursor = nil
             return nil

@@ -37,17 +37,24 @@ enum UnixAccounts {
         return entry.gr_gid
     }
 
-    /// Whether the user is in `group`, as primary or supplementary group (what `id -Gn` shows).
-    static func user(_ user: User, isMemberOf group: String) -> Bool {
-        guard let wanted = groupID(named: group) else { return false }
-        if user.groupID == wanted { return true }
+    /// The names of the user's groups, primary and supplementary (what `id -Gn` shows).
+    static func groupNames(of user: User) -> Set<String> {
         var count: Int32 = 64
         var groups = [gid_t](repeating: 0, count: Int(count))
         if getgrouplist(user.name, user.groupID, &groups, &count) < 0 {
             groups = [gid_t](repeating: 0, count: Int(count))
-            guard getgrouplist(user.name, user.groupID, &groups, &count) >= 0 else { return false }
+            guard getgrouplist(user.name, user.groupID, &groups, &count) >= 0 else { return [] }
         }
-        return groups.prefix(Int(count)).contains(wanted)
+        var names: Set<String> = []
+        for id in groups.prefix(Int(count)) { // getgrouplist includes the primary group
+            var entry = group()
+            var result: UnsafeMutablePointer<group>?
+            var buffer = [CChar](repeating: 0, count: 65536)
+            if getgrgid_r(id, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.gr_name {
+                names.insert(String(cString: name))
+            }
+        }
+        return names
     }
 
     /// `/proc/PID/exe`: the caller's executable, for apps that declare `executable`.

@@ -3,7 +3,7 @@ import BeacondAPI
 import DBus
 
 /// Who is calling, as the bus and the system say: resolved here, before a call reaches the core.
-extension DaemonObjects {
+extension ExportedObjects {
     static func callerCredentials(_ daemon: isolated BeaconDaemon, _ sender: String) throws(DBusCallError) -> Caller {
         let peer = try peerCredentials(daemon, sender)
         guard let uid = peer.unixUserID else {
@@ -17,22 +17,22 @@ extension DaemonObjects {
             processID: peer.processID)
     }
 
+    /// Admin1's door: who the caller is comes from the bus and the system, whether they may come in is the core's
+    /// rule (`DaemonCore.checkAdministrator`).
     static func checkAdministrator(_ daemon: isolated BeaconDaemon, _ sender: String) throws(DBusCallError) {
         let peer = try peerCredentials(daemon, sender)
         guard let uid = peer.unixUserID else {
             throw BeacondError(.accessDenied, "the bus did not report who you are (no UnixUserID)").dbusError
         }
-        if uid == 0 { return }
-        let group = daemon.core.configuration.adminGroup
-        let user = UnixAccounts.user(uid: uid)
-        if let user, UnixAccounts.user(user, isMemberOf: group) { return }
-        let name = user?.name ?? "uid \(uid)"
-        throw BeacondError(
-            .accessDenied,
-            "\(BeacondInterface.admin) is for root and members of group '\(group)' "
-                + "(admin_group in \(daemon.options.configDirectory)/beacond.toml); \(name) (uid \(uid)) is neither. "
-                + "Fix: sudo usermod -aG \(group) \(user?.name ?? "<user>") and log in again, or run the command as root"
-        ).dbusError
+        // Root needs no lookup; anyone else's groups are read from the system for each call (membership changes).
+        let user = uid == 0 ? nil : UnixAccounts.user(uid: uid)
+        let candidate = AdministratorCandidate(
+            userID: uid, userName: user?.name, groups: user.map(UnixAccounts.groupNames) ?? [])
+        do {
+            try daemon.core.checkAdministrator(candidate)
+        } catch {
+            throw error.dbusError
+        }
     }
 
     /// The bus's word on who `sender` is. The object server asked the bus before it dispatched the call (the

@@ -5,7 +5,7 @@ import DBus
 /// The exported objects: `/org/beacond` (Manager1, Admin1) and each client's `/org/beacond/client/N`
 /// (LocationManager1): every method's arguments decoded, its call handed to the daemon, its reply encoded.
 /// Handlers run on the loop thread and enter the daemon synchronously.
-struct DaemonObjects {
+struct ExportedObjects {
     let daemon: BeaconDaemon
 
     typealias Handler = @Sendable (isolated BeaconDaemon, DBusMethodCall) throws(DBusCallError) -> [DBusValue]
