@@ -91,9 +91,7 @@ extension DaemonCore {
         var events: [EngineEvent] = []
         for region in session.orderedRegions {
             notify(session, .monitoringDidFail(region, error))
-            events += engine.stopMonitoring(client: number, identifier: region.identifier, at: now)
-            clients.removeRegion(region.identifier, from: number)
-            saveLater(.removeRegion(client: number, identifier: region.identifier))
+            events += unmonitor(region.identifier, client: number)
         }
         log(.notice, "monitoring of \(session.path) stopped: \(error.message)", metadata(session))
         clientPropertiesChanged(number, [.monitoredRegions])

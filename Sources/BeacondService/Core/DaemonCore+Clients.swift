@@ -119,13 +119,7 @@ extension DaemonCore {
         // exist, it is queued for the app and handed to the new client with the rest of its queue.
         route(events)
         for move in plan.moves {
-            guard let saved = engine.moveRegion(move.region.identifier, from: move.from, to: number) else { continue }
-            clients.addRegion(move.region, to: number)
-            let heardBy = Self.storedHearing(
-                engine.receiverRecord(for: .region(client: number, identifier: move.region.identifier)),
-                rooms: receiverRooms(),
-                exitTimeout: Self.monitoringConfiguration(configuration).exitTimeout)
-            saveLater(.saveRegion(StoredRegion(client: number, appID: move.appID, monitored: saved, heardBy: heardBy)))
+            moveRegion(move.region, appID: move.appID, from: move.from, to: number)
         }
         guard let session = clients[number] else { return }
         for old in plan.detached {
@@ -193,9 +187,7 @@ extension DaemonCore {
             return
         }
         // Same identifier again replaces the region (Core Location); the engine stops the old one first.
-        clients.addRegion(region, to: number)
-        let events = engine.startMonitoring(region, client: number, at: now)
-        saveLater(.saveRegion(storedRegion(session, region)))
+        let events = monitor(region, session: session)
         log(.info, "\(session.appID) monitors \(region)", metadata(session))
         clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
@@ -232,9 +224,7 @@ extension DaemonCore {
     mutating func stopMonitoring(client number: Int, _ identifier: String) throws(CallError) {
         let session = try session(number)
         guard session.regions[identifier] != nil else { throw unknownRegion(identifier, session) }
-        clients.removeRegion(identifier, from: number)
-        saveLater(.removeRegion(client: number, identifier: identifier))
-        let events = engine.stopMonitoring(client: number, identifier: identifier, at: now)
+        let events = unmonitor(identifier, client: number)
         clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
     }

@@ -40,18 +40,14 @@ extension DaemonCore {
                     // means now.
                     var moved = region
                     moved.constraint = region.constraint.resolvingDevice(fingerprint: fingerprint)
-                    clients.addRegion(moved, to: session.number)
-                    events += engine.startMonitoring(moved, client: session.number, at: now)
-                    saveLater(.saveRegion(storedRegion(session, moved)))
+                    events += monitor(moved, session: session)
                     log(
                         .notice, "region \(region.identifier) of \(session.appID) follows device \(name) to its new key",
                         metadata(session))
                 } else {
                     let error = deviceGone(name, app: app, what: "its region '\(region.identifier)' stops")
                     notify(session, .monitoringDidFail(region, error))
-                    events += engine.stopMonitoring(client: session.number, identifier: region.identifier, at: now)
-                    clients.removeRegion(region.identifier, from: session.number)
-                    saveLater(.removeRegion(client: session.number, identifier: region.identifier))
+                    events += unmonitor(region.identifier, client: session.number)
                     log(.notice, "region \(region.identifier) of \(session.appID) stopped: \(error.message)", metadata(session))
                 }
                 regionsChanged = true

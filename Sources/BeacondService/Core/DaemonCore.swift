@@ -9,7 +9,8 @@ import Logging
 /// effects (`DaemonEffect`) in the order they must be carried out, with the reply when the input was a call.
 ///
 /// "Client X monitors region R" has one owner here: a region enters or leaves the registry, the engine and the
-/// journal in the same method (`addRegion`, `dropRegion`, `moveRegion`), never one without the others.
+/// journal in the same method (`monitor`, `unmonitor`, `moveRegion` in `DaemonCore+Regions.swift`), never one
+/// without the others.
 ///
 /// The state database is reached through `CoreStore`, synchronously: a decision is applied only once it is saved
 /// (a refused save must refuse the call), and a call's changes are on disk before its reply, so these writes cannot

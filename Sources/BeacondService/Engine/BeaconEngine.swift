@@ -137,6 +137,9 @@ struct BeaconEngine {
     mutating func nextDeadline() -> Timestamp? { pipeline.nextDeadline }
 
     /// Someone monitors or ranges, so the scanner should run.
+    /// The keys being ranged (a client's constraints while its ranging is active).
+    var rangedKeys: [EngineKey] { pipeline.ranger.rangedKeys }
+
     var needsScanning: Bool { pipeline.monitor.count > 0 || !pipeline.ranger.rangedKeys.isEmpty }
 
     /// Nothing can be seen (no scanner, adapter gone, restart): regions become unknown instead of exiting.
