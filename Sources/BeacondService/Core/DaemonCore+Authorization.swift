@@ -104,8 +104,7 @@ extension DaemonCore {
         for constraint in session.rangedConstraints {
             notify(session, .rangingDidFail(constraint, error))
         }
-        if session.rangingActive { engine.stopRanging(session.rangedConstraints, client: number) }
-        clients.removeRangedConstraint(nil, from: number)
+        unrange(nil, client: number)
         clientPropertiesChanged(number, [.rangedConstraints])
         engineChanged([])
     }

@@ -295,8 +295,7 @@ extension DaemonCore {
                     + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")
             ).callError
         }
-        if session.rangingActive { engine.stopRanging([constraint], client: number) }
-        clients.removeRangedConstraint(constraint, from: number)
+        unrange(constraint, client: number)
         clientPropertiesChanged(number, [.rangedConstraints])
         engineChanged([])
     }
@@ -386,7 +385,7 @@ extension DaemonCore {
         // Detached, its ranging is taken out of the engine (which needs the constraints), then forgotten.
         clients.detach(session.number)
         refreshRanging(session.number)
-        clients.removeRangedConstraint(nil, from: session.number)
+        unrange(nil, client: session.number)
         emit(.unexportClient(path: session.path))
         notify(.clientClosed(ClientAddress(session)))
         let live = clients.newestLiveClient(of: session.appID, excluding: excluded)

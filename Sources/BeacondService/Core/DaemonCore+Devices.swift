@@ -57,8 +57,7 @@ extension DaemonCore {
                 guard let name = constraint.deviceName else { continue }
                 let key = configuration.deviceKey(name, for: app)
                 if let key, key.fingerprint == constraint.uuid { continue }
-                if session.rangingActive { engine.stopRanging([constraint], client: session.number) }
-                clients.removeRangedConstraint(constraint, from: session.number)
+                unrange(constraint, client: session.number)
                 if let key {
                     clients.addRangedConstraint(constraint.resolvingDevice(fingerprint: key.fingerprint), to: session.number)
                 } else {

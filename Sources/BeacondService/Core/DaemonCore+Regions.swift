@@ -4,7 +4,8 @@ import BeaconKit
 /// rows (`StateJournal`, then the state database) agree, region by region. These methods are the only ones that
 /// change one region of one client in all three; every call, reload, authorization change and device key change
 /// goes through them (a whole client leaves by `removeSession`, a restore resumes saved rows by `restoreRegions`,
-/// a takeover moves them by `moveRegion`). `DaemonCoreRegionsInvariantTests` checks the three agree after every
+/// a takeover moves them by `moveRegion`); likewise a ranged constraint leaves the engine and the registry by
+/// `unrange`. `DaemonCoreRegionsInvariantTests` checks the three agree after every
 /// input of randomized sequences. The Admin1 mirror (ListRegions, a client's MonitoredRegions) is read from the
 /// registry when it is asked for, so it cannot disagree; callers say `clientPropertiesChanged` once per batch.
 extension DaemonCore {
@@ -34,5 +35,14 @@ extension DaemonCore {
             rooms: receiverRooms(),
             exitTimeout: Self.monitoringConfiguration(configuration).exitTimeout)
         saveLater(.saveRegion(StoredRegion(client: number, appID: appID, monitored: saved, heardBy: heardBy)))
+    }
+
+    /// The client ranges `constraint` no more (nil: nothing any more): out of the engine while its ranging is
+    /// active, and out of the registry. (A constraint enters the registry by `addRangedConstraint` and the engine
+    /// by `refreshRanging`, the one place ranging is made active or paused.)
+    mutating func unrange(_ constraint: BeaconIdentityConstraint?, client number: Int) {
+        guard let session = clients[number] else { return }
+        if session.rangingActive { engine.stopRanging(constraint.map { [$0] } ?? session.rangedConstraints, client: number) }
+        clients.removeRangedConstraint(constraint, from: number)
     }
 }
