@@ -10,8 +10,26 @@ public final class Locked<Value: Sendable>: Sendable {
     public func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
 }
 
-/// Waits (up to `timeout`) until `condition` holds; for effects that happen on a main loop's thread. A bound,
-/// not a timing assertion: it returns as soon as the condition holds (generous, for loaded CI machines).
+/// Waits (up to `timeout`) until `condition` holds, suspending between looks: for async tests, whose effects happen on
+/// another thread (a main loop's, a daemon's). The task sleeps; no thread of the cooperative pool is blocked, so the
+/// work being waited for is never starved of one. `timeout` is a bound for giving up, never what makes a test pass:
+/// it returns as soon as the condition holds (generous, for loaded CI machines). Something that must *not* happen is
+/// shown by a later marker event arriving first, not by waiting here for a while.
+public nonisolated(nonsending) func eventually(
+    timeout: Duration = .seconds(15), _ condition: () async throws -> Bool
+) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        // Cancelled (the test is being torn down): one last look, then give up.
+        do { try await Task.sleep(for: .milliseconds(2)) } catch { break }
+    }
+    return try await condition()
+}
+
+/// The same for synchronous callers (a synchronous test, `MainLoop.onThread`): blocks the calling thread between
+/// looks. Disfavoured, so that in an async context the suspending one above is chosen (and `await` is required).
+@_disfavoredOverload
 public func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

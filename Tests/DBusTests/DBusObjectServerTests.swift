@@ -64,6 +64,11 @@ final class ServedObject: @unchecked Sendable {
                     try server.emit(path: path, interface: interface, member: "Pong", arguments: call.arguments, destination: call.sender)
                     return []
                 },
+                DBusMethod("PingEveryone", in: [DBusArgument("token", "s")]) { [unowned server] call throws(DBusCallError) in
+                    // Replies, then signals every connection with a matching rule (broadcast).
+                    try server.emit(path: path, interface: interface, member: "Pong", arguments: call.arguments)
+                    return []
+                },
                 DBusMethod("Wrong", out: [DBusArgument("n", "u")]) { _ in [.string("not a u")] },
                 // Signals that do not match the declaration: the server must refuse to send them.
                 DBusMethod("PongWrongly") { [unowned server] call throws(DBusCallError) in
@@ -193,7 +198,15 @@ struct DBusObjectServerTests {
         let signal = try #require(try caller.nextMessage(timeout: .seconds(5)))
         #expect(signal.member == "Pong")
         #expect(try signal.arguments() == [.string("token-1")])
-        #expect(try bystander.nextMessage(timeout: .milliseconds(300)) == nil)
+        // The bystander's first signal is a broadcast sent after the unicast one, not the unicast one. Both come from
+        // the server's one connection, and the bus keeps one sender's order to each receiver: had the unicast signal
+        // reached the bystander, it would have come first.
+        _ = try caller.call(
+            destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
+            member: "PingEveryone", arguments: [.string("marker")])
+        let first = try #require(try bystander.nextMessage(timeout: .seconds(10)), "the broadcast never came")
+        #expect(first.member == "Pong")
+        #expect(try first.arguments() == [.string("marker")], "the unicast signal reached the bystander")
     }
 
     /// Introspection is the one description of a signal: one that does not match its declaration (or is not
@@ -212,12 +225,15 @@ struct DBusObjectServerTests {
                 #expect(error.message.contains("org.beacond.Test1"), "\(member): \(error.message)")
             }
         }
-        #expect(try caller.nextMessage(timeout: .milliseconds(300)) == nil)
-        // The declared signature still goes out.
+        // The declared signature still goes out, and it is the first signal the caller gets: the refused ones would
+        // have come before it (each before its call's error reply), from the server's one connection, whose order
+        // the bus keeps; libdbus queues what arrives while a call waits for its reply.
         _ = try caller.call(
             destination: ServedObject.name, path: ServedObject.path, interface: ServedObject.interface,
             member: "Ping", arguments: [.string("fine")])
-        #expect(try caller.nextMessage(timeout: .seconds(5))?.member == "Pong")
+        let first = try #require(try caller.nextMessage(timeout: .seconds(10)), "the declared signal never came")
+        #expect(first.member == "Pong")
+        #expect(try first.arguments() == [.string("fine")], "a refused signal was sent")
     }
 
     /// The object's access check runs before methods and properties; Introspect stays open.
@@ -287,7 +303,7 @@ struct MainLoopTests {
             let value = counter.assumeIsolated { $0.increment() }
             fromCallback.withLock { $0 = value }
         }
-        #expect(eventually { fromCallback.withLock { $0 } == 3 })
+        #expect(await eventually { fromCallback.withLock { $0 } == 3 })
     }
 
     @Test func timersFireInDeadlineOrder() throws {

@@ -73,8 +73,13 @@ struct MQTTClientTests {
             try writer.onLoop { try $0.publish(MQTTMessage(topic: "espresense/devices/iBeacon:x-1-2/kitchen", text: "{\"n\":\(index)}")) }
         }
         try writer.onLoop { try $0.publish(MQTTMessage(topic: "espresense/rooms/kitchen/status", text: "online")) }
-        #expect(eventually { reader.texts(on: "espresense/devices/iBeacon:x-1-2/kitchen").count >= 10 })
+        // A marker on a subscribed topic, published last: one publisher's messages reach a subscriber in the order
+        // published, so once it is here, every earlier message that was to come (the status too, were it delivered)
+        // has come.
+        try writer.onLoop { try $0.publish(MQTTMessage(topic: "espresense/devices/marker/kitchen", text: "marker")) }
+        #expect(eventually { reader.texts(on: "espresense/devices/marker/kitchen") == ["marker"] })
         let texts = reader.texts(on: "espresense/devices/iBeacon:x-1-2/kitchen")
+        #expect(texts.count >= 10, "\(texts)")
         // In order, none twice, none from a topic not subscribed to.
         let numbers = texts.compactMap { Int($0.dropFirst(5).dropLast()) }
         #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count)
@@ -118,7 +123,16 @@ struct MQTTClientTests {
         #expect(eventually { watcher.texts(on: "espresense/rooms/hall/status") == ["online"] })
         try polite.onLoop { $0.stop() }
         #expect(polite.state == .stopped)
-        Thread.sleep(forTimeInterval: 0.5)
+        // No will, shown by a marker rather than a wait. Mosquitto is single-threaded: it handles the end of hall's
+        // connection in one step, logging "Client hall ..." and, were it unclean, queuing the will to the watcher,
+        // before it reads anything else. A message published once that log line is there is queued to the watcher
+        // after any will, and one connection delivers in order: once the marker is heard, a will would have been.
+        #expect(eventually { broker.log.contains("Client hall ") }, "the broker never saw hall go: \(broker.log)")
+        let marker = try LoopClient(options(broker, id: "marker"))
+        try marker.onLoop { $0.start() }
+        #expect(eventually { marker.isConnected })
+        try marker.onLoop { try $0.publish(MQTTMessage(topic: "espresense/rooms/marker/status", text: "marker", qos: 1)) }
+        #expect(eventually { watcher.texts(on: "espresense/rooms/marker/status") == ["marker"] })
         #expect(watcher.texts(on: "espresense/rooms/hall/status") == ["online"])
         // A lost connection (the broker kills it: a second client with the same id takes over): the will goes out.
         let lost = try LoopClient(options(broker, id: "hall2") { $0.will = will })
@@ -247,11 +261,21 @@ struct MQTTClientTests {
         try client.onLoop { $0.start() }
         #expect(eventually { client.waitingReason != nil })
         #expect(client.waitingReason?.contains("refused") == true, "\(client.waitingReason ?? "")")
-        try client.onLoop { $0.stop() }
+        // Every attempt starts from the retry timer, due at most `maximum` after the failure that armed it, and that
+        // failure came before `stop`. A marker timer due later than that, armed on the same loop right after `stop`,
+        // fires after any retry `stop` left behind (the loop runs due timers in deadline order): once it has fired,
+        // an attempt after stop would be in `states`. However late a busy machine runs the loop, the order holds.
+        let count = Locked(0)
+        let markerFired = Locked(false)
+        try client.onLoop { mqtt in
+            mqtt.stop()
+            count.withLock { $0 = client.states.withLock { $0.count } }
+            let laterThanAnyRetry = ContinuousClock.now + mqtt.options.reconnectBackoff.maximum + .milliseconds(1)
+            client.loop.schedule(at: laterThanAnyRetry) { markerFired.withLock { $0 = true } }
+        }
         #expect(client.state == .stopped)
-        let count = client.states.withLock { $0.count }
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(client.states.withLock { $0.count } == count, "no attempt after stop")
+        #expect(eventually { markerFired.withLock { $0 } })
+        #expect(client.states.withLock { $0.count } == count.withLock { $0 }, "no attempt after stop")
     }
 }
 

@@ -69,7 +69,7 @@ struct ContainmentTests {
             var first: TestClient? = try TestClient(running)
             try first?.call(BeacondMember.startMonitoring, [try RunningDaemon.region("keep-me", minor: 7)])
             first = nil // `beaconctl client ... --keep-monitoring` exits
-            #expect(eventually { (try? Self.regionCount(running)) == 1 })
+            #expect(await eventually { (try? Self.regionCount(running)) == 1 })
 
             let second = try TestClient(running) // `beaconctl client --app A range UUID --count 1`
             #expect(try second.monitoredIdentifiers() == ["keep-me"], "the next client did not take the region over")
@@ -117,7 +117,7 @@ struct ContainmentTests {
                     }
                 }
                 clients.removeAll() // the connections close; their regions stay detached for the app
-                #expect(eventually { (try? Self.regionCount(running)) == 12 || accepted < 12 })
+                #expect(await eventually { (try? Self.regionCount(running)) == 12 || accepted < 12 })
                 #expect(try Self.regionCount(running).map { $0 <= 12 } == true)
             }
             #expect(accepted == 12)

@@ -9,8 +9,9 @@ import MainLoopKit
 import TestKit
 
 /// A `BeaconDaemon` on its own main loop, serving a private bus, with a temporary configuration (exit timeout
-/// 1 s, the caller's own group as admin_group, one app that may ask for Always) and state directory, and the
-/// `fifo:` scanner. The daemon is the real one: only the radio is replaced by hex lines written to the fifo.
+/// 1 s unless said otherwise, the caller's own group as admin_group, one app that may ask for Always) and state
+/// directory, and the `fifo:` scanner. The daemon is the real one: only the radio is replaced by hex lines written
+/// to the fifo.
 final class RunningDaemon: @unchecked Sendable {
     static let app = "org.example.Demo"
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
@@ -22,10 +23,14 @@ final class RunningDaemon: @unchecked Sendable {
     var fifo: String { directory.appendingPathComponent("fifo").path }
     private(set) var loop: MainLoop?
     private(set) var daemon: BeaconDaemon?
+    /// `[monitoring] exit_timeout`, in seconds.
+    let exitTimeout: Int
 
     /// A new bus and directories, nothing started.
-    /// `settings`: more of beacond.toml, after `[monitoring] exit_timeout = 1` (e.g. "max_regions_per_app = 5").
-    init(settings: String = "") throws {
+    /// `settings`: more of beacond.toml, after `[monitoring] exit_timeout` (e.g. "max_regions_per_app = 5").
+    /// `exitTimeout`: a test that needs no exit takes a long one, so a busy machine's slow step is no exit.
+    init(settings: String = "", exitTimeout: Int = 1) throws {
+        self.exitTimeout = exitTimeout
         bus = try PrivateBus()
         directory = bus.directory.appendingPathComponent("daemon")
         try FileManager.default.createDirectory(atPath: configDirectory + "/apps.d", withIntermediateDirectories: true)
@@ -43,7 +48,7 @@ final class RunningDaemon: @unchecked Sendable {
     /// Rewrites beacond.toml: the test's exit timeout and admin group, then `settings` under `[monitoring]`.
     func writeSettings(_ settings: String) throws {
         let group = getgrgid(getgid()).map { String(cString: $0.pointee.gr_name) } ?? "root"
-        try "[authorization]\nadmin_group = \"\(group)\"\n[monitoring]\nexit_timeout = 1\n\(settings)\n"
+        try "[authorization]\nadmin_group = \"\(group)\"\n[monitoring]\nexit_timeout = \(exitTimeout)\n\(settings)\n"
             .write(toFile: configDirectory + "/beacond.toml", atomically: true, encoding: .utf8)
     }
 
@@ -73,8 +78,8 @@ final class RunningDaemon: @unchecked Sendable {
 
     /// One advertising report of beacon 1/`minor` at −60 dBm, written as the fifo scanner reads it. Waits for
     /// the daemon to have made the fifo (it does when it starts).
-    func advertise(minor: UInt16) throws {
-        guard eventually({ access(fifo, F_OK) == 0 }) else { throw TestFailure("beacond never made \(fifo)") }
+    func advertise(minor: UInt16) async throws {
+        guard await eventually({ access(fifo, F_OK) == 0 }) else { throw TestFailure("beacond never made \(fifo)") }
         let u = Self.uuid.uuid
         let ad: [UInt8] = [
             0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15,
@@ -190,20 +195,43 @@ final class TestClient {
         }
     }
 
-    /// Every LocationManager1 signal for this client that arrives within `timeout`, by member.
-    func drain(for timeout: Duration) throws -> [String] {
-        var members: [String] = []
+    /// Every signal for this client, in the order they came, up to and including the first `member` about region
+    /// `identifier`: the marker that shows what came before it has all come (beacond sends a client's signals in
+    /// the order it decided them, over one connection, and the bus keeps one sender's order to one receiver).
+    /// Throws when the marker has not come within `timeout` (a bound for giving up, generous for loaded machines).
+    func signals(through member: String, region identifier: String, timeout: Duration = .seconds(10)) throws -> [Signal] {
+        var signals: [Signal] = []
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline,
-            let message = try connection.nextMessage(
-                timeout: ContinuousClock.now.duration(to: deadline),
-                where: {
-                    $0.kind == .signal && $0.path == self.path
-                })
-        {
-            members.append(message.member ?? "")
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero,
+                let message = try connection.nextMessage(timeout: remaining, where: { $0.kind == .signal && $0.path == self.path })
+            else {
+                throw TestFailure("no \(member) for \(identifier) within \(timeout); signals before: \(signals)")
+            }
+            let signal = Signal(member: message.member ?? "", region: try Self.regionIdentifier(message))
+            signals.append(signal)
+            if signal == Signal(member: member, region: identifier) { return signals }
         }
-        return members
+    }
+
+    /// A signal by its member and the identifier of the region it is about (nil: about none).
+    struct Signal: Equatable, CustomStringConvertible {
+        var member: String
+        var region: String?
+        var description: String { "\(member)(\(region ?? "-"))" }
+    }
+
+    /// The identifier in the signal's region dictionary (DidEnterRegion's first argument, DidDetermineState's second).
+    static func regionIdentifier(_ message: DBusMessage) throws -> String? {
+        for argument in try message.arguments() {
+            guard case .dictionary(_, _, let entries) = argument else { continue }
+            for entry in entries where entry.key == .string(BeacondKey.identifier) {
+                if case .variant(.string(let identifier)) = entry.value { return identifier }
+                if case .string(let identifier) = entry.value { return identifier }
+            }
+        }
+        return nil
     }
 }
 
