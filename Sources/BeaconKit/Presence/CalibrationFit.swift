@@ -27,8 +27,8 @@ public struct CalibrationFit: Hashable, Sendable {
 
     /// Least squares on the log-distance model: rssi − power = −offset − 10 · n · log10(distance) is linear in
     /// (offset, n), so the fit is exact arithmetic, no iteration. One distance only cannot separate the two: then
-    /// the exponent is `fallbackExponent` and only the offset is fitted (`exponentFitted` false) unless
-    /// `requireExponent`.
+    /// the exponent is `fallbackExponent` and only the offset is fitted, unless `requireExponent`, which throws
+    /// `oneDistanceOnly` instead.
     public static func fit(
         _ samples: [CalibrationSample], fallbackExponent: Double = ReceiverCalibration.uncalibrated.pathLossExponent,
         requireExponent: Bool = false

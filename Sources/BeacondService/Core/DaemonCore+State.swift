@@ -4,7 +4,7 @@ import BeacondAPI
 
 /// Durable state: what is saved when, and putting it back at start.
 ///
-/// - A D-Bus method's changes are committed and fsynced before its reply leaves (`commitAfterCall`); the
+/// - A D-Bus method's changes are committed and fsynced before its reply leaves (`answer`, with `.powerLoss`); the
 ///   engine's (a region entered, an event queued for an absent app) are written before the signals about them
 ///   leave (`flushOutbox`), without waiting for the disk. So a `kill -9` at any moment loses nothing a client
 ///   or administrator was told; a power cut can lose the engine's last seconds (`StateDurability`).
