@@ -232,6 +232,8 @@ public final class LocationManager: Sendable {
             var regionsVersion = 0
             /// Why beacond cannot scan, as its `ScannerState` last said (nil: it can).
             var scannerProblem: String?
+            /// PropertiesChanged of `ScannerState` so far: a read that was out meanwhile answers with an older value.
+            var scannerNews = 0
         }
 
         let state = Mutex(State())
@@ -331,7 +333,10 @@ public final class LocationManager: Sendable {
             case .inUseChanged:
                 break
             case .managerChanged(let changed):
-                if let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue { scannerStateChanged(scanner) }
+                if let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue {
+                    state.withLock { $0.scannerNews += 1 }
+                    scannerStateChanged(scanner)
+                }
             case .ended(let error):
                 let waiters = state.withLock { state in
                     state.ended = true
@@ -346,10 +351,15 @@ public final class LocationManager: Sendable {
         }
 
         private func readScannerState() async {
-            guard let client = state.withLock({ $0.client }),
+            let (client, news) = state.withLock { ($0.client, $0.scannerNews) }
+            guard let client,
                 let scanner = try? await client.managerProperty(BeacondMember.scannerState).unwrapped.stringValue
             else { return }
-            client.loop.execute { [self] in scannerStateChanged(scanner) }
+            client.loop.execute { [self] in
+                // A change beacond signalled while the read was out is newer than this answer.
+                guard state.withLock({ $0.scannerNews == news }) else { return }
+                scannerStateChanged(scanner)
+            }
         }
 
         /// beacond cannot scan: each ranged constraint's `didFailRangingFor` says so (`RangingUnavailable`), once

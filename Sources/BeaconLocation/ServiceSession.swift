@@ -84,6 +84,13 @@ public final class ServiceSession: Sendable {
             var servicesEnabled = true
             /// Manager1 `ScannerState`, as beacond last said it.
             var scannerState = BeacondScannerState.idle
+            /// PropertiesChanged of each property so far: a read that was out meanwhile answers with an older
+            /// value (its reply came before the signal, but is taken in a task that may run after it).
+            var servicesNews = 0
+            var scannerNews = 0
+            /// AuthorizationChanged so far: a request's reply says the status when beacond answered it, which a
+            /// signal taken meanwhile has made old (the request waits for an administrator who may answer first).
+            var statusNews = 0
             var inUse = true
             var requested = false
             var upgradeRequested = false
@@ -271,9 +278,13 @@ public final class ServiceSession: Sendable {
                 }
             case .managerChanged(let changed):
                 state.withLock { state in
-                    if let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue { state.scannerState = scanner }
+                    if let scanner = changed[BeacondMember.scannerState]?.unwrapped.stringValue {
+                        state.scannerState = scanner
+                        state.scannerNews += 1
+                    }
                     if case .boolean(let enabled)? = changed[BeacondMember.locationServicesEnabled]?.unwrapped {
                         state.servicesEnabled = enabled
+                        state.servicesNews += 1
                     }
                 }
             case .daemonGone(let error), .registrationFailed(let error):
@@ -304,6 +315,7 @@ public final class ServiceSession: Sendable {
                 guard let status = arguments.first?.stringValue.flatMap(AuthorizationStatus.init(rawValue:)) else { return }
                 let (servicesOff, request) = state.withLock { state -> (Bool, Bool) in
                     state.status = status
+                    state.statusNews += 1
                     state.awaitingStatus = false
                     var request = false
                     if status == .notDetermined && !state.requested {
@@ -323,24 +335,36 @@ public final class ServiceSession: Sendable {
         }
 
         private func readServicesSwitch() async {
-            guard let client = state.withLock({ $0.client }),
+            let (client, news) = state.withLock { ($0.client, $0.servicesNews) }
+            guard let client,
                 case .boolean(let enabled)? = try? await client.managerProperty(BeacondMember.locationServicesEnabled)
             else { return }
-            state.withLock { $0.servicesEnabled = enabled }
-            publish()
+            // A change beacond signalled while the read was out is newer than this answer.
+            let taken = state.withLock { state -> Bool in
+                guard state.servicesNews == news else { return false }
+                state.servicesEnabled = enabled
+                return true
+            }
+            if taken { publish() }
         }
 
         /// A beacond without `ScannerState` (before 0.4) is taken as able to scan.
         private func readScannerState() async {
-            guard let client = state.withLock({ $0.client }),
+            let (client, news) = state.withLock { ($0.client, $0.scannerNews) }
+            guard let client,
                 let scanner = try? await client.managerProperty(BeacondMember.scannerState).unwrapped.stringValue
             else { return }
-            state.withLock { $0.scannerState = scanner }
-            publish()
+            let taken = state.withLock { state -> Bool in
+                guard state.scannerNews == news else { return false }
+                state.scannerState = scanner
+                return true
+            }
+            if taken { publish() }
         }
 
         private func request() async {
-            guard let client = state.withLock({ $0.client }) else { return }
+            let (client, news) = state.withLock { ($0.client, $0.statusNews) }
+            guard let client else { return }
             let member =
                 authorization == .always
                 ? BeacondMember.requestAlwaysAuthorization : BeacondMember.requestWhenInUseAuthorization
@@ -348,7 +372,7 @@ public final class ServiceSession: Sendable {
                 let reply = try await client.call(member)
                 let status = reply.values.first?.stringValue.flatMap(AuthorizationStatus.init(rawValue:))
                 state.withLock {
-                    if let status { $0.status = status }
+                    if let status, $0.statusNews == news { $0.status = status }
                     $0.requested = true
                     $0.requestError = ""
                 }

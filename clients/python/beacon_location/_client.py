@@ -109,6 +109,8 @@ class Client:
         self.registration_trouble: Optional[BeaconError] = None
         #: Manager1's `ScannerState` as the beacond registered with last said ("" when unknown: taken as able).
         self.scanner_state = ""
+        # ScannerState changes signalled so far: a read that was out meanwhile answers with an older value.
+        self._scanner_news = 0
 
     @classmethod
     async def connect(cls, app_id: str, bus: Optional[str] = None) -> "Client":
@@ -380,6 +382,7 @@ class Client:
         changed = plain(message.body[1])
         if names.SCANNER_STATE in changed:
             self.scanner_state = str(changed[names.SCANNER_STATE])
+            self._scanner_news += 1
         await self._tell(MANAGER_PROPERTIES_CHANGED, [changed])
 
     async def _owner_changed(self, old: Optional[str], owner: str) -> None:
@@ -441,10 +444,13 @@ class Client:
         self.registration_error = None
         self.path = reply.body[0]
         self.owner = reply.sender or owner
+        news = self._scanner_news
         try:
-            self.scanner_state = str(await self.manager_property(names.SCANNER_STATE))
+            scanner_state = str(await self.manager_property(names.SCANNER_STATE))
         except BeaconError:
-            self.scanner_state = ""  # a beacond without ScannerState (before 0.4): taken as able to scan
+            scanner_state = ""  # a beacond without ScannerState (before 0.4): taken as able to scan
+        if self._scanner_news == news:  # else a PropertiesChanged taken meanwhile is newer
+            self.scanner_state = scanner_state
         self._registered.set()
         await self._tell(REGISTERED, [self.path])
         # What beacond does not keep across its restart: this client's ranging, and whether it is in use. Ranging

@@ -72,6 +72,10 @@ class ServiceSession:
         self._requested = False
         self._upgrade_requested = False
         self._services_enabled = True
+        # Signals taken so far of the status and the services switch: a call's answer that was out meanwhile is
+        # older than the signal (an administrator may answer a request first), and must not overwrite it.
+        self._status_news = 0
+        self._services_news = 0
         self._limit_message = ""
         self._refusal_message = ""
         self._request_error = ""
@@ -201,31 +205,39 @@ class ServiceSession:
 
     async def _request(self) -> None:
         member = "RequestAlwaysAuthorization" if self.authorization == self.ALWAYS else "RequestWhenInUseAuthorization"
+        news = self._status_news
         try:
-            self.status = AuthorizationStatus((await self.client.call(member))[0])
+            status = AuthorizationStatus((await self.client.call(member))[0])
+            if self._status_news == news:
+                self.status = status
             self._requested = True
             self._request_error = ""
         except BeaconError as error:
             self._request_error = error.message  # MissingUsageDescription: the app's declaration lacks the text
 
+    async def _read_services_switch(self) -> None:
+        news = self._services_news
+        try:
+            enabled = bool(await self.client.manager_property("LocationServicesEnabled"))
+        except BeaconError:
+            return
+        if self._services_news == news:  # else a PropertiesChanged taken meanwhile is newer
+            self._services_enabled = enabled
+
     async def _signal(self, member: str, args: list[Any]) -> None:
         if member == _client.REGISTERED:
             self._awaiting_status = True
-            try:
-                self._services_enabled = bool(await self.client.manager_property("LocationServicesEnabled"))
-            except BeaconError:
-                pass
+            await self._read_services_switch()
         elif member == _client.MANAGER_PROPERTIES_CHANGED:
             if "LocationServicesEnabled" in args[0]:
                 self._services_enabled = bool(args[0]["LocationServicesEnabled"])
+                self._services_news += 1
         elif member == "AuthorizationChanged":
             self._awaiting_status = False
             self.status = AuthorizationStatus(args[0])
+            self._status_news += 1
             if self.status == AuthorizationStatus.RESTRICTED or not self._services_enabled:
-                try:
-                    self._services_enabled = bool(await self.client.manager_property("LocationServicesEnabled"))
-                except BeaconError:
-                    pass
+                await self._read_services_switch()
             if self.status == AuthorizationStatus.NOT_DETERMINED and not self._requested:
                 await self._request()
             elif self.authorization == self.ALWAYS and self.status == AuthorizationStatus.AUTHORIZED_WHEN_IN_USE \
