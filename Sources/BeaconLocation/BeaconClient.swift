@@ -55,6 +55,7 @@ package actor BeaconClient {
     static let maximumRetry: Duration = .seconds(30)
     /// Calls waiting for their reply: ended by `end()` (a close does not wait for a hung beacond's timeout).
     private var pendingCalls: [Int: CheckedContinuation<(Result<[DBusValue], DBusCallError>, signalsBefore: Int), Never>] = [:]
+    private var pendingMembers: [Int: String] = [:]
     private var nextCall = 0
     /// Who owns org.beacond as the bus last said ("" for nobody; nil before the first answer).
     private var currentOwner: String?
@@ -235,8 +236,9 @@ package actor BeaconClient {
     // MARK: State
 
     package var isRegistered: Bool { path != nil }
-    /// Calls sent and waiting for their reply.
-    package var pendingCallCount: Int { pendingCalls.count }
+    /// The members of the calls sent and waiting for their reply (a test waits for the one it sent, not for a
+    /// count that the client's own reads after registering also change).
+    package var pendingCallMembers: [String] { pendingMembers.sorted { $0.key < $1.key }.map(\.value) }
     /// Closed by the program or its bus lost: make a new client.
     package var isClosed: Bool { server == nil }
 
@@ -374,6 +376,7 @@ package actor BeaconClient {
         self.server = nil // on the loop thread: the watches go with it
         let waiting = pendingCalls
         pendingCalls = [:]
+        pendingMembers = [:]
         for continuation in waiting.values {
             continuation.resume(
                 returning: (.failure(DBusCallError(name: BeaconLocationError.disconnectedName, message: "the client is closed")), 0))
@@ -419,6 +422,7 @@ package actor BeaconClient {
         let id = nextCall
         return await withCheckedContinuation { continuation in
             pendingCalls[id] = continuation
+            pendingMembers[id] = member
             server.callAsync(
                 destination: destination, path: path, interface: interface, member: member, arguments: arguments,
                 timeout: timeout
@@ -427,6 +431,7 @@ package actor BeaconClient {
                 self.assumeIsolated { client in
                     // Ended by `end()` already (closed, or the bus lost).
                     guard let continuation = client.pendingCalls.removeValue(forKey: id) else { return }
+                    client.pendingMembers[id] = nil
                     if let owner, case .success(let values) = result, let path = values.first?.stringValue {
                         client.registered(path: path, owner: owner)
                     }

@@ -83,7 +83,9 @@ struct FaultTests {
         world.signalDaemon(SIGSTOP)
         defer { world.signalDaemon(SIGCONT) }
         let call = Task { try await manager.requestAlwaysAuthorization() }
-        try await until("the call sent to the hung beacond") { await manager.client.pendingCallCount == 1 }
+        try await until("the call sent to the hung beacond") {
+            await manager.client.pendingCallMembers.contains(BeacondMember.requestAlwaysAuthorization)
+        }
         let closed = ContinuousClock.now
         await manager.close() // its Close waits 2 s, then the connection ends
         let result = await call.result
