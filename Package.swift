@@ -75,10 +75,16 @@ let package = Package(
         .target(name: "TestKit", dependencies: ["MainLoopKit"], swiftSettings: strict),
         // Pure and seeded: simulated floors, receivers and beacons for the presence evaluation (docs/presence.md).
         .target(name: "PresenceSimulation", dependencies: ["BeaconKit", "TestKit"], swiftSettings: strict),
+        // The daemon's decisions: inputs in, effects out, no I/O (docs/architecture.md). Its dependencies are the
+        // compiler's proof: no DBus, MQTT, GRDB, capture files or Foundation I/O can be reached from here.
+        .target(
+            name: "BeacondCore",
+            dependencies: ["BeaconKit", "BeacondAPI", "Fleet", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .target(
             name: "BeacondService",
             dependencies: [
-                "BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
+                "BeacondCore", "BeaconKit", "Captures", "BeacondAPI", "DBus", "MainLoopKit", "BlueZ", "MQTT", "Fleet",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeacondService", "BeaconKit", "Captures", "DBus", "MainLoopKit",
+                "BeacondService", "BeacondCore", "BeaconKit", "Captures", "DBus", "MainLoopKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -131,7 +137,7 @@ let package = Package(
         .testTarget(
             name: "BeacondServiceTests",
             dependencies: [
-                "BeacondService", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
+                "BeacondService", "BeacondCore", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
                 "Fleet", "MQTT", "TestKit", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

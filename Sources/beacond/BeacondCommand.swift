@@ -1,6 +1,7 @@
 public import ArgumentParser
 import BeacondAPI
 import BeacondService
+import BeacondCore
 public import DBus
 public import Logging
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeacondService
+import BeacondCore
 import Logging
 import MainLoopKit
 import ServiceLifecycle

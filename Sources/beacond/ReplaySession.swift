@@ -1,6 +1,7 @@
 import BeacondAPI
 import BeaconKit
 import BeacondService
+import BeacondCore
 import Captures
 import Foundation
 

@@ -2,6 +2,7 @@ import BeacondAPI
 public import BeaconKit
 public import DBus
 import Foundation
+public import BeacondCore
 
 /// Region, constraint and beacon dictionaries (`a{sv}`) of the API, in both directions. Reading is strict
 /// about meaning and lenient about integer width: a client that sends `Major` as an int32 (gdbus's default

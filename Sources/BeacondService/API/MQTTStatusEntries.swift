@@ -2,6 +2,7 @@ import BeaconKit
 import BeacondAPI
 import DBus
 import Fleet
+import BeacondCore
 
 extension MQTTNodeStatus {
     /// `GetStatus`'s `MQTT*` keys (docs/dbus-api.md): every key always present, "" and 0 for what is not known.

@@ -3,6 +3,7 @@ import Foundation
 import BeacondAPI
 import DBus
 import Fleet
+import BeacondCore
 
 /// Admin1's fleet side: receivers' readings, and the MQTT keys of status.
 extension ExportedObjects {

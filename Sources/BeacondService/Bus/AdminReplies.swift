@@ -2,6 +2,7 @@ import BeaconKit
 import BeacondAPI
 import DBus
 import Logging
+import BeacondCore
 
 /// Admin1's read side: status, and the paged lists of regions, clients, apps and pending requests.
 extension ExportedObjects {

@@ -1,6 +1,7 @@
 import BeacondAPI
 import DBus
 import Logging
+import BeacondCore
 
 /// Flow control towards peers that do not read (`SignalFlowControl`): droppable signals are admitted or
 /// dropped, and after each flush every peer with unread bytes is pinged so beacond learns what it has read.

@@ -3,6 +3,7 @@ import BeacondAPI
 import DBus
 import Logging
 import MainLoopKit
+import BeacondCore
 
 /// The daemon's face on the bus, and the only part of it that builds D-Bus messages: client events become
 /// `LocationManager1` signals and their `Admin1.Event` mirrors (each built here once), property changes become

@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import DBus
+import BeacondCore
 
 /// Who is calling, as the bus and the system say: resolved here, before a call reaches the core.
 extension ExportedObjects {

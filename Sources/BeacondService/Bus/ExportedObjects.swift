@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import DBus
+import BeacondCore
 
 /// The exported objects: `/org/beacond` (Manager1, Admin1) and each client's `/org/beacond/client/N`
 /// (LocationManager1): every method's arguments decoded, its call handed to the daemon, its reply encoded.

@@ -1,3 +1,5 @@
+import BeacondCore
+
 /// Keeps a client that does not read its socket from stalling beacond for everyone.
 ///
 /// dbus-daemon charges the messages it holds for a recipient to their *sender*: once what beacond sent to a

@@ -1,4 +1,5 @@
 import DBus
+import BeacondCore
 
 /// The signals waiting to go out, with the flow control towards each peer: signals are sent after the current
 /// method's reply (so a client learns its object path before the first signal about it) and in the order they

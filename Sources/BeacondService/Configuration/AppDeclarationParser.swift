@@ -1,4 +1,5 @@
 import BeaconKit
+import BeacondCore
 
 /// Reads one `apps.d/*.toml` file: one app, keys at the top level.
 enum AppDeclarationParser {

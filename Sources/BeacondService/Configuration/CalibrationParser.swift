@@ -1,6 +1,7 @@
 import BeaconKit
 import Fleet
 import Foundation
+import BeacondCore
 
 /// Reads `calibration.toml` in the configuration directory (written by `beaconctl calibrate --write`, editable by
 /// hand): `[receivers.<room>]` with `rssi_offset` (dB) and `path_loss_exponent`, and `[beacons]` with

@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import Foundation
+public import BeacondCore
 
 /// Reads the daemon's configuration directory (`/etc/beacond` unless `--config-dir` says otherwise).
 public enum ConfigurationLoader {

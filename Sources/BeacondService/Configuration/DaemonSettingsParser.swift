@@ -1,4 +1,5 @@
 import BeaconKit
+import BeacondCore
 
 /// Reads `beacond.toml`: sections `[authorization]`, `[monitoring]`, `[rooms]`, `[background]`, `[clients]`,
 /// `[scanner]` and `[mqtt]`; an absent key keeps

@@ -1,5 +1,6 @@
 import BeaconKit
 import Foundation
+import BeacondCore
 
 /// Reads a `[devices]` table: private devices by name, each with its Identity Resolving Key in one of the formats
 /// `IdentityResolvingKey(parsing:)` takes. In an app's declaration (`apps.d/*.toml`) the devices are that app's alone;
@@ -12,7 +13,7 @@ import Foundation
 /// ```
 enum DeviceKeysParser {
     /// The administrator's folder of device keys in the configuration directory.
-    static let directoryName = "devices.d"
+    static let directoryName = ConfigurationNames.devicesDirectory
 
     /// Every refusal names the file, the line, the device and what is wrong, never the key (`IdentityResolvingKey.Invalid`):
     /// neither the value nor a name that may be a key written in the wrong place.

@@ -1,5 +1,6 @@
 import BeaconKit
 import Fleet
+import BeacondCore
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -3,6 +3,7 @@ import BeacondAPI
 import DBus
 import Fleet
 import MQTT
+import BeacondCore
 
 /// The `[mqtt]` node: made, replaced and stopped only here; what it hears goes to the core.
 extension BeaconDaemon {

@@ -3,6 +3,7 @@ import BeacondAPI
 import BlueZ
 import DBus
 import Logging
+import BeacondCore
 
 /// The scanner the core asks for (`DaemonEffect.startScanner`): made from `[scanner] source`, started, and its
 /// input and status fed back to the core.

@@ -5,6 +5,7 @@ import DBus
 public import MainLoopKit
 public import Logging
 import Foundation
+import BeacondCore
 
 /// The daemon's runtime: it feeds everything that happens (D-Bus calls, scanner input, the `[mqtt]` node's
 /// readings, timers, peers leaving, reloads) to the core (`DaemonCore`), which decides, and carries out the effects

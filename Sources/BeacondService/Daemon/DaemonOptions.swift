@@ -1,5 +1,6 @@
 import BeaconKit
 public import DBus
+public import BeacondCore
 
 /// Where and how the daemon runs (from `beacond`'s options).
 public struct DaemonOptions: Sendable {

@@ -1,5 +1,6 @@
 public import BeaconKit
 import Foundation
+import BeacondCore
 
 /// The engine's clock: wall time read once at start, advanced by CLOCK_BOOTTIME. Exit timeouts and ranging
 /// cycles must not jump when the wall clock is stepped (NTP at boot on a board without an RTC would otherwise

@@ -4,6 +4,7 @@ import Fleet
 import Logging
 import MainLoopKit
 import MQTT
+import BeacondCore
 #if canImport(Glibc)
     import Glibc
 #endif

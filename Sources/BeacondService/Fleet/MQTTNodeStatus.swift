@@ -1,4 +1,5 @@
 import Fleet
+import BeacondCore
 
 /// What `[mqtt]` is doing, as `GetStatus` reports it: the node's connection, its counters and the other receivers,
 /// as plain values (the bus face writes them as the `MQTT*` keys).

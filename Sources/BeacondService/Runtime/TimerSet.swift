@@ -1,3 +1,4 @@
+import BeacondCore
 import MainLoopKit
 
 /// The loop's handles of the daemon's timers, one per name: arming a name again replaces its timer, and a timer
@@ -32,20 +33,4 @@ struct TimerSet<Name: Hashable> {
     mutating func cancelAll() {
         for name in Array(sources.keys) { cancel(name) }
     }
-}
-
-/// The daemon's timers by what they are for.
-enum DaemonTimer: Hashable, CaseIterable {
-    /// The engine's next deadline: an exit timeout, a ranging cycle.
-    case engine
-    /// The next attempt to start a scanner that could not start.
-    case scannerRetry
-    /// Saves the regions' last-seen times while sightings arrive.
-    case lastSeenSave
-    /// The next try to write state after a failed write (`StateJournal`'s backoff).
-    case stateRetry
-    /// When the oldest queued event is older than `queue_ttl`.
-    case queueExpiry
-    /// Home Assistant's presence regions' next deadline (`HomeAssistantPresence`).
-    case homeAssistant
 }

@@ -2,6 +2,7 @@ import BeaconKit
 import BlueZ
 public import DBus
 public import MainLoopKit
+public import BeacondCore
 
 /// `hci[:hciN]` and `bluez[:hciN]`: scanning through bluetoothd.
 ///

@@ -1,3 +1,5 @@
+import BeacondCore
+
 /// Which dropped lines of a live feed get a log line: the first `individually` each with its reason, then one
 /// line at most every `interval`, with how many were dropped unlogged since. A writer flooding the FIFO with
 /// garbage cannot flood the journal; none goes uncounted.

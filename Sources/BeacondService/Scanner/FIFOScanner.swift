@@ -1,6 +1,7 @@
 import Captures
 public import MainLoopKit
 import Foundation
+public import BeacondCore
 #if canImport(Glibc)
     import Glibc
 #endif

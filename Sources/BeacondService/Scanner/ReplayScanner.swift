@@ -2,6 +2,7 @@ import BeaconKit
 import Captures
 import Foundation
 public import MainLoopKit
+public import BeacondCore
 #if canImport(Glibc)
     import Glibc
 #endif

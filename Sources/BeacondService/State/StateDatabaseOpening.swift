@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import BeacondCore
 
 /// Opening the state database file, telling a corrupt one apart from one that cannot be opened for other reasons,
 /// and moving a corrupt one aside. Only corruption leads to a move: a permission problem or a full disk must

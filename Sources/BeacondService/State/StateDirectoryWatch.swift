@@ -1,4 +1,5 @@
 public import MainLoopKit
+import BeacondCore
 #if canImport(Glibc)
     import Glibc
 #endif

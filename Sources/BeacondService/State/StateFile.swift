@@ -2,6 +2,7 @@ import BeaconKit
 import Foundation
 import Logging
 import MainLoopKit
+import BeacondCore
 
 /// The state directory as the daemon holds it: its lock (one beacond per directory), the open database, and the
 /// watch that notices the file being deleted or moved. Every write that a client or administrator is told of

@@ -4,6 +4,7 @@ import GRDB
     import Glibc
 #endif
 import Synchronization
+public import BeacondCore
 
 /// The database file under a running daemon: deleted with its directory (`rm -rf /var/lib/beacond`), or
 /// replaced. SQLite goes on writing to the open, unlinked file, so every commit "succeeds" and a restart finds

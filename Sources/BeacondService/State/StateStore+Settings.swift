@@ -1,4 +1,5 @@
 import GRDB
+public import BeacondCore
 
 /// The administrator's location-services switch (`beaconctl services on|off`), durable like decisions:
 /// turning services off must not silently turn back on after a restart.

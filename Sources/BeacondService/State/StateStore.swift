@@ -1,6 +1,7 @@
 public import BeaconKit
 import Foundation
 import GRDB
+public import BeacondCore
 
 /// Everything the daemon must not forget across restarts and power loss, in `<state directory>/state.sqlite`
 /// (`/var/lib/beacond` under systemd's `StateDirectory=beacond`): the administrator's and the apps' authorization

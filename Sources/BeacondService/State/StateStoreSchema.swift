@@ -1,4 +1,5 @@
 import GRDB
+import BeacondCore
 
 /// The state database's schema, as GRDB migrations: each one runs once per database, in order, in its own
 /// transaction, so a new table is a further migration registered here.

@@ -1,4 +1,5 @@
 import Foundation
+import BeacondCore
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 import BeacondService
+import BeacondCore
 import DBus
 import Foundation
 import Testing

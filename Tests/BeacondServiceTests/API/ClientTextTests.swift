@@ -1,4 +1,5 @@
 import BeacondService
+import BeacondCore
 import Testing
 
 /// Client text inside a message: quoted, control characters escaped, cut.

@@ -1,6 +1,7 @@
 import BeaconKit
 import BeacondAPI
 @testable import BeacondService
+@testable import BeacondCore
 import DBus
 import Fleet
 import Testing

@@ -1,4 +1,5 @@
 import BeacondService
+import BeacondCore
 import Testing
 
 /// UnknownApp says what was asked for (escaped) and a fix that can work.

@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// The authorization records and the services switch, without a bus or a database: a change is applied only

@@ -1,4 +1,5 @@
 @testable import BeacondService
+@testable import BeacondCore
 import DBus
 import Testing
 

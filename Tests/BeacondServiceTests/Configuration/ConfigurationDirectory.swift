@@ -1,4 +1,5 @@
 import BeacondService
+import BeacondCore
 import Foundation
 
 /// A configuration (or state) directory under the system's temporary directory, removed when the test ends.

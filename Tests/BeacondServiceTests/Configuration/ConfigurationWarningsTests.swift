@@ -1,4 +1,5 @@
 import BeacondService
+import BeacondCore
 import Foundation
 import Testing
 

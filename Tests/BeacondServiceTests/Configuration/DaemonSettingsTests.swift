@@ -1,5 +1,6 @@
 import BeaconKit
 import BeacondService
+import BeacondCore
 import Testing
 
 @Suite("beacond.toml")

@@ -1,5 +1,6 @@
 import BeaconKit
 import BeacondService
+import BeacondCore
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import BeacondService
+import BeacondCore
 import Testing
 
 @Suite("scanner source")

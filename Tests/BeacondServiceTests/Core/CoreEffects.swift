@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Logging
 
 /// Views of a core's effects by kind, so a test says what a client heard or what the runtime was asked to do.

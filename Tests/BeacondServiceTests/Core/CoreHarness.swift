@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Fleet
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import BeacondAPI
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// Issue 40: who may call Admin1 is the core's rule (the bus adapter only says who the caller is).

@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// The authorization flow through the core: requests, the administrator's decisions, refusals, and decisions

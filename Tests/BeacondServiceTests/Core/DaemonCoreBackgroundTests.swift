@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// Background delivery: an Always app without a client has its region events queued (saved), is started by the

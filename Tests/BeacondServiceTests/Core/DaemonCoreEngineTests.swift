@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// The engine's one timer and the scanner: the timer is armed for the engine's next deadline (no polling), and

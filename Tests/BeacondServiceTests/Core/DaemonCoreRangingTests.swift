@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// Ranging and the services switch: a WhenInUse app ranges only while its client is in use, and switching location

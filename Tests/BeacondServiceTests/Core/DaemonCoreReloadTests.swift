@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// A reload (SIGHUP, Admin1.Reload): a good configuration applies to every client at once, a rejected one leaves

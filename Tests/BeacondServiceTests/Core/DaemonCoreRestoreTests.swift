@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// A restart: the regions saved in the state file come back detached and blind, and the time beacond was down

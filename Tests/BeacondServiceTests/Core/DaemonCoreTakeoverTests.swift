@@ -1,5 +1,6 @@
 import BeaconKit
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// An Always client's regions are the app's: they outlive the client, and the app's next client takes them over

@@ -1,4 +1,5 @@
 import BeacondService
+import BeacondCore
 import Testing
 
 /// A flood of bad FIFO lines is logged a bounded number of times, and every line is counted.

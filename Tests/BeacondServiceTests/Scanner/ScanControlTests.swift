@@ -1,5 +1,6 @@
 import BeacondAPI
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// Scan control without a bus, a scanner or a timer: what each event leads to.

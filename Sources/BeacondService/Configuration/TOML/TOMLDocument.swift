@@ -1,5 +1,6 @@
 import BeaconKit
 import TOMLKit
+import BeacondCore
 
 /// One parsed configuration file: its values, and the line of each key so every message can point at it.
 ///

@@ -1,3 +1,5 @@
+import BeacondCore
+
 /// The line on which each table and key of a TOML document is written.
 ///
 /// TOMLKit 0.6.0 does not expose source positions of parsed nodes (toml++ keeps them, but TOMLKit's C shim only

@@ -1,4 +1,5 @@
 import TOMLKit
+import BeacondCore
 
 /// Reads the keys of one table with the types the daemon expects, and remembers which keys it read so the
 /// rest can be reported as unknown.

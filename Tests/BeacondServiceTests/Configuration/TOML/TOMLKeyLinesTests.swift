@@ -1,4 +1,5 @@
 @testable import BeacondService
+@testable import BeacondCore
 import Testing
 
 /// The line finder that puts line numbers on messages (TOMLKit does not report them).

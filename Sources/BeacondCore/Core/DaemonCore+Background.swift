@@ -1,0 +1,116 @@
+package import BeaconKit
+import BeacondAPI
+
+/// Background delivery for Always apps: Core Location keeps monitoring for an app that is not running and
+/// relaunches it to deliver the event. Here a region event of a client whose connection is gone is queued
+/// durably for its app (bounded, with a time to live), the app's D-Bus name is started if it declares one,
+/// and the app's next client receives the queue, in order, each event marked late with its original time.
+extension DaemonCore {
+    package mutating func queueForApp(_ session: ClientSession, _ kind: QueuedRegionEvent.Kind, _ event: MonitoringEvent<EngineKey>) {
+        saveLater(
+            .queueEvent(
+                QueuedRegionEvent(appID: session.appID, kind: kind, region: event.region, timestamp: event.timestamp),
+                limit: configuration.queueLimit))
+        log(.info, "\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now", metadata(session))
+        // Nothing else queued waits for expiry: this event is the next to expire (a queued one is never newer).
+        if !isArmed(.queueExpiry) { armQueueExpiry(at: event.timestamp) }
+        activate(session.appID)
+    }
+
+    /// `queue_ttl` is kept whether or not the app comes back: one timer fires when the oldest queued event expires,
+    /// drops every expired event (counted, so the app's next client hears `DroppedBefore`), and is armed again for
+    /// the next oldest. Called at start, when an event is queued, and when the configuration changes.
+    package mutating func scheduleQueueExpiry() {
+        cancel(.queueExpiry)
+        let oldest: Timestamp?
+        do {
+            oldest = try store.oldestQueuedEventTime()
+        } catch {
+            log(.error, "cannot read the queued events to expire them: \(error)")
+            return
+        }
+        guard let oldest else { return }
+        armQueueExpiry(at: oldest)
+    }
+
+    /// The expiry timer for an event that happened at `oldest`.
+    package mutating func armQueueExpiry(at oldest: Timestamp) {
+        let due = BackgroundDelivery.expiryDelay(oldest: oldest, ttl: configuration.queueTTL, now: now)
+        arm(.queueExpiry, at: now + due + .milliseconds(1))
+    }
+
+    package mutating func dropExpiredQueuedEvents() {
+        commitState()
+        do {
+            let dropped = try store.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
+            for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
+                log(
+                    .notice,
+                    """
+                    \(count) queued events of \(appID) expired (older than queue_ttl = \(configuration.queueTTL)); \
+                    its next client hears DroppedBefore
+                    """,
+                    ["client.app": "\(appID)"])
+            }
+        } catch {
+            log(.error, "cannot drop the expired queued events: \(error)")
+        }
+    }
+
+    /// Asks the bus to start the app's declared `dbus_name` (its `.service` file says how), at most once per
+    /// `activation_interval` per app, so a flapping region cannot fork-bomb the machine.
+    package mutating func activate(_ appID: String) {
+        guard let name = configuration.apps[appID]?.dbusName else { return }
+        guard delivery.shouldActivate(appID, at: now, interval: configuration.activationInterval) else { return }
+        emit(.activate(dbusName: name, appID: appID))
+    }
+
+    /// The app's queue to its new client, oldest first, after the reply to RegisterClient; removed from the
+    /// database once sent (a crash before that sends them again rather than losing them).
+    package mutating func deliverQueuedEvents(to session: ClientSession) {
+        commitState()
+        let queued: QueuedEvents
+        do {
+            queued = try store.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
+        } catch {
+            log(.error, "cannot read the events queued for \(session.appID): \(error)", metadata(session))
+            return
+        }
+        let status = effectiveStatus(session.appID)
+        let sentBefore = journal
+        switch BackgroundDelivery.plan(queued, alreadySent: { sentBefore.wasSent(queuedEvent: $0) }, allowsMonitoring: status.allowsMonitoring) {
+        case .nothing(let dropped):
+            if dropped > 0 {
+                // Kept: the count goes with the next event the app gets.
+                log(
+                    .notice,
+                    "\(dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
+                    metadata(session))
+            }
+        case .discard(let ids):
+            log(.notice, "\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now", metadata(session))
+            saveLater(.removeQueuedEvents(appID: session.appID, ids: ids))
+        case .deliver(let deliveries, let dropped):
+            for delivery in deliveries {
+                let event = delivery.event
+                let info = EventInfo(at: event.timestamp, late: true, droppedBefore: delivery.droppedBefore)
+                notify(
+                    session, event.kind == .didEnterRegion ? .didEnterRegion(event.region, info) : .didExitRegion(event.region, info),
+                    .clientOnly)
+            }
+            if dropped > 0 {
+                let limit = configuration.queueLimit
+                log(
+                    .notice,
+                    """
+                    \(dropped) queued events of \(session.appID) were dropped before delivery \
+                    (more than queue_limit = \(limit), or older than queue_ttl)
+                    """,
+                    metadata(session))
+            }
+            log(.info, "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))", metadata(session))
+            journal.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id))
+            emit(.scheduleFlush)
+        }
+    }
+}

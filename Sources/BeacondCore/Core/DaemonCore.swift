@@ -1,0 +1,454 @@
+package import BeaconKit
+import BeacondAPI
+package import Fleet
+package import Logging
+
+/// The daemon's decisions, with no I/O: the clients, the engine, the authorization book, scan control, background
+/// delivery and the journal of what must be saved, owned by one value. Everything that happens to the daemon is an
+/// input (`DaemonInput`) handed to `handle(_:at:)` with the time; what the daemon must do about it comes back as
+/// effects (`DaemonEffect`) in the order they must be carried out, with the reply when the input was a call.
+///
+/// "Client X monitors region R" has one owner here: a region enters or leaves the registry, the engine and the
+/// journal in the same method (`monitor`, `unmonitor`, `moveRegion` in `DaemonCore+Regions.swift`), never one
+/// without the others.
+///
+/// The state database is reached through `CoreStore`, synchronously: a decision is applied only once it is saved
+/// (a refused save must refuse the call), and a call's changes are on disk before its reply, so these writes cannot
+/// be effects carried out later. Everything else the core asks for is an effect.
+package struct DaemonCore {
+    package var configuration: DaemonConfiguration
+    /// Every app's authorization and the services switch, changed only once saved.
+    package var authorization: AuthorizationService
+    /// The registered clients (`ClientRegistry`).
+    package var clients = ClientRegistry()
+    /// The pipeline every client's regions and ranging run in.
+    package var engine: BeaconEngine
+    /// When the scanner runs (`ScanControl`).
+    package var scanControl = ScanControl()
+    /// Manager1 `ScannerState`, what apps are told: the phase's text, except that a failed or waiting scanner
+    /// being tried again stays failed until it scans (apps would otherwise hear "starting" and the failure again
+    /// at every retry, and take the start for a recovery).
+    package var scannerStateShown = BeacondScannerState.idle
+    /// What must reach the state database and has not yet (`StateJournal`).
+    package var journal = StateJournal()
+    /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
+    package var delivery = BackgroundDelivery()
+    /// Every room numbered in this process (at restore, and by the `[mqtt]` node's readings): hearings are saved by room.
+    package var numberedRooms: [ReceiverID: String] = [:]
+    /// The `[mqtt]` node while one runs: its room (this receiver's).
+    package var fleetRoom: String?
+    /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
+    package var mqttProblem: String?
+    /// Which of this receiver's readings the node publishes, and when (while a node runs).
+    package var readingPublisher: ReadingPublisher?
+    /// Home Assistant's entities and presence for the published beacons (`homeassistant = true`, while a node runs).
+    package var homeAssistant: HomeAssistantPresence?
+    /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
+    package var rejectedConfiguration: String?
+    /// The timers armed, by name, and when each fires.
+    package var armedTimers: [DaemonTimer: Timestamp] = [:]
+
+    package let configDirectory: String
+    /// When this daemon started (status says it).
+    package let startedAt: Timestamp
+    package let store: any CoreStore
+    /// The time of the input being handled.
+    package var now: Timestamp
+    /// The effects of the input being handled, in order (`handle` hands them out).
+    package var effects: [DaemonEffect] = []
+
+    package static let maximumClientsPerConnection = 32
+    /// How long after a failed start the scanner is tried again (while someone still needs it).
+    package static let scannerRetryInterval: Duration = .seconds(30)
+    /// How often a seen region's last-seen time is saved while sightings arrive.
+    package static let lastSeenSaveInterval: Duration = .seconds(10)
+
+    package init(
+        configuration: DaemonConfiguration, authorization: AuthorizationService, configDirectory: String,
+        store: any CoreStore, now: Timestamp
+    ) {
+        self.configuration = configuration
+        self.authorization = authorization
+        self.configDirectory = configDirectory
+        self.store = store
+        self.now = now
+        startedAt = now
+        engine = BeaconEngine(Self.monitoringConfiguration(configuration))
+        engine.setPrivateDeviceKeys(Self.privateDeviceKeys(configuration))
+        engine.setPrivateDeviceMeasuredPower(configuration.measuredPowerOverrides)
+    }
+
+    /// Every declared private device's key: the administrator's and every app's (an app sees only its own and the
+    /// administrator's by name, but one resolver serves all).
+    package static func privateDeviceKeys(_ configuration: DaemonConfiguration) -> [IdentityResolvingKey] {
+        var keys = configuration.devices.sorted { $0.key < $1.key }.map(\.value)
+        for appID in configuration.apps.keys.sorted() {
+            keys += configuration.apps[appID]!.devices.sorted { $0.key < $1.key }.map(\.value)
+        }
+        return keys
+    }
+
+    /// A client's private-device constraint with its key: the app's own device of that name first, else the
+    /// administrator's. Other kinds pass unchanged.
+    package func resolvingDevice(_ constraint: BeaconIdentityConstraint, app: AppConfiguration) throws(CallError) -> BeaconIdentityConstraint {
+        if let resolved = configuration.resolvingDevice(constraint, for: app) { return resolved }
+        let known = (Array(app.devices.keys) + Array(configuration.devices.keys)).sorted()
+        throw BeacondError(
+            .invalidRegion,
+            "no private device named '\(constraint.deviceName ?? "")' is declared for \(app.declaration.appID)"
+                + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
+                + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
+                + "the administrator in \(configDirectory)/\(ConfigurationNames.devicesDirectory)/ "
+                + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
+        ).callError
+    }
+
+    package static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {
+        // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
+        (try? configuration.monitoringConfiguration()) ?? .default
+    }
+
+    /// The policy in force: beacond.toml's, with the administrator's services switch.
+    package var policy: AuthorizationPolicy { authorization.policy(configured: configuration.policy) }
+
+    package func record(_ appID: String) -> AuthorizationRecord { authorization.record(appID) }
+
+    package func effectiveStatus(_ appID: String) -> AuthorizationStatus { authorization.effectiveStatus(appID, policy) }
+
+    // MARK: The entry point
+
+    /// Handles one input at `now`: the effects to carry out, in order, and the reply when it was a call.
+    package mutating func handle(_ input: DaemonInput, at now: Timestamp) -> DaemonStep {
+        self.now = now
+        var reply: Result<CallReply, CallError>?
+        switch input {
+        case .call(let call):
+            reply = answer(call)
+        case .started:
+            engineChanged([])
+            commitState()
+            dropExpiredQueuedEvents()
+            scheduleQueueExpiry()
+        case .scanner(let scannerInput):
+            engineChanged(engine.ingest(scannerInput, at: now))
+            scheduleLastSeenSave()
+        case .scannerStarted(let label):
+            perform(scanControl.started(label: label))
+        case .scannerFailedToStart(let reason):
+            perform(scanControl.startFailed(reason))
+        case .scannerReported(let status, let label):
+            perform(scanControl.reported(status, label: label, needsScanning: needsScanning))
+        case .fleet(let fleetInput, let room):
+            fleet(fleetInput, room: room)
+        case .fleetStarted(let start):
+            fleetStarted(start)
+        case .fleetStopped(let receivers):
+            fleetStopped(receivers: receivers)
+        case .fleetConnection(let connected):
+            fleetConnection(connected)
+        case .timerFired(let timer):
+            armedTimers[timer] = nil
+            timerFired(timer)
+        case .connectionClosed(let name):
+            connectionClosed(name)
+        case .commit(let durability):
+            commitState(durability)
+        case .signalsSent:
+            if journal.signalsSent() { commitState() }
+        case .checkStateFile:
+            checkStateFile()
+        case .shuttingDown:
+            perform(scanControl.shutdown())
+            for timer in Array(armedTimers.keys) { cancel(timer) }
+            markSeenRegionsChanged()
+            commitState(.powerLoss, force: true)
+        }
+        // Handed out, not cleared in place: the step holds the buffer, and most inputs (an advertisement) have none.
+        let step = DaemonStep(reply: reply, effects: effects)
+        effects = []
+        return step
+    }
+
+    /// A call's reply, once what it changed is saved: a change the reply acknowledges must survive a restart.
+    private mutating func answer(_ call: DaemonCall) -> Result<CallReply, CallError> {
+        let changesBefore = journal.changeCount
+        let reply: CallReply
+        do throws(CallError) {
+            reply = try perform(call)
+        } catch {
+            commitState()
+            return .failure(error)
+        }
+        // RegisterClient's saved changes are side effects (a takeover of detached regions): failing it would leave a
+        // client the caller never heard of; the failure is logged and shown in status instead.
+        let reportsStateNotSaved = if case .registerClient = call { false } else { true }
+        let error = commitState(.powerLoss)
+        if let error, reportsStateNotSaved, journal.changeCount != changesBefore {
+            return .failure(
+                .beacond(
+                    BeacondError(
+                        .stateNotSaved,
+                        "the change is in effect now but could not be saved (\(error.message)), so a "
+                            + "restart of beacond would lose it; beacond keeps retrying, at most \(StateJournal.maximumRetryDelay) apart. "
+                            + "Fix: \(error.fix)")))
+        }
+        return .success(reply)
+    }
+
+    private mutating func perform(_ call: DaemonCall) throws(CallError) -> CallReply {
+        switch call {
+        case .registerClient(let appID, let sender, let caller):
+            return .clientPath(try registerClient(appID, sender: sender, caller: caller))
+        case .requestAuthorization(let request, let client):
+            return .status(try requestAuthorization(request, client: client))
+        case .startMonitoring(let client, let region):
+            try startMonitoring(client: client, region)
+        case .stopMonitoring(let client, let identifier):
+            try stopMonitoring(client: client, identifier)
+        case .requestState(let client, let identifier):
+            try requestState(client: client, identifier)
+        case .startRanging(let client, let constraint):
+            try startRanging(client: client, constraint)
+        case .stopRanging(let client, let constraint):
+            try stopRanging(client: client, constraint)
+        case .setInUse(let client, let inUse):
+            setInUse(client: client, inUse)
+        case .close(let client):
+            clientAsksToClose(client)
+        case .setAuthorization(let appID, let status, let sender):
+            try setAuthorization(appID, status, sender: sender)
+        case .resetAuthorization(let appID):
+            try resetAuthorization(appID)
+        case .setLocationServicesEnabled(let enabled):
+            try setLocationServicesEnabled(enabled)
+        case .reload(let loaded):
+            reload(loaded)
+            return .configurationError(rejectedConfiguration ?? "")
+        }
+        return .none
+    }
+
+    private mutating func timerFired(_ timer: DaemonTimer) {
+        switch timer {
+        case .engine:
+            engineChanged(engine.advance(to: now))
+        case .scannerRetry:
+            perform(scanControl.retryDue(needsScanning: needsScanning))
+        case .lastSeenSave:
+            markSeenRegionsChanged()
+            commitState()
+        case .stateRetry:
+            journal.retryIsDue()
+            commitState()
+        case .queueExpiry:
+            dropExpiredQueuedEvents()
+            scheduleQueueExpiry()
+        case .homeAssistant:
+            updateHomeAssistant { [now] presence, placement in presence.advance(to: now, placement: placement) }
+        }
+    }
+
+    // MARK: Effects
+
+    /// What an operation that failed half-way left to do (a restore that could not finish logs what it found).
+    package mutating func takeEffects() -> [DaemonEffect] {
+        defer { effects = [] }
+        return effects
+    }
+
+    package mutating func emit(_ effect: DaemonEffect) {
+        effects.append(effect)
+    }
+
+    package mutating func notify(_ session: ClientSession, _ event: ClientEvent, _ audience: Audience = .clientAndAdministrators) {
+        emit(.notify(ClientAddress(session), event, audience))
+    }
+
+    package mutating func notify(_ event: AdminEvent) {
+        emit(.adminEvent(event))
+    }
+
+    /// The client's properties as they are now (read from the registry, not from a caller's copy).
+    package mutating func clientPropertiesChanged(_ number: Int, _ names: [ClientPropertyName]) {
+        guard let session = clients[number] else { return }
+        let properties = names.map { name -> ClientProperty in
+            switch name {
+            case .authorizationStatus: .authorizationStatus(effectiveStatus(session.appID))
+            case .inUse: .inUse(session.inUse)
+            case .monitoredRegions: .monitoredRegions
+            case .rangedConstraints: .rangedConstraints
+            }
+        }
+        emit(.clientPropertiesChanged(ClientAddress(session), properties))
+    }
+
+    package mutating func log(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata = [:]) {
+        emit(.log(level, message, metadata))
+    }
+
+    package func metadata(_ session: ClientSession) -> Logger.Metadata {
+        ["client.app": "\(session.appID)", "client.path": "\(session.path)"]
+    }
+
+    /// Arms the named timer (replacing it if armed).
+    package mutating func arm(_ timer: DaemonTimer, at deadline: Timestamp) {
+        armedTimers[timer] = deadline
+        emit(.arm(timer, at: deadline))
+    }
+
+    package mutating func cancel(_ timer: DaemonTimer) {
+        guard armedTimers.removeValue(forKey: timer) != nil else { return }
+        emit(.cancel(timer))
+    }
+
+    package func isArmed(_ timer: DaemonTimer) -> Bool { armedTimers[timer] != nil }
+}
+
+extension BeacondError {
+    package var callError: CallError { .beacond(self) }
+}
+
+/// A client property by name; `clientPropertiesChanged` reads its value as it is now.
+package enum ClientPropertyName {
+    case authorizationStatus, inUse, monitoredRegions, rangedConstraints
+}
+
+/// Who a caller is, as the bus and the system say (resolved before the call reaches the core).
+package struct Caller: Sendable {
+    package var credentials: CallerCredentials
+    package var processID: UInt32?
+
+    package init(credentials: CallerCredentials, processID: UInt32?) {
+        self.credentials = credentials
+        self.processID = processID
+    }
+}
+
+/// Everything that happens to the daemon.
+package enum DaemonInput {
+    /// A client's or administrator's method call; the step carries its reply.
+    case call(DaemonCall)
+    /// The bus is served: what the restore left to do (scanning, saving, expiring queued events).
+    case started
+    /// The scanner's input.
+    case scanner(ScannerInput)
+    case scannerStarted(label: String)
+    case scannerFailedToStart(String)
+    case scannerReported(ScannerStatus, label: String)
+    /// Another receiver's reading or status, with the room the `[mqtt]` node knows the receiver by.
+    case fleet(ReceiverDirectory.Input, room: String?)
+    /// A node was made for `[mqtt]`, or none (`[mqtt]` is off, or a setting was refused).
+    case fleetStarted(FleetStart)
+    /// The node stopped; these are the receivers it knew.
+    case fleetStopped(receivers: [ReceiverDirectory.Receiver])
+    /// The node's connection to the broker was made (true) or lost (false).
+    case fleetConnection(Bool)
+    case timerFired(DaemonTimer)
+    /// A connection left the bus.
+    case connectionClosed(String)
+    /// Signals are about to be sent, or a call that changes nothing was answered: what is pending is saved.
+    case commit(StateDurability)
+    /// The signals were sent: what sending them settles (queued events delivered) can be saved.
+    case signalsSent
+    /// Outside a commit (a watch event, GetStatus): recover or report a lost database now.
+    case checkStateFile
+    /// Stop scanning, cancel every timer and save everything, durably.
+    case shuttingDown
+}
+
+/// A method call, its arguments decoded (a decoding error is part of the call: it is reported after the checks
+/// that come before it).
+package enum DaemonCall {
+    case registerClient(appID: String, sender: String, caller: Caller)
+    case requestAuthorization(AuthorizationRequest, client: Int)
+    case startMonitoring(client: Int, Result<BeaconRegion, BeacondError>)
+    case stopMonitoring(client: Int, identifier: String)
+    case requestState(client: Int, identifier: String)
+    case startRanging(client: Int, Result<BeaconIdentityConstraint, BeacondError>)
+    case stopRanging(client: Int, Result<BeaconIdentityConstraint, BeacondError>)
+    case setInUse(client: Int, Bool)
+    case close(client: Int)
+    case setAuthorization(appID: String, status: String, sender: String)
+    case resetAuthorization(appID: String)
+    case setLocationServicesEnabled(Bool)
+    /// The configuration read again from disk, or why it was rejected.
+    case reload(Result<DaemonConfiguration, ConfigurationRejection>)
+}
+
+/// Why the configuration files were rejected (file, line, what is wrong).
+package struct ConfigurationRejection: Error {
+    package var message: String
+
+    package init(message: String) {
+        self.message = message
+    }
+}
+
+package enum CallReply: Equatable {
+    case none
+    case clientPath(String)
+    case status(AuthorizationStatus)
+    /// Reload's answer: "" when the new configuration is in force.
+    case configurationError(String)
+}
+
+/// A refused call.
+package enum CallError: Error, Equatable {
+    case beacond(BeacondError)
+    /// The client's object is gone.
+    case clientClosed(Int)
+}
+
+/// What one input led to.
+package struct DaemonStep {
+    package var reply: Result<CallReply, CallError>?
+    package var effects: [DaemonEffect]
+}
+
+/// What the daemon must do, in this order.
+package enum DaemonEffect {
+    case notify(ClientAddress, ClientEvent, Audience)
+    case adminEvent(AdminEvent)
+    case clientPropertiesChanged(ClientAddress, [ClientProperty])
+    case managerPropertyChanged(ManagerProperty)
+    /// A ranging result for the client (and administrators watching), if they are reading.
+    case range(ClientAddress, BeaconIdentityConstraint, [RangedBeaconReport])
+    /// Export a new client's object.
+    case exportClient(Int)
+    /// Its object goes (the client closed or detached).
+    case unexportClient(path: String)
+    /// Ask the bus to start an app's `dbus_name` to deliver its queued events.
+    case activate(dbusName: String, appID: String)
+    case arm(DaemonTimer, at: Timestamp)
+    case cancel(DaemonTimer)
+    case startScanner
+    case stopScanner
+    /// This receiver's reading for the broker, then the Home Assistant distance sensor's state if any.
+    case publishReading(ESPresenseReading, distance: HomeAssistantPresence.Publication?)
+    /// Home Assistant's entities and states (retained).
+    case publishRetained([HomeAssistantPresence.Publication])
+    /// `[mqtt]` changed on reload: the node is replaced.
+    case mqttSettingsChanged(from: MQTTSettings)
+    /// Something must be saved and signals are waiting: a flush is due.
+    case scheduleFlush
+    case log(Logger.Level, String, Logger.Metadata)
+}
+
+/// The state database as the core needs it, synchronously (`StateFile` in the daemon, a dictionary in tests).
+package protocol CoreStore: AnyObject {
+    var file: String { get }
+    /// Whether the open database is no longer the file on disk.
+    var isLost: Bool { get }
+    /// Checks that the open database is still the file on disk (writing it anew if it was deleted).
+    func ensure() throws(StateStoreError)
+    func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError)
+    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError)
+    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateStoreError)
+    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents
+    func dropExpiredQueuedEvents(before: Timestamp) throws(StateStoreError) -> [String: Int]
+    func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp?
+    func queuedEventCounts() throws(StateStoreError) -> [String: Int]
+    func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int]
+    func loadRegions(perApp: Int) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String])
+    func highestStoredClient() throws(StateStoreError) -> Int
+}
