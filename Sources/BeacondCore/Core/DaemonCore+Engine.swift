@@ -92,12 +92,12 @@ extension DaemonCore {
                 cancel(.scannerRetry)
             case .resumeDetection:
                 engine.resumeDetection(at: now)
-                homeAssistant?.resumeDetection(at: now)
+                publishing.resumeDetection(at: now)
                 armHomeAssistantTimer()
                 armEngineTimer()
             case .suspendDetection:
                 // Regions become unknown rather than exiting while nothing can be seen.
-                updateHomeAssistant { [now] presence, placement in presence.suspendDetection(at: now, placement: placement) }
+                updatePublishing { [now] publishing, placement in publishing.suspendDetection(at: now, placement: placement) }
                 route(engine.suspendDetection(at: now))
                 armEngineTimer()
             case .scanningChanged(let scanning):

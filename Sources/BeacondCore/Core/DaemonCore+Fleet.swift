@@ -51,8 +51,7 @@ extension DaemonCore {
     package mutating func fleetStopped(receivers: [ReceiverDirectory.Receiver]) {
         for receiver in receivers { numberedRooms[receiver.id] = receiver.room }
         fleetRoom = nil
-        readingPublisher = nil
-        homeAssistant = nil
+        publishing.stop()
         cancel(.homeAssistant)
         mqttProblem = nil
         engine.emitsObservations = false
@@ -120,7 +119,7 @@ extension DaemonCore {
             return
         }
         // After the engine placed the reading, so the tracker published carries the room it gives.
-        updateHomeAssistant { [now] presence, placement in presence.fleetInput(input, at: now, placement: placement) }
+        updatePublishing { [now] publishing, placement in publishing.fleetInput(input, at: now, placement: placement) }
     }
 
     /// A receiver's room, kept to save hearings by room.

@@ -56,7 +56,7 @@ extension DaemonCore {
             || new.exitChance != old.exitChance
         {
             rebuildEngine()
-            homeAssistant?.reconfigure(Self.monitoringConfiguration(new), at: now)
+            publishing.reconfigure(Self.monitoringConfiguration(new), at: now)
             armHomeAssistantTimer()
         }
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(new))

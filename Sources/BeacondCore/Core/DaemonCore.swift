@@ -39,10 +39,8 @@ package struct DaemonCore {
     package var fleetRoom: String?
     /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
     package var mqttProblem: String?
-    /// Which of this receiver's readings the node publishes, and when (while a node runs).
-    package var readingPublisher: ReadingPublisher?
-    /// Home Assistant's entities and presence for the published beacons (`homeassistant = true`, while a node runs).
-    package var homeAssistant: HomeAssistantPresence?
+    /// What this receiver publishes while a node runs: its readings, and Home Assistant's entities and presence.
+    package var publishing = FleetPublishing()
     /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
     package var rejectedConfiguration: String?
     /// The timers armed, by name, and when each fires.
@@ -244,7 +242,7 @@ package struct DaemonCore {
             dropExpiredQueuedEvents()
             scheduleQueueExpiry()
         case .homeAssistant:
-            updateHomeAssistant { [now] presence, placement in presence.advance(to: now, placement: placement) }
+            updatePublishing { [now] publishing, placement in publishing.advance(to: now, placement: placement) }
         }
     }
 

@@ -11,24 +11,11 @@ extension ExportedObjects {
     /// without rooms), a page at a time: a large fleet's readings would not fit one reply. Only the page's
     /// entries are built.
     static func receiverReadings(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
-        guard let presence = daemon.core.engine.presence else { return page.reply([], total: 0) }
-        let since = daemon.clock() - .seconds(60)
-        var fresh: [(identity: BeaconIdentity, room: String, reading: RoomPresence.ReceiverReading)] = []
-        let beacons = presence.latestReadings.keys.sorted()
-        for identity in beacons {
-            for (room, reading) in (presence.latestReadings[identity] ?? [:]).sorted(by: { $0.key < $1.key })
-            where reading.time >= since {
-                fresh.append((identity, room, reading))
-            }
-        }
-        let deviceNames = daemon.core.configuration.deviceNamesByFingerprint
+        let fresh = daemon.view.receiverReadings(since: daemon.clock() - .seconds(60))
         return page.reply(
-            page.slice(fresh).map { identity, room, reading in
+            page.slice(fresh).map { constraint, room, reading in
                 // The beacon's keys as a ranged beacon has them: an iBeacon's as before kinds, the others with Kind.
-                var entries = BeaconDictionaries.constraintEntries(
-                    identity.kind == .privateDevice
-                        ? .privateDevice(fingerprint: identity.uuid, name: deviceNames[identity.uuid])
-                        : BeaconIdentityConstraint(identity))
+                var entries = BeaconDictionaries.constraintEntries(constraint)
                 entries[BeacondReadingKey.receiver] = .string(room)
                 entries[BeacondReadingKey.rssi] = .double(reading.rssi)
                 entries[BeacondReadingKey.measuredPower] = .int16(Int16(clamping: reading.measuredPower))
@@ -49,6 +36,6 @@ extension ExportedObjects {
     }
 
     static func mqttNodeStatus(_ daemon: isolated BeaconDaemon) -> MQTTNodeStatus {
-        daemon.mqttNode?.status ?? .withoutNode(broker: daemon.core.configuration.mqtt.broker, problem: daemon.core.mqttProblem)
+        daemon.mqttNode?.status ?? .withoutNode(broker: daemon.view.configuration.mqtt.broker, problem: daemon.view.mqttProblem)
     }
 }

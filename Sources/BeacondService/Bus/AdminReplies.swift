@@ -15,17 +15,18 @@ extension ExportedObjects {
     /// lists are paged: `ListRegions`, `ListClients`, `ListApps`, `ListPendingRequests`.
     static func status(_ daemon: isolated BeaconDaemon) -> DBusValue {
         daemon.run(.checkStateFile)
-        let configuration = daemon.core.configuration
+        let view = daemon.view
+        let configuration = view.configuration
         // A queue that cannot be read is said in StateError, not shown as empty queues.
-        var stateError = daemon.core.journal.failure?.reason ?? ""
+        var stateError = view.stateError ?? ""
         let queued = queuedEventCounts(daemon, stateError: &stateError)
         var status: [String: DBusValue] = [
             BeacondStatusKey.version: .string(BeacondVersion.current),
-            BeacondStatusKey.locationServicesEnabled: .boolean(daemon.core.policy.locationServicesEnabled),
-            BeacondStatusKey.scanning: .boolean(daemon.core.scanControl.phase.isScanning),
+            BeacondStatusKey.locationServicesEnabled: .boolean(view.locationServicesEnabled),
+            BeacondStatusKey.scanning: .boolean(view.scanner.isScanning),
             BeacondStatusKey.scanner: .string("\(configuration.scanner)"),
-            BeacondStatusKey.scannerState: .string(daemon.core.scanControl.phase.stateText),
-            BeacondStatusKey.scannerDetail: .string(daemon.core.scanControl.phase.detail),
+            BeacondStatusKey.scannerState: .string(view.scanner.stateText),
+            BeacondStatusKey.scannerDetail: .string(view.scanner.detail),
             BeacondStatusKey.adapters: BeaconDictionaries.array(
                 (daemon.scanner?.adapters ?? []).map { adapter in
                     .vardict([
@@ -34,10 +35,10 @@ extension ExportedObjects {
                     ])
                 }),
             BeacondStatusKey.prompt: .string(configuration.prompt.rawValue),
-            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: daemon.core.clients.count)),
-            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: daemon.core.clients.connectedCount)),
-            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: daemon.core.clients.regionCount)),
-            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: daemon.core.authorization.pendingRequests.count)),
+            BeacondStatusKey.clientCount: .uint32(UInt32(clamping: view.clientCount)),
+            BeacondStatusKey.connectedClientCount: .uint32(UInt32(clamping: view.connectedClientCount)),
+            BeacondStatusKey.regionCount: .uint32(UInt32(clamping: view.regionCount)),
+            BeacondStatusKey.pendingRequestCount: .uint32(UInt32(clamping: view.pendingRequests.count)),
             BeacondStatusKey.appCount: .uint32(UInt32(clamping: configuration.apps.count)),
             BeacondStatusKey.queuedEventCount: .uint32(UInt32(clamping: queued.values.reduce(0, +))),
             BeacondStatusKey.limits: .vardict([
@@ -52,10 +53,10 @@ extension ExportedObjects {
             BeacondStatusKey.stateDirectory: .string(daemon.options.stateDirectory),
             BeacondStatusKey.stateError: .string(stateError),
             BeacondStatusKey.warnings: .array(elementSignature: "s", configuration.warnings.map { .string("\($0)") }),
-            BeacondStatusKey.configurationError: .string(daemon.core.rejectedConfiguration ?? ""),
+            BeacondStatusKey.configurationError: .string(view.rejectedConfiguration ?? ""),
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
-            BeacondStatusKey.locationServicesSwitch: .boolean(daemon.core.authorization.servicesSwitch),
-            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: daemon.core.startedAt.microsecondsSinceEpoch)),
+            BeacondStatusKey.locationServicesSwitch: .boolean(view.locationServicesSwitch),
+            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: view.startedAt.microsecondsSinceEpoch)),
         ]
         status.merge(mqttStatus(daemon)) { _, mqtt in mqtt }
         return .vardict(status)
@@ -64,7 +65,7 @@ extension ExportedObjects {
     /// Each app's queued events; a queue that cannot be read is added to `stateError`.
     static func queuedEventCounts(_ daemon: isolated BeaconDaemon, stateError: inout String) -> [String: Int] {
         do {
-            return try daemon.stateFile.store.queuedEventCounts()
+            return try daemon.view.queuedEventCounts()
         } catch {
             daemon.logger.error("cannot read the queued events for status: \(error)")
             stateError += (stateError.isEmpty ? "" : "; ") + "the queued events cannot be read: \(error)"
@@ -100,12 +101,10 @@ extension ExportedObjects {
 
     /// `ListRegions`: every monitored region with whose it is and its state.
     static func regionList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
-        let clients = daemon.core.clients
-        let engine = daemon.core.engine
+        let view = daemon.view
         return page.reply(
-            clients.regions(offset: page.offset, limit: page.limit).map { session, region in
+            view.regions(offset: page.offset, limit: page.limit).map { session, region, saved in
                 guard case .dictionary(_, _, var entries) = BeaconDictionaries.dictionary(region) else { return .vardict([:]) }
-                let saved = engine.monitoredRegion(client: session.number, identifier: region.identifier)
                 let extra: [String: DBusValue] = [
                     BeacondRegionStatusKey.appID: .string(session.appID),
                     BeacondRegionStatusKey.client: .objectPath(session.path),
@@ -116,19 +115,20 @@ extension ExportedObjects {
                     entries.append(DBusDictionaryEntry(key: .string(key), value: .variant(value)))
                 }
                 return .dictionary(keySignature: "s", valueSignature: "v", entries)
-            }, total: clients.regionCount)
+            }, total: view.regionCount)
     }
 
     /// `ListApps`: every declared app, its authorization and what it holds.
     static func appList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
         var ignored = ""
         let queued = queuedEventCounts(daemon, stateError: &ignored)
-        let configuration = daemon.core.configuration
+        let view = daemon.view
+        let configuration = view.configuration
         let appIDs = configuration.apps.keys.sorted()
         return page.reply(
             page.slice(appIDs).map { appID -> DBusValue in
                 let app = configuration.apps[appID]
-                let stored = daemon.core.record(appID)
+                let stored = view.record(appID)
                 return .vardict([
                     BeacondAppKey.appID: .string(appID),
                     BeacondAppKey.authorizationStatus: .string(stored.status.rawValue),
@@ -136,22 +136,23 @@ extension ExportedObjects {
                     BeacondAppKey.declarationFile: .string(app?.declaration.declarationFile ?? ""),
                     BeacondAppKey.users: .array(elementSignature: "s", (app?.declaration.users.sorted() ?? []).map { .string($0) }),
                     BeacondAppKey.queuedEvents: .uint32(UInt32(clamping: queued[appID] ?? 0)),
-                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: daemon.core.clients.regionCount(of: appID))),
-                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: daemon.core.clients.connectedCount(of: appID))),
+                    BeacondAppKey.monitoredRegions: .uint32(UInt32(clamping: view.regionCount(of: appID))),
+                    BeacondAppKey.connectedClients: .uint32(UInt32(clamping: view.connectedClientCount(of: appID))),
                 ])
             }, total: appIDs.count)
     }
 
     /// `ListClients`.
     static func clientList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
-        let all = daemon.core.clients.all
+        let view = daemon.view
+        let all = view.clients
         return page.reply(
             page.slice(all).map { session in
                 var entries: [String: DBusValue] = [
                     BeacondClientKey.path: .objectPath(session.path),
                     BeacondClientKey.appID: .string(session.appID),
                     BeacondClientKey.sender: .string(session.sender ?? ""),
-                    BeacondClientKey.authorizationStatus: .string(daemon.core.effectiveStatus(session.appID).rawValue),
+                    BeacondClientKey.authorizationStatus: .string(view.effectiveStatus(session.appID).rawValue),
                     BeacondClientKey.inUse: .boolean(session.inUse),
                     BeacondClientKey.connected: .boolean(session.isConnected),
                     BeacondClientKey.monitoredRegions: .uint32(UInt32(session.regions.count)),
@@ -165,8 +166,9 @@ extension ExportedObjects {
 
     /// `ListPendingRequests`.
     static func pendingRequestList(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
-        let configuration = daemon.core.configuration
-        let all = daemon.core.authorization.pendingRequests
+        let view = daemon.view
+        let configuration = view.configuration
+        let all = view.pendingRequests
         return page.reply(
             page.slice(all).map { pending in
                 .vardict([

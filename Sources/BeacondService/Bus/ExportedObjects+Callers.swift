@@ -30,7 +30,7 @@ extension ExportedObjects {
         let candidate = AdministratorCandidate(
             userID: uid, userName: user?.name, groups: user.map(UnixAccounts.groupNames) ?? [])
         do {
-            try daemon.core.checkAdministrator(candidate)
+            try daemon.view.checkAdministrator(candidate)
         } catch {
             throw error.dbusError
         }

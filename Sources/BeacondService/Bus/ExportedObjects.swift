@@ -96,9 +96,9 @@ struct ExportedObjects {
             ],
             properties: [
                 property(BeacondMember.version, "s") { _, _ in .string(BeacondVersion.current) },
-                property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.core.policy.locationServicesEnabled) },
-                property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.core.scanControl.phase.isScanning) },
-                property(BeacondMember.scannerState, "s") { daemon, _ in .string(daemon.core.scannerStateShown) },
+                property(BeacondMember.locationServicesEnabled, "b") { daemon, _ in .boolean(daemon.view.locationServicesEnabled) },
+                property(BeacondMember.scanning, "b") { daemon, _ in .boolean(daemon.view.scanner.isScanning) },
+                property(BeacondMember.scannerState, "s") { daemon, _ in .string(daemon.view.scannerState) },
             ])
         let admin = DBusInterface(
             BeacondInterface.admin,
@@ -202,7 +202,8 @@ struct ExportedObjects {
                 BeacondMember.monitoredRegions, BeacondMember.rangedConstraints,
             ].map { name in
                 property(name, Self.clientPropertySignature(name), changeSignal: Self.clientPropertyChangeSignal(name)) { daemon, _ in
-                    daemon.core.clients[number].map { Self.clientProperty(name, $0, daemon.core) } ?? .string("")
+                    let view = daemon.view
+                    return view.client(number).map { Self.clientProperty(name, $0, view) } ?? .string("")
                 }
             },
             signals: [
@@ -218,7 +219,7 @@ struct ExportedObjects {
         return DBusObject(path: BeacondBus.clientPathPrefix + String(number), interfaces: [interface]) {
             sender throws(DBusCallError) in
             try daemon.assumeIsolated { daemon in
-                Result { () throws(DBusCallError) in try Self.checkOwner(daemon.core.clients, number, sender) }
+                Result { () throws(DBusCallError) in try Self.checkOwner(daemon.view, number, sender) }
             }.get()
         }
     }
@@ -242,10 +243,10 @@ struct ExportedObjects {
         }
     }
 
-    static func clientProperty(_ name: String, _ session: ClientSession, _ core: DaemonCore) -> DBusValue {
+    static func clientProperty(_ name: String, _ session: ClientSession, _ view: CoreView) -> DBusValue {
         switch name {
         case BeacondMember.appID: return .string(session.appID)
-        case BeacondMember.authorizationStatus: return .string(core.effectiveStatus(session.appID).rawValue)
+        case BeacondMember.authorizationStatus: return .string(view.effectiveStatus(session.appID).rawValue)
         case BeacondMember.inUse: return .boolean(session.inUse)
         case BeacondMember.monitoredRegions:
             return BeaconDictionaries.array(session.orderedRegions.map(BeaconDictionaries.dictionary))
@@ -256,8 +257,8 @@ struct ExportedObjects {
     }
 
     /// Only the connection that registered a client may use its object.
-    static func checkOwner(_ clients: ClientRegistry, _ number: Int, _ sender: String) throws(DBusCallError) {
-        guard let session = clients[number] else {
+    static func checkOwner(_ view: CoreView, _ number: Int, _ sender: String) throws(DBusCallError) {
+        guard let session = view.client(number) else {
             throw DBusCallError(name: DBusStandardError.unknownObject, message: "client \(number) is closed; call RegisterClient again")
         }
         guard session.sender == sender else {

@@ -12,13 +12,13 @@ extension BeaconDaemon {
     /// Returns what the core is told; the node connects from the loop, once this input has been handled (a broker
     /// that refuses at once is news to a core that knows the node).
     func startMQTT(knownReceivers: [ReceiverDirectory.Receiver] = []) -> DaemonInput {
-        let configuration = core.configuration
+        let configuration = view.configuration
         var problem: String?
         if let broker = configuration.mqtt.broker {
             do throws(MQTTError) {
                 let node = try MQTTNode(
                     settings: configuration.mqtt, broker: broker, loop: loop, logger: logger, clock: clock,
-                    knownReceivers: core.receiversForNewNode(carrying: knownReceivers))
+                    knownReceivers: view.receiversForNewNode(carrying: knownReceivers))
                 node.onFleetInput = { [unowned self] input in
                     self.assumeIsolated { daemon in
                         let room = input.receiver.flatMap { daemon.mqttNode?.directory.room(of: $0) }
@@ -27,7 +27,7 @@ extension BeaconDaemon {
                 }
                 // Asked only while the receiver table is full: who may not be evicted for a new room.
                 node.receiversHoldingRegions = { [unowned self] in
-                    self.assumeIsolated { $0.core.engine.receiversHoldingRegions }
+                    self.assumeIsolated { $0.view.receiversHoldingRegions }
                 }
                 node.onConnectionChange = { [unowned self] connected in self.receive(.fleetConnection(connected)) }
                 mqttNode = node

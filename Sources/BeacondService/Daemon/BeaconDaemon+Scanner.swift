@@ -9,7 +9,7 @@ import BeacondCore
 /// input and status fed back to the core.
 extension BeaconDaemon {
     func makeScanner() throws(ScannerError) -> any BeaconScanner {
-        switch core.configuration.scanner {
+        switch view.configuration.scanner {
         case .fifo(let path):
             let scanner = FIFOScanner(path: path)
             scanner.onMalformedLine = { [logger] line, reason in logger.warning("fifo:\(path) line \(line) ignored: \(reason)") }
@@ -23,7 +23,7 @@ extension BeaconDaemon {
             let mode: BlueZScannerSource.Mode
             var choice: String?
             var adapterName: String?
-            switch core.configuration.scanner {
+            switch view.configuration.scanner {
             case .hci(let name): mode = .hci; adapterName = name
             case .bluez(let name): mode = .bluez; adapterName = name
             default:

@@ -20,8 +20,11 @@ public actor BeaconDaemon {
     let logger: Logger
     let clock: @Sendable () -> Timestamp
 
-    /// What the daemon decides: clients, engine, authorization, scan control, delivery, the journal.
-    var core: DaemonCore
+    /// What the daemon decides: clients, engine, authorization, scan control, delivery, the journal. Only this
+    /// file hands it inputs; everyone else reads `view`.
+    private var core: DaemonCore
+    /// What the bus and the other adapters may read of the core.
+    var view: CoreView { CoreView(core) }
     /// The state directory: its lock, the database and the watch on it (`StateFile`).
     let stateFile: StateFile
     /// Where the daemon is in its life; the bus face exists only while it serves.
@@ -30,7 +33,7 @@ public actor BeaconDaemon {
     var bus: BusFace? {
         if case .serving(let bus) = lifecycle { bus } else { nil }
     }
-    /// The scanner while one is made (`core.scanControl` says when).
+    /// The scanner while one is made (the core's scan control says when).
     var scanner: (any BeaconScanner)?
     /// The loop's handle of every armed timer, by name (`DaemonTimer`; when each fires is the core's to know).
     var timers: TimerSet<DaemonTimer>

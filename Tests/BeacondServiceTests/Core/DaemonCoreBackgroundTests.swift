@@ -19,7 +19,8 @@ struct DaemonCoreBackgroundTests {
         return (h, client)
     }
 
-    private func queued(_ h: H) throws -> Int { try h.core.store.queuedEventCounts()[H.door] ?? 0 }
+    /// As `GetStatus` and `ListApps` read them: through the view, from the store.
+    private func queued(_ h: H) throws -> Int { try CoreView(h.core).queuedEventCounts()[H.door] ?? 0 }
 
     @Test func aDetachedClientsEventsAreQueuedAndDeliveredLate() throws {
         let (h, _) = try detachedLobby()

@@ -113,6 +113,6 @@ struct DaemonCorePublishingTests {
         #expect(h.take().has { if case .cancel(.homeAssistant) = $0 { true } else { false } })
         h.run(to: 2)
         h.see()
-        #expect(Self.readings(h.take()).isEmpty && h.core.homeAssistant == nil)
+        #expect(Self.readings(h.take()).isEmpty && !h.core.publishing.publishesHomeAssistant)
     }
 }
