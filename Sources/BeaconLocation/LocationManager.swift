@@ -80,7 +80,7 @@ extension LocationManagerDelegate {
 /// reach the delegate. Nothing fails silently.
 public final class LocationManager: Sendable {
     package let client: BeaconClient
-    private let core: Core
+    private let delivery: Delivery
 
     /// Connects as `appID` on the system bus (or `bus`: "session", a D-Bus address; `$BEACOND_BUS` when nil).
     /// With beacond not running it returns all the same and registers when beacond starts (the delegate hears
@@ -89,32 +89,32 @@ public final class LocationManager: Sendable {
     public init(
         appID: String, bus: String? = nil, delegate: (any LocationManagerDelegate)? = nil
     ) async throws(BeaconLocationError) {
-        let core = Core()
-        core.state.withLock { $0.delegate = delegate }
-        self.core = core
-        client = try await BeaconClient.connect(appID: appID, bus: bus) { news in core.handle(news) }
-        core.attach(self)
+        let delivery = Delivery()
+        delivery.state.withLock { $0.delegate = delegate }
+        self.delivery = delivery
+        client = try await BeaconClient.connect(appID: appID, bus: bus) { news in delivery.handle(news) }
+        delivery.attach(self)
         // What came while connecting (the registration's AuthorizationChanged, an Always app's queued events, or
         // beacond's absence) reaches the delegate now, in order, before anything after it.
         await withCheckedContinuation { continuation in
-            client.loop.execute { [core] in
-                core.replayHeldNews()
+            client.loop.execute { [delivery] in
+                delivery.replayHeldNews()
                 continuation.resume()
             }
         }
-        await core.work.idle()
+        await delivery.work.idle()
     }
 
     /// Held weakly, as Core Location holds it. Setting it calls `locationManagerDidChangeAuthorization` once.
     public var delegate: (any LocationManagerDelegate)? {
-        get { core.state.withLock { $0.delegate } }
+        get { delivery.state.withLock { $0.delegate } }
         set {
-            core.state.withLock {
+            delivery.state.withLock {
                 $0.delegate = newValue
                 $0.delegateToldStatus = false
             }
             guard newValue != nil else { return }
-            client.loop.execute { [core] in core.tellAuthorization(greeting: true) }
+            client.loop.execute { [delivery] in delivery.tellAuthorization(greeting: true) }
         }
     }
 
@@ -123,7 +123,7 @@ public final class LocationManager: Sendable {
     // MARK: Authorization
 
     /// The app's status as beacond last said it.
-    public var authorizationStatus: AuthorizationStatus { core.state.withLock { $0.status } }
+    public var authorizationStatus: AuthorizationStatus { delivery.state.withLock { $0.status } }
 
     /// Asks while `notDetermined` (else does nothing); the answer comes to `locationManagerDidChangeAuthorization`.
     /// Returns the status now: `notDetermined` while an administrator decides (`beaconctl auth pending`).
@@ -146,19 +146,19 @@ public final class LocationManager: Sendable {
     // MARK: Monitoring
 
     /// The app's regions this client monitors, those beacond kept from the app's earlier clients too.
-    public var monitoredRegions: Set<BeaconRegion> { Set(core.state.withLock { $0.regions.values }) }
+    public var monitoredRegions: Set<BeaconRegion> { Set(delivery.state.withLock { $0.regions.values }) }
 
     /// Needs `authorizedAlways`. The same identifier again replaces the region. beacond keeps it for the app
     /// until `stopMonitoring`, across this program's exits and its own restarts.
     public func startMonitoring(for region: BeaconRegion) async throws(BeaconLocationError) {
         try region.validate()
         _ = try await client.call(BeacondMember.startMonitoring, [.vardict(region.dictionary)])
-        core.changeRegions { $0[region.identifier] = region }
+        delivery.changeRegions { $0[region.identifier] = region }
     }
 
     public func stopMonitoring(for region: BeaconRegion) async throws(BeaconLocationError) {
         _ = try await client.call(BeacondMember.stopMonitoring, [.string(region.identifier)])
-        core.changeRegions { $0[region.identifier] = nil }
+        delivery.changeRegions { $0[region.identifier] = nil }
     }
 
     /// The region's state comes to `didDetermineState` at once.
@@ -168,27 +168,27 @@ public final class LocationManager: Sendable {
 
     /// When the region event being delivered now happened, and whether it is late (queued while the app had no
     /// client): read it in `didEnterRegion`, `didExitRegion` or `didDetermineState`.
-    public var currentRegionEvent: RegionEventInfo? { core.state.withLock { $0.currentEvent } }
+    public var currentRegionEvent: RegionEventInfo? { delivery.state.withLock { $0.currentEvent } }
 
     // MARK: Ranging
 
-    public var rangedBeaconConstraints: Set<BeaconIdentityConstraint> { Set(core.state.withLock { $0.ranged }) }
+    public var rangedBeaconConstraints: Set<BeaconIdentityConstraint> { Set(delivery.state.withLock { $0.ranged }) }
 
     /// `didRange` about once a second. Needs `authorizedAlways`, or `authorizedWhenInUse` while in use. Started
     /// again by itself after beacond restarts.
     public func startRangingBeacons(satisfying constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) {
         _ = try await client.startRanging(constraint)
         let ranged = await client.ranged
-        let problem = core.state.withLock { state in
+        let problem = delivery.state.withLock { state in
             state.ranged = ranged
             return state.scannerProblem
         }
         // Started while beacond cannot scan: said now, not only at the next change.
-        if let problem { client.loop.execute { [core] in core.tellRangingUnavailable(constraint, problem) } }
+        if let problem { client.loop.execute { [delivery] in delivery.tellRangingUnavailable(constraint, problem) } }
     }
 
     public func stopRangingBeacons(satisfying constraint: BeaconIdentityConstraint) async throws(BeaconLocationError) {
-        defer { core.state.withLock { $0.ranged.removeAll { $0 == constraint } } }
+        defer { delivery.state.withLock { $0.ranged.removeAll { $0 == constraint } } }
         _ = try await client.stopRanging(constraint)
     }
 
@@ -205,13 +205,14 @@ public final class LocationManager: Sendable {
 
     /// Until `close()`, or the bus connection is lost.
     public func waitUntilClosed() async {
-        await core.waitUntilEnded()
+        await delivery.waitUntilEnded()
     }
 
     // MARK: beacond's signals to the delegate
 
-    /// The manager's state, read from any thread, written on the client's loop and by the calls above.
-    final class Core: Sendable {
+    /// What beacond said to this manager and its delivery to the delegate, in order: the manager's state, read
+    /// from any thread, written on the client's loop and by the calls above.
+    final class Delivery: Sendable {
         struct State {
             weak var delegate: (any LocationManagerDelegate)?
             weak var manager: LocationManager?
@@ -365,7 +366,7 @@ public final class LocationManager: Sendable {
         /// beacond cannot scan: each ranged constraint's `didFailRangingFor` says so (`RangingUnavailable`), once
         /// until it scans again. The ranging stays started; beacons come again when it does.
         func scannerStateChanged(_ scannerState: String) {
-            let problem = ServiceSession.Core.scannerProblem(scannerState)
+            let problem = ServiceSession.Standing.scannerProblem(scannerState)
             let failed = state.withLock { state -> [BeaconIdentityConstraint] in
                 defer { state.scannerProblem = problem }
                 return problem != nil && state.scannerProblem == nil ? state.ranged : []

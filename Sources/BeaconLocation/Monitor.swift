@@ -63,73 +63,73 @@ public final class Monitor: Sendable {
     public static let backlogLimit = 1000
 
     public let session: ServiceSession
-    private let core: Core
+    private let tracker: Tracker
 
     /// A monitor of `appID` on the system bus (or `bus`: "session", a D-Bus address; `$BEACOND_BUS` when nil).
     /// It requests Always if the app's status is not determined. With beacond absent it returns all the same
     /// (`diagnostics` says so) and registers when beacond starts. Throws beacond's refusal of the registration.
     public init(appID: String, bus: String? = nil) async throws(BeaconLocationError) {
-        let sessionCore = ServiceSession.Core(appID: appID, authorization: .always)
-        let core = Core(session: sessionCore)
-        sessionCore.observe { [weak core] diagnostic in core?.diagnosticChanged(diagnostic) }
+        let standing = ServiceSession.Standing(appID: appID, authorization: .always)
+        let tracker = Tracker(session: standing)
+        standing.observe { [weak tracker] diagnostic in tracker?.diagnosticChanged(diagnostic) }
         let client = try await BeaconClient.connect(appID: appID, bus: bus) { news in
-            sessionCore.handle(news)
-            core.handle(news)
+            standing.handle(news)
+            tracker.handle(news)
         }
-        session = ServiceSession(client: client, core: sessionCore)
-        self.core = core
-        core.attach(client)
-        await sessionCore.settled()
-        await core.work.idle()
+        session = ServiceSession(client: client, standing: standing)
+        self.tracker = tracker
+        tracker.attach(client)
+        await standing.settled()
+        await tracker.work.idle()
     }
 
     /// The identifiers of the conditions this monitor has (monitored, or waiting to be).
     public var identifiers: [String] {
-        core.state.withLock { Set($0.records.keys).union($0.wanted.keys).sorted() }
+        tracker.state.withLock { Set($0.records.keys).union($0.wanted.keys).sorted() }
     }
 
     public func record(for identifier: String) -> Record? {
-        core.state.withLock { $0.records[identifier] }
+        tracker.state.withLock { $0.records[identifier] }
     }
 
     /// Conditions that waited for authorization and were then refused by beacond, with why.
-    public var refused: [String: BeaconLocationError] { core.state.withLock { $0.refused } }
+    public var refused: [String: BeaconLocationError] { tracker.state.withLock { $0.refused } }
 
     /// Monitors `condition` as `identifier` (the same identifier again replaces it). Kept until the app may monitor,
     /// if it may not yet. Throws for what waiting cannot fix: an invalid condition, the region limit.
     public func add(_ condition: BeaconIdentityCondition, identifier: String) async throws(BeaconLocationError) {
-        guard let client = core.client else { throw .daemonUnavailable("this monitor is closed") }
+        guard let client = tracker.client else { throw .daemonUnavailable("this monitor is closed") }
         if await client.isClosed { throw await client.unavailable() }
         try BeaconRegion(beaconIdentityConstraint: condition, identifier: identifier).validate()
-        core.forgetRefusal(identifier)
-        core.state.withLock { $0.wanted[identifier] = condition }
-        try await core.start(identifier, condition)
+        tracker.forgetRefusal(identifier)
+        tracker.state.withLock { $0.wanted[identifier] = condition }
+        try await tracker.start(identifier, condition)
         // Said in the event stream, not only in `diagnostics`: a program that only iterates events learns why none come.
-        if let blocked = core.session.blockingNews { core.diagnosticEvent(identifier, condition, blocked) }
+        if let blocked = tracker.session.blockingNews { tracker.diagnosticEvent(identifier, condition, blocked) }
     }
 
     /// Stops monitoring `identifier`. Throws while beacond is away (it keeps the app's regions, so the region
     /// would come back at the next registration): remove it again once `diagnostics` says ready.
     public func remove(_ identifier: String) async throws(BeaconLocationError) {
-        let waitingOnly = core.state.withLock { state in
+        let waitingOnly = tracker.state.withLock { state in
             let waiting = state.wanted.removeValue(forKey: identifier) != nil
             return waiting && state.records[identifier] == nil
         }
-        core.forgetRefusal(identifier)
+        tracker.forgetRefusal(identifier)
         if waitingOnly { return } // it never reached beacond
-        guard let client = core.client else { throw .daemonUnavailable("this monitor is closed") }
+        guard let client = tracker.client else { throw .daemonUnavailable("this monitor is closed") }
         do {
             _ = try await client.call(BeacondMember.stopMonitoring, [.string(identifier)])
         } catch  where error.beacondError == .unknownRegion {
             // Already gone at beacond.
         }
-        core.state.withLock { _ = $0.records.removeValue(forKey: identifier) }
-        core.session.noteLimit("")
+        tracker.state.withLock { _ = $0.records.removeValue(forKey: identifier) }
+        tracker.session.noteLimit("")
     }
 
     /// Each condition's state changes, in order, as they happen. Ends when the monitor is closed; throws when its
     /// bus connection is lost. The first iterator also gets, first, the events that came before anyone iterated.
-    public var events: AsyncThrowingStream<Event, any Error> { core.events() }
+    public var events: AsyncThrowingStream<Event, any Error> { tracker.events() }
 
     /// The session's diagnostics: why no event comes, each time that changes.
     public var diagnostics: AsyncStream<ServiceSession.Diagnostic> { session.diagnostics }
@@ -138,7 +138,9 @@ public final class Monitor: Sendable {
         await session.close()
     }
 
-    final class Core: Sendable {
+    /// What the monitor keeps track of: each condition's record, the conditions wanted while beacond cannot take
+    /// them, the refusals, and the event streams handed out.
+    final class Tracker: Sendable {
         struct State {
             /// Weak: the face holds the client; a face dropped without `close()` takes its thread with it.
             weak var client: BeaconClient?
@@ -152,11 +154,11 @@ public final class Monitor: Sendable {
             var ending: BeaconLocationError??
         }
 
-        let session: ServiceSession.Core
+        let session: ServiceSession.Standing
         let state = Mutex(State())
         let work = SerialWork()
 
-        init(session: ServiceSession.Core) {
+        init(session: ServiceSession.Standing) {
             self.session = session
         }
 

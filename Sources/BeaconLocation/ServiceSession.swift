@@ -37,33 +37,33 @@ public final class ServiceSession: Sendable {
 
     public let authorization: AuthorizationRequirement
     package let client: BeaconClient
-    let core: Core
+    let standing: Standing
 
     /// A session of `appID` on the system bus (or `bus`; `$BEACOND_BUS`), requesting `authorization`.
     public convenience init(
         appID: String, authorization: AuthorizationRequirement = .always, bus: String? = nil
     ) async throws(BeaconLocationError) {
-        let core = Core(appID: appID, authorization: authorization)
-        let client = try await BeaconClient.connect(appID: appID, bus: bus) { core.handle($0) }
-        self.init(client: client, core: core)
-        await core.settled()
+        let standing = Standing(appID: appID, authorization: authorization)
+        let client = try await BeaconClient.connect(appID: appID, bus: bus) { standing.handle($0) }
+        self.init(client: client, standing: standing)
+        await standing.settled()
     }
 
-    init(client: BeaconClient, core: Core) {
+    init(client: BeaconClient, standing: Standing) {
         self.client = client
-        self.core = core
-        self.authorization = core.authorization
-        core.attach(client)
+        self.standing = standing
+        self.authorization = standing.authorization
+        standing.attach(client)
     }
 
     /// The app's status as beacond last said it.
-    public var authorizationStatus: AuthorizationStatus { core.state.withLock { $0.status } }
+    public var authorizationStatus: AuthorizationStatus { standing.state.withLock { $0.status } }
 
     /// What stands in the way now.
-    public var diagnostic: Diagnostic { core.state.withLock { core.diagnostic($0) } }
+    public var diagnostic: Diagnostic { standing.state.withLock { standing.diagnostic($0) } }
 
     /// The diagnostic now, then each time it changes. Ends when the client is closed.
-    public var diagnostics: AsyncStream<Diagnostic> { core.diagnostics() }
+    public var diagnostics: AsyncStream<Diagnostic> { standing.diagnostics() }
 
     /// False when the program goes to the background: a WhenInUse app's ranging pauses (`insufficientlyInUse`).
     public func setInUse(_ inUse: Bool) async throws(BeaconLocationError) {
@@ -74,7 +74,9 @@ public final class ServiceSession: Sendable {
         await client.close()
     }
 
-    final class Core: Sendable {
+    /// The app's standing with beacond as last said: its authorization, whether it is registered or beacond is
+    /// away, location services and the scanner, and the diagnostic they make.
+    final class Standing: Sendable {
         struct State {
             /// Weak: the face holds the client; a face dropped without `close()` takes its thread with it.
             weak var client: BeaconClient?
