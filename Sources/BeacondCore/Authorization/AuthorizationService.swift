@@ -38,7 +38,7 @@ package struct AuthorizationService {
     /// missing usage description) before anything is saved.
     package mutating func request(
         _ request: AuthorizationRequest, appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
-        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+        save: (AuthorizationRecord) throws(StateDatabaseError) -> Void
     )
         throws(AuthorizationChangeError) -> AuthorizationRequestOutcome
     {
@@ -56,7 +56,7 @@ package struct AuthorizationService {
     /// "keep WhenInUse" (iOS's "Keep Only While Using"), else denies; `notDetermined` resets.
     package mutating func setStatus(
         _ status: AuthorizationStatus, appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
-        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+        save: (AuthorizationRecord) throws(StateDatabaseError) -> Void
     )
         throws(AuthorizationChangeError) -> AuthorizationAdminOutcome
     {
@@ -75,7 +75,7 @@ package struct AuthorizationService {
     /// `ResetAuthorization(app)`: back to notDetermined, its one upgrade request given back.
     package mutating func reset(
         appID: String, app: AppDeclaration, policy: AuthorizationPolicy,
-        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+        save: (AuthorizationRecord) throws(StateDatabaseError) -> Void
     )
         throws(AuthorizationChangeError) -> AuthorizationAdminOutcome
     {
@@ -85,7 +85,7 @@ package struct AuthorizationService {
     }
 
     /// The administrator's switch. Returns whether it changed; an unchanged switch is not written.
-    package mutating func setServicesSwitch(_ enabled: Bool, save: (Bool) throws(StateStoreError) -> Void)
+    package mutating func setServicesSwitch(_ enabled: Bool, save: (Bool) throws(StateDatabaseError) -> Void)
         throws(AuthorizationChangeError) -> Bool
     {
         guard enabled != servicesSwitch else { return false }
@@ -96,7 +96,7 @@ package struct AuthorizationService {
 
     private mutating func keep(
         _ record: AuthorizationRecord, for appID: String,
-        save: (AuthorizationRecord) throws(StateStoreError) -> Void
+        save: (AuthorizationRecord) throws(StateDatabaseError) -> Void
     ) throws(AuthorizationChangeError) {
         do { try save(record) } catch { throw .notSaved(error) }
         records[appID] = record
@@ -107,5 +107,5 @@ package struct AuthorizationService {
 /// changed).
 package enum AuthorizationChangeError: Error {
     case refused(AuthorizationError)
-    case notSaved(StateStoreError)
+    case notSaved(StateDatabaseError)
 }

@@ -3,7 +3,7 @@ package import Fleet
 
 /// What the adapters may read of the core: the answers the bus gives (properties, `GetStatus`, the `List*`
 /// pages) in the domain's terms, never the core's parts, and nothing that changes it. `BeaconDaemon` holds the core
-/// privately and hands out only this, so the bus cannot reach the registry, the engine or the store.
+/// privately and hands out only this, so the bus cannot reach the registry, the engine or the database.
 ///
 /// A view is a copy of the core's value (its storage is shared until the core changes, so it is cheap); read it
 /// and drop it, as an answer to one call.
@@ -32,8 +32,8 @@ package struct CoreView {
     /// Why no `[mqtt]` node runs although one is configured.
     package var mqttProblem: String? { core.mqttProblem }
 
-    /// Each app's queued events, read from the state database through the core's store.
-    package func queuedEventCounts() throws(StateStoreError) -> [String: Int] { try core.store.queuedEventCounts() }
+    /// Each app's queued events, read from the state database through the core's port to it.
+    package func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try core.database.queuedEventCounts() }
 
     // MARK: Clients, regions, authorization
 

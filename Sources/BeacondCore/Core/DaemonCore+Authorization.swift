@@ -13,7 +13,7 @@ extension DaemonCore {
         do {
             outcome = try authorization.request(
                 request, appID: session.appID, app: app.declaration, policy: policy,
-                save: { [store] record throws(StateStoreError) in try store.save(record, for: session.appID) })
+                save: { [database] record throws(StateDatabaseError) in try database.save(record, for: session.appID) })
         } catch {
             if case .refused(let refusal) = error {
                 log(.notice, "\(request.methodName) from \(session.appID) refused: \(refusal.message)", metadata(session))
@@ -54,7 +54,7 @@ extension DaemonCore {
 
     /// A decision or switch that could not be saved is not applied (a restart would undo it): `StateNotSaved`
     /// says so, with the file system's reason and the fix.
-    package static func notSaved(_ what: String, _ error: StateStoreError) -> CallError {
+    package static func notSaved(_ what: String, _ error: StateDatabaseError) -> CallError {
         BeacondError(
             .stateNotSaved,
             "nothing changed: \(what) could not be saved (\(error.message)), and beacond "
@@ -134,7 +134,7 @@ extension DaemonCore {
         do {
             outcome = try authorization.setStatus(
                 status, appID: appID, app: app.declaration, policy: policy,
-                save: { [store] record throws(StateStoreError) in try store.save(record, for: appID) })
+                save: { [database] record throws(StateDatabaseError) in try database.save(record, for: appID) })
         } catch {
             throw callError(error, what: "the authorization of \(appID)")
         }
@@ -151,7 +151,7 @@ extension DaemonCore {
         do {
             outcome = try authorization.reset(
                 appID: appID, app: app.declaration, policy: policy,
-                save: { [store] record throws(StateStoreError) in try store.save(record, for: appID) })
+                save: { [database] record throws(StateDatabaseError) in try database.save(record, for: appID) })
         } catch {
             throw callError(error, what: "the authorization of \(appID)")
         }
@@ -169,8 +169,8 @@ extension DaemonCore {
         }
         let oldPolicy = policy
         do {
-            let changed = try authorization.setServicesSwitch(enabled) { [store] enabled throws(StateStoreError) in
-                try store.saveLocationServicesSwitch(enabled)
+            let changed = try authorization.setServicesSwitch(enabled) { [database] enabled throws(StateDatabaseError) in
+                try database.saveLocationServicesSwitch(enabled)
             }
             guard changed else { return }
         } catch {

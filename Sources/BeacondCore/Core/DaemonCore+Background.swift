@@ -24,7 +24,7 @@ extension DaemonCore {
         cancel(.queueExpiry)
         let oldest: Timestamp?
         do {
-            oldest = try store.oldestQueuedEventTime()
+            oldest = try database.oldestQueuedEventTime()
         } catch {
             log(.error, "cannot read the queued events to expire them: \(error)")
             return
@@ -42,7 +42,7 @@ extension DaemonCore {
     package mutating func dropExpiredQueuedEvents() {
         commitState()
         do {
-            let dropped = try store.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
+            let dropped = try database.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
             for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
                 log(
                     .notice,
@@ -71,7 +71,7 @@ extension DaemonCore {
         commitState()
         let queued: QueuedEvents
         do {
-            queued = try store.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
+            queued = try database.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
         } catch {
             log(.error, "cannot read the events queued for \(session.appID): \(error)", metadata(session))
             return

@@ -29,7 +29,7 @@ extension DaemonCore {
     /// the standing one while a failed write waits for its retry (nothing is tried then unless `force`).
     /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
     @discardableResult
-    package mutating func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateStoreError? {
+    package mutating func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateDatabaseError? {
         // Only what the journal marked is read, and only when a write may happen.
         var current: [EngineKey: StateJournal.RegionValues] = [:]
         if !journal.changedRegions.isEmpty, !journal.waitsForRetry(force: force) {
@@ -41,9 +41,9 @@ extension DaemonCore {
                     monitored: monitored, heardBy: Self.storedHearing(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
             }
         }
-        let store = self.store
-        let outcome = journal.commit(force: force, current: current) { batch throws(StateStoreError) in
-            try store.apply(batch, durability: durability)
+        let database = self.database
+        let outcome = journal.commit(force: force, current: current) { batch throws(StateDatabaseError) in
+            try database.apply(batch, durability: durability)
         }
         switch outcome {
         case .nothingToWrite:
@@ -63,12 +63,12 @@ extension DaemonCore {
             if isNew {
                 log(
                     .error, "cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
-                    ["state.file": "\(store.file)"])
+                    ["state.file": "\(database.file)"])
             }
             // Each try is logged, so the backoff can be seen (and counted) in the log.
             log(
                 .info, "state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
-                ["state.file": "\(store.file)"])
+                ["state.file": "\(database.file)"])
             arm(.stateRetry, at: now + retryIn)
             return error
         }
@@ -76,9 +76,9 @@ extension DaemonCore {
 
     /// Outside a commit (a watch event, GetStatus): recover or report a lost database now, not at the next change.
     package mutating func checkStateFile() {
-        let wasLost = store.isLost
+        let wasLost = database.isLost
         do {
-            try store.ensure()
+            try database.ensure()
             if journal.failure != nil {
                 // With nothing pending, a failure that was the lost file is over; anything pending is written now
                 // to the new file, or else on the retry's backoff.
@@ -91,7 +91,7 @@ extension DaemonCore {
             }
         } catch {
             if journal.failed(error) {
-                log(.error, "cannot save state: \(error). Until it works, a restart loses what changes", ["state.file": "\(store.file)"])
+                log(.error, "cannot save state: \(error). Until it works, a restart loses what changes", ["state.file": "\(database.file)"])
             }
         }
     }
@@ -164,13 +164,13 @@ extension DaemonCore {
     /// that left while beacond was down gives exactly one `DidExitRegion`, `exit_timeout` after scanning resumed
     /// (by then more than the exit timeout has passed since it was last seen). Regions of apps no longer declared
     /// or no longer allowed to monitor are dropped, each logged.
-    package mutating func restoreRegions(at now: Timestamp) throws(StateStoreError) -> [DaemonEffect] {
+    package mutating func restoreRegions(at now: Timestamp) throws(StateDatabaseError) -> [DaemonEffect] {
         self.now = now
         // A bounded state, whatever the file holds: each app's first max_regions_per_app saved regions resume, the
         // rest are removed, and said (a file from before the limit, or a limit lowered since).
         let perApp = configuration.maxRegionsPerApp
         do {
-            for (appID, count) in try store.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
+            for (appID, count) in try database.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
                 let file = configuration.configFile
                 log(
                     .warning,
@@ -183,9 +183,9 @@ extension DaemonCore {
         } catch {
             log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
         }
-        let loaded = try store.loadRegions(perApp: perApp)
-        for problem in loaded.problems { log(.warning, "\(store.file): \(problem)") }
-        clients.reserveNumbers(through: try store.highestStoredClient())
+        let loaded = try database.loadRegions(perApp: perApp)
+        for problem in loaded.problems { log(.warning, "\(database.file): \(problem)") }
+        clients.reserveNumbers(through: try database.highestStoredClient())
         // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved
         // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
         // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
@@ -252,7 +252,8 @@ extension DaemonCore {
         let apps = clients.appIDs.count
         log(
             .info,
-            "resumed \(restored) monitored regions of \(apps) apps from \(store.file); they are unknown until the scanner has looked for exit_timeout"
+            "resumed \(restored) monitored regions of \(apps) apps from \(database.file); "
+                + "they are unknown until the scanner has looked for exit_timeout"
         )
         return effects
     }

@@ -12,7 +12,7 @@ package import Logging
 /// journal in the same method (`monitor`, `unmonitor`, `moveRegion` in `DaemonCore+Regions.swift`), never one
 /// without the others.
 ///
-/// The state database is reached through `CoreStore`, synchronously: a decision is applied only once it is saved
+/// The state database is reached through `StateDatabase`, synchronously: a decision is applied only once it is saved
 /// (a refused save must refuse the call), and a call's changes are on disk before its reply, so these writes cannot
 /// be effects carried out later. Everything else the core asks for is an effect.
 package struct DaemonCore {
@@ -49,7 +49,7 @@ package struct DaemonCore {
     package let configDirectory: String
     /// When this daemon started (status says it).
     package let startedAt: Timestamp
-    package let store: any CoreStore
+    package let database: any StateDatabase
     /// The time of the input being handled.
     package var now: Timestamp
     /// The effects of the input being handled, in order (`handle` hands them out).
@@ -63,12 +63,12 @@ package struct DaemonCore {
 
     package init(
         configuration: DaemonConfiguration, authorization: AuthorizationService, configDirectory: String,
-        store: any CoreStore, now: Timestamp
+        database: any StateDatabase, now: Timestamp
     ) {
         self.configuration = configuration
         self.authorization = authorization
         self.configDirectory = configDirectory
-        self.store = store
+        self.database = database
         self.now = now
         startedAt = now
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
@@ -432,21 +432,21 @@ package enum DaemonEffect {
     case log(Logger.Level, String, Logger.Metadata)
 }
 
-/// The state database as the core needs it, synchronously (`StateFile` in the daemon, a dictionary in tests).
-package protocol CoreStore: AnyObject {
+/// The state database as the core needs it, synchronously (`StateDatabaseFile` in the daemon, a dictionary in tests).
+package protocol StateDatabase: AnyObject {
     var file: String { get }
     /// Whether the open database is no longer the file on disk.
     var isLost: Bool { get }
     /// Checks that the open database is still the file on disk (writing it anew if it was deleted).
-    func ensure() throws(StateStoreError)
-    func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError)
-    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError)
-    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateStoreError)
-    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents
-    func dropExpiredQueuedEvents(before: Timestamp) throws(StateStoreError) -> [String: Int]
-    func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp?
-    func queuedEventCounts() throws(StateStoreError) -> [String: Int]
-    func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int]
-    func loadRegions(perApp: Int) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String])
-    func highestStoredClient() throws(StateStoreError) -> Int
+    func ensure() throws(StateDatabaseError)
+    func save(_ record: AuthorizationRecord, for appID: String) throws(StateDatabaseError)
+    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateDatabaseError)
+    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateDatabaseError)
+    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateDatabaseError) -> QueuedEvents
+    func dropExpiredQueuedEvents(before: Timestamp) throws(StateDatabaseError) -> [String: Int]
+    func oldestQueuedEventTime() throws(StateDatabaseError) -> Timestamp?
+    func queuedEventCounts() throws(StateDatabaseError) -> [String: Int]
+    func trimRegions(perApp: Int) throws(StateDatabaseError) -> [String: Int]
+    func loadRegions(perApp: Int) throws(StateDatabaseError) -> (regions: [StoredRegion], problems: [String])
+    func highestStoredClient() throws(StateDatabaseError) -> Int
 }

@@ -6,7 +6,7 @@ public struct QueuedRegionEvent: Hashable, Sendable {
         case didEnterRegion, didExitRegion
     }
 
-    /// Assigned by the store (0 before it is queued); delivery order is id order.
+    /// Assigned by the database (0 before it is queued); delivery order is id order.
     public var id: Int64
     public var appID: String
     public var kind: Kind

@@ -9,7 +9,7 @@ package import BeaconKit
 package struct StateJournal {
     /// Why the database cannot be written now, and how many changes wait for it.
     package struct Failure: Equatable {
-        package var error: StateStoreError
+        package var error: StateDatabaseError
         package var pending: Int
         package var reason: String { error.description }
     }
@@ -22,9 +22,9 @@ package struct StateJournal {
         case saved(ended: Failure?)
         /// The write failed and everything is kept, but for the oldest changes `dropped` beyond the limit;
         /// `isNew` when the database was writable until now. The next try is due in `retryIn`.
-        case failed(StateStoreError, dropped: Int, isNew: Bool, retryIn: Duration)
+        case failed(StateDatabaseError, dropped: Int, isNew: Bool, retryIn: Duration)
         /// Not tried: the last write failed and its retry is not due yet. The changes wait for it.
-        case waiting(StateStoreError)
+        case waiting(StateDatabaseError)
     }
 
     /// A row of `monitored_region`: the later of two changes to one row replaces the earlier.
@@ -179,7 +179,7 @@ package struct StateJournal {
     /// just written anew).
     package mutating func commit(
         force: Bool = false, current: [EngineKey: RegionValues] = [:],
-        write: ([StateChange]) throws(StateStoreError) -> Void
+        write: ([StateChange]) throws(StateDatabaseError) -> Void
     ) -> CommitOutcome {
         // A failure found outside a commit (the file lost) has no retry timer yet: the first commit tries, and arms it.
         if let failure, waitsForRetry(force: force) { return .waiting(failure.error) }
@@ -212,7 +212,7 @@ package struct StateJournal {
 
     /// The batch could not be written: everything stays for the next commit, except the oldest changes beyond
     /// `maximumUnsavedChanges`. Returns how many were dropped, and whether this failure is new (not a retry).
-    package mutating func commitFailed(_ error: StateStoreError) -> (dropped: Int, isNew: Bool) {
+    package mutating func commitFailed(_ error: StateDatabaseError) -> (dropped: Int, isNew: Bool) {
         let dropped = max(0, changes.count - maximumUnsavedChanges)
         if dropped > 0 {
             for order in changes.keys.sorted().prefix(dropped) { changes[order] = nil }
@@ -225,7 +225,7 @@ package struct StateJournal {
 
     /// The database file cannot be written (found outside a commit). Returns whether this failure is new.
     @discardableResult
-    package mutating func failed(_ error: StateStoreError) -> Bool {
+    package mutating func failed(_ error: StateDatabaseError) -> Bool {
         defer { failure = Failure(error: error, pending: changes.count) }
         return failure == nil
     }

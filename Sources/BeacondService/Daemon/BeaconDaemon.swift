@@ -25,8 +25,8 @@ public actor BeaconDaemon {
     private var core: DaemonCore
     /// What the bus and the other adapters may read of the core.
     var view: CoreView { CoreView(core) }
-    /// The state directory: its lock, the database and the watch on it (`StateFile`).
-    let stateFile: StateFile
+    /// The state directory: its lock, the database and the watch on it (`StateDatabaseFile`).
+    let stateDatabase: StateDatabaseFile
     /// Where the daemon is in its life; the bus face exists only while it serves.
     var lifecycle: DaemonLifecycle = .loaded
     /// The bus face (`BusFace`): connection, exported objects, signals out.
@@ -66,20 +66,20 @@ public actor BeaconDaemon {
         }
         let authorization: AuthorizationService
         do {
-            stateFile = try StateFile(directory: options.stateDirectory, logger: logger)
+            stateDatabase = try StateDatabaseFile(directory: options.stateDirectory, logger: logger)
             authorization = AuthorizationService(
-                records: try stateFile.store.loadAll(),
-                servicesSwitch: try stateFile.store.locationServicesSwitch())
+                records: try stateDatabase.store.loadAll(),
+                servicesSwitch: try stateDatabase.store.locationServicesSwitch())
         } catch {
             throw .state("\(error)")
         }
         core = DaemonCore(
             configuration: configuration, authorization: authorization, configDirectory: options.configDirectory,
-            store: stateFile, now: clock())
+            database: stateDatabase, now: clock())
         timers = TimerSet(loop: loop)
         failureChannel = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
-        if let note = stateFile.store.recoveryNote { logger.error("\(note)") }
+        if let note = stateDatabase.store.recoveryNote { logger.error("\(note)") }
     }
 
     // MARK: Start and stop
@@ -131,7 +131,7 @@ public actor BeaconDaemon {
                 "another beacond already owns \(BeacondBus.name) on the \(DaemonOptions.describe(options.bus)); "
                     + "stop it first (" + BeacondAdvice.stop(pid: "") + ")")
         }
-        stateFile.watch(on: loop) {
+        stateDatabase.watch(on: loop) {
             self.assumeIsolated { daemon in
                 // Deferred: the event may come while the directory is half removed (rm -rf is still running).
                 daemon.loop.execute { daemon.receive(.checkStateFile) }
@@ -162,8 +162,8 @@ public actor BeaconDaemon {
 
     /// The last write is done: closes the state database and frees the directory for the next beacond.
     public func closeStateDirectory() {
-        do { try stateFile.close() } catch { return logger.error("\(error)") }
-        logger.debug("state database closed", metadata: ["state.file": "\(stateFile.file)"])
+        do { try stateDatabase.close() } catch { return logger.error("\(error)") }
+        logger.debug("state database closed", metadata: ["state.file": "\(stateDatabase.file)"])
     }
 
     func busDisconnected() {

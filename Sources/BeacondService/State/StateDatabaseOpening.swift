@@ -5,7 +5,7 @@ import BeacondCore
 /// Opening the state database file, telling a corrupt one apart from one that cannot be opened for other reasons,
 /// and moving a corrupt one aside. Only corruption leads to a move: a permission problem or a full disk must
 /// never cost the administrator's decisions.
-extension StateStore {
+extension SQLiteStateDatabase {
     /// Why opening failed, and whether the file's contents are to blame.
     struct OpenFailure: Error {
         var reason: String
@@ -45,7 +45,7 @@ extension StateStore {
                     reason: "SQLite's integrity check failed: \(check.prefix(3).joined(separator: "; "))",
                     isCorruption: true)
             }
-            try StateStoreSchema.migrator.migrate(database)
+            try SQLiteStateDatabaseSchema.migrator.migrate(database)
         } catch let failure as OpenFailure {
             throw failure
         } catch {
@@ -64,7 +64,7 @@ extension StateStore {
 
     /// Renames the database (and its WAL, which belongs to it) to `<file>.corrupt-<UTC timestamp>` and removes
     /// the shared-memory index; returns the new name.
-    static func moveAside(_ file: String) throws(StateStoreError) -> String {
+    static func moveAside(_ file: String) throws(StateDatabaseError) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -86,7 +86,7 @@ extension StateStore {
                 try manager.removeItem(atPath: file + "-shm")
             }
         } catch {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: file,
                 message: "the state database is corrupt and cannot be moved aside: "
                     + error.localizedDescription,
@@ -96,8 +96,8 @@ extension StateStore {
         return aside
     }
 
-    /// A `StateStoreError` for any failure, with SQLite's reason and the usual fixes.
-    static func storeError(_ error: any Error, file: String, doing action: String) -> StateStoreError {
+    /// A `StateDatabaseError` for any failure, with SQLite's reason and the usual fixes.
+    static func storeError(_ error: any Error, file: String, doing action: String) -> StateDatabaseError {
         let reason: String
         var fix = "check that the file and its directory belong to the daemon's user and that the disk is not full"
         switch error {
@@ -113,6 +113,6 @@ extension StateStore {
         default:
             reason = "\(error)"
         }
-        return StateStoreError(file: file, message: "cannot \(action): \(reason)", fix: fix)
+        return StateDatabaseError(file: file, message: "cannot \(action): \(reason)", fix: fix)
     }
 }

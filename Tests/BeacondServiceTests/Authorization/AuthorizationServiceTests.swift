@@ -12,13 +12,13 @@ struct AuthorizationServiceTests {
         appID: appID, whenInUseUsageDescription: "Shows the table you sit at",
         alwaysUsageDescription: "Greets you at the door")
     static let policy = AuthorizationPolicy()
-    static let diskFull = StateStoreError(file: "/var/lib/beacond/state.db", message: "database or disk is full", fix: "free space")
+    static let diskFull = StateDatabaseError(file: "/var/lib/beacond/state.db", message: "database or disk is full", fix: "free space")
 
     /// Records every write it is asked to make, or fails each one.
     final class Writes {
         var saved: [AuthorizationRecord] = []
         var fails = false
-        func save(_ record: AuthorizationRecord) throws(StateStoreError) {
+        func save(_ record: AuthorizationRecord) throws(StateDatabaseError) {
             if fails { throw AuthorizationServiceTests.diskFull }
             saved.append(record)
         }
@@ -95,7 +95,7 @@ struct AuthorizationServiceTests {
         #expect(try service.setServicesSwitch(true) { written.append($0) } == false)
         #expect(written.isEmpty)
         #expect(throws: AuthorizationChangeError.self) {
-            _ = try service.setServicesSwitch(false) { (_: Bool) throws(StateStoreError) in throw Self.diskFull }
+            _ = try service.setServicesSwitch(false) { (_: Bool) throws(StateDatabaseError) in throw Self.diskFull }
         }
         #expect(service.servicesSwitch)
         #expect(try service.setServicesSwitch(false) { written.append($0) })

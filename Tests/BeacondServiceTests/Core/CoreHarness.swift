@@ -69,18 +69,18 @@ final class CoreHarness {
 
     /// A core on `files`, its authorization and regions loaded from the state directory as the daemon loads them at
     /// start; `store` wraps the real state file (a double that fails writes).
-    init(files: CoreFiles? = nil, at now: Timestamp = CoreHarness.origin, store: ((StateFile) -> any CoreStore)? = nil) throws {
+    init(files: CoreFiles? = nil, at now: Timestamp = CoreHarness.origin, store: ((StateDatabaseFile) -> any StateDatabase)? = nil) throws {
         let files = try files ?? CoreFiles()
         self.files = files
         self.now = now
         let configuration = try files.configuration.load()
-        let stateFile = try StateFile(
+        let stateDatabase = try StateDatabaseFile(
             directory: files.stateDirectory, logger: Logger(label: "core-tests", factory: { _ in SwiftLogNoOpLogHandler() }))
         let authorization = AuthorizationService(
-            records: try stateFile.store.loadAll(), servicesSwitch: try stateFile.store.locationServicesSwitch())
+            records: try stateDatabase.store.loadAll(), servicesSwitch: try stateDatabase.store.locationServicesSwitch())
         core = DaemonCore(
             configuration: configuration, authorization: authorization, configDirectory: files.configuration.path,
-            store: store?(stateFile) ?? stateFile, now: now)
+            database: store?(stateDatabase) ?? stateDatabase, now: now)
         effects = try core.restoreRegions(at: now)
     }
 
@@ -192,41 +192,41 @@ struct HarnessError: Error, CustomStringConvertible {
 }
 
 /// A state file whose writes can be made to fail (a full disk), for the decisions that must be saved first.
-final class FailingStore: CoreStore {
-    let base: StateFile
+final class FailingStore: StateDatabase {
+    let base: StateDatabaseFile
     var failsWrites = false
-    static let diskFull = StateStoreError(file: "/var/lib/beacond/state.db", message: "database or disk is full", fix: "free space")
+    static let diskFull = StateDatabaseError(file: "/var/lib/beacond/state.db", message: "database or disk is full", fix: "free space")
 
-    init(_ base: StateFile) { self.base = base }
+    init(_ base: StateDatabaseFile) { self.base = base }
 
-    private func write() throws(StateStoreError) { if failsWrites { throw Self.diskFull } }
+    private func write() throws(StateDatabaseError) { if failsWrites { throw Self.diskFull } }
 
     var file: String { base.file }
     var isLost: Bool { base.isLost }
-    func ensure() throws(StateStoreError) { try base.ensure() }
-    func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError) {
+    func ensure() throws(StateDatabaseError) { try base.ensure() }
+    func save(_ record: AuthorizationRecord, for appID: String) throws(StateDatabaseError) {
         try write()
         try base.save(record, for: appID)
     }
-    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError) {
+    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateDatabaseError) {
         try write()
         try base.saveLocationServicesSwitch(enabled)
     }
-    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateStoreError) {
+    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateDatabaseError) {
         try write()
         try base.apply(batch, durability: durability)
     }
-    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
+    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateDatabaseError) -> QueuedEvents {
         try base.queuedEvents(of: appID, expiredBefore: expiredBefore)
     }
-    func dropExpiredQueuedEvents(before: Timestamp) throws(StateStoreError) -> [String: Int] {
+    func dropExpiredQueuedEvents(before: Timestamp) throws(StateDatabaseError) -> [String: Int] {
         try base.dropExpiredQueuedEvents(before: before)
     }
-    func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp? { try base.oldestQueuedEventTime() }
-    func queuedEventCounts() throws(StateStoreError) -> [String: Int] { try base.queuedEventCounts() }
-    func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int] { try base.trimRegions(perApp: perApp) }
-    func loadRegions(perApp: Int) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
+    func oldestQueuedEventTime() throws(StateDatabaseError) -> Timestamp? { try base.oldestQueuedEventTime() }
+    func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try base.queuedEventCounts() }
+    func trimRegions(perApp: Int) throws(StateDatabaseError) -> [String: Int] { try base.trimRegions(perApp: perApp) }
+    func loadRegions(perApp: Int) throws(StateDatabaseError) -> (regions: [StoredRegion], problems: [String]) {
         try base.loadRegions(perApp: perApp)
     }
-    func highestStoredClient() throws(StateStoreError) -> Int { try base.highestStoredClient() }
+    func highestStoredClient() throws(StateDatabaseError) -> Int { try base.highestStoredClient() }
 }

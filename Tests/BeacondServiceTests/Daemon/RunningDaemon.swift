@@ -101,7 +101,7 @@ final class RunningDaemon: @unchecked Sendable {
     /// What the state database says of a region now (read beside the running daemon, as another process would).
     func savedState(client: Int, identifier: String) throws -> String? {
         let queue = try DatabaseQueue(
-            path: stateDirectory + "/" + StateStore.databaseFileName,
+            path: stateDirectory + "/" + SQLiteStateDatabase.databaseFileName,
             configuration: {
                 var c = Configuration(); c.readonly = true; return c
             }())
@@ -115,7 +115,7 @@ final class RunningDaemon: @unchecked Sendable {
     /// How many regions the state database holds.
     func savedRegionCount() throws -> Int {
         let queue = try DatabaseQueue(
-            path: stateDirectory + "/" + StateStore.databaseFileName,
+            path: stateDirectory + "/" + SQLiteStateDatabase.databaseFileName,
             configuration: {
                 var c = Configuration(); c.readonly = true; return c
             }())

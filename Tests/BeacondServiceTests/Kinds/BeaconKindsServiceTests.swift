@@ -106,7 +106,7 @@ struct BeaconKindsServiceTests {
     }
 
     @Test func regionsOfEveryKindSurviveTheStateDatabase() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         var regions = Self.constraints.enumerated().map { index, constraint in
             BeaconRegion(identifier: "r\(index)", constraint: constraint)
         }
@@ -126,7 +126,7 @@ struct BeaconKindsServiceTests {
     @Test func anIBeaconOnlyDatabaseMigratesUnchanged() throws {
         // A database as 0.4.0 left it (migrations up to v6) with an iBeacon region and a queued event.
         let database = try DatabaseQueue()
-        try StateStoreSchema.migrator.migrate(database, upTo: "v6: region room, entry and exit delays")
+        try SQLiteStateDatabaseSchema.migrator.migrate(database, upTo: "v6: region room, entry and exit delays")
         try database.write { db in
             try db.execute(
                 sql: """
@@ -141,13 +141,13 @@ struct BeaconKindsServiceTests {
                         ('org.example.Demo', 'didExitRegion', 'lobby', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 1, NULL, 1, 1, 5)
                     """)
         }
-        try StateStoreSchema.migrator.migrate(database)
+        try SQLiteStateDatabaseSchema.migrator.migrate(database)
         let expected = BeaconRegion(
             identifier: "lobby", constraint: .matching(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1))
         try database.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM monitored_region") + Row.fetchAll(db, sql: "SELECT * FROM queued_event")
             #expect(rows.count == 2)
-            for row in rows { #expect(StateStore.region(row) == expected) }
+            for row in rows { #expect(SQLiteStateDatabase.region(row) == expected) }
         }
     }
 }

@@ -40,7 +40,7 @@ struct RegionStateStoreTests {
 
     @Test("regions round-trip with their state, in each client's order of addition; updates keep the order")
     func regionsRoundTrip() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         let wide = StoredRegion(
             client: 3, appID: "org.example.Other",
             monitored: MonitoredRegion(
@@ -68,7 +68,7 @@ struct RegionStateStoreTests {
 
     @Test("a region's RSSI hysteresis round-trips in monitored regions and queued events; none stays none")
     func hysteresisRoundTrips() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         var door = try Self.region("door")
         door.hysteresis = try RSSIHysteresis(enterAtOrAbove: -60, absentBelow: -75)
         let stored = StoredRegion(
@@ -92,7 +92,7 @@ struct RegionStateStoreTests {
     @Test(
         "who heard a region (by room, and the rooms a blind region waits for) round-trips; NULL stays none; a hand edit is a problem, not a failure")
     func hearingsRoundTrip() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         let hearing = StoredHearing(local: 5, remote: ["kitchen": 10, "garage": 7], waitingFor: ["kitchen"])
         var moved = try Self.stored(4, "moved", state: .inside, seen: 10)
         moved.heardBy = StoredHearing(local: nil, remote: ["attic": 3], waitingFor: nil)
@@ -153,7 +153,7 @@ struct RegionStateStoreTests {
 
     @Test("removing a region or a client removes only that; an update of a removed region does nothing")
     func removal() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         try store.apply([
             .saveRegion(try Self.stored(1, "a")), .saveRegion(try Self.stored(1, "b")),
             .saveRegion(try Self.stored(2, "a")),
@@ -169,14 +169,14 @@ struct RegionStateStoreTests {
 
     @Test("a batch is one transaction: a failing change leaves none of the batch applied")
     func atomicBatch() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         let bad = QueuedRegionEvent(
             appID: "org.example.Demo", kind: .didEnterRegion, region: try Self.region("x"),
             timestamp: Timestamp(microsecondsSinceEpoch: 1))
         // A region row with an out-of-range client violates the table's CHECK, after a good change in the batch.
         var broken = try Self.stored(1, "b")
         broken.client = 0
-        #expect(throws: StateStoreError.self) {
+        #expect(throws: StateDatabaseError.self) {
             try store.apply([.saveRegion(try Self.stored(1, "a")), .queueEvent(bad, limit: 10), .saveRegion(broken)])
         }
         #expect(try store.loadRegions().regions.isEmpty)
@@ -187,7 +187,7 @@ struct RegionStateStoreTests {
     func durabilityLevelIsPerWrite() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-sync-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try StateStore(directory: directory.path)
+        let store = try SQLiteStateDatabase(directory: directory.path)
         try store.apply([.saveRegion(try Self.stored(1, "a"))], durability: .processCrash)
         #expect(try store.durabilitySettings().synchronous == 1)
         try store.save(AuthorizationRecord(status: .authorizedAlways), for: "org.example.App")
@@ -202,7 +202,7 @@ struct RegionStateStoreTests {
 
     @Test("queued events come back oldest first; beyond the limit the oldest are dropped and counted")
     func queueBound() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         let kinds: [QueuedRegionEvent.Kind] = [.didEnterRegion, .didExitRegion]
         for index in 0..<7 {
             try store.apply([.queueEvent(try Self.event(kinds[index % 2], "lobby", at: Int64(100 + index)), limit: 3)])
@@ -222,7 +222,7 @@ struct RegionStateStoreTests {
 
     @Test("events older than the time to live are dropped and counted when the queue is read")
     func queueTTL() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         for time: Int64 in [10, 20, 30, 40] {
             try store.apply([.queueEvent(try Self.event(.didEnterRegion, "lobby", at: time), limit: 100)])
         }
@@ -239,7 +239,7 @@ struct RegionStateStoreTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-regions-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
-            let store = try StateStore(directory: directory.path)
+            let store = try SQLiteStateDatabase(directory: directory.path)
             try store.apply([
                 .saveRegion(try Self.stored(4, "lobby", state: .inside, seen: 1_000)),
                 .saveRegion(try Self.stored(4, "desk")),
@@ -247,12 +247,12 @@ struct RegionStateStoreTests {
             ])
         }
         // Another program writes a UUID beacond cannot read.
-        let database = try DatabaseQueue(path: directory.appendingPathComponent(StateStore.databaseFileName).path)
+        let database = try DatabaseQueue(path: directory.appendingPathComponent(SQLiteStateDatabase.databaseFileName).path)
         try database.write { db in
             try db.execute(sql: "UPDATE monitored_region SET uuid = 'not-a-uuid' WHERE identifier = 'desk'")
         }
         try database.close()
-        let reopened = try StateStore(directory: directory.path)
+        let reopened = try SQLiteStateDatabase(directory: directory.path)
         let loaded = try reopened.loadRegions()
         #expect(loaded.regions == [try Self.stored(4, "lobby", state: .inside, seen: 1_000)])
         #expect(loaded.problems.count == 1 && loaded.problems[0].contains("desk"))

@@ -15,7 +15,7 @@ struct StateFileTests {
 
     @Test("expired events are dropped for every app and counted for DroppedBefore; the oldest time is reported")
     func expiry() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         try store.apply([
             .queueEvent(try RegionStateStoreTests.event(.didEnterRegion, "a", at: 100), limit: 10),
             .queueEvent(try RegionStateStoreTests.event(.didExitRegion, "a", at: 200, app: "org.example.Other"), limit: 10),
@@ -35,7 +35,7 @@ struct StateFileTests {
     func deletedDatabase() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try StateStore(directory: directory)
+        let store = try SQLiteStateDatabase(directory: directory)
         try store.apply([.saveRegion(try RegionStateStoreTests.stored(1, "lobby", state: .inside, seen: 5))])
         #expect(store.fileProblem() == nil)
         try FileManager.default.removeItem(atPath: directory)
@@ -43,7 +43,7 @@ struct StateFileTests {
         #expect(problem.message.contains("deleted"))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try store.copy(to: store.file)
-        let reopened = try StateStore(directory: directory)
+        let reopened = try SQLiteStateDatabase(directory: directory)
         #expect(reopened.fileProblem() == nil)
         #expect(try reopened.loadRegions().regions.map(\.monitored.region.identifier) == ["lobby"])
         #expect(store.fileProblem()?.message.contains("replaced") == true)
@@ -69,20 +69,20 @@ struct StateFileTests {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let stateFile = try StateFile(directory: directory, logger: logger)
-        try stateFile.save(AuthorizationRecord(status: .authorizedAlways), for: "org.example.Demo")
-        let log = stateFile.file + "-wal"
+        let stateDatabase = try StateDatabaseFile(directory: directory, logger: logger)
+        try stateDatabase.save(AuthorizationRecord(status: .authorizedAlways), for: "org.example.Demo")
+        let log = stateDatabase.file + "-wal"
         #expect(FileManager.default.fileExists(atPath: log), "nothing in the log: this test would prove nothing")
-        try stateFile.close()
+        try stateDatabase.close()
         #expect(!FileManager.default.fileExists(atPath: log))
         _ = try StateDirectoryLock(directory: directory)
-        try stateFile.close() // a second close does nothing
+        try stateDatabase.close() // a second close does nothing
         #expect {
-            try stateFile.save(AuthorizationRecord(status: .denied), for: "org.example.Demo")
+            try stateDatabase.save(AuthorizationRecord(status: .denied), for: "org.example.Demo")
         } throws: { error in
             "\(error)".contains("the state database is closed: beacond is stopping")
         }
-        let reopened = try StateStore(directory: directory)
+        let reopened = try SQLiteStateDatabase(directory: directory)
         #expect(try reopened.loadAll()["org.example.Demo"]?.status == .authorizedAlways)
     }
 }

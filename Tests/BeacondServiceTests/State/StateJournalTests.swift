@@ -14,13 +14,13 @@ struct StateJournalTests {
         return MonitoredRegion(region: region, state: state, lastSeen: nil, lastDeterminedState: state)
     }
 
-    static let diskFull = StateStoreError(
+    static let diskFull = StateDatabaseError(
         file: "/var/lib/beacond/state.sqlite", message: "database or disk is full",
         fix: "free disk space on the file system of /var/lib/beacond")
-    static let readOnly = StateStoreError(
+    static let readOnly = StateDatabaseError(
         file: "/var/lib/beacond/state.sqlite", message: "attempt to write a readonly database",
         fix: "remount the file system read-write")
-    static let deleted = StateStoreError(
+    static let deleted = StateDatabaseError(
         file: "/var/lib/beacond/state.sqlite", message: "the state database was deleted",
         fix: "make /var/lib/beacond writable")
 
@@ -100,7 +100,7 @@ struct StateJournalTests {
         var attempts = 0
         var written: [StateChange] = []
         var diskFull = true
-        let write = { (batch: [StateChange]) throws(StateStoreError) in
+        let write = { (batch: [StateChange]) throws(StateDatabaseError) in
             attempts += 1
             if diskFull { throw Self.diskFull }
             written = batch
@@ -202,7 +202,7 @@ struct StateJournalTests {
         #expect(journal.failure != nil)
         // No write has failed yet, so none waits for a retry: the next commit tries.
         var attempts = 0
-        let tried = journal.commit { _ throws(StateStoreError) in
+        let tried = journal.commit { _ throws(StateDatabaseError) in
             attempts += 1
             throw Self.deleted
         }

@@ -20,7 +20,7 @@ struct StateStoreTests {
 
     @Test("records round-trip, and a save replaces the earlier record")
     func roundTrip() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         #expect(try store.loadAll().isEmpty)
         for (appID, record) in Self.records { try store.save(record, for: appID) }
         #expect(try store.loadAll() == Self.records)
@@ -33,14 +33,14 @@ struct StateStoreTests {
 
     @Test("every status is stored and read back", arguments: AuthorizationStatus.allCases)
     func statuses(_ status: AuthorizationStatus) throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         try store.save(AuthorizationRecord(status: status), for: "app")
         #expect(try store.loadAll() == ["app": AuthorizationRecord(status: status)])
     }
 
     @Test("remove forgets one app only, and removing an unknown app is not an error")
     func remove() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateDatabase.inMemory()
         for (appID, record) in Self.records { try store.save(record, for: appID) }
         try store.remove(appID: "org.example.Denied")
         try store.remove(appID: "org.example.NeverSeen")
@@ -54,7 +54,7 @@ struct StateStoreTests {
         let directory = try ConfigurationDirectory()
         let stateDirectory = directory.path + "/state/nested"
         do {
-            let store = try StateStore(directory: stateDirectory)
+            let store = try SQLiteStateDatabase(directory: stateDirectory)
             #expect(store.file == stateDirectory + "/state.sqlite")
             #expect(store.recoveryNote == nil)
             let settings = try store.durabilitySettings()
@@ -65,7 +65,7 @@ struct StateStoreTests {
         }
         var expected = Self.records
         expected["org.example.Restricted"] = nil
-        let reopened = try StateStore(directory: stateDirectory)
+        let reopened = try SQLiteStateDatabase(directory: stateDirectory)
         #expect(reopened.recoveryNote == nil)
         #expect(try reopened.loadAll() == expected)
         #expect(FileManager.default.fileExists(atPath: stateDirectory + "/state.sqlite"))
@@ -76,7 +76,7 @@ struct StateStoreTests {
         let directory = try ConfigurationDirectory()
         let garbage = Data(String(repeating: "this is not an SQLite database\n", count: 200).utf8)
         try garbage.write(to: URL(fileURLWithPath: directory.path + "/state.sqlite"))
-        let store = try StateStore(directory: directory.path)
+        let store = try SQLiteStateDatabase(directory: directory.path)
         let note = try #require(store.recoveryNote)
         #expect(note.contains(directory.path + "/state.sqlite.corrupt-"))
         #expect(try store.loadAll().isEmpty)
@@ -93,7 +93,7 @@ struct StateStoreTests {
     func damagedPagesMovedAside() throws {
         let directory = try ConfigurationDirectory()
         do {
-            let store = try StateStore(directory: directory.path)
+            let store = try SQLiteStateDatabase(directory: directory.path)
             for index in 0..<300 {
                 try store.save(AuthorizationRecord(status: .denied), for: "org.example.App\(index)")
             }
@@ -108,7 +108,7 @@ struct StateStoreTests {
         try? FileManager.default.removeItem(atPath: file + "-wal")
         try? FileManager.default.removeItem(atPath: file + "-shm")
 
-        let store = try StateStore(directory: directory.path)
+        let store = try SQLiteStateDatabase(directory: directory.path)
         #expect(store.recoveryNote != nil)
         #expect(try store.loadAll().isEmpty)
     }
@@ -120,7 +120,7 @@ struct StateStoreTests {
             atPath: directory.path + "/state.sqlite",
             withIntermediateDirectories: false)
         do {
-            let store = try StateStore(directory: directory.path)
+            let store = try SQLiteStateDatabase(directory: directory.path)
             Issue.record("opened a directory as a database: \(store.file)")
         } catch {
             #expect(error.file == directory.path + "/state.sqlite")
@@ -135,7 +135,7 @@ struct StateStoreTests {
         let directory = try ConfigurationDirectory()
         try directory.write("a file", to: "blocker")
         do {
-            _ = try StateStore(directory: directory.path + "/blocker/state")
+            _ = try SQLiteStateDatabase(directory: directory.path + "/blocker/state")
             Issue.record("opened a store under a regular file")
         } catch {
             #expect(error.file == directory.path + "/blocker/state")

@@ -4,7 +4,7 @@ import BeacondCore
 /// The state database's schema, as GRDB migrations: each one runs once per database, in order, in its own
 /// transaction, so a new table is a further migration registered here.
 /// Never edit a registered migration: databases in the field already ran it.
-enum StateStoreSchema {
+enum SQLiteStateDatabaseSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: app authorizations") { db in

@@ -2,7 +2,7 @@ public import BeaconKit
 import GRDB
 public import BeacondCore
 
-extension StateStore {
+extension SQLiteStateDatabase {
     static func queue(_ event: QueuedRegionEvent, limit: Int, in db: Database) throws {
         let region = event.region
         try db.execute(
@@ -45,7 +45,7 @@ extension StateStore {
     /// `appID`'s queue, after dropping (and counting) the events that happened before `expiredBefore`. The
     /// events stay queued until the daemon has sent them and removes them (`StateChange.removeQueuedEvents`),
     /// so a crash in between delivers them again rather than losing them.
-    public func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
+    public func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateDatabaseError) -> QueuedEvents {
         do {
             return try write(.powerLoss) { db in
                 let expired =
@@ -93,7 +93,7 @@ extension StateStore {
     /// Drops (and counts, so the app's next client hears `DroppedBefore`) every queued event that happened before
     /// `expiredBefore`, whatever its app: `queue_ttl` holds whether or not the app ever comes back. Returns how
     /// many were dropped per app.
-    public func dropExpiredQueuedEvents(before expiredBefore: Timestamp) throws(StateStoreError) -> [String: Int] {
+    public func dropExpiredQueuedEvents(before expiredBefore: Timestamp) throws(StateDatabaseError) -> [String: Int] {
         do {
             return try write(.powerLoss) { db in
                 var dropped: [String: Int] = [:]
@@ -117,7 +117,7 @@ extension StateStore {
     }
 
     /// When the oldest queued event happened (nil when nothing is queued): the next one `queue_ttl` expires.
-    public func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp? {
+    public func oldestQueuedEventTime() throws(StateDatabaseError) -> Timestamp? {
         do {
             return try database.read { db in
                 try Int64.fetchOne(db, sql: "SELECT MIN(timestamp_us) FROM queued_event")
@@ -129,7 +129,7 @@ extension StateStore {
     }
 
     /// How many events are queued per app (for status).
-    public func queuedEventCounts() throws(StateStoreError) -> [String: Int] {
+    public func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] {
         do {
             return try database.read { db in
                 var counts: [String: Int] = [:]

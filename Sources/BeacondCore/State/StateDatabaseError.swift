@@ -1,6 +1,6 @@
-/// The state store cannot be opened, read or written: which file, what went wrong, and what to do about it.
-public struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The database file or state directory concerned (`:memory:` for an in-memory store).
+/// The state database cannot be opened, read or written: which file, what went wrong, and what to do about it.
+public struct StateDatabaseError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The database file or state directory concerned (`:memory:` for an in-memory database).
     public var file: String
     /// What went wrong, with SQLite's or the system's reason.
     public var message: String

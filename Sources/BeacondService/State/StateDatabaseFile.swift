@@ -12,9 +12,9 @@ import BeacondCore
 /// expired queued events and trimming at start write to `store` directly: redone after a restart if lost.) A deleted database is
 /// written out to a new file (with the directory and its lock made again), so nothing is lost; one that cannot
 /// be (the directory cannot be made) or that was replaced by another file is an error like a full disk.
-final class StateFile {
+final class StateDatabaseFile {
     let directory: String
-    private(set) var store: StateStore
+    private(set) var store: SQLiteStateDatabase
     private var lock: StateDirectoryLock
     private var watch: StateDirectoryWatch?
     /// Where and what the watch calls, kept to watch again after the database is written anew.
@@ -26,19 +26,19 @@ final class StateFile {
     private(set) var isClosed = false
     private let logger: Logger
 
-    init(directory: String, logger: Logger) throws(StateStoreError) {
+    init(directory: String, logger: Logger) throws(StateDatabaseError) {
         self.directory = directory
         self.logger = logger
         lock = try StateDirectoryLock(directory: directory)
-        store = try StateStore(directory: directory)
+        store = try SQLiteStateDatabase(directory: directory)
     }
 
     var file: String { store.file }
 
     /// The store, once its file is checked (and written anew if it was deleted).
-    func ensured() throws(StateStoreError) -> StateStore {
+    func ensured() throws(StateDatabaseError) -> SQLiteStateDatabase {
         guard !isClosed else {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: store.file, message: "the state database is closed: beacond is stopping",
                 fix: "start beacond again; what it saved before it stopped is in the database")
         }
@@ -54,10 +54,10 @@ final class StateFile {
         do {
             let lock = try StateDirectoryLock(directory: directory)
             try store.copy(to: store.file)
-            store = try StateStore(directory: directory)
+            store = try SQLiteStateDatabase(directory: directory)
             self.lock = lock
         } catch {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: store.file, message: "\(problem.message), and a new one cannot be written: \(error.message)",
                 fix: error.fix)
         }
@@ -68,16 +68,16 @@ final class StateFile {
     }
 
     /// Saves an authorization decision, for `AuthorizationService` (which applies it only once saved).
-    func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError) {
+    func save(_ record: AuthorizationRecord, for appID: String) throws(StateDatabaseError) {
         try ensured().save(record, for: appID)
     }
 
-    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError) {
+    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateDatabaseError) {
         try ensured().saveLocationServicesSwitch(enabled)
     }
 
     /// Writes a journal batch (`StateJournal`).
-    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateStoreError) {
+    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateDatabaseError) {
         try ensured().apply(batch, durability: durability)
     }
 
@@ -98,7 +98,7 @@ final class StateFile {
     /// The last write is done: the watch stops, the database is closed (its write-ahead log folded into the file),
     /// and only then is the lock released, so the next beacond never opens a database this one still holds.
     /// Idempotent. Throws when SQLite cannot close the database; the lock is released all the same.
-    func close() throws(StateStoreError) {
+    func close() throws(StateDatabaseError) {
         guard !isClosed else { return }
         isClosed = true
         watch?.stop()
@@ -111,19 +111,19 @@ final class StateFile {
 
 /// The core's store: writes the core must wait for go through `ensured()` (the file is checked first); reads,
 /// dropping expired queued events and the start trim use the open database as it is.
-extension StateFile: CoreStore {
-    func ensure() throws(StateStoreError) { _ = try ensured() }
-    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateStoreError) -> QueuedEvents {
+extension StateDatabaseFile: StateDatabase {
+    func ensure() throws(StateDatabaseError) { _ = try ensured() }
+    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateDatabaseError) -> QueuedEvents {
         try store.queuedEvents(of: appID, expiredBefore: expiredBefore)
     }
-    func dropExpiredQueuedEvents(before: Timestamp) throws(StateStoreError) -> [String: Int] {
+    func dropExpiredQueuedEvents(before: Timestamp) throws(StateDatabaseError) -> [String: Int] {
         try store.dropExpiredQueuedEvents(before: before)
     }
-    func oldestQueuedEventTime() throws(StateStoreError) -> Timestamp? { try store.oldestQueuedEventTime() }
-    func queuedEventCounts() throws(StateStoreError) -> [String: Int] { try store.queuedEventCounts() }
-    func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int] { try store.trimRegions(perApp: perApp) }
-    func loadRegions(perApp: Int) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
+    func oldestQueuedEventTime() throws(StateDatabaseError) -> Timestamp? { try store.oldestQueuedEventTime() }
+    func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try store.queuedEventCounts() }
+    func trimRegions(perApp: Int) throws(StateDatabaseError) -> [String: Int] { try store.trimRegions(perApp: perApp) }
+    func loadRegions(perApp: Int) throws(StateDatabaseError) -> (regions: [StoredRegion], problems: [String]) {
         try store.loadRegions(perApp: perApp)
     }
-    func highestStoredClient() throws(StateStoreError) -> Int { try store.highestStoredClient() }
+    func highestStoredClient() throws(StateDatabaseError) -> Int { try store.highestStoredClient() }
 }

@@ -6,11 +6,11 @@ public import BeacondCore
 /// Everything the daemon must not forget across restarts and power loss, in `<state directory>/state.sqlite`
 /// (`/var/lib/beacond` under systemd's `StateDirectory=beacond`): the administrator's and the apps' authorization
 /// decisions, the services switch, every monitored region with its last state, and the region events queued
-/// for apps whose client is gone (`StateStore+Regions`, `StateStore+Events`).
+/// for apps whose client is gone (`SQLiteStateDatabase+Regions`, `SQLiteStateDatabase+Events`).
 ///
 /// Every call is synchronous and runs in its own transaction; use it from one thread (the daemon's state
 /// writer). A corrupt database is moved aside at open, and the daemon starts clean with `recoveryNote` set.
-public final class StateStore: Sendable {
+public final class SQLiteStateDatabase: Sendable {
     /// The database file's name in the state directory.
     public static let databaseFileName = "state.sqlite"
 
@@ -26,11 +26,11 @@ public final class StateStore: Sendable {
     /// Creates `directory` if needed, opens `<directory>/state.sqlite` in WAL mode and brings its schema up to
     /// date. A file that is not an SQLite database, or fails SQLite's integrity check, is renamed to
     /// `state.sqlite.corrupt-<UTC timestamp>` and a new database is started (see `recoveryNote`).
-    public init(directory: String) throws(StateStoreError) {
+    public init(directory: String) throws(StateDatabaseError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: directory,
                 message: "cannot create the state directory: "
                     + error.localizedDescription,
@@ -71,18 +71,18 @@ public final class StateStore: Sendable {
     }
 
     /// A store that lives only as long as the value, for tests.
-    public static func inMemory() throws(StateStoreError) -> StateStore {
+    public static func inMemory() throws(StateDatabaseError) -> SQLiteStateDatabase {
         do {
             let database = try DatabaseQueue()
-            try StateStoreSchema.migrator.migrate(database)
-            return StateStore(database: database, file: ":memory:")
+            try SQLiteStateDatabaseSchema.migrator.migrate(database)
+            return SQLiteStateDatabase(database: database, file: ":memory:")
         } catch {
             throw storeError(error, file: ":memory:", doing: "create an in-memory state database")
         }
     }
 
     /// Every stored record, by app id. Apps without a row are `notDetermined` (`AuthorizationRecord.initial`).
-    public func loadAll() throws(StateStoreError) -> [String: AuthorizationRecord] {
+    public func loadAll() throws(StateDatabaseError) -> [String: AuthorizationRecord] {
         let rows: [Row]
         do {
             rows = try database.read { db in
@@ -102,7 +102,7 @@ public final class StateStore: Sendable {
             let pendingText: String? = row["pending_request"]
             // The schema's CHECKs make these unreachable short of a database written by another program.
             guard let status = AuthorizationStatus(rawValue: statusText) else {
-                throw StateStoreError(
+                throw StateDatabaseError(
                     file: file, message: "app \(appID) has an unknown status \"\(statusText)\"",
                     fix: "reset the app with beaconctl auth reset \(appID) once the daemon runs, "
                         + "or delete the row with sqlite3")
@@ -117,7 +117,7 @@ public final class StateStore: Sendable {
 
     /// Stores `record` for `appID`, replacing what was there, in one transaction. When this returns, the record
     /// is on disk: WAL with `synchronous = FULL` has fsynced the commit.
-    public func save(_ record: AuthorizationRecord, for appID: String) throws(StateStoreError) {
+    public func save(_ record: AuthorizationRecord, for appID: String) throws(StateDatabaseError) {
         do {
             try write(.powerLoss) { db in
                 try db.execute(
@@ -141,7 +141,7 @@ public final class StateStore: Sendable {
     }
 
     /// Forgets `appID` (`beaconctl auth reset`): it is `notDetermined` again, with its upgrade request back.
-    public func remove(appID: String) throws(StateStoreError) {
+    public func remove(appID: String) throws(StateDatabaseError) {
         do {
             try write(.powerLoss) { db in
                 try db.execute(sql: "DELETE FROM app_authorization WHERE app_id = ?", arguments: [appID])
@@ -155,7 +155,7 @@ public final class StateStore: Sendable {
     /// it, so the file alone holds every commit: what the next beacond, a backup or an administrator's copy reads.
     /// (Left open until the process exits, the log outlives it, and a database file damaged while beacond is
     /// stopped could be masked by the pages the log still holds.) Any use afterwards throws.
-    public func close() throws(StateStoreError) {
+    public func close() throws(StateDatabaseError) {
         do {
             try database.close()
         } catch {

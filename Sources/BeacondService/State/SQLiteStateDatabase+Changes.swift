@@ -2,7 +2,7 @@ import BeaconKit
 import GRDB
 public import BeacondCore
 
-extension StateStore {
+extension SQLiteStateDatabase {
     /// One transaction at the durability asked for. The level is the connection's, so every write sets its own
     /// rather than relying on a reset after the last one (a reset that failed unnoticed would leave later
     /// acknowledged writes unsynced). A FULL commit also syncs every NORMAL one before it.
@@ -20,7 +20,7 @@ extension StateStore {
     }
 
     /// Commits `changes` in one transaction (nothing of them is applied if it fails), as durable as asked.
-    public func apply(_ changes: [StateChange], durability: StateDurability = .powerLoss) throws(StateStoreError) {
+    public func apply(_ changes: [StateChange], durability: StateDurability = .powerLoss) throws(StateDatabaseError) {
         guard !changes.isEmpty else { return }
         do {
             try write(durability) { db in

@@ -3,11 +3,11 @@ public import BeacondCore
 
 /// The administrator's location-services switch (`beaconctl services on|off`), durable like decisions:
 /// turning services off must not silently turn back on after a restart.
-extension StateStore {
+extension SQLiteStateDatabase {
     static let locationServicesKey = "location_services"
 
     /// The stored switch; true when never set.
-    public func locationServicesSwitch() throws(StateStoreError) -> Bool {
+    public func locationServicesSwitch() throws(StateDatabaseError) -> Bool {
         do {
             let value = try database.read { db in
                 try String.fetchOne(
@@ -16,13 +16,13 @@ extension StateStore {
             }
             return value != "off"
         } catch {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: file, message: "cannot read the location-services switch: \(error)",
                 fix: "check that the state directory is readable by the daemon's user")
         }
     }
 
-    public func saveLocationServicesSwitch(_ enabled: Bool) throws(StateStoreError) {
+    public func saveLocationServicesSwitch(_ enabled: Bool) throws(StateDatabaseError) {
         do {
             try write(.powerLoss) { db in
                 try db.execute(
@@ -33,7 +33,7 @@ extension StateStore {
                         """, arguments: [Self.locationServicesKey, enabled ? "on" : "off"])
             }
         } catch {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: file, message: "cannot save the location-services switch: \(error)",
                 fix: "check that the state directory is writable and the disk is not full")
         }

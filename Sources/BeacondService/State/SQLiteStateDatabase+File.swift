@@ -10,7 +10,7 @@ public import BeacondCore
 /// replaced. SQLite goes on writing to the open, unlinked file, so every commit "succeeds" and a restart finds
 /// nothing: a change acknowledged as saved would not be on disk. `fileProblem` notices it (one `stat` against
 /// the identity recorded at open); `copy(to:)` writes the open database out to a new file.
-extension StateStore {
+extension SQLiteStateDatabase {
     /// The device and inode of the file at `path`, nil if it cannot be read.
     static func fileIdentity(_ path: String) -> FileIdentity? {
         var info = stat()
@@ -19,16 +19,16 @@ extension StateStore {
     }
 
     /// Why the database open now is no longer the file at `file` (nil while it is, and for an in-memory store).
-    public func fileProblem() -> StateStoreError? {
+    public func fileProblem() -> StateDatabaseError? {
         guard let opened = openedFile else { return nil }
         guard let now = Self.fileIdentity(file) else {
-            return StateStoreError(
+            return StateDatabaseError(
                 file: file, message: "the state database was deleted while beacond runs (\(String(cString: strerror(errno))))",
                 fix: "do not remove the state directory of a running beacond; beacond writes "
                     + "its state to a new database there as soon as it can create the directory")
         }
         guard now == opened else {
-            return StateStoreError(
+            return StateDatabaseError(
                 file: file, message: "the state database was replaced by another file while beacond runs",
                 fix: "stop beacond before restoring or replacing its state database; beacond goes on "
                     + "with the state it has and writes it to a new database")
@@ -38,7 +38,7 @@ extension StateStore {
 
     /// Writes the whole open database to `path` (which must not exist) in one step (`VACUUM INTO`), so the state
     /// of a database whose file was deleted lives on in a new file.
-    public func copy(to path: String) throws(StateStoreError) {
+    public func copy(to path: String) throws(StateDatabaseError) {
         do {
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "VACUUM INTO ?", arguments: [path])
@@ -64,11 +64,11 @@ public final class StateDirectoryLock: Sendable {
     public let path: String
 
     /// Takes the lock, or throws saying which process holds it and what to do.
-    public init(directory: String) throws(StateStoreError) {
+    public init(directory: String) throws(StateDatabaseError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: directory, message: "cannot create the state directory: \(error.localizedDescription)",
                 fix: "create it and make it writable by the daemon's user, or pass another --state-dir")
         }
@@ -76,7 +76,7 @@ public final class StateDirectoryLock: Sendable {
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: path, message: "cannot open the lock file: \(String(cString: strerror(errno)))",
                 fix: "make the state directory writable by the daemon's user, or pass another --state-dir")
         }
@@ -85,7 +85,7 @@ public final class StateDirectoryLock: Sendable {
                 (try? String(contentsOfFile: path, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             close(fd)
-            throw StateStoreError(
+            throw StateDatabaseError(
                 file: directory, message: "another beacond\(holder.isEmpty ? "" : " (pid \(holder))") uses this state directory",
                 fix: "stop it first (" + BeacondAdvice.stop(pid: holder) + "), or give this one its own --state-dir")
         }

@@ -3,13 +3,13 @@ import Foundation
 import GRDB
 public import BeacondCore
 
-extension StateStore {
+extension SQLiteStateDatabase {
     /// Every stored region, by client then order of addition, and the rows that could not be read (each with why), so
     /// the daemon can log them and go on with the rest.
     ///
     /// At most `perApp` regions of each app are read, its first saved ones: a restart loads a bounded state
     /// whatever the file holds (80,000 rows once took a daemon to 236 MB at start). `trimRegions` removes the rest.
-    public func loadRegions(perApp: Int = .max) throws(StateStoreError) -> (regions: [StoredRegion], problems: [String]) {
+    public func loadRegions(perApp: Int = .max) throws(StateDatabaseError) -> (regions: [StoredRegion], problems: [String]) {
         let rows: [Row]
         do {
             // `place` follows (client, rowid) within an app, and a client has one app: ordering by it keeps each
@@ -58,7 +58,7 @@ extension StateStore {
 
     /// Removes each app's regions beyond its first `perApp` saved ones (those `loadRegions(perApp:)` leaves out),
     /// and says how many went, by app.
-    public func trimRegions(perApp: Int) throws(StateStoreError) -> [String: Int] {
+    public func trimRegions(perApp: Int) throws(StateDatabaseError) -> [String: Int] {
         do {
             return try write(.powerLoss) { db in
                 let excess = try Row.fetchAll(
@@ -83,7 +83,7 @@ extension StateStore {
 
     /// The highest client number any stored row uses (0 if none): new clients are numbered above it, so a
     /// restored region is never mistaken for a new client's.
-    public func highestStoredClient() throws(StateStoreError) -> Int {
+    public func highestStoredClient() throws(StateDatabaseError) -> Int {
         do {
             return try database.read { db in
                 try Int.fetchOne(db, sql: "SELECT MAX(client) FROM monitored_region") ?? 0
