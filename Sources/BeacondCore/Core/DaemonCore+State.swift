@@ -75,7 +75,7 @@ extension DaemonCore {
     }
 
     /// Outside a commit (a watch event, GetStatus): recover or report a lost database now, not at the next change.
-    package mutating func checkStateFile() {
+    package mutating func checkStateDatabase() {
         let wasLost = database.isLost
         do {
             try database.ensure()

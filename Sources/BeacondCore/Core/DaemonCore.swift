@@ -153,8 +153,8 @@ package struct DaemonCore {
             commitState(durability)
         case .signalsSent:
             if journal.signalsSent() { commitState() }
-        case .checkStateFile:
-            checkStateFile()
+        case .checkStateDatabase:
+            checkStateDatabase()
         case .shuttingDown:
             perform(scanControl.shutdown())
             for timer in Array(armedTimers.keys) { cancel(timer) }
@@ -349,7 +349,7 @@ package enum DaemonInput {
     /// The signals were sent: what sending them settles (queued events delivered) can be saved.
     case signalsSent
     /// Outside a commit (a watch event, GetStatus): recover or report a lost database now.
-    case checkStateFile
+    case checkStateDatabase
     /// Stop scanning, cancel every timer and save everything, durably.
     case shuttingDown
 }

@@ -14,7 +14,7 @@ extension ExportedObjects {
     /// clients did (with 75,000 regions the old lists took seconds and ended the daemon's bus connection). The
     /// lists are paged: `ListRegions`, `ListClients`, `ListApps`, `ListPendingRequests`.
     static func status(_ daemon: isolated BeaconDaemon) -> DBusValue {
-        daemon.run(.checkStateFile)
+        daemon.run(.checkStateDatabase)
         let view = daemon.view
         let configuration = view.configuration
         // A queue that cannot be read is said in StateError, not shown as empty queues.

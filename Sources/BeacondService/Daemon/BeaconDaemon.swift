@@ -134,7 +134,7 @@ public actor BeaconDaemon {
         stateDatabase.watch(on: loop) {
             self.assumeIsolated { daemon in
                 // Deferred: the event may come while the directory is half removed (rm -rf is still running).
-                daemon.loop.execute { daemon.receive(.checkStateFile) }
+                daemon.loop.execute { daemon.receive(.checkStateDatabase) }
             }
         }
         run(startMQTT())

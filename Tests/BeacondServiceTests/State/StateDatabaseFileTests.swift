@@ -6,7 +6,7 @@ import Logging
 import Testing
 
 @Suite("state store: expiry, a deleted database, one daemon per directory")
-struct StateFileTests {
+struct StateDatabaseFileTests {
     static func temporaryDirectory() throws -> String {
         let path = NSTemporaryDirectory() + "beacond-state-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -17,9 +17,9 @@ struct StateFileTests {
     func expiry() throws {
         let store = try SQLiteStateDatabase.inMemory()
         try store.apply([
-            .queueEvent(try RegionStateStoreTests.event(.didEnterRegion, "a", at: 100), limit: 10),
-            .queueEvent(try RegionStateStoreTests.event(.didExitRegion, "a", at: 200, app: "org.example.Other"), limit: 10),
-            .queueEvent(try RegionStateStoreTests.event(.didExitRegion, "a", at: 300), limit: 10),
+            .queueEvent(try SQLiteRegionStateTests.event(.didEnterRegion, "a", at: 100), limit: 10),
+            .queueEvent(try SQLiteRegionStateTests.event(.didExitRegion, "a", at: 200, app: "org.example.Other"), limit: 10),
+            .queueEvent(try SQLiteRegionStateTests.event(.didExitRegion, "a", at: 300), limit: 10),
         ])
         #expect(try store.oldestQueuedEventTime() == Timestamp(microsecondsSinceEpoch: 100))
         let dropped = try store.dropExpiredQueuedEvents(before: Timestamp(microsecondsSinceEpoch: 250))
@@ -36,7 +36,7 @@ struct StateFileTests {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteStateDatabase(directory: directory)
-        try store.apply([.saveRegion(try RegionStateStoreTests.stored(1, "lobby", state: .inside, seen: 5))])
+        try store.apply([.saveRegion(try SQLiteRegionStateTests.stored(1, "lobby", state: .inside, seen: 5))])
         #expect(store.fileProblem() == nil)
         try FileManager.default.removeItem(atPath: directory)
         let problem = try #require(store.fileProblem())

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 @Suite("authorization store")
-struct StateStoreTests {
+struct SQLiteStateDatabaseTests {
     /// One record of each shape the rules produce.
     private static let records: [String: AuthorizationRecord] = [
         "org.example.Pending": AuthorizationRecord(status: .notDetermined, pendingRequest: .always),

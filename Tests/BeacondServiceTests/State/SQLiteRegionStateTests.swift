@@ -6,7 +6,7 @@ import GRDB
 import Testing
 
 @Suite("state store: monitored regions and queued events")
-struct RegionStateStoreTests {
+struct SQLiteRegionStateTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
     static func region(
