@@ -172,10 +172,18 @@ struct MonitorTests {
                 "--signal", "org.freedesktop.DBus.NameOwnerChanged", "org.beacond", String(daemon), "",
             ])
         #expect(forgedOwner.status == 0, "\(forgedOwner.output)")
-        #expect(try await holds(for: .seconds(1)) { log.states == ["lobby inside"] && log.last?.isBlocked == false })
+        // A marker after them: a second condition's entry, which beacond signals after the forged signals reached
+        // the client. Had either been believed, the lobby would be outside before it, or the monitor blocked.
+        try await monitor.add(BeaconIdentityCondition(uuid: World.demoUUID, major: 2), identifier: "marker")
+        let marker = Advertiser(world, major: 2)
+        marker.on()
+        try await until("the marker inside: \(log.states)") { log.states.contains("marker inside") }
+        await marker.off()
+        #expect(log.states.filter { $0.hasPrefix("lobby") } == ["lobby inside"], "\(log.states)")
+        #expect(!monitor.session.diagnostic.isBlocked, "\(monitor.session.diagnostic)")
         // Still registered where it was: the real exit comes.
         await beacon.off()
-        try await until("the real exit") { log.states == ["lobby inside", "lobby outside"] }
+        try await until("the real exit") { log.states.filter { $0.hasPrefix("lobby") } == ["lobby inside", "lobby outside"] }
         await monitor.close()
     }
 }

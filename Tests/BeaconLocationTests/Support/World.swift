@@ -366,13 +366,3 @@ func until(
     }
     throw World.Failure("waited \(timeout) for \(what)")
 }
-
-/// What stays true for `window`: nothing is allowed to change (e.g. no repeated event after a restart).
-func holds(for window: Duration, _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + window
-    while ContinuousClock.now < deadline {
-        if !condition() { return false }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return condition()
-}
