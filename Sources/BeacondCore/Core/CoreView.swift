@@ -30,7 +30,7 @@ package struct CoreView {
     /// Why the state cannot be saved now, if it cannot.
     package var stateError: String? { core.journal.failure?.reason }
     /// Why no `[mqtt]` node runs although one is configured.
-    package var mqttProblem: String? { core.mqttProblem }
+    package var mqttProblem: String? { core.fleet.problem }
 
     /// Each app's queued events, read from the state database through the core's port to it.
     package func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try core.database.queuedEventCounts() }

@@ -161,7 +161,7 @@ extension DaemonCore {
         region.constraint = try resolvingDevice(region.constraint, app: app)
         if let room = region.room, engine.presence == nil {
             let why =
-                mqttProblem.map {
+                fleet.problem.map {
                     "MQTT is configured but not running (\($0)). Fix: correct [mqtt] in "
                         + "\(configDirectory)/beacond.toml and reload, or leave 'Room' out"
                 }

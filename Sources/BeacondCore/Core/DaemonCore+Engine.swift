@@ -72,7 +72,7 @@ extension DaemonCore {
     // MARK: Scanning
 
     /// Someone monitors or ranges, or this node publishes readings to an MQTT broker.
-    package var needsScanning: Bool { engine.needsScanning || (fleetRoom != nil && configuration.mqtt.publishes) }
+    package var needsScanning: Bool { engine.needsScanning || (fleet.nodeRuns && configuration.mqtt.publishes) }
 
     package mutating func updateScanning() {
         perform(scanControl.needChanged(needsScanning: needsScanning))

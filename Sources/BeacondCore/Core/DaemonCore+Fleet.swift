@@ -11,27 +11,15 @@ extension DaemonCore {
     /// receiver is read.
     package func receiversForNewNode(carrying carried: [ReceiverDirectory.Receiver]) -> [ReceiverDirectory.Receiver] {
         guard configuration.mqtt.broker != nil, configuration.mqtt.subscribe else { return [] }
-        let offline = engine.offlineReceivers
-        var known: [ReceiverDirectory.Receiver] = carried.map { receiver in
-            var receiver = receiver
-            receiver.online = !offline.contains(receiver.id)
-            return receiver
-        }
-        let carriedIDs = Set(known.map(\.id))
-        for (id, room) in numberedRooms.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !carriedIDs.contains(id) {
-            known.append(ReceiverDirectory.Receiver(room: room, id: id, online: false, lastReading: nil, readings: 0))
-        }
-        return known
+        return fleet.receiversForNewNode(carrying: carried, offline: engine.offlineReceivers)
     }
 
     /// A node was made for `[mqtt]` (or none: `[mqtt]` is off, or libmosquitto refused a setting).
     package mutating func fleetStarted(_ start: FleetStart) {
         engine.emitsObservations = configuration.mqtt.publishes
-        fleetRoom = start.room
+        fleet.started(start)
         startPublishing()
-        mqttProblem = start.problem
         if let problem = start.problem { log(.error, "MQTT stays off: \(problem)") }
-        for receiver in start.receivers { numberedRooms[receiver.id] = receiver.room }
         let subscribes = configuration.mqtt.broker != nil && configuration.mqtt.subscribe
         // No other receiver is read: nothing may wait for one.
         if !subscribes { forgetOfflineReceivers() }
@@ -49,18 +37,16 @@ extension DaemonCore {
 
     /// The node said `offline` and disconnected (shutdown, or before a reload's new settings take over).
     package mutating func fleetStopped(receivers: [ReceiverDirectory.Receiver]) {
-        for receiver in receivers { numberedRooms[receiver.id] = receiver.room }
-        fleetRoom = nil
+        fleet.stopped(receivers: receivers)
         publishing.stop()
         cancel(.homeAssistant)
-        mqttProblem = nil
         engine.emitsObservations = false
     }
 
     /// Rooms follow the node: with one (its room is this receiver's), beacons are placed from every receiver's
     /// readings with `[rooms]` and `calibration.toml`; without, there are no rooms.
     package mutating func configureRooms() {
-        guard let fleetRoom else {
+        guard let fleetRoom = fleet.localRoom else {
             engine.presence = nil
             let roomed = engine.monitoredRegions.values.compactMap(\.region.room)
             if !roomed.isEmpty {
@@ -100,21 +86,21 @@ extension DaemonCore {
     package mutating func fleet(_ input: ReceiverDirectory.Input, room: String?) {
         switch input {
         case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower, let exactRSSI):
-            learn(receiver, room)
+            fleet.learn(receiver, room)
             engineChanged(
                 engine.observe(
                     identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
                     by: receiver, in: room, at: now))
             scheduleLastSeenSave()
         case .receiverOffline(let receiver):
-            learn(receiver, room)
+            fleet.learn(receiver, room)
             engineChanged(engine.receiverWentOffline(receiver, at: now))
         case .receiverOnline(let receiver):
-            learn(receiver, room)
+            fleet.learn(receiver, room)
             engineChanged(engine.receiverCameOnline(receiver, at: now))
         case .receiverForgotten(let receiver, _):
             engine.forgetReceiver(receiver)
-            numberedRooms[receiver] = nil
+            fleet.forget(receiver)
         case .ignored, .dropped, .bridgeChanged:
             return
         }
@@ -122,16 +108,10 @@ extension DaemonCore {
         updatePublishing { [now] publishing, placement in publishing.fleetInput(input, at: now, placement: placement) }
     }
 
-    /// A receiver's room, kept to save hearings by room.
-    private mutating func learn(_ receiver: ReceiverID, _ room: String?) {
-        guard let room, numberedRooms[receiver] != room else { return }
-        numberedRooms[receiver] = room
-    }
-
     /// A ranged beacon with, while `[mqtt]` is on, where the room locator places it and every receiver's calibrated,
     /// smoothed distance from fresh readings by room.
     package func report(_ beacon: RangedBeacon) -> RangedBeaconReport {
-        guard fleetRoom != nil, let presence = engine.presence else { return RangedBeaconReport(beacon: beacon, room: nil, receivers: [:]) }
+        guard fleet.nodeRuns, let presence = engine.presence else { return RangedBeaconReport(beacon: beacon, room: nil, receivers: [:]) }
         var room = ""
         if case .room(let name) = presence.placement(of: beacon.identity) { room = name }
         return RangedBeaconReport(beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: now))

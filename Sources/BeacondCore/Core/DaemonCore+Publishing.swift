@@ -6,7 +6,7 @@ import Fleet
 extension DaemonCore {
     /// A new node (or none): nothing published yet, every entity announced again once it connects.
     package mutating func startPublishing() {
-        publishing.start(room: fleetRoom, configuration: configuration, monitoring: Self.monitoringConfiguration(configuration))
+        publishing.start(room: fleet.localRoom, configuration: configuration, monitoring: Self.monitoringConfiguration(configuration))
         armHomeAssistantTimer()
     }
 

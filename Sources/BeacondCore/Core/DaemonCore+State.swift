@@ -118,7 +118,7 @@ extension DaemonCore {
     }
 
     /// Each remote receiver's room (also while no node runs, and after shutdown), to save hearings by room.
-    package func receiverRooms() -> [ReceiverID: String] { numberedRooms }
+    package func receiverRooms() -> [ReceiverID: String] { fleet.rooms }
 
     /// A region's hearings by room, for its row (nil when only this node's scanner heard it, or nobody). Hearings
     /// more than `exitTimeout` older than the latest can decide nothing (the monitor looks back that far from a
@@ -246,7 +246,7 @@ extension DaemonCore {
             saveLater(.saveRegion(storedRegion(session, region)))
         }
         // Offline until their status or a reading says otherwise (or `[mqtt]` turns out to be off).
-        for (room, id) in receivers { numberedRooms[id] = room }
+        for (room, id) in receivers { fleet.learn(id, room) }
         defer { effects.removeAll() }
         guard restored > 0 else { return effects }
         let apps = clients.appIDs.count

@@ -33,12 +33,8 @@ package struct DaemonCore {
     package var journal = StateJournal()
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
     package var delivery = BackgroundDelivery()
-    /// Every room numbered in this process (at restore, and by the `[mqtt]` node's readings): hearings are saved by room.
-    package var numberedRooms: [ReceiverID: String] = [:]
-    /// The `[mqtt]` node while one runs: its room (this receiver's).
-    package var fleetRoom: String?
-    /// Why `[mqtt]` is set but no node runs (libmosquitto refused a setting), for status.
-    package var mqttProblem: String?
+    /// This node's room while an `[mqtt]` node runs, why none runs, and every receiver's room.
+    package var fleet = FleetRooms()
     /// What this receiver publishes while a node runs: its readings, and Home Assistant's entities and presence.
     package var publishing = FleetPublishing()
     /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
