@@ -76,20 +76,20 @@ package struct CoreView {
         let deviceNames = core.configuration.deviceNamesByFingerprint
         var fresh: [(BeaconIdentityConstraint, String, RoomPresence.ReceiverReading)] = []
         for identity in presence.latestReadings.keys.sorted() {
+            let readings = (presence.latestReadings[identity] ?? [:]).filter { $0.value.time >= since }
+            guard !readings.isEmpty else { continue }
             // The beacon as a ranged beacon shows it: a private device by its administrator's name for it.
             let constraint =
                 identity.kind == .privateDevice
                 ? BeaconIdentityConstraint.privateDevice(fingerprint: identity.uuid, name: deviceNames[identity.uuid])
                 : BeaconIdentityConstraint(identity)
-            for (room, reading) in (presence.latestReadings[identity] ?? [:]).sorted(by: { $0.key < $1.key })
-            where reading.time >= since {
-                fresh.append((constraint, room, reading))
-            }
+            for (room, reading) in readings.sorted(by: { $0.key < $1.key }) { fresh.append((constraint, room, reading)) }
         }
         return fresh
     }
 
-    /// The receivers a new `[mqtt]` node starts with: the old node's, with those no region waits for dropped.
+    /// The receivers a new `[mqtt]` node starts with: the old node's (online unless the engine has them offline),
+    /// and every other receiver numbered in this process, offline until heard.
     package func receiversForNewNode(carrying carried: [ReceiverDirectory.Receiver]) -> [ReceiverDirectory.Receiver] {
         core.receiversForNewNode(carrying: carried)
     }

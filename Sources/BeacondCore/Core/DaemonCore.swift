@@ -16,40 +16,40 @@ package import Logging
 /// (a refused save must refuse the call), and a call's changes are on disk before its reply, so these writes cannot
 /// be effects carried out later. Everything else the core asks for is an effect.
 package struct DaemonCore {
-    package var configuration: DaemonConfiguration
+    var configuration: DaemonConfiguration
     /// Every app's authorization and the services switch, changed only once saved.
-    package var authorization: AuthorizationService
+    var authorization: AuthorizationService
     /// The registered clients (`ClientRegistry`).
-    package var clients = ClientRegistry()
+    var clients = ClientRegistry()
     /// The pipeline every client's regions and ranging run in.
-    package var engine: BeaconEngine
+    var engine: BeaconEngine
     /// When the scanner runs (`ScanControl`).
-    package var scanControl = ScanControl()
+    var scanControl = ScanControl()
     /// Manager1 `ScannerState`, what apps are told: the phase's text, except that a failed or waiting scanner
     /// being tried again stays failed until it scans (apps would otherwise hear "starting" and the failure again
     /// at every retry, and take the start for a recovery).
-    package var scannerStateShown = BeacondScannerState.idle
+    var scannerStateShown = BeacondScannerState.idle
     /// What must reach the state database and has not yet (`StateJournal`).
-    package var journal = StateJournal()
+    var journal = StateJournal()
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
-    package var delivery = BackgroundDelivery()
+    var delivery = BackgroundDelivery()
     /// This node's room while an `[mqtt]` node runs, why none runs, and every receiver's room.
-    package var fleet = FleetRooms()
+    var fleet = FleetRooms()
     /// What this receiver publishes while a node runs: its readings, and Home Assistant's entities and presence.
-    package var publishing = FleetPublishing()
+    var publishing = FleetPublishing()
     /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
-    package var rejectedConfiguration: String?
+    var rejectedConfiguration: String?
     /// The timers armed, by name, and when each fires.
-    package var armedTimers: [DaemonTimer: Timestamp] = [:]
+    var armedTimers: [DaemonTimer: Timestamp] = [:]
 
-    package let configDirectory: String
+    let configDirectory: String
     /// When this daemon started (status says it).
-    package let startedAt: Timestamp
-    package let database: any StateDatabase
+    let startedAt: Timestamp
+    let database: any StateDatabase
     /// The time of the input being handled.
-    package var now: Timestamp
+    var now: Timestamp
     /// The effects of the input being handled, in order (`handle` hands them out).
-    package var effects: [DaemonEffect] = []
+    var effects: [DaemonEffect] = []
 
     package static let maximumClientsPerConnection = 32
     /// How long after a failed start the scanner is tried again (while someone still needs it).

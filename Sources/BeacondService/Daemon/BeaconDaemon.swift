@@ -26,7 +26,7 @@ public actor BeaconDaemon {
     /// What the bus and the other adapters may read of the core.
     var view: CoreView { CoreView(core) }
     /// The state directory: its lock, the database and the watch on it (`StateDatabaseFile`).
-    let stateDatabase: StateDatabaseFile
+    private let stateDatabase: StateDatabaseFile
     /// Where the daemon is in its life; the bus face exists only while it serves.
     var lifecycle: DaemonLifecycle = .loaded
     /// The bus face (`BusFace`): connection, exported objects, signals out.
@@ -143,7 +143,7 @@ public actor BeaconDaemon {
         logger.info(
             "beacond \(BeacondVersion.current) serving \(BeacondBus.name) on the \(DaemonOptions.describe(options.bus))",
             metadata: [
-                "bus.unique_name": "\(uniqueName)", "scanner": "\(core.configuration.scanner)",
+                "bus.unique_name": "\(uniqueName)", "scanner": "\(view.configuration.scanner)",
                 "config.directory": "\(options.configDirectory)", "state.directory": "\(options.stateDirectory)",
             ])
     }

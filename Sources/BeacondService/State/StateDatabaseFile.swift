@@ -109,7 +109,7 @@ final class StateDatabaseFile {
     }
 }
 
-/// The core's store: writes the core must wait for go through `ensured()` (the file is checked first); reads,
+/// The core's port to the state database: writes the core must wait for go through `ensured()` (the file is checked first); reads,
 /// dropping expired queued events and the start trim use the open database as it is.
 extension StateDatabaseFile: StateDatabase {
     func ensure() throws(StateDatabaseError) { _ = try ensured() }

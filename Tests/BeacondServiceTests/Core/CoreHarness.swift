@@ -26,7 +26,7 @@ final class CoreFiles {
     }
 }
 
-/// A `DaemonCore` on a real state file, driven as the daemon's runtime drives it but at times the test chooses:
+/// A `DaemonCore` on a real state database file, driven as the daemon's runtime drives it but at times the test chooses:
 /// each input is handled at `now`, its effects are collected (`take()` hands them out), `run(to:)` fires the
 /// timers the core armed, in order, as the runtime's timer set would, and a `startScanner` is answered at once by a
 /// scanner that starts and sees (`scannerAnswers`), as BeaconDaemon's scanner reports back.
@@ -68,8 +68,8 @@ final class CoreHarness {
     var scannerAnswers = true
 
     /// A core on `files`, its authorization and regions loaded from the state directory as the daemon loads them at
-    /// start; `store` wraps the real state file (a double that fails writes).
-    init(files: CoreFiles? = nil, at now: Timestamp = CoreHarness.origin, store: ((StateDatabaseFile) -> any StateDatabase)? = nil) throws {
+    /// start; `database` wraps the real state database file (a double that fails writes).
+    init(files: CoreFiles? = nil, at now: Timestamp = CoreHarness.origin, database: ((StateDatabaseFile) -> any StateDatabase)? = nil) throws {
         let files = try files ?? CoreFiles()
         self.files = files
         self.now = now
@@ -80,7 +80,7 @@ final class CoreHarness {
             records: try stateDatabase.store.loadAll(), servicesSwitch: try stateDatabase.store.locationServicesSwitch())
         core = DaemonCore(
             configuration: configuration, authorization: authorization, configDirectory: files.configuration.path,
-            database: store?(stateDatabase) ?? stateDatabase, now: now)
+            database: database?(stateDatabase) ?? stateDatabase, now: now)
         effects = try core.restoreRegions(at: now)
     }
 
@@ -191,8 +191,8 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A state file whose writes can be made to fail (a full disk), for the decisions that must be saved first.
-final class FailingStore: StateDatabase {
+/// A state database whose writes can be made to fail (a full disk), for the decisions that must be saved first.
+final class FailingStateDatabase: StateDatabase {
     let base: StateDatabaseFile
     var failsWrites = false
     static let diskFull = StateDatabaseError(file: "/var/lib/beacond/state.db", message: "database or disk is full", fix: "free space")

@@ -99,10 +99,10 @@ struct DaemonCoreAuthorizationTests {
         #expect(h.core.authorization.pendingRequests.isEmpty)
     }
 
-    static func onAStoreThatCanFail() throws -> (H, FailingStore) {
-        var failing: FailingStore?
-        let h = try H(store: { file in
-            let store = FailingStore(file)
+    static func onADatabaseThatCanFail() throws -> (H, FailingStateDatabase) {
+        var failing: FailingStateDatabase?
+        let h = try H(database: { file in
+            let store = FailingStateDatabase(file)
             failing = store
             return store
         })
@@ -112,7 +112,7 @@ struct DaemonCoreAuthorizationTests {
     /// A decision whose save fails is not applied: StateNotSaved, the app keeps its status and its waiting request,
     /// and no client hears anything.
     @Test func aDecisionThatCannotBeSavedChangesNothing() throws {
-        let (h, failing) = try Self.onAStoreThatCanFail()
+        let (h, failing) = try Self.onADatabaseThatCanFail()
         let client = try h.register()
         _ = h.call(.requestAuthorization(.always, client: client))
         _ = h.take()
@@ -133,7 +133,7 @@ struct DaemonCoreAuthorizationTests {
 
     /// The same for a request: the pending request would be lost at a restart, so it is not made.
     @Test func aRequestThatCannotBeSavedIsNotMade() throws {
-        let (h, failing) = try Self.onAStoreThatCanFail()
+        let (h, failing) = try Self.onADatabaseThatCanFail()
         let client = try h.register()
         _ = h.take()
         failing.failsWrites = true

@@ -28,7 +28,7 @@ struct DaemonCoreReloadTests {
     /// The disk is full and the reload removes an app's regions: it is in effect, and the reply says it could not
     /// be saved (Admin1.Reload answers StateNotSaved, as every call whose change was not saved).
     @Test func aReloadWhoseChangesCannotBeSavedSaysSo() throws {
-        let (h, failing) = try DaemonCoreAuthorizationTests.onAStoreThatCanFail()
+        let (h, failing) = try DaemonCoreAuthorizationTests.onADatabaseThatCanFail()
         let client = try h.alwaysClientMonitoringLobby()
         _ = h.take()
         failing.failsWrites = true
