@@ -47,7 +47,8 @@ extension DaemonCore {
             case .retained(let publications): emit(.publishRetained(publications))
             }
         }
-        armHomeAssistantTimer()
+        // Only Home Assistant's presence has a deadline: a reading alone (every local sighting) arms nothing.
+        if publishing.publishesHomeAssistant { armHomeAssistantTimer() }
     }
 
     package mutating func armHomeAssistantTimer() {
