@@ -39,17 +39,11 @@ package actor BeaconClient {
     nonisolated let loop: MainLoop
     package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
-    /// The bus connection and what drives it; nil once closed or lost (released on the loop thread).
+    /// The bus connection and what drives it; nil once closed or lost (released on the loop thread), exactly when
+    /// the phase is `.closed`.
     private var server: DBusObjectServer?
-    /// The client's object (`/org/beacond/client/N`) while registered.
-    package private(set) var path: String?
-    /// The unique bus name of the beacond this client is registered with: its signals only count.
-    private var owner: String?
-    /// Why the last registration failed: beacond refused it. Tried again (with backoff) while beacond runs: an
-    /// administrator's fix (an app declared, a user added, then `systemctl reload beacond`) needs no restart.
-    package private(set) var registrationError: BeaconLocationError?
-    /// beacond is there but did not answer the registration (hung, slow, the bus refused): tried again too.
-    private var registrationTrouble: BeaconLocationError?
+    /// Where the client is with beacond: one phase at a time, each holding what only it has.
+    private var phase = Phase.unregistered(RegistrationFailures())
     /// How long before the next registration attempt after a failure (doubling up to `maximumRetry`).
     private var retryDelay: Duration = .seconds(1)
     static let maximumRetry: Duration = .seconds(30)
@@ -61,7 +55,6 @@ package actor BeaconClient {
     private var currentOwner: String?
     /// The last failure told (`tellFailure`).
     private var lastFailure: BeaconLocationError?
-    private var lost = false
     /// What is re-established after a restart, in the order it was started.
     package private(set) var ranged: [BeaconIdentityConstraint] = []
     package private(set) var inUse = true
@@ -70,12 +63,69 @@ package actor BeaconClient {
     /// Owner changes, handled one after the other (a registration awaits its reply).
     private var ownerWork: Task<Void, Never>?
     private var registeredWaiters: [CheckedContinuation<Void, Never>] = []
-    /// While a RegisterClient waits for its reply: beacond's unique name, and its client signals that came first
-    /// (beacond sends the registration's AuthorizationChanged after the reply; a daemon that sent it before would
-    /// lose nothing either).
-    private var registering: (owner: String, early: [IncomingSignal])?
     /// Signals handed to listeners so far; a call's reply says how many came before it.
     package private(set) var deliveredSignals = 0
+
+    /// The client's connection phase, as ScanControl's: the data of each phase lives in its case, so no flag can
+    /// disagree with another (a path while closed, a refusal while registered).
+    private enum Phase {
+        /// Not registered: beacond is away, or the last registration failed (tried again, with backoff, while beacond
+        /// runs: an administrator's fix, an app declared or a user added then `systemctl reload beacond`, needs no
+        /// restart).
+        case unregistered(RegistrationFailures)
+        /// A RegisterClient waits for its reply from the beacond with the unique name `owner`; that beacond's client
+        /// signals that came first wait in `early` (beacond sends the registration's AuthorizationChanged after the
+        /// reply; a daemon that sent it before would lose nothing either). The last failures stand meanwhile.
+        case registering(owner: String, early: [IncomingSignal], RegistrationFailures)
+        /// Registered as the object `path` with the beacond whose unique name is `owner`: its signals only count.
+        case registered(path: String, owner: String)
+        /// Closed by the program, or its bus connection was lost (`lost`).
+        case closed(lost: Bool)
+    }
+
+    /// Why the last registrations failed, until one succeeds or another beacond takes the name.
+    private struct RegistrationFailures {
+        /// beacond refused the registration (an unknown app, a user the app's declaration does not allow).
+        var refusal: BeaconLocationError?
+        /// beacond is there but did not answer (hung, slow), or the bus refused the call.
+        var trouble: BeaconLocationError?
+    }
+
+    /// The client's object (`/org/beacond/client/N`) while registered.
+    package var path: String? {
+        if case .registered(let path, _) = phase { return path }
+        return nil
+    }
+
+    /// The unique bus name of the beacond this client is registered with.
+    private var owner: String? {
+        if case .registered(_, let owner) = phase { return owner }
+        return nil
+    }
+
+    /// Why the last registration failed when beacond refused it (nil while registered or closed).
+    package var registrationError: BeaconLocationError? { failures?.refusal }
+
+    private var failures: RegistrationFailures? {
+        switch phase {
+        case .unregistered(let failures), .registering(_, _, let failures): return failures
+        case .registered, .closed: return nil
+        }
+    }
+
+    /// Notes a failed registration in the phase that is not registered (a registered or closed client has none).
+    private func recordFailure(_ change: (inout RegistrationFailures) -> Void) {
+        switch phase {
+        case .unregistered(var failures):
+            change(&failures)
+            phase = .unregistered(failures)
+        case .registering(let owner, let early, var failures):
+            change(&failures)
+            phase = .registering(owner: owner, early: early, failures)
+        case .registered, .closed:
+            break
+        }
+    }
 
     /// Connects to `bus` (`nil`: `$BEACOND_BUS`, else the system bus; "session"; or a D-Bus address), follows
     /// beacond and registers as `appID`; with beacond absent it returns all the same (listeners hear
@@ -260,7 +310,7 @@ package actor BeaconClient {
 
     /// The error a call meets now: closed, lost, refused, or beacond away.
     package func unavailable() -> BeaconLocationError {
-        if server == nil {
+        if case .closed(let lost) = phase {
             if lost {
                 return BeaconLocationError(
                     name: BeaconLocationError.disconnectedName,
@@ -269,8 +319,7 @@ package actor BeaconClient {
             }
             return .daemonUnavailable("this client is closed; make a new one")
         }
-        if let registrationError { return registrationError }
-        if let registrationTrouble { return registrationTrouble }
+        if let failure = failures?.refusal ?? failures?.trouble { return failure }
         return .daemonUnavailable(
             "beacond is not running on \(busDescription) (org.beacond has no owner); \(startAdvice). This client "
                 + "registers again by itself when it is back.")
@@ -381,9 +430,7 @@ package actor BeaconClient {
             continuation.resume(
                 returning: (.failure(DBusCallError(name: BeaconLocationError.disconnectedName, message: "the client is closed")), 0))
         }
-        self.lost = lost
-        path = nil
-        owner = nil
+        phase = .closed(lost: lost)
         for waiter in registeredWaiters { waiter.resume() }
         registeredWaiters = []
         tell(.ended(lost ? unavailable() : nil))
@@ -445,8 +492,9 @@ package actor BeaconClient {
 
     private func received(_ signal: IncomingSignal?) {
         guard let signal else { return }
-        if path == nil, registering?.owner == signal.sender {
-            registering?.early.append(signal)
+        if case .registering(let owner, var early, let failures) = phase, owner == signal.sender {
+            early.append(signal)
+            phase = .registering(owner: owner, early: early, failures)
             return
         }
         if signal.path == BeacondBus.managerPath {
@@ -489,14 +537,13 @@ package actor BeaconClient {
             if let old, old != owner { return }
         }
         let wasRegistered = path != nil
-        path = nil
-        owner = nil
+        var failures = failures ?? RegistrationFailures()
         if old != nil {
             // Another beacond (or none): what the last one said of the registration no longer holds.
-            registrationError = nil
-            registrationTrouble = nil
+            failures = RegistrationFailures()
             retryDelay = .seconds(1)
         }
+        phase = .unregistered(failures)
         if new.isEmpty {
             if wasRegistered || old == nil { tellFailure(.daemonGone(unavailable())) }
             return
@@ -505,8 +552,11 @@ package actor BeaconClient {
     }
 
     private func register(with owner: String) async {
-        registering = (owner, [])
-        defer { registering = nil }
+        phase = .registering(owner: owner, early: [], failures ?? RegistrationFailures())
+        defer {
+            // Not registered by the reply: the failures stay, the early signals go.
+            if case .registering(_, _, let failures) = phase { phase = .unregistered(failures) }
+        }
         // To the unique name: if that beacond is gone already, the call fails (ServiceUnknown) instead of reaching
         // the next one, which the next NameOwnerChanged registers with.
         let (result, _) = await rawCall(
@@ -515,24 +565,27 @@ package actor BeaconClient {
         switch result {
         case .success:
             if path == nil {
-                registrationTrouble = BeaconLocationError(
+                let trouble = BeaconLocationError(
                     name: DBusCallError.unreadableReplyName, message: "RegisterClient returned no object path")
-                tellFailure(.registrationFailed(registrationTrouble!))
+                recordFailure { $0.trouble = trouble }
+                tellFailure(.registrationFailed(trouble))
                 retry(owner)
                 return
             }
         case .failure(let error):
             guard server != nil else { return }
             if error.name.hasPrefix(BeaconLocationError.beacondErrorPrefix) {
-                registrationError = BeaconLocationError(name: error.name, message: error.message)
-                tellFailure(.registrationFailed(registrationError!))
+                let refusal = BeaconLocationError(name: error.name, message: error.message)
+                recordFailure { $0.refusal = refusal }
+                tellFailure(.registrationFailed(refusal))
             } else if currentOwner == owner {
                 // beacond is there and did not answer (hung or slow: NoReply), or the bus refused the call.
-                registrationTrouble = BeaconLocationError(
+                let trouble = BeaconLocationError(
                     name: error.name,
                     message: "beacond (\(owner) on \(busDescription)) did not answer RegisterClient: \(error.message). "
                         + "This client tries again by itself; if it goes on, see journalctl -u beacond -e")
-                tellFailure(.daemonGone(registrationTrouble!))
+                recordFailure { $0.trouble = trouble }
+                tellFailure(.daemonGone(trouble))
             } else {
                 // beacond went away before it answered: the next NameOwnerChanged registers again.
                 tellFailure(.daemonGone(unavailable()))
@@ -586,13 +639,10 @@ package actor BeaconClient {
     private func registered(path: String, owner: String) {
         lastFailure = nil
         retryDelay = .seconds(1)
-        registrationTrouble = nil
-        registrationError = nil
-        self.path = path
-        self.owner = owner
+        var early: [IncomingSignal] = []
+        if case .registering(_, let waiting, _) = phase { early = waiting }
+        phase = .registered(path: path, owner: owner)
         tell(.registered(path: path))
-        let early = registering?.early ?? []
-        registering = nil
         for signal in early { received(signal) }
         for waiter in registeredWaiters { waiter.resume() }
         registeredWaiters = []
