@@ -16,7 +16,7 @@ extension DaemonCore {
                 save: { [database] record throws(StateDatabaseError) in try database.save(record, for: session.appID) })
         } catch {
             if case .refused(let refusal) = error {
-                log(.notice, "\(request.methodName) from \(session.appID) refused: \(refusal.message)", metadata(session))
+                outbox.log(.notice, "\(request.methodName) from \(session.appID) refused: \(refusal.message)", session.logMetadata)
             }
             throw callError(error, what: "the authorization of \(session.appID)")
         }
@@ -31,11 +31,11 @@ extension DaemonCore {
             let text =
                 "\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
                 + "beaconctl auth grant \(session.appID) \(request.grantArgument)  or  beaconctl auth deny \(session.appID)"
-            log(.notice, text, metadata(session))
+            outbox.log(.notice, text, session.logMetadata)
         } else if let note = outcome.note {
-            log(.info, "\(request.methodName) from \(session.appID): \(note)", metadata(session))
+            outbox.log(.info, "\(request.methodName) from \(session.appID): \(note)", session.logMetadata)
         }
-        notify(.authorizationRequested(ClientAddress(session), request, disposition: disposition))
+        outbox.notify(.authorizationRequested(ClientAddress(session), request, disposition: disposition))
         apply(outcome.sideEffects, to: session.appID)
         return outcome.effectiveStatus
     }
@@ -47,7 +47,7 @@ extension DaemonCore {
         case .refused(let refusal):
             return BeacondError(refusal).callError
         case .notSaved(let failure):
-            log(.error, "could not save \(what): \(failure)")
+            outbox.log(.error, "could not save \(what): \(failure)")
             return Self.notSaved(what, failure)
         }
     }
@@ -67,20 +67,20 @@ extension DaemonCore {
         let sessions = clients.clients(of: appID)
         if let status = effects.authorizationChanged, sessions.isEmpty {
             // An administrator watching events sees every change, also of an app with no client to tell.
-            notify(.authorizationChanged(appID: appID, status))
+            outbox.notify(.authorizationChanged(appID: appID, status))
         }
         for session in sessions {
             if let status = effects.authorizationChanged {
-                notify(session, .authorizationChanged(status), .clientOnly)
+                outbox.notify(session, .authorizationChanged(status), .clientOnly)
                 clientPropertiesChanged(session.number, [.authorizationStatus])
-                notify(session, .authorizationChanged(status), .administratorsOnly)
+                outbox.notify(session, .authorizationChanged(status), .administratorsOnly)
             }
             if let failure = effects.monitoringFailure { failMonitoring(session.number, BeacondError(failure)) }
             if let failure = effects.rangingFailure { failRanging(session.number, BeacondError(failure)) }
             refreshRanging(session.number)
         }
         if effects.authorizationChanged != nil {
-            log(.info, "\(appID) is now \(effectiveStatus(appID).rawValue)", ["client.app": "\(appID)"])
+            outbox.log(.info, "\(appID) is now \(effectiveStatus(appID).rawValue)", ["client.app": "\(appID)"])
         }
     }
 
@@ -90,10 +90,10 @@ extension DaemonCore {
         guard let session = clients[number], !session.regions.isEmpty else { return }
         var events: [EngineEvent] = []
         for region in session.orderedRegions {
-            notify(session, .monitoringDidFail(region, error))
+            outbox.notify(session, .monitoringDidFail(region, error))
             events += unmonitor(region.identifier, client: number)
         }
-        log(.notice, "monitoring of \(session.path) stopped: \(error.message)", metadata(session))
+        outbox.log(.notice, "monitoring of \(session.path) stopped: \(error.message)", session.logMetadata)
         clientPropertiesChanged(number, [.monitoredRegions])
         if !session.isConnected { removeSession(number) }
         engineChanged(events)
@@ -102,7 +102,7 @@ extension DaemonCore {
     package mutating func failRanging(_ number: Int, _ error: BeacondError) {
         guard let session = clients[number], !session.rangedConstraints.isEmpty else { return }
         for constraint in session.rangedConstraints {
-            notify(session, .rangingDidFail(constraint, error))
+            outbox.notify(session, .rangingDidFail(constraint, error))
         }
         unrange(nil, client: number)
         clientPropertiesChanged(number, [.rangedConstraints])
@@ -139,7 +139,7 @@ extension DaemonCore {
             throw callError(error, what: "the authorization of \(appID)")
         }
         let answered = outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""
-        log(
+        outbox.log(
             .notice, "administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
             ["client.app": "\(appID)", "admin.sender": "\(sender)"])
         apply(outcome.sideEffects, to: appID)
@@ -155,7 +155,7 @@ extension DaemonCore {
         } catch {
             throw callError(error, what: "the authorization of \(appID)")
         }
-        log(.notice, "administrator reset \(appID) to notDetermined", ["client.app": "\(appID)"])
+        outbox.log(.notice, "administrator reset \(appID) to notDetermined", ["client.app": "\(appID)"])
         apply(outcome.sideEffects, to: appID)
     }
 
@@ -184,9 +184,9 @@ extension DaemonCore {
         let newPolicy = policy
         guard oldPolicy != newPolicy else { return }
         if oldPolicy.locationServicesEnabled != newPolicy.locationServicesEnabled {
-            log(.notice, "location services are now \(newPolicy.locationServicesEnabled ? "on" : "off")")
-            emit(.managerPropertyChanged(.locationServicesEnabled(newPolicy.locationServicesEnabled)))
-            notify(.locationServicesChanged(enabled: newPolicy.locationServicesEnabled))
+            outbox.log(.notice, "location services are now \(newPolicy.locationServicesEnabled ? "on" : "off")")
+            outbox.emit(.managerPropertyChanged(.locationServicesEnabled(newPolicy.locationServicesEnabled)))
+            outbox.notify(.locationServicesChanged(enabled: newPolicy.locationServicesEnabled))
         }
         for appID in clients.appIDs {
             guard let app = configuration.apps[appID] else { continue }

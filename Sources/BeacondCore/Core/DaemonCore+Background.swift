@@ -11,9 +11,9 @@ extension DaemonCore {
             .queueEvent(
                 QueuedRegionEvent(appID: session.appID, kind: kind, region: event.region, timestamp: event.timestamp),
                 limit: configuration.queueLimit))
-        log(.info, "\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now", metadata(session))
+        outbox.log(.info, "\(kind.rawValue) of \(event.region.identifier) queued for \(session.appID): it has no client now", session.logMetadata)
         // Nothing else queued waits for expiry: this event is the next to expire (a queued one is never newer).
-        if !isArmed(.queueExpiry) { armQueueExpiry(at: event.timestamp) }
+        if !outbox.isArmed(.queueExpiry) { armQueueExpiry(at: event.timestamp) }
         activate(session.appID)
     }
 
@@ -21,12 +21,12 @@ extension DaemonCore {
     /// drops every expired event (counted, so the app's next client hears `DroppedBefore`), and is armed again for
     /// the next oldest. Called at start, when an event is queued, and when the configuration changes.
     package mutating func scheduleQueueExpiry() {
-        cancel(.queueExpiry)
+        outbox.cancel(.queueExpiry)
         let oldest: Timestamp?
         do {
             oldest = try database.oldestQueuedEventTime()
         } catch {
-            log(.error, "cannot read the queued events to expire them: \(error)")
+            outbox.log(.error, "cannot read the queued events to expire them: \(error)")
             return
         }
         guard let oldest else { return }
@@ -36,7 +36,7 @@ extension DaemonCore {
     /// The expiry timer for an event that happened at `oldest`.
     package mutating func armQueueExpiry(at oldest: Timestamp) {
         let due = BackgroundDelivery.expiryDelay(oldest: oldest, ttl: configuration.queueTTL, now: now)
-        arm(.queueExpiry, at: now + due + .milliseconds(1))
+        outbox.arm(.queueExpiry, at: now + due + .milliseconds(1))
     }
 
     package mutating func dropExpiredQueuedEvents() {
@@ -44,7 +44,7 @@ extension DaemonCore {
         do {
             let dropped = try database.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
             for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
-                log(
+                outbox.log(
                     .notice,
                     """
                     \(count) queued events of \(appID) expired (older than queue_ttl = \(configuration.queueTTL)); \
@@ -53,7 +53,7 @@ extension DaemonCore {
                     ["client.app": "\(appID)"])
             }
         } catch {
-            log(.error, "cannot drop the expired queued events: \(error)")
+            outbox.log(.error, "cannot drop the expired queued events: \(error)")
         }
     }
 
@@ -62,7 +62,7 @@ extension DaemonCore {
     package mutating func activate(_ appID: String) {
         guard let name = configuration.apps[appID]?.dbusName else { return }
         guard delivery.shouldActivate(appID, at: now, interval: configuration.activationInterval) else { return }
-        emit(.activate(dbusName: name, appID: appID))
+        outbox.emit(.activate(dbusName: name, appID: appID))
     }
 
     /// The app's queue to its new client, oldest first, after the reply to RegisterClient; removed from the
@@ -73,7 +73,7 @@ extension DaemonCore {
         do {
             queued = try database.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
         } catch {
-            log(.error, "cannot read the events queued for \(session.appID): \(error)", metadata(session))
+            outbox.log(.error, "cannot read the events queued for \(session.appID): \(error)", session.logMetadata)
             return
         }
         let status = effectiveStatus(session.appID)
@@ -82,35 +82,35 @@ extension DaemonCore {
         case .nothing(let dropped):
             if dropped > 0 {
                 // Kept: the count goes with the next event the app gets.
-                log(
+                outbox.log(
                     .notice,
                     "\(dropped) queued events of \(session.appID) were dropped (queue_limit or queue_ttl) and none is left to deliver",
-                    metadata(session))
+                    session.logMetadata)
             }
         case .discard(let ids):
-            log(.notice, "\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now", metadata(session))
+            outbox.log(.notice, "\(ids.count) queued events of \(session.appID) discarded: it is \(status.rawValue) now", session.logMetadata)
             saveLater(.removeQueuedEvents(appID: session.appID, ids: ids))
         case .deliver(let deliveries, let dropped):
             for delivery in deliveries {
                 let event = delivery.event
                 let info = EventInfo(at: event.timestamp, late: true, droppedBefore: delivery.droppedBefore)
-                notify(
+                outbox.notify(
                     session, event.kind == .didEnterRegion ? .didEnterRegion(event.region, info) : .didExitRegion(event.region, info),
                     .clientOnly)
             }
             if dropped > 0 {
                 let limit = configuration.queueLimit
-                log(
+                outbox.log(
                     .notice,
                     """
                     \(dropped) queued events of \(session.appID) were dropped before delivery \
                     (more than queue_limit = \(limit), or older than queue_ttl)
                     """,
-                    metadata(session))
+                    session.logMetadata)
             }
-            log(.info, "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))", metadata(session))
+            outbox.log(.info, "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))", session.logMetadata)
             journal.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id))
-            emit(.scheduleFlush)
+            outbox.emit(.scheduleFlush)
         }
     }
 }

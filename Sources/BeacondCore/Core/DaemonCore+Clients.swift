@@ -32,7 +32,7 @@ extension DaemonCore {
         do {
             try AuthorizationRules.checkCaller(caller.credentials, app: app.declaration)
         } catch {
-            log(.notice, "refused RegisterClient(\(appID)) from \(sender): \(error.message)")
+            outbox.log(.notice, "refused RegisterClient(\(appID)) from \(sender): \(error.message)")
             throw BeacondError(error).callError
         }
         try checkClientLimits(app: appID, sender: sender, userID: caller.credentials.userID, userName: caller.credentials.userName)
@@ -42,18 +42,18 @@ extension DaemonCore {
         ).number
         adoptDetachedRegions(into: number)
         guard let session = clients[number] else { throw .clientClosed(number) }
-        emit(.exportClient(number))
-        log(
+        outbox.emit(.exportClient(number))
+        outbox.log(
             .info, "client \(session.path) registered as \(appID)",
-            metadata(session).merging([
+            session.logMetadata.merging([
                 "client.user": "\(caller.credentials.userName)",
                 "client.sender": "\(sender)",
             ]) { $1 })
-        notify(.clientRegistered(ClientAddress(session)))
+        outbox.notify(.clientRegistered(ClientAddress(session)))
         // One code path for clients: the current status arrives as AuthorizationChanged (after this reply).
         let effects = AuthorizationRules.registration(app: app.declaration, record: record(appID), policy: policy)
         if let status = effects.authorizationChanged {
-            notify(session, .authorizationChanged(status), .clientOnly)
+            outbox.notify(session, .authorizationChanged(status), .clientOnly)
         }
         deliverQueuedEvents(to: session)
         return session.path
@@ -125,15 +125,15 @@ extension DaemonCore {
         for old in plan.detached {
             removeSession(old.number)
             let taken = plan.moves.filter { $0.from == old.number }.count
-            log(.info, "\(session.path) took over \(taken) of the \(old.regions.count) regions of disconnected \(old.path) (\(session.appID))")
+            outbox.log(.info, "\(session.path) took over \(taken) of the \(old.regions.count) regions of disconnected \(old.path) (\(session.appID))")
         }
         for replaced in plan.replaced {
             let region = replaced.region
             let message =
                 "region \(region.identifier) of \(session.appID) stopped: \(replaced.by) has the same identifier and replaces "
                 + "it (one identifier is one region per app, as in Core Location). Fix: give the app's regions distinct identifiers"
-            log(.notice, message, metadata(session))
-            notify(session, .monitoringDidFail(region, BeacondError(.regionReplaced, message)))
+            outbox.log(.notice, message, session.logMetadata)
+            outbox.notify(session, .monitoringDidFail(region, BeacondError(.regionReplaced, message)))
         }
         if announce, !plan.moves.isEmpty { clientPropertiesChanged(number, [.monitoredRegions]) }
         engineChanged([])
@@ -180,15 +180,15 @@ extension DaemonCore {
         {
             // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
             // keeps its state: a beacon that is still there must not enter again. The client hears the state.
-            notify(session, .didStartMonitoring(region))
+            outbox.notify(session, .didStartMonitoring(region))
             if current != .unknown {
-                notify(session, .didDetermineState(current, region, EventInfo(at: now)), .clientOnly)
+                outbox.notify(session, .didDetermineState(current, region, EventInfo(at: now)), .clientOnly)
             }
             return
         }
         // Same identifier again replaces the region (Core Location); the engine stops the old one first.
         let events = monitor(region, session: session)
-        log(.info, "\(session.appID) monitors \(region)", metadata(session))
+        outbox.log(.info, "\(session.appID) monitors \(region)", session.logMetadata)
         clientPropertiesChanged(number, [.monitoredRegions])
         engineChanged(events)
     }
@@ -270,7 +270,7 @@ extension DaemonCore {
             ).callError
         }
         clients.addRangedConstraint(constraint, to: number)
-        log(.info, "\(session.appID) ranges \(constraint)", metadata(session))
+        outbox.log(.info, "\(session.appID) ranges \(constraint)", session.logMetadata)
         clientPropertiesChanged(number, [.rangedConstraints])
         refreshRanging(number)
     }
@@ -317,9 +317,9 @@ extension DaemonCore {
             engine.stopRanging(session.rangedConstraints, client: number)
             clients.setRangingActive(false, for: number)
             if !session.rangedConstraints.isEmpty, session.isConnected {
-                log(
+                outbox.log(
                     .info, "ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
-                    metadata(session))
+                    session.logMetadata)
             }
         }
         engineChanged(events)
@@ -347,9 +347,9 @@ extension DaemonCore {
     /// allowed, after its regions failed with MonitoringDidFail.
     package mutating func closeClient(_ number: Int, reason: String) {
         guard let session = clients[number] else { return }
-        log(.info, "client \(session.path) (\(session.appID)) closed: \(reason)", metadata(session))
+        outbox.log(.info, "client \(session.path) (\(session.appID)) closed: \(reason)", session.logMetadata)
         removeSession(number)
-        notify(.clientClosed(ClientAddress(session)))
+        outbox.notify(.clientClosed(ClientAddress(session)))
         engineChanged([])
     }
 
@@ -361,7 +361,7 @@ extension DaemonCore {
             client: number, regions: session.regionOrder,
             ranging: session.rangingActive ? session.rangedConstraints : [], at: now)
         route(events)
-        emit(.unexportClient(path: session.path))
+        outbox.emit(.unexportClient(path: session.path))
     }
 
     /// A connection left the bus: its clients are no longer in use, and each leaves as with `Close()`.
@@ -386,26 +386,26 @@ extension DaemonCore {
         clients.detach(session.number)
         refreshRanging(session.number)
         unrange(nil, client: session.number)
-        emit(.unexportClient(path: session.path))
-        notify(.clientClosed(ClientAddress(session)))
+        outbox.emit(.unexportClient(path: session.path))
+        outbox.notify(.clientClosed(ClientAddress(session)))
         let live = clients.newestLiveClient(of: session.appID, excluding: excluded)
         if let live {
-            log(
+            outbox.log(
                 .info,
                 """
                 client \(session.path) (\(session.appID)) left (\(why)); the app's client \(BeacondBus.clientPathPrefix)\(live) \
                 takes over its \(session.regions.count) Always regions
                 """,
-                metadata(session))
+                session.logMetadata)
             adoptDetachedRegions(into: live, announce: true)
         } else {
-            log(
+            outbox.log(
                 .info,
                 """
                 client \(session.path) (\(session.appID)) left (\(why)); \
                 its \(session.regions.count) Always regions stay monitored for the app's next client
                 """,
-                metadata(session))
+                session.logMetadata)
         }
     }
 }

@@ -41,14 +41,14 @@ extension DaemonCore {
                     var moved = region
                     moved.constraint = region.constraint.resolvingDevice(fingerprint: fingerprint)
                     events += monitor(moved, session: session)
-                    log(
+                    outbox.log(
                         .notice, "region \(region.identifier) of \(session.appID) follows device \(name) to its new key",
-                        metadata(session))
+                        session.logMetadata)
                 } else {
                     let error = deviceGone(name, app: app, what: "its region '\(region.identifier)' stops")
-                    notify(session, .monitoringDidFail(region, error))
+                    outbox.notify(session, .monitoringDidFail(region, error))
                     events += unmonitor(region.identifier, client: session.number)
-                    log(.notice, "region \(region.identifier) of \(session.appID) stopped: \(error.message)", metadata(session))
+                    outbox.log(.notice, "region \(region.identifier) of \(session.appID) stopped: \(error.message)", session.logMetadata)
                 }
                 regionsChanged = true
             }
@@ -61,7 +61,7 @@ extension DaemonCore {
                 if let key {
                     clients.addRangedConstraint(constraint.resolvingDevice(fingerprint: key.fingerprint), to: session.number)
                 } else {
-                    notify(session, .rangingDidFail(constraint, deviceGone(name, app: app, what: "its ranging stops")))
+                    outbox.notify(session, .rangingDidFail(constraint, deviceGone(name, app: app, what: "its ranging stops")))
                 }
                 rangingChanged = true
             }

@@ -14,22 +14,7 @@ extension DaemonCore {
     }
 
     package mutating func armEngineTimer() {
-        arm(.engine, forDeadline: engine.nextDeadline())
-    }
-
-    /// Arms a timer for a pure component's next deadline (at most an hour ahead), or cancels it when there is none.
-    /// A timer that fires no later stays: firing early only advances the component to its time and arms again.
-    /// Remote readings move deadlines later, and re-arming after each (100,000 a second on a busy fleet) cost a
-    /// cancel and a schedule apiece.
-    package mutating func arm(_ timer: DaemonTimer, forDeadline deadline: Timestamp?) {
-        guard let deadline else {
-            cancel(timer)
-            return
-        }
-        let delay = deadline - now
-        let fires = now + (delay > .zero ? min(delay, .seconds(3600)) : .zero)
-        if let armed = armedTimers[timer], armed <= fires { return }
-        arm(timer, at: fires)
+        outbox.arm(.engine, forDeadline: engine.nextDeadline())
     }
 
     package mutating func route(_ events: [EngineEvent]) {
@@ -47,26 +32,26 @@ extension DaemonCore {
         let info = EventInfo(at: event.timestamp)
         switch event.kind {
         case .didStartMonitoring:
-            notify(session, .didStartMonitoring(event.region))
+            outbox.notify(session, .didStartMonitoring(event.region))
         case .didDetermineState(let state):
             markRegionChanged(event.key)
-            notify(session, .didDetermineState(state, event.region, info))
+            outbox.notify(session, .didDetermineState(state, event.region, info))
         case .didEnterRegion:
             markRegionChanged(event.key)
-            log(.info, "\(session.appID) entered region \(event.region.identifier)", metadata(session))
-            notify(session, .didEnterRegion(event.region, info))
+            outbox.log(.info, "\(session.appID) entered region \(event.region.identifier)", session.logMetadata)
+            outbox.notify(session, .didEnterRegion(event.region, info))
             if !session.isConnected { queueForApp(session, .didEnterRegion, event) }
         case .didExitRegion:
             markRegionChanged(event.key)
-            log(.info, "\(session.appID) exited region \(event.region.identifier)", metadata(session))
-            notify(session, .didExitRegion(event.region, info))
+            outbox.log(.info, "\(session.appID) exited region \(event.region.identifier)", session.logMetadata)
+            outbox.notify(session, .didExitRegion(event.region, info))
             if !session.isConnected { queueForApp(session, .didExitRegion, event) }
         }
     }
 
     package mutating func deliver(_ result: RangingResult<EngineKey>) {
         guard case .ranging(let client, _) = result.key, let session = clients[client], session.rangingActive else { return }
-        emit(.range(ClientAddress(session), result.constraint, result.beacons.map(report)))
+        outbox.emit(.range(ClientAddress(session), result.constraint, result.beacons.map(report)))
     }
 
     // MARK: Scanning
@@ -83,13 +68,13 @@ extension DaemonCore {
         for action in actions {
             switch action {
             case .startScanner:
-                emit(.startScanner)
+                outbox.emit(.startScanner)
             case .stopScanner:
-                emit(.stopScanner)
+                outbox.emit(.stopScanner)
             case .scheduleRetry:
-                arm(.scannerRetry, at: now + Self.scannerRetryInterval)
+                outbox.arm(.scannerRetry, at: now + Self.scannerRetryInterval)
             case .cancelRetry:
-                cancel(.scannerRetry)
+                outbox.cancel(.scannerRetry)
             case .resumeDetection:
                 engine.resumeDetection(at: now)
                 publishing.resumeDetection(at: now)
@@ -101,14 +86,14 @@ extension DaemonCore {
                 route(engine.suspendDetection(at: now))
                 armEngineTimer()
             case .scanningChanged(let scanning):
-                emit(.managerPropertyChanged(.scanning(scanning)))
-                notify(.scanningChanged(scanning))
+                outbox.emit(.managerPropertyChanged(.scanning(scanning)))
+                outbox.notify(.scanningChanged(scanning))
             case .log(let level, let message):
                 switch level {
-                case .info: log(.info, message)
-                case .notice: log(.notice, message)
-                case .warning: log(.warning, message)
-                case .error: log(.error, message)
+                case .info: outbox.log(.info, message)
+                case .notice: outbox.log(.notice, message)
+                case .warning: outbox.log(.warning, message)
+                case .error: outbox.log(.error, message)
                 }
             }
         }
@@ -124,6 +109,6 @@ extension DaemonCore {
         if blind && state == BeacondScannerState.starting { return } // a retry: still failed until it scans
         guard state != scannerStateShown else { return }
         scannerStateShown = state
-        emit(.managerPropertyChanged(.scannerState(state)))
+        outbox.emit(.managerPropertyChanged(.scannerState(state)))
     }
 }

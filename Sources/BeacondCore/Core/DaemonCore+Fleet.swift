@@ -19,7 +19,7 @@ extension DaemonCore {
         engine.emitsObservations = configuration.mqtt.publishes
         fleet.started(start)
         startPublishing()
-        if let problem = start.problem { log(.error, "MQTT stays off: \(problem)") }
+        if let problem = start.problem { outbox.log(.error, "MQTT stays off: \(problem)") }
         let subscribes = configuration.mqtt.broker != nil && configuration.mqtt.subscribe
         // No other receiver is read: nothing may wait for one.
         if !subscribes { forgetOfflineReceivers() }
@@ -39,7 +39,7 @@ extension DaemonCore {
     package mutating func fleetStopped(receivers: [ReceiverDirectory.Receiver]) {
         fleet.stopped(receivers: receivers)
         publishing.stop()
-        cancel(.homeAssistant)
+        outbox.cancel(.homeAssistant)
         engine.emitsObservations = false
     }
 
@@ -51,7 +51,7 @@ extension DaemonCore {
             let roomed = engine.monitoredRegions.values.compactMap(\.region.room)
             if !roomed.isEmpty {
                 let rooms = Set(roomed).sorted().joined(separator: ", ")
-                log(
+                outbox.log(
                     .warning,
                     """
                     \(roomed.count) monitored region(s) have a Room (\(rooms)) but there are no rooms \

@@ -43,8 +43,8 @@ extension DaemonCore {
     private mutating func publish(_ outputs: [FleetPublishing.Output]) {
         for output in outputs {
             switch output {
-            case .reading(let reading, let distance): emit(.publishReading(reading, distance: distance))
-            case .retained(let publications): emit(.publishRetained(publications))
+            case .reading(let reading, let distance): outbox.emit(.publishReading(reading, distance: distance))
+            case .retained(let publications): outbox.emit(.publishRetained(publications))
             }
         }
         // Only Home Assistant's presence has a deadline: a reading alone (every local sighting) arms nothing.
@@ -52,6 +52,6 @@ extension DaemonCore {
     }
 
     package mutating func armHomeAssistantTimer() {
-        arm(.homeAssistant, forDeadline: publishing.nextDeadline)
+        outbox.arm(.homeAssistant, forDeadline: publishing.nextDeadline)
     }
 }

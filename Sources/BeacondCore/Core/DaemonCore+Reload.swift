@@ -11,9 +11,9 @@ extension DaemonCore {
         case .success(let configuration):
             loaded = configuration
         case .failure(let rejection):
-            log(.error, "configuration not reloaded, the previous one stays in force: \(rejection.message)")
+            outbox.log(.error, "configuration not reloaded, the previous one stays in force: \(rejection.message)")
             rejectedConfiguration = rejection.message
-            notify(.configurationRejected(rejection.message))
+            outbox.notify(.configurationRejected(rejection.message))
             return
         }
         rejectedConfiguration = nil
@@ -28,7 +28,7 @@ extension DaemonCore {
                         + "\(new.maxRegionsPerApp): it adds none until below it, and the next restart resumes only its first "
                         + "\(new.maxRegionsPerApp) (the others are removed). Fix: raise max_regions_per_app, or StopMonitoring some"))
         }
-        for warning in new.warnings { log(.warning, "\(warning)") }
+        for warning in new.warnings { outbox.log(.warning, "\(warning)") }
         let old = configuration
         let oldPolicy = policy
         configuration = new
@@ -65,11 +65,11 @@ extension DaemonCore {
         if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         // The node is replaced after this input; `fleetStarted` configures the rooms again then.
-        if new.mqtt != old.mqtt { emit(.mqttSettingsChanged(from: old.mqtt)) }
+        if new.mqtt != old.mqtt { outbox.emit(.mqttSettingsChanged(from: old.mqtt)) }
         configureRooms()
         applyPolicyChange(from: oldPolicy)
-        log(.notice, "configuration reloaded from \(configDirectory)")
-        notify(.configurationReloaded(warnings: new.warnings.map { "\($0)" }))
+        outbox.log(.notice, "configuration reloaded from \(configDirectory)")
+        outbox.notify(.configurationReloaded(warnings: new.warnings.map { "\($0)" }))
     }
 
     /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).
@@ -82,7 +82,7 @@ extension DaemonCore {
             configuration.hysteresis.map {
                 ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
             } ?? ""
-        log(.info, "exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
+        outbox.log(.info, "exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
         engineChanged(restarted)
     }
 }

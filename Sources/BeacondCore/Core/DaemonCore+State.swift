@@ -17,12 +17,12 @@ import BeacondAPI
 extension DaemonCore {
     package mutating func saveLater(_ change: StateChange) {
         journal.record(change)
-        emit(.scheduleFlush)
+        outbox.emit(.scheduleFlush)
     }
 
     /// The region's state is saved at the next commit (`StateJournal.markRegionChanged`).
     package mutating func markRegionChanged(_ key: EngineKey) {
-        if journal.markRegionChanged(key) { emit(.scheduleFlush) }
+        if journal.markRegionChanged(key) { outbox.emit(.scheduleFlush) }
     }
 
     /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept), or
@@ -49,27 +49,27 @@ extension DaemonCore {
         case .nothingToWrite:
             return nil
         case .saved(let ended):
-            cancel(.stateRetry)
+            outbox.cancel(.stateRetry)
             if let ended {
-                log(.notice, "the state database is writable again; \(ended.pending) changes kept since the failure are saved")
+                outbox.log(.notice, "the state database is writable again; \(ended.pending) changes kept since the failure are saved")
             }
             return nil
         case .waiting(let error):
             return error
         case .failed(let error, let dropped, let isNew, let retryIn):
             if dropped > 0 {
-                log(.error, "\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
+                outbox.log(.error, "\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
             }
             if isNew {
-                log(
+                outbox.log(
                     .error, "cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
                     ["state.file": "\(database.file)"])
             }
             // Each try is logged, so the backoff can be seen (and counted) in the log.
-            log(
+            outbox.log(
                 .info, "state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
                 ["state.file": "\(database.file)"])
-            arm(.stateRetry, at: now + retryIn)
+            outbox.arm(.stateRetry, at: now + retryIn)
             return error
         }
     }
@@ -84,14 +84,14 @@ extension DaemonCore {
                 // to the new file, or else on the retry's backoff.
                 if wasLost, journal.isEmpty {
                     journal.recoveredWithNothingPending()
-                    cancel(.stateRetry)
+                    outbox.cancel(.stateRetry)
                 } else {
                     commitState(force: wasLost)
                 }
             }
         } catch {
             if journal.failed(error) {
-                log(.error, "cannot save state: \(error). Until it works, a restart loses what changes", ["state.file": "\(database.file)"])
+                outbox.log(.error, "cannot save state: \(error). Until it works, a restart loses what changes", ["state.file": "\(database.file)"])
             }
         }
     }
@@ -107,8 +107,8 @@ extension DaemonCore {
 
     /// While sightings arrive, one timer saves the regions' last-seen times; none runs while nothing is seen.
     package mutating func scheduleLastSeenSave() {
-        guard !isArmed(.lastSeenSave), engine.monitoredCount > 0 else { return }
-        arm(.lastSeenSave, at: now + Self.lastSeenSaveInterval)
+        guard !outbox.isArmed(.lastSeenSave), engine.monitoredCount > 0 else { return }
+        outbox.arm(.lastSeenSave, at: now + Self.lastSeenSaveInterval)
     }
 
     package mutating func markSeenRegionsChanged() {
@@ -165,14 +165,14 @@ extension DaemonCore {
     /// (by then more than the exit timeout has passed since it was last seen). Regions of apps no longer declared
     /// or no longer allowed to monitor are dropped, each logged.
     package mutating func restoreRegions(at now: Timestamp) throws(StateDatabaseError) -> [DaemonEffect] {
-        self.now = now
+        outbox.now = now
         // A bounded state, whatever the file holds: each app's first max_regions_per_app saved regions resume, the
         // rest are removed, and said (a file from before the limit, or a limit lowered since).
         let perApp = configuration.maxRegionsPerApp
         do {
             for (appID, count) in try database.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
                 let file = configuration.configFile
-                log(
+                outbox.log(
                     .warning,
                     """
                     \(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(file) \
@@ -181,10 +181,10 @@ extension DaemonCore {
                 )
             }
         } catch {
-            log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
+            outbox.log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
         }
         let loaded = try database.loadRegions(perApp: perApp)
-        for problem in loaded.problems { log(.warning, "\(database.file): \(problem)") }
+        for problem in loaded.problems { outbox.log(.warning, "\(database.file): \(problem)") }
         clients.reserveNumbers(through: try database.highestStoredClient())
         // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved
         // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
@@ -198,7 +198,7 @@ extension DaemonCore {
                 core.configuration.apps[appID] == nil ? nil : core.effectiveStatus(appID)
             }, declaredWhere: "\(configDirectory)/apps.d")
         for dropped in plan.dropped {
-            log(.notice, "\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
+            outbox.log(.notice, "\(dropped.count) saved regions of \(dropped.appID) not resumed: \(dropped.reason)")
             saveLater(.removeClient(dropped.client))
         }
         var resumedPlan = plan.resumed
@@ -213,7 +213,7 @@ extension DaemonCore {
                     moved.append((entry.client, following.region))
                     return following
                 case .gone(let name):
-                    log(
+                    outbox.log(
                         .warning,
                         "saved region \(monitored.region.identifier) of \(entry.appID) not resumed: no private device named "
                             + "'\(name)' is declared for it any more (declare its key again under [devices] and start it again)")
@@ -242,19 +242,19 @@ extension DaemonCore {
         }
         for (client, region) in moved {
             guard let session = clients[client] else { continue }
-            log(.notice, "saved region \(region.identifier) of \(session.appID) follows device \(region.constraint.deviceName ?? "") to its new key")
+            outbox.log(
+                .notice, "saved region \(region.identifier) of \(session.appID) follows device \(region.constraint.deviceName ?? "") to its new key")
             saveLater(.saveRegion(storedRegion(session, region)))
         }
         // Offline until their status or a reading says otherwise (or `[mqtt]` turns out to be off).
         for (room, id) in receivers { fleet.learn(id, room) }
-        defer { effects.removeAll() }
-        guard restored > 0 else { return effects }
+        guard restored > 0 else { return outbox.take() }
         let apps = clients.appIDs.count
-        log(
+        outbox.log(
             .info,
             "resumed \(restored) monitored regions of \(apps) apps from \(database.file); "
                 + "they are unknown until the scanner has looked for exit_timeout"
         )
-        return effects
+        return outbox.take()
     }
 }

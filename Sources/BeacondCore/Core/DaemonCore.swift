@@ -39,17 +39,13 @@ package struct DaemonCore {
     var publishing = FleetPublishing()
     /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
     var rejectedConfiguration: String?
-    /// The timers armed, by name, and when each fires.
-    var armedTimers: [DaemonTimer: Timestamp] = [:]
 
     let configDirectory: String
     /// When this daemon started (status says it).
     let startedAt: Timestamp
     let database: any StateDatabase
-    /// The time of the input being handled.
-    var now: Timestamp
-    /// The effects of the input being handled, in order (`handle` hands them out).
-    var effects: [DaemonEffect] = []
+    /// The effects and timers of the input being handled, and its time.
+    package internal(set) var outbox: CoreOutbox
 
     package static let maximumClientsPerConnection = 32
     /// How long after a failed start the scanner is tried again (while someone still needs it).
@@ -65,7 +61,7 @@ package struct DaemonCore {
         self.authorization = authorization
         self.configDirectory = configDirectory
         self.database = database
-        self.now = now
+        outbox = CoreOutbox(now: now)
         startedAt = now
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(configuration))
@@ -113,7 +109,7 @@ package struct DaemonCore {
 
     /// Handles one input at `now`: the effects to carry out, in order, and the reply when it was a call.
     package mutating func handle(_ input: DaemonInput, at now: Timestamp) -> DaemonStep {
-        self.now = now
+        outbox.now = now
         var reply: Result<CallReply, CallError>?
         switch input {
         case .call(let call):
@@ -141,7 +137,7 @@ package struct DaemonCore {
         case .fleetConnection(let connected):
             fleetConnection(connected)
         case .timerFired(let timer):
-            armedTimers[timer] = nil
+            outbox.fired(timer)
             timerFired(timer)
         case .connectionClosed(let name):
             connectionClosed(name)
@@ -153,14 +149,11 @@ package struct DaemonCore {
             checkStateDatabase()
         case .shuttingDown:
             perform(scanControl.shutdown())
-            for timer in Array(armedTimers.keys) { cancel(timer) }
+            for timer in Array(outbox.armedTimers.keys) { outbox.cancel(timer) }
             markSeenRegionsChanged()
             commitState(.powerLoss, force: true)
         }
-        // Handed out, not cleared in place: the step holds the buffer, and most inputs (an advertisement) have none.
-        let step = DaemonStep(reply: reply, effects: effects)
-        effects = []
-        return step
+        return DaemonStep(reply: reply, effects: outbox.take())
     }
 
     /// A call's reply, once what it changed is saved: a change the reply acknowledges must survive a restart.
@@ -244,23 +237,11 @@ package struct DaemonCore {
 
     // MARK: Effects
 
+    /// The time of the input being handled.
+    package var now: Timestamp { outbox.now }
+
     /// What an operation that failed half-way left to do (a restore that could not finish logs what it found).
-    package mutating func takeEffects() -> [DaemonEffect] {
-        defer { effects = [] }
-        return effects
-    }
-
-    package mutating func emit(_ effect: DaemonEffect) {
-        effects.append(effect)
-    }
-
-    package mutating func notify(_ session: ClientSession, _ event: ClientEvent, _ audience: Audience = .clientAndAdministrators) {
-        emit(.notify(ClientAddress(session), event, audience))
-    }
-
-    package mutating func notify(_ event: AdminEvent) {
-        emit(.adminEvent(event))
-    }
+    package mutating func takeEffects() -> [DaemonEffect] { outbox.take() }
 
     /// The client's properties as they are now (read from the registry, not from a caller's copy).
     package mutating func clientPropertiesChanged(_ number: Int, _ names: [ClientPropertyName]) {
@@ -273,29 +254,8 @@ package struct DaemonCore {
             case .rangedConstraints: .rangedConstraints
             }
         }
-        emit(.clientPropertiesChanged(ClientAddress(session), properties))
+        outbox.emit(.clientPropertiesChanged(ClientAddress(session), properties))
     }
-
-    package mutating func log(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata = [:]) {
-        emit(.log(level, message, metadata))
-    }
-
-    package func metadata(_ session: ClientSession) -> Logger.Metadata {
-        ["client.app": "\(session.appID)", "client.path": "\(session.path)"]
-    }
-
-    /// Arms the named timer (replacing it if armed).
-    package mutating func arm(_ timer: DaemonTimer, at deadline: Timestamp) {
-        armedTimers[timer] = deadline
-        emit(.arm(timer, at: deadline))
-    }
-
-    package mutating func cancel(_ timer: DaemonTimer) {
-        guard armedTimers.removeValue(forKey: timer) != nil else { return }
-        emit(.cancel(timer))
-    }
-
-    package func isArmed(_ timer: DaemonTimer) -> Bool { armedTimers[timer] != nil }
 }
 
 extension BeacondError {

@@ -111,7 +111,7 @@ final class CoreHarness {
 
     /// Fires every armed timer due by `time`, earliest first, each at its deadline; then the clock stands at `time`.
     func run(to time: Timestamp) {
-        while let (timer, deadline) = core.armedTimers.min(by: { $0.value < $1.value }), deadline <= time {
+        while let (timer, deadline) = core.outbox.armedTimers.min(by: { $0.value < $1.value }), deadline <= time {
             now = max(now, deadline)
             feed(.timerFired(timer))
         }

@@ -82,7 +82,7 @@ struct DaemonCoreBackgroundTests {
         h.run(to: 40) // DidExitRegion at 31
         h.feed(.commit(.processCrash))
         #expect(try queued(h) == 2)
-        #expect(h.core.armedTimers[.queueExpiry] == h.at(61) + .milliseconds(1))
+        #expect(h.core.outbox.armedTimers[.queueExpiry] == h.at(61) + .milliseconds(1))
         _ = h.take()
 
         h.run(to: 62)

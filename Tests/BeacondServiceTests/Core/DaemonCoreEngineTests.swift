@@ -33,7 +33,7 @@ struct DaemonCoreEngineTests {
         effects = h.take()
         #expect(effects.signals(to: client) == ["didDetermineState outside lobby", "didExitRegion lobby"])
         #expect(effects.notified.first?.event.info?.timestamp == h.at(31))
-        #expect(h.core.armedTimers[.engine] == nil, "nothing is due any more")
+        #expect(h.core.outbox.armedTimers[.engine] == nil, "nothing is due any more")
     }
 
     @Test func aTimerThatFiresEarlyOnlyAdvancesTheEngineToItsTime() throws {
@@ -49,7 +49,7 @@ struct DaemonCoreEngineTests {
         h.feed(.timerFired(.engine))
         let effects = h.take()
         #expect(effects.signals(to: client).isEmpty)
-        #expect(h.core.armedTimers[.engine] == h.at(50))
+        #expect(h.core.outbox.armedTimers[.engine] == h.at(50))
     }
 
     @Test func scanningStartsOnlyOnceSomeoneMonitorsAndStopsWhenNobodyDoes() throws {
@@ -88,7 +88,7 @@ struct DaemonCoreEngineTests {
 
         // Each retry starts a scanner that fails again: nothing new is said.
         for _ in 0..<3 {
-            h.now = h.core.armedTimers[.scannerRetry] ?? h.now
+            h.now = h.core.outbox.armedTimers[.scannerRetry] ?? h.now
             h.feed(.timerFired(.scannerRetry))
             h.feed(.scannerFailedToStart("no Bluetooth adapter. Fix: plug one in"))
             effects = h.take()
@@ -97,7 +97,7 @@ struct DaemonCoreEngineTests {
         }
         #expect(h.core.scannerStateShown == "failed: no Bluetooth adapter. Fix: plug one in")
 
-        h.now = h.core.armedTimers[.scannerRetry] ?? h.now
+        h.now = h.core.outbox.armedTimers[.scannerRetry] ?? h.now
         h.feed(.timerFired(.scannerRetry))
         h.scannerStarted()
         #expect(h.take().scannerStates == ["scanning"])

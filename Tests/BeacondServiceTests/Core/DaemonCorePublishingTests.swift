@@ -74,11 +74,11 @@ struct DaemonCorePublishingTests {
         h.run(to: 1)
         h.see()
         let object = HomeAssistantDiscovery.objectID(H.identity())
-        #expect(h.core.armedTimers[.homeAssistant] == h.at(31))
+        #expect(h.core.outbox.armedTimers[.homeAssistant] == h.at(31))
         _ = h.take()
         h.run(to: 40)
         #expect(Self.retained(h.take()).contains { $0.topic == "beacond/hall/\(object)/presence" && $0.text == "not_home" })
-        #expect(h.core.armedTimers[.homeAssistant] == nil)
+        #expect(h.core.outbox.armedTimers[.homeAssistant] == nil)
     }
 
     @Test func whenTheScannerSeesAgainTheTrackersGetTheirExitTimer() throws {
@@ -90,11 +90,11 @@ struct DaemonCorePublishingTests {
         // The adapter goes away: presence is unknown, and no exit may be timed while nothing can be seen.
         h.run(to: 5)
         h.feed(.scannerReported(.waiting("adapter off"), label: "hci0"))
-        #expect(h.core.armedTimers[.homeAssistant] == nil)
+        #expect(h.core.outbox.armedTimers[.homeAssistant] == nil)
         // It sees again and the beacon has gone: not_home exit_timeout later, on Home Assistant's own timer.
         h.run(to: 10)
         h.feed(.scannerReported(.scanning("hci0 through an HCI socket"), label: "hci0"))
-        #expect(h.core.armedTimers[.homeAssistant] == h.at(40))
+        #expect(h.core.outbox.armedTimers[.homeAssistant] == h.at(40))
         _ = h.take()
         h.run(to: 41)
         let object = HomeAssistantDiscovery.objectID(H.identity())
@@ -107,7 +107,7 @@ struct DaemonCorePublishingTests {
         h.feed(.fleetConnection(true))
         h.run(to: 1)
         h.see()
-        #expect(h.core.armedTimers[.homeAssistant] != nil)
+        #expect(h.core.outbox.armedTimers[.homeAssistant] != nil)
         _ = h.take()
         h.feed(.fleetStopped(receivers: []))
         #expect(h.take().has { if case .cancel(.homeAssistant) = $0 { true } else { false } })
