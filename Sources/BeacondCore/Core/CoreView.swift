@@ -28,12 +28,12 @@ package struct CoreView {
     /// `Manager1.ScannerState` as last signalled (it changes only with a signal).
     package var scannerState: String { core.scannerStateShown }
     /// Why the state cannot be saved now, if it cannot.
-    package var stateError: String? { core.journal.failure?.reason }
+    package var stateError: String? { core.persistence.journal.failure?.reason }
     /// Why no `[mqtt]` node runs although one is configured.
     package var mqttProblem: String? { core.fleet.problem }
 
     /// Each app's queued events, read from the state database through the core's port to it.
-    package func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try core.database.queuedEventCounts() }
+    package func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try core.persistence.queuedEventCounts() }
 
     // MARK: Clients, regions, authorization
 

@@ -13,7 +13,7 @@ extension DaemonCore {
         do {
             outcome = try authorization.request(
                 request, appID: session.appID, app: app.declaration, policy: policy,
-                save: { [database] record throws(StateDatabaseError) in try database.save(record, for: session.appID) })
+                save: { [settings = persistence.settings] record throws(StateDatabaseError) in try settings.save(record, for: session.appID) })
         } catch {
             if case .refused(let refusal) = error {
                 outbox.log(.notice, "\(request.methodName) from \(session.appID) refused: \(refusal.message)", session.logMetadata)
@@ -134,7 +134,7 @@ extension DaemonCore {
         do {
             outcome = try authorization.setStatus(
                 status, appID: appID, app: app.declaration, policy: policy,
-                save: { [database] record throws(StateDatabaseError) in try database.save(record, for: appID) })
+                save: { [settings = persistence.settings] record throws(StateDatabaseError) in try settings.save(record, for: appID) })
         } catch {
             throw callError(error, what: "the authorization of \(appID)")
         }
@@ -151,7 +151,7 @@ extension DaemonCore {
         do {
             outcome = try authorization.reset(
                 appID: appID, app: app.declaration, policy: policy,
-                save: { [database] record throws(StateDatabaseError) in try database.save(record, for: appID) })
+                save: { [settings = persistence.settings] record throws(StateDatabaseError) in try settings.save(record, for: appID) })
         } catch {
             throw callError(error, what: "the authorization of \(appID)")
         }
@@ -169,8 +169,8 @@ extension DaemonCore {
         }
         let oldPolicy = policy
         do {
-            let changed = try authorization.setServicesSwitch(enabled) { [database] enabled throws(StateDatabaseError) in
-                try database.saveLocationServicesSwitch(enabled)
+            let changed = try authorization.setServicesSwitch(enabled) { [settings = persistence.settings] enabled throws(StateDatabaseError) in
+                try settings.saveLocationServicesSwitch(enabled)
             }
             guard changed else { return }
         } catch {

@@ -24,7 +24,7 @@ extension DaemonCore {
         outbox.cancel(.queueExpiry)
         let oldest: Timestamp?
         do {
-            oldest = try database.oldestQueuedEventTime()
+            oldest = try persistence.oldestQueuedEventTime()
         } catch {
             outbox.log(.error, "cannot read the queued events to expire them: \(error)")
             return
@@ -42,7 +42,7 @@ extension DaemonCore {
     package mutating func dropExpiredQueuedEvents() {
         commitState()
         do {
-            let dropped = try database.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
+            let dropped = try persistence.dropExpiredQueuedEvents(before: now - configuration.queueTTL)
             for (appID, count) in dropped.sorted(by: { $0.key < $1.key }) {
                 outbox.log(
                     .notice,
@@ -71,13 +71,13 @@ extension DaemonCore {
         commitState()
         let queued: QueuedEvents
         do {
-            queued = try database.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
+            queued = try persistence.queuedEvents(of: session.appID, expiredBefore: now - configuration.queueTTL)
         } catch {
             outbox.log(.error, "cannot read the events queued for \(session.appID): \(error)", session.logMetadata)
             return
         }
         let status = effectiveStatus(session.appID)
-        let sentBefore = journal
+        let sentBefore = persistence.journal
         switch BackgroundDelivery.plan(queued, alreadySent: { sentBefore.wasSent(queuedEvent: $0) }, allowsMonitoring: status.allowsMonitoring) {
         case .nothing(let dropped):
             if dropped > 0 {
@@ -109,8 +109,7 @@ extension DaemonCore {
                     session.logMetadata)
             }
             outbox.log(.info, "delivered \(deliveries.count) queued region events to \(session.path) (\(session.appID))", session.logMetadata)
-            journal.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id))
-            outbox.emit(.scheduleFlush)
+            persistence.queuedEventsSent(appID: session.appID, ids: deliveries.map(\.event.id), &outbox)
         }
     }
 }

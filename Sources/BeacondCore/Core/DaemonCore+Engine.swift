@@ -34,15 +34,15 @@ extension DaemonCore {
         case .didStartMonitoring:
             outbox.notify(session, .didStartMonitoring(event.region))
         case .didDetermineState(let state):
-            markRegionChanged(event.key)
+            persistence.markRegionChanged(event.key, &outbox)
             outbox.notify(session, .didDetermineState(state, event.region, info))
         case .didEnterRegion:
-            markRegionChanged(event.key)
+            persistence.markRegionChanged(event.key, &outbox)
             outbox.log(.info, "\(session.appID) entered region \(event.region.identifier)", session.logMetadata)
             outbox.notify(session, .didEnterRegion(event.region, info))
             if !session.isConnected { queueForApp(session, .didEnterRegion, event) }
         case .didExitRegion:
-            markRegionChanged(event.key)
+            persistence.markRegionChanged(event.key, &outbox)
             outbox.log(.info, "\(session.appID) exited region \(event.region.identifier)", session.logMetadata)
             outbox.notify(session, .didExitRegion(event.region, info))
             if !session.isConnected { queueForApp(session, .didExitRegion, event) }

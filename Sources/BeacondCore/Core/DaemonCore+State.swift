@@ -2,98 +2,37 @@ package import BeaconKit
 import Fleet
 import BeacondAPI
 
-/// Durable state: what is saved when, and putting it back at start.
+/// Durable state as the core uses it: what the engine's regions are worth saving (`StatePersistence` decides when
+/// and writes), and putting them back at start.
 ///
-/// - A D-Bus method's changes are committed and fsynced before its reply leaves (`answer`, with `.powerLoss`); the
-///   engine's (a region entered, an event queued for an absent app) are written before the signals about them
-///   leave (`flushOutbox`), without waiting for the disk. So a `kill -9` at any moment loses nothing a client
-///   or administrator was told; a power cut can lose the engine's last seconds (`StateDurability`).
-/// - Sightings only move a region's last-seen time: that is saved every `lastSeenSaveInterval` while sightings
-///   arrive, and at shutdown. After a restart the exit timing does not depend on it (see `restoreRegions`).
-/// - A failed commit (disk full, read-only file system) is logged and kept, and retried on `StateJournal`'s
-///   backoff (0.1 s doubling to 5 s), not at every commit: a commit meanwhile writes nothing, so a full disk
-///   costs one write attempt per retry, however many calls come. A method whose change could not be saved
-///   answers `StateNotSaved` saying so.
+/// Sightings only move a region's last-seen time: that is saved every `lastSeenSaveInterval` while sightings arrive,
+/// and at shutdown. After a restart the exit timing does not depend on it (see `restoreRegions`).
 extension DaemonCore {
     package mutating func saveLater(_ change: StateChange) {
-        journal.record(change)
-        outbox.emit(.scheduleFlush)
+        persistence.saveLater(change, &outbox)
     }
 
-    /// The region's state is saved at the next commit (`StateJournal.markRegionChanged`).
-    package mutating func markRegionChanged(_ key: EngineKey) {
-        if journal.markRegionChanged(key) { outbox.emit(.scheduleFlush) }
-    }
-
-    /// Writes every pending change in one transaction. Returns the error if it failed (the changes are kept), or
-    /// the standing one while a failed write waits for its retry (nothing is tried then unless `force`).
-    /// Changes a method reply acknowledges are fsynced; the engine's are written without waiting for the disk.
+    /// Writes every pending change in one transaction, with the engine's current values of the regions marked
+    /// changed (`StatePersistence.commit`).
     @discardableResult
     package mutating func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateDatabaseError? {
-        // Only what the journal marked is read, and only when a write may happen.
         var current: [EngineKey: StateJournal.RegionValues] = [:]
-        if !journal.changedRegions.isEmpty, !journal.waitsForRetry(force: force) {
+        let keys = persistence.regionsToRead(force: force)
+        if !keys.isEmpty {
             let rooms = receiverRooms()
             let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
-            for key in journal.changedRegions {
+            for key in keys {
                 guard let monitored = engine.monitoredRegion(for: key) else { continue }
                 current[key] = StateJournal.RegionValues(
                     monitored: monitored, heardBy: Self.storedHearing(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
             }
         }
-        let database = self.database
-        let outcome = journal.commit(force: force, current: current) { batch throws(StateDatabaseError) in
-            try database.apply(batch, durability: durability)
-        }
-        switch outcome {
-        case .nothingToWrite:
-            return nil
-        case .saved(let ended):
-            outbox.cancel(.stateRetry)
-            if let ended {
-                outbox.log(.notice, "the state database is writable again; \(ended.pending) changes kept since the failure are saved")
-            }
-            return nil
-        case .waiting(let error):
-            return error
-        case .failed(let error, let dropped, let isNew, let retryIn):
-            if dropped > 0 {
-                outbox.log(.error, "\(dropped) unsaved state changes dropped: the state database has not been writable for a long time")
-            }
-            if isNew {
-                outbox.log(
-                    .error, "cannot save state, changes are kept in memory and retried: \(error). Until it works, a restart loses them",
-                    ["state.file": "\(database.file)"])
-            }
-            // Each try is logged, so the backoff can be seen (and counted) in the log.
-            outbox.log(
-                .info, "state write failed; \(journal.failure?.pending ?? 0) changes wait, next try in \(retryIn)",
-                ["state.file": "\(database.file)"])
-            outbox.arm(.stateRetry, at: now + retryIn)
-            return error
-        }
+        return persistence.commit(durability, force: force, current: current, &outbox)
     }
 
     /// Outside a commit (a watch event, GetStatus): recover or report a lost database now, not at the next change.
     package mutating func checkStateDatabase() {
-        let wasLost = database.isLost
-        do {
-            try database.ensure()
-            if journal.failure != nil {
-                // With nothing pending, a failure that was the lost file is over; anything pending is written now
-                // to the new file, or else on the retry's backoff.
-                if wasLost, journal.isEmpty {
-                    journal.recoveredWithNothingPending()
-                    outbox.cancel(.stateRetry)
-                } else {
-                    commitState(force: wasLost)
-                }
-            }
-        } catch {
-            if journal.failed(error) {
-                outbox.log(.error, "cannot save state: \(error). Until it works, a restart loses what changes", ["state.file": "\(database.file)"])
-            }
-        }
+        if case .commit(let force) = persistence.checkDatabase(&outbox) { commitState(force: force) }
     }
 
     // MARK: Region rows
@@ -112,9 +51,7 @@ extension DaemonCore {
     }
 
     package mutating func markSeenRegionsChanged() {
-        for (key, monitored) in engine.monitoredRegions where monitored.lastSeen != nil {
-            journal.markRegionChanged(key)
-        }
+        persistence.markRegionsChanged(engine.monitoredRegions.lazy.filter { $0.value.lastSeen != nil }.map(\.key))
     }
 
     /// Each remote receiver's room (also while no node runs, and after shutdown), to save hearings by room.
@@ -170,7 +107,7 @@ extension DaemonCore {
         // rest are removed, and said (a file from before the limit, or a limit lowered since).
         let perApp = configuration.maxRegionsPerApp
         do {
-            for (appID, count) in try database.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
+            for (appID, count) in try persistence.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
                 let file = configuration.configFile
                 outbox.log(
                     .warning,
@@ -183,9 +120,9 @@ extension DaemonCore {
         } catch {
             outbox.log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
         }
-        let loaded = try database.loadRegions(perApp: perApp)
-        for problem in loaded.problems { outbox.log(.warning, "\(database.file): \(problem)") }
-        clients.reserveNumbers(through: try database.highestStoredClient())
+        let loaded = try persistence.loadRegions(perApp: perApp)
+        for problem in loaded.problems { outbox.log(.warning, "\(persistence.file): \(problem)") }
+        clients.reserveNumbers(through: try persistence.highestStoredClient())
         // Blind first, then restore: a region restored into a monitor that sees would be timed from its saved
         // last sighting, which may be long past (it is saved every few seconds, and the downtime may be long), so
         // suspending afterwards would fire its exit right here, with nobody to route it to, and the exit would be
@@ -252,7 +189,7 @@ extension DaemonCore {
         let apps = clients.appIDs.count
         outbox.log(
             .info,
-            "resumed \(restored) monitored regions of \(apps) apps from \(database.file); "
+            "resumed \(restored) monitored regions of \(apps) apps from \(persistence.file); "
                 + "they are unknown until the scanner has looked for exit_timeout"
         )
         return outbox.take()

@@ -29,8 +29,8 @@ package struct DaemonCore {
     /// being tried again stays failed until it scans (apps would otherwise hear "starting" and the failure again
     /// at every retry, and take the start for a recovery).
     var scannerStateShown = BeacondScannerState.idle
-    /// What must reach the state database and has not yet (`StateJournal`).
-    var journal = StateJournal()
+    /// What must reach the state database and has not yet, and the database (`StatePersistence`).
+    var persistence: StatePersistence
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
     var delivery = BackgroundDelivery()
     /// This node's room while an `[mqtt]` node runs, why none runs, and every receiver's room.
@@ -43,7 +43,6 @@ package struct DaemonCore {
     let configDirectory: String
     /// When this daemon started (status says it).
     let startedAt: Timestamp
-    let database: any StateDatabase
     /// The effects and timers of the input being handled, and its time.
     package internal(set) var outbox: CoreOutbox
 
@@ -60,7 +59,7 @@ package struct DaemonCore {
         self.configuration = configuration
         self.authorization = authorization
         self.configDirectory = configDirectory
-        self.database = database
+        persistence = StatePersistence(database: database)
         outbox = CoreOutbox(now: now)
         startedAt = now
         engine = BeaconEngine(Self.monitoringConfiguration(configuration))
@@ -144,7 +143,7 @@ package struct DaemonCore {
         case .commit(let durability):
             commitState(durability)
         case .signalsSent:
-            if journal.signalsSent() { commitState() }
+            if persistence.signalsSent() { commitState() }
         case .checkStateDatabase:
             checkStateDatabase()
         case .shuttingDown:
@@ -158,7 +157,7 @@ package struct DaemonCore {
 
     /// A call's reply, once what it changed is saved: a change the reply acknowledges must survive a restart.
     private mutating func answer(_ call: DaemonCall) -> Result<CallReply, CallError> {
-        let changesBefore = journal.changeCount
+        let changesBefore = persistence.journal.changeCount
         let reply: CallReply
         do throws(CallError) {
             reply = try perform(call)
@@ -170,7 +169,7 @@ package struct DaemonCore {
         // client the caller never heard of; the failure is logged and shown in status instead.
         let reportsStateNotSaved = if case .registerClient = call { false } else { true }
         let error = commitState(.powerLoss)
-        if let error, reportsStateNotSaved, journal.changeCount != changesBefore {
+        if let error, reportsStateNotSaved, persistence.journal.changeCount != changesBefore {
             return .failure(
                 .beacond(
                     BeacondError(
@@ -225,7 +224,7 @@ package struct DaemonCore {
             markSeenRegionsChanged()
             commitState()
         case .stateRetry:
-            journal.retryIsDue()
+            persistence.retryIsDue()
             commitState()
         case .queueExpiry:
             dropExpiredQueuedEvents()

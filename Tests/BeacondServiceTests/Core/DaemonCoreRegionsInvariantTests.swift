@@ -42,8 +42,8 @@ struct DaemonCoreRegionsInvariantTests {
             })
         if registry != engine { return "registry \(registry.sorted { "\($0)" < "\($1)" }) but engine \(engine.sorted { "\($0)" < "\($1)" })" }
         h.feed(.commit(.processCrash))
-        let stored = Set(try core.database.loadRegions(perApp: .max).regions.map { Pair(client: $0.client, name: $0.monitored.region.identifier) })
-        if stored != registry, h.core.journal.failure == nil {
+        let stored = Set(try core.persistence.loadRegions(perApp: .max).regions.map { Pair(client: $0.client, name: $0.monitored.region.identifier) })
+        if stored != registry, h.core.persistence.journal.failure == nil {
             return "registry \(registry.sorted { "\($0)" < "\($1)" }) but saved \(stored.sorted { "\($0)" < "\($1)" })"
         }
         let ranging = Set(
