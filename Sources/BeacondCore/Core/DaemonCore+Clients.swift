@@ -55,7 +55,9 @@ extension DaemonCore {
         if let status = effects.authorizationChanged {
             outbox.notify(session, .authorizationChanged(status), .clientOnly)
         }
-        deliverQueuedEvents(to: session)
+        commitState()
+        BackgroundDelivery.deliverQueue(
+            to: session, status: effectiveStatus(session.appID), configuration: configuration, &persistence, &outbox)
         return session.path
     }
 

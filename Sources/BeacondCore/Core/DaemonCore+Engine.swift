@@ -49,6 +49,10 @@ extension DaemonCore {
         }
     }
 
+    private mutating func queueForApp(_ session: ClientSession, _ kind: QueuedRegionEvent.Kind, _ event: MonitoringEvent<EngineKey>) {
+        delivery.queue(kind, event, of: session, configuration: configuration, &persistence, &outbox)
+    }
+
     package mutating func deliver(_ result: RangingResult<EngineKey>) {
         guard case .ranging(let client, _) = result.key, let session = clients[client], session.rangingActive else { return }
         outbox.emit(.range(ClientAddress(session), result.constraint, result.beacons.map(report)))

@@ -62,7 +62,7 @@ extension DaemonCore {
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(new))
         engine.setPrivateDeviceMeasuredPower(new.measuredPowerOverrides)
         followDeviceKeys()
-        if new.queueTTL != old.queueTTL { scheduleQueueExpiry() }
+        if new.queueTTL != old.queueTTL { BackgroundDelivery.scheduleExpiry(configuration: new, persistence, &outbox) }
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         // The node is replaced after this input; `fleetStarted` configures the rooms again then.
         if new.mqtt != old.mqtt { outbox.emit(.mqttSettingsChanged(from: old.mqtt)) }

@@ -116,8 +116,7 @@ package struct DaemonCore {
         case .started:
             engineChanged([])
             commitState()
-            dropExpiredQueuedEvents()
-            scheduleQueueExpiry()
+            expireQueuedEvents()
         case .scanner(let scannerInput):
             engineChanged(engine.ingest(scannerInput, at: now))
             scheduleLastSeenSave()
@@ -227,11 +226,18 @@ package struct DaemonCore {
             persistence.retryIsDue()
             commitState()
         case .queueExpiry:
-            dropExpiredQueuedEvents()
-            scheduleQueueExpiry()
+            expireQueuedEvents()
         case .homeAssistant:
             updatePublishing { [now] publishing, placement in publishing.advance(to: now, placement: placement) }
         }
+    }
+
+    /// Drops the queued events older than `queue_ttl` (once what is pending is written) and arms the timer for
+    /// the next oldest.
+    private mutating func expireQueuedEvents() {
+        commitState()
+        BackgroundDelivery.dropExpired(configuration: configuration, persistence, &outbox)
+        BackgroundDelivery.scheduleExpiry(configuration: configuration, persistence, &outbox)
     }
 
     // MARK: Effects

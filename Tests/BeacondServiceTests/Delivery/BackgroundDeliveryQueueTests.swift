@@ -1,0 +1,89 @@
+import BeaconKit
+@testable import BeacondCore
+@testable import BeacondService
+import Foundation
+import Logging
+import Testing
+
+/// Background delivery as a concern of its own, with no core: it queues an absent app's events in the state
+/// database through `StatePersistence`, asks the bus to start the app at most once per interval, and hands the queue
+/// to the app's next client; what it asks of the daemon is in the outbox.
+@Suite("background delivery: queueing and delivering, alone")
+struct BackgroundDeliveryQueueTests {
+    let files: CoreFiles
+    let configuration: DaemonConfiguration
+    var persistence: StatePersistence
+    var outbox = CoreOutbox(now: CoreHarness.origin)
+    var delivery = BackgroundDelivery()
+    let session: ClientSession
+
+    init() throws {
+        files = try CoreFiles()
+        configuration = try files.configuration.load()
+        persistence = StatePersistence(
+            database: try StateDatabaseFile(
+                directory: files.stateDirectory, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })))
+        var clients = ClientRegistry()
+        session = clients.register(appID: CoreHarness.door, sender: ":1.5", caller: CoreHarness.alice.credentials, processID: 42)
+    }
+
+    func event(_ kind: MonitoringEvent<EngineKey>.Kind, at seconds: Int64) throws -> MonitoringEvent<EngineKey> {
+        MonitoringEvent(
+            kind: kind, key: .region(client: session.number, identifier: "front"), region: try CoreHarness.region("front"),
+            timestamp: CoreHarness.origin + .seconds(seconds))
+    }
+
+    static func activations(_ effects: [DaemonEffect]) -> [String] {
+        effects.compactMap { if case .activate(let name, _) = $0 { name } else { nil } }
+    }
+
+    @Test("an absent app's events are queued, it is started once per activation_interval, and the expiry timer is armed for the oldest")
+    mutating func queues() throws {
+        delivery.queue(.didEnterRegion, try event(.didEnterRegion, at: 0), of: session, configuration: configuration, &persistence, &outbox)
+        #expect(Self.activations(outbox.take()) == ["org.example.Door"])
+        #expect(outbox.armedTimers[.queueExpiry] == CoreHarness.origin + configuration.queueTTL + .milliseconds(1))
+
+        outbox.now = CoreHarness.origin + .seconds(10)
+        delivery.queue(.didExitRegion, try event(.didExitRegion, at: 10), of: session, configuration: configuration, &persistence, &outbox)
+        #expect(Self.activations(outbox.take()).isEmpty, "started again within activation_interval")
+        #expect(outbox.armedTimers[.queueExpiry] == CoreHarness.origin + configuration.queueTTL + .milliseconds(1), "the oldest still expires first")
+
+        persistence.commit(.powerLoss, force: false, current: [:], &outbox)
+        #expect(try persistence.queuedEventCounts() == [CoreHarness.door: 2])
+    }
+
+    @Test("the app's next client gets its queue late and in order, once; an app no longer allowed to monitor gets it discarded")
+    mutating func delivers() throws {
+        delivery.queue(.didEnterRegion, try event(.didEnterRegion, at: 0), of: session, configuration: configuration, &persistence, &outbox)
+        delivery.queue(.didExitRegion, try event(.didExitRegion, at: 5), of: session, configuration: configuration, &persistence, &outbox)
+        persistence.commit(.powerLoss, force: false, current: [:], &outbox)
+        _ = outbox.take()
+
+        BackgroundDelivery.deliverQueue(
+            to: session, status: .authorizedAlways, configuration: configuration, &persistence, &outbox)
+        let delivered = outbox.take().compactMap { effect -> String? in
+            guard case .notify(_, let event, _) = effect else { return nil }
+            switch event {
+            case .didEnterRegion(_, let info): return "enter late=\(info.late)"
+            case .didExitRegion(_, let info): return "exit late=\(info.late)"
+            default: return nil
+            }
+        }
+        #expect(delivered == ["enter late=true", "exit late=true"])
+        BackgroundDelivery.deliverQueue(
+            to: session, status: .authorizedAlways, configuration: configuration, &persistence, &outbox)
+        #expect(!outbox.take().contains { if case .notify = $0 { true } else { false } }, "sent twice before its removal was saved")
+        let settles = persistence.signalsSent()
+        #expect(settles)
+        persistence.commit(.powerLoss, force: false, current: [:], &outbox)
+        #expect(try persistence.queuedEventCounts()[CoreHarness.door, default: 0] == 0)
+
+        delivery.queue(.didEnterRegion, try event(.didEnterRegion, at: 9), of: session, configuration: configuration, &persistence, &outbox)
+        persistence.commit(.powerLoss, force: false, current: [:], &outbox)
+        _ = outbox.take()
+        BackgroundDelivery.deliverQueue(to: session, status: .denied, configuration: configuration, &persistence, &outbox)
+        #expect(!outbox.take().contains { if case .notify = $0 { true } else { false } })
+        persistence.commit(.powerLoss, force: false, current: [:], &outbox)
+        #expect(try persistence.queuedEventCounts()[CoreHarness.door, default: 0] == 0, "discarded")
+    }
+}
