@@ -2,64 +2,16 @@ package import BeaconKit
 import BeacondAPI
 import Logging
 
-/// The authorization flow on BeaconKit's rules: client requests, administrator decisions, the services switch,
-/// and what each change means for the app's clients, applied at once.
+/// The clients' side of authorization: calls are routed to `AuthorizationService` (which decides, saves and logs),
+/// and what each change means for the app's clients (`AuthorizationSideEffects`) is applied here, at once.
 extension DaemonCore {
     package mutating func requestAuthorization(_ request: AuthorizationRequest, client number: Int) throws(CallError) -> AuthorizationStatus {
         let session = try session(number)
         let app = try app(of: session)
-        let old = record(session.appID)
-        let outcome: AuthorizationRequestOutcome
-        do {
-            outcome = try authorization.request(
-                request, appID: session.appID, app: app.declaration, policy: policy,
-                save: { [settings = persistence.settings] record throws(StateDatabaseError) in try settings.save(record, for: session.appID) })
-        } catch {
-            if case .refused(let refusal) = error {
-                outbox.log(.notice, "\(request.methodName) from \(session.appID) refused: \(refusal.message)", session.logMetadata)
-            }
-            throw callError(error, what: "the authorization of \(session.appID)")
-        }
-        let disposition: String
-        switch outcome.disposition {
-        case .decided: disposition = "decided"
-        case .pending: disposition = "pending"
-        case .ignored: disposition = "ignored"
-        }
-        if outcome.pending, old.pendingRequest != outcome.record.pendingRequest {
-            let usage = app.declaration.usageDescription(for: request) ?? ""
-            let text =
-                "\(session.appID) requests \(request.grantArgument) authorization (\"\(usage)\"); decide with: "
-                + "beaconctl auth grant \(session.appID) \(request.grantArgument)  or  beaconctl auth deny \(session.appID)"
-            outbox.log(.notice, text, session.logMetadata)
-        } else if let note = outcome.note {
-            outbox.log(.info, "\(request.methodName) from \(session.appID): \(note)", session.logMetadata)
-        }
-        outbox.notify(.authorizationRequested(ClientAddress(session), request, disposition: disposition))
-        apply(outcome.sideEffects, to: session.appID)
-        return outcome.effectiveStatus
-    }
-
-    /// A refusal by the rules, or a decision that could not be saved (the caller's error, not a lost grant).
-    /// `what` names what was not saved: an app's authorization, or the location services switch.
-    package mutating func callError(_ error: AuthorizationChangeError, what: String) -> CallError {
-        switch error {
-        case .refused(let refusal):
-            return BeacondError(refusal).callError
-        case .notSaved(let failure):
-            outbox.log(.error, "could not save \(what): \(failure)")
-            return Self.notSaved(what, failure)
-        }
-    }
-
-    /// A decision or switch that could not be saved is not applied (a restart would undo it): `StateNotSaved`
-    /// says so, with the file system's reason and the fix.
-    package static func notSaved(_ what: String, _ error: StateDatabaseError) -> CallError {
-        BeacondError(
-            .stateNotSaved,
-            "nothing changed: \(what) could not be saved (\(error.message)), and beacond "
-                + "applies a decision only once it is saved, so that a restart cannot undo it. Fix: \(error.fix), then try again"
-        ).callError
+        let answer = try authorization.requested(
+            request, by: session, app: app, configured: configuration.policy, persistence.settings, &outbox)
+        apply(answer.sideEffects, to: session.appID)
+        return answer.status
     }
 
     /// What a change of status means for every client of the app, applied now.
@@ -111,7 +63,7 @@ extension DaemonCore {
 
     // MARK: Administrator
 
-    package func declaredApp(_ appID: String) throws(CallError) -> (String, AppConfiguration) {
+    package func declaredApp(_ appID: String) throws(CallError) -> AppConfiguration {
         guard let app = configuration.apps[appID] else {
             throw BeacondError(
                 .unknownApp,
@@ -120,78 +72,36 @@ extension DaemonCore {
                     configDirectory: configDirectory, suggestFix: false)
             ).callError
         }
-        return (appID, app)
+        return app
     }
 
-    /// `SetAuthorization(app, status)`: the Settings app. `denied` answers a waiting upgrade request with
-    /// "keep WhenInUse" (BeaconKit's `decide(.deny)`); `notDetermined` resets.
     package mutating func setAuthorization(_ appID: String, _ text: String, sender: String) throws(CallError) {
-        let (appID, app) = try declaredApp(appID)
-        guard let status = AuthorizationStatus(rawValue: text) else {
-            throw BeacondError(.invalidArguments, "status must be one of \(BeacondStatus.all.joined(separator: ", "))").callError
-        }
-        let outcome: AuthorizationAdminOutcome
-        do {
-            outcome = try authorization.setStatus(
-                status, appID: appID, app: app.declaration, policy: policy,
-                save: { [settings = persistence.settings] record throws(StateDatabaseError) in try settings.save(record, for: appID) })
-        } catch {
-            throw callError(error, what: "the authorization of \(appID)")
-        }
-        let answered = outcome.resolvedRequest.map { " (answering its \($0.grantArgument) request)" } ?? ""
-        outbox.log(
-            .notice, "administrator set \(appID) to \(outcome.record.status.rawValue)\(answered)",
-            ["client.app": "\(appID)", "admin.sender": "\(sender)"])
-        apply(outcome.sideEffects, to: appID)
+        let app = try declaredApp(appID)
+        let sideEffects = try authorization.administratorSets(
+            appID, to: text, app: app, sender: sender, configured: configuration.policy, persistence.settings, &outbox)
+        apply(sideEffects, to: appID)
     }
 
     package mutating func resetAuthorization(_ appID: String) throws(CallError) {
-        let (appID, app) = try declaredApp(appID)
-        let outcome: AuthorizationAdminOutcome
-        do {
-            outcome = try authorization.reset(
-                appID: appID, app: app.declaration, policy: policy,
-                save: { [settings = persistence.settings] record throws(StateDatabaseError) in try settings.save(record, for: appID) })
-        } catch {
-            throw callError(error, what: "the authorization of \(appID)")
-        }
-        outbox.log(.notice, "administrator reset \(appID) to notDetermined", ["client.app": "\(appID)"])
-        apply(outcome.sideEffects, to: appID)
+        let app = try declaredApp(appID)
+        let sideEffects = try authorization.administratorResets(
+            appID, app: app, configured: configuration.policy, persistence.settings, &outbox)
+        apply(sideEffects, to: appID)
     }
 
     package mutating func setLocationServicesEnabled(_ enabled: Bool) throws(CallError) {
-        if enabled, !configuration.locationServicesEnabled {
-            throw BeacondError(
-                .locationServicesDisabled,
-                "location_services = false in \(configDirectory)/beacond.toml "
-                    + "overrides this switch. Fix: set location_services = true there and reload beacond (" + BeacondAdvice.reload + ")"
-            ).callError
-        }
         let oldPolicy = policy
-        do {
-            let changed = try authorization.setServicesSwitch(enabled) { [settings = persistence.settings] enabled throws(StateDatabaseError) in
-                try settings.saveLocationServicesSwitch(enabled)
-            }
-            guard changed else { return }
-        } catch {
-            throw callError(error, what: "the location services switch")
-        }
+        guard
+            try authorization.administratorSwitches(
+                enabled, configuration: configuration, configDirectory: configDirectory, persistence.settings, &outbox)
+        else { return }
         applyPolicyChange(from: oldPolicy)
     }
 
     /// Everyone's effective status may have changed (the services switch, a reloaded beacond.toml).
     package mutating func applyPolicyChange(from oldPolicy: AuthorizationPolicy) {
-        let newPolicy = policy
-        guard oldPolicy != newPolicy else { return }
-        if oldPolicy.locationServicesEnabled != newPolicy.locationServicesEnabled {
-            outbox.log(.notice, "location services are now \(newPolicy.locationServicesEnabled ? "on" : "off")")
-            outbox.emit(.managerPropertyChanged(.locationServicesEnabled(newPolicy.locationServicesEnabled)))
-            outbox.notify(.locationServicesChanged(enabled: newPolicy.locationServicesEnabled))
-        }
-        for appID in clients.appIDs {
-            guard let app = configuration.apps[appID] else { continue }
-            let effects = AuthorizationRules.policyChanged(app: app.declaration, record: record(appID), from: oldPolicy, to: newPolicy)
-            apply(effects, to: appID)
-        }
+        let changes = authorization.policyChanged(
+            from: oldPolicy, to: policy, appIDs: clients.appIDs, configuration: configuration, &outbox)
+        for change in changes { apply(change.sideEffects, to: change.appID) }
     }
 }

@@ -10,22 +10,18 @@ import Testing
 /// to the app's next client; what it asks of the daemon is in the outbox.
 @Suite("background delivery: queueing and delivering, alone")
 struct BackgroundDeliveryQueueTests {
-    let files: CoreFiles
-    let configuration: DaemonConfiguration
+    let fixture: ConcernFixture
     var persistence: StatePersistence
     var outbox = CoreOutbox(now: CoreHarness.origin)
     var delivery = BackgroundDelivery()
-    let session: ClientSession
 
     init() throws {
-        files = try CoreFiles()
-        configuration = try files.configuration.load()
-        persistence = StatePersistence(
-            database: try StateDatabaseFile(
-                directory: files.stateDirectory, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })))
-        var clients = ClientRegistry()
-        session = clients.register(appID: CoreHarness.door, sender: ":1.5", caller: CoreHarness.alice.credentials, processID: 42)
+        fixture = try ConcernFixture()
+        persistence = StatePersistence(database: fixture.database)
     }
+
+    var configuration: DaemonConfiguration { fixture.configuration }
+    var session: ClientSession { fixture.session }
 
     func event(_ kind: MonitoringEvent<EngineKey>.Kind, at seconds: Int64) throws -> MonitoringEvent<EngineKey> {
         MonitoringEvent(

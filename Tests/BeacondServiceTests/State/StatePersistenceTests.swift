@@ -11,20 +11,6 @@ import Testing
 struct StatePersistenceTests {
     static let origin = CoreHarness.origin
 
-    final class Files {
-        let directory: String
-        let database: FailingStateDatabase
-
-        init() throws {
-            directory = NSTemporaryDirectory() + "persistence-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            database = FailingStateDatabase(
-                try StateDatabaseFile(directory: directory, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })))
-        }
-
-        deinit { try? FileManager.default.removeItem(atPath: directory) }
-    }
-
     static func stored(_ identifier: String, client: Int = 1) throws -> StoredRegion {
         let region = try CoreHarness.region(identifier)
         return StoredRegion(
@@ -38,7 +24,7 @@ struct StatePersistenceTests {
 
     @Test("a change recorded asks for a flush and reaches the database only at the commit")
     func savedAtCommit() throws {
-        let files = try Files()
+        let files = try ConcernFixture()
         var persistence = StatePersistence(database: files.database)
         var outbox = CoreOutbox(now: Self.origin)
         persistence.saveLater(.saveRegion(try Self.stored("lobby")), &outbox)
@@ -51,7 +37,7 @@ struct StatePersistenceTests {
 
     @Test("a failed write keeps the changes, arms one retry and writes nothing until it is due; the retry saves them and says so")
     func failedWriteRetries() throws {
-        let files = try Files()
+        let files = try ConcernFixture()
         var persistence = StatePersistence(database: files.database)
         var outbox = CoreOutbox(now: Self.origin)
         files.database.failsWrites = true
@@ -77,7 +63,7 @@ struct StatePersistenceTests {
 
     @Test("a region marked changed is read only when a write may happen, and its values are the commit's")
     func regionValuesAtCommit() throws {
-        let files = try Files()
+        let files = try ConcernFixture()
         var persistence = StatePersistence(database: files.database)
         var outbox = CoreOutbox(now: Self.origin)
         let row = try Self.stored("lobby")
