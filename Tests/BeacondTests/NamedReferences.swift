@@ -61,7 +61,7 @@ struct RepositoryIndex {
     private(set) var topLevel: Set<String> = []
     /// Names of folders under Sources/ (`Core`, `Scanner`, `BlueZ`): a path starting with one is a source path.
     private(set) var sourceFolders: Set<String> = []
-    /// What follows `+` in an extension's file name (`DaemonCore+Engine.swift` gives `Engine`), as architecture.md
+    /// What follows `+` in an extension's file name (`DaemonCore+Scanning.swift` gives `Scanning`), as architecture.md
     /// lists a type's extensions.
     private(set) var extensionParts: Set<String> = []
     /// Every Swift file and its text (Sources, Tests, examples, Fuzzing).

@@ -39,17 +39,17 @@ package struct CoreView {
 
     package func client(_ number: Int) -> ClientSession? { core.clients[number] }
     /// Every client, by number.
-    package var clients: [ClientSession] { core.clients.all }
-    package var clientCount: Int { core.clients.count }
-    package var connectedClientCount: Int { core.clients.connectedCount }
-    package var regionCount: Int { core.clients.regionCount }
-    package func regionCount(of appID: String) -> Int { core.clients.regionCount(of: appID) }
-    package func connectedClientCount(of appID: String) -> Int { core.clients.connectedCount(of: appID) }
+    package var clients: [ClientSession] { core.clients.registry.all }
+    package var clientCount: Int { core.clients.registry.count }
+    package var connectedClientCount: Int { core.clients.registry.connectedCount }
+    package var regionCount: Int { core.clients.registry.regionCount }
+    package func regionCount(of appID: String) -> Int { core.clients.registry.regionCount(of: appID) }
+    package func connectedClientCount(of appID: String) -> Int { core.clients.registry.connectedCount(of: appID) }
 
     /// One page of every monitored region, with its client and its state now (nil: not determined yet).
     package func regions(offset: Int, limit: Int) -> [(session: ClientSession, region: BeaconRegion, state: MonitoredRegion?)] {
-        core.clients.regions(offset: offset, limit: limit).map { session, region in
-            (session, region, core.engine.monitoredRegion(client: session.number, identifier: region.identifier))
+        core.clients.registry.regions(offset: offset, limit: limit).map { session, region in
+            (session, region, core.clients.engine.monitoredRegion(client: session.number, identifier: region.identifier))
         }
     }
 
@@ -72,7 +72,7 @@ package struct CoreView {
     package func receiverReadings(since: Timestamp) -> [(
         constraint: BeaconIdentityConstraint, receiver: String, reading: RoomPresence.ReceiverReading
     )] {
-        guard let presence = core.engine.presence else { return [] }
+        guard let presence = core.clients.engine.presence else { return [] }
         let deviceNames = core.configuration.deviceNamesByFingerprint
         var fresh: [(BeaconIdentityConstraint, String, RoomPresence.ReceiverReading)] = []
         for identity in presence.latestReadings.keys.sorted() {
@@ -95,5 +95,5 @@ package struct CoreView {
     }
 
     /// Receivers a monitored region was last heard by: the node must keep them when its table is full.
-    package var receiversHoldingRegions: Set<ReceiverID> { core.engine.receiversHoldingRegions }
+    package var receiversHoldingRegions: Set<ReceiverID> { core.clients.engine.receiversHoldingRegions }
 }

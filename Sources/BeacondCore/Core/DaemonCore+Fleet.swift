@@ -1,4 +1,4 @@
-package import BeaconKit
+import BeaconKit
 import BeacondAPI
 package import Fleet
 
@@ -11,12 +11,12 @@ extension DaemonCore {
     /// receiver is read.
     package func receiversForNewNode(carrying carried: [ReceiverDirectory.Receiver]) -> [ReceiverDirectory.Receiver] {
         guard configuration.mqtt.broker != nil, configuration.mqtt.subscribe else { return [] }
-        return fleet.receiversForNewNode(carrying: carried, offline: engine.offlineReceivers)
+        return fleet.receiversForNewNode(carrying: carried, offline: clients.engine.offlineReceivers)
     }
 
     /// A node was made for `[mqtt]` (or none: `[mqtt]` is off, or libmosquitto refused a setting).
     package mutating func fleetStarted(_ start: FleetStart) {
-        engine.emitsObservations = configuration.mqtt.publishes
+        clients.engine.emitsObservations = configuration.mqtt.publishes
         fleet.started(start)
         startPublishing()
         if let problem = start.problem { outbox.log(.error, "MQTT stays off: \(problem)") }
@@ -28,8 +28,8 @@ extension DaemonCore {
             // A receiver the directory does not hold (this node's own room now, or no node) can never be heard
             // from: nothing may wait for it.
             let held = Set(start.receivers.map(\.id))
-            for receiver in engine.offlineReceivers where !held.contains(receiver) {
-                engineChanged(engine.receiverCameOnline(receiver, at: now))
+            for receiver in clients.engine.offlineReceivers where !held.contains(receiver) {
+                engineChanged(clients.engine.receiverCameOnline(receiver, at: now))
             }
         }
         updateScanning()
@@ -40,15 +40,15 @@ extension DaemonCore {
         fleet.stopped(receivers: receivers)
         publishing.stop()
         outbox.cancel(.homeAssistant)
-        engine.emitsObservations = false
+        clients.engine.emitsObservations = false
     }
 
     /// Rooms follow the node: with one (its room is this receiver's), beacons are placed from every receiver's
     /// readings with `[rooms]` and `calibration.toml`; without, there are no rooms.
     package mutating func configureRooms() {
         guard let fleetRoom = fleet.localRoom else {
-            engine.presence = nil
-            let roomed = engine.monitoredRegions.values.compactMap(\.region.room)
+            clients.engine.presence = nil
+            let roomed = clients.engine.monitoredRegions.values.compactMap(\.region.room)
             if !roomed.isEmpty {
                 let rooms = Set(roomed).sorted().joined(separator: ", ")
                 outbox.log(
@@ -60,13 +60,13 @@ extension DaemonCore {
             }
             return
         }
-        if engine.presence == nil {
-            engine.presence = RoomPresence(
+        if clients.engine.presence == nil {
+            clients.engine.presence = RoomPresence(
                 localRoom: fleetRoom, localRSSIOffset: configuration.mqtt.rssiOffset,
                 calibrations: configuration.calibrations,
                 measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
         } else {
-            engine.presence?.reconfigure(
+            clients.engine.presence?.reconfigure(
                 localRoom: fleetRoom, localRSSIOffset: configuration.mqtt.rssiOffset,
                 calibrations: configuration.calibrations,
                 measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
@@ -76,8 +76,8 @@ extension DaemonCore {
     /// No other receiver is read any more (`[mqtt]` off, or `subscribe = false`): regions waiting for one get a
     /// full exit timeout from now, as after any blind period, instead of waiting for ever.
     package mutating func forgetOfflineReceivers() {
-        for receiver in engine.offlineReceivers {
-            engineChanged(engine.receiverCameOnline(receiver, at: now))
+        for receiver in clients.engine.offlineReceivers {
+            engineChanged(clients.engine.receiverCameOnline(receiver, at: now))
         }
     }
 
@@ -88,33 +88,24 @@ extension DaemonCore {
         case .sighting(let identity, let rssi, let distance, let receiver, let measuredPower, let exactRSSI):
             fleet.learn(receiver, room)
             engineChanged(
-                engine.observe(
+                clients.engine.observe(
                     identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
                     by: receiver, in: room, at: now))
             scheduleLastSeenSave()
         case .receiverOffline(let receiver):
             fleet.learn(receiver, room)
-            engineChanged(engine.receiverWentOffline(receiver, at: now))
+            engineChanged(clients.engine.receiverWentOffline(receiver, at: now))
         case .receiverOnline(let receiver):
             fleet.learn(receiver, room)
-            engineChanged(engine.receiverCameOnline(receiver, at: now))
+            engineChanged(clients.engine.receiverCameOnline(receiver, at: now))
         case .receiverForgotten(let receiver, _):
-            engine.forgetReceiver(receiver)
+            clients.engine.forgetReceiver(receiver)
             fleet.forget(receiver)
         case .ignored, .dropped, .bridgeChanged:
             return
         }
         // After the engine placed the reading, so the tracker published carries the room it gives.
         updatePublishing { [now] publishing, placement in publishing.fleetInput(input, at: now, placement: placement) }
-    }
-
-    /// A ranged beacon with, while `[mqtt]` is on, where the room locator places it and every receiver's calibrated,
-    /// smoothed distance from fresh readings by room.
-    package func report(_ beacon: RangedBeacon) -> RangedBeaconReport {
-        guard fleet.nodeRuns, let presence = engine.presence else { return RangedBeaconReport(beacon: beacon, room: nil, receivers: [:]) }
-        var room = ""
-        if case .room(let name) = presence.placement(of: beacon.identity) { room = name }
-        return RangedBeaconReport(beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: now))
     }
 }
 

@@ -13,7 +13,7 @@ extension DaemonCore {
     /// This receiver's own sighting.
     package mutating func observedLocally(_ observation: BeaconObservation) {
         guard publishing.isPublishing else { return }
-        let rooms = engine.presence
+        let rooms = clients.engine.presence
         let now = now
         publish(
             publishing.observedLocally(
@@ -36,7 +36,7 @@ extension DaemonCore {
         _ change: (inout FleetPublishing, FleetPublishing.Placement) -> [FleetPublishing.Output]
     ) {
         guard publishing.publishesHomeAssistant else { return }
-        let rooms = engine.presence
+        let rooms = clients.engine.presence
         publish(change(&publishing) { rooms?.placement(of: $0) ?? .unplaced })
     }
 

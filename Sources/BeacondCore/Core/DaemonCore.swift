@@ -8,9 +8,11 @@ package import Logging
 /// input (`DaemonInput`) handed to `handle(_:at:)` with the time; what the daemon must do about it comes back as
 /// effects (`DaemonEffect`) in the order they must be carried out, with the reply when the input was a call.
 ///
-/// "Client X monitors region R" has one owner here: a region enters or leaves the registry, the engine and the
-/// journal in the same method (`monitor`, `unmonitor`, `moveRegion` in `DaemonCore+Regions.swift`), never one
-/// without the others.
+/// It routes: each input goes to the concern that owns what it changes, each a value with its own state and rules
+/// and its own tests: the clients and their regions (`ClientService`), authorization (`AuthorizationService`),
+/// background delivery (`BackgroundDelivery`), state persistence (`StatePersistence`), the fleet's rooms and what
+/// this receiver publishes (`FleetRooms`, `FleetPublishing`) and scan control (`ScanControl`). All of them write what
+/// they ask of the daemon to one outbox (`CoreOutbox`).
 ///
 /// The state database is reached through `StateDatabase`, synchronously: a decision is applied only once it is saved
 /// (a refused save must refuse the call), and a call's changes are on disk before its reply, so these writes cannot
@@ -19,10 +21,8 @@ package struct DaemonCore {
     var configuration: DaemonConfiguration
     /// Every app's authorization and the services switch, changed only once saved.
     var authorization: AuthorizationService
-    /// The registered clients (`ClientRegistry`).
-    var clients = ClientRegistry()
-    /// The pipeline every client's regions and ranging run in.
-    var engine: BeaconEngine
+    /// The clients, their regions and ranging, and the engine they run in (`ClientService`).
+    var clients: ClientService
     /// When the scanner runs (`ScanControl`).
     var scanControl = ScanControl()
     /// Manager1 `ScannerState`, what apps are told: the phase's text, except that a failed or waiting scanner
@@ -46,7 +46,6 @@ package struct DaemonCore {
     /// The effects and timers of the input being handled, and its time.
     package internal(set) var outbox: CoreOutbox
 
-    package static let maximumClientsPerConnection = 32
     /// How long after a failed start the scanner is tried again (while someone still needs it).
     package static let scannerRetryInterval: Duration = .seconds(30)
     /// How often a seen region's last-seen time is saved while sightings arrive.
@@ -62,9 +61,10 @@ package struct DaemonCore {
         persistence = StatePersistence(database: database)
         outbox = CoreOutbox(now: now)
         startedAt = now
-        engine = BeaconEngine(Self.monitoringConfiguration(configuration))
+        var engine = BeaconEngine(Self.monitoringConfiguration(configuration))
         engine.setPrivateDeviceKeys(Self.privateDeviceKeys(configuration))
         engine.setPrivateDeviceMeasuredPower(configuration.measuredPowerOverrides)
+        clients = ClientService(engine: engine)
     }
 
     /// Every declared private device's key: the administrator's and every app's (an app sees only its own and the
@@ -75,21 +75,6 @@ package struct DaemonCore {
             keys += configuration.apps[appID]!.devices.sorted { $0.key < $1.key }.map(\.value)
         }
         return keys
-    }
-
-    /// A client's private-device constraint with its key: the app's own device of that name first, else the
-    /// administrator's. Other kinds pass unchanged.
-    package func resolvingDevice(_ constraint: BeaconIdentityConstraint, app: AppConfiguration) throws(CallError) -> BeaconIdentityConstraint {
-        if let resolved = configuration.resolvingDevice(constraint, for: app) { return resolved }
-        let known = (Array(app.devices.keys) + Array(configuration.devices.keys)).sorted()
-        throw BeacondError(
-            .invalidRegion,
-            "no private device named '\(constraint.deviceName ?? "")' is declared for \(app.declaration.appID)"
-                + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
-                + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
-                + "the administrator in \(configDirectory)/\(ConfigurationNames.devicesDirectory)/ "
-                + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
-        ).callError
     }
 
     package static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {
@@ -118,7 +103,11 @@ package struct DaemonCore {
             commitState()
             expireQueuedEvents()
         case .scanner(let scannerInput):
-            engineChanged(engine.ingest(scannerInput, at: now))
+            let events = clients.engine.ingest(scannerInput, at: now)
+            engineChanged(events)
+            if publishing.isPublishing {
+                for case .observation(let observation) in events { observedLocally(observation) }
+            }
             scheduleLastSeenSave()
         case .scannerStarted(let label):
             perform(scanControl.started(label: label))
@@ -138,7 +127,9 @@ package struct DaemonCore {
             outbox.fired(timer)
             timerFired(timer)
         case .connectionClosed(let name):
-            connectionClosed(name)
+            let context = clientContext
+            clients.connectionClosed(name, context, &outbox, &persistence, &delivery)
+            engineSettled()
         case .commit(let durability):
             commitState(durability)
         case .signalsSent:
@@ -160,7 +151,9 @@ package struct DaemonCore {
         let reply: CallReply
         do throws(CallError) {
             reply = try perform(call)
+            engineSettled()
         } catch {
+            engineSettled()
             commitState()
             return .failure(error)
         }
@@ -180,26 +173,34 @@ package struct DaemonCore {
         return .success(reply)
     }
 
+    /// Routes a call to the concern it is for. Clients' calls read the rest of the core through one context, made
+    /// before the call (none of them changes what it reads).
     private mutating func perform(_ call: DaemonCall) throws(CallError) -> CallReply {
+        let context = clientContext
         switch call {
         case .registerClient(let appID, let sender, let caller):
-            return .clientPath(try registerClient(appID, sender: sender, caller: caller))
+            let session = try clients.register(appID, sender: sender, caller: caller, context, &outbox, &persistence, &delivery)
+            // The app's queue goes to its new client after the reply, once everything before it is saved.
+            commitState()
+            BackgroundDelivery.deliverQueue(
+                to: session, status: effectiveStatus(session.appID), configuration: configuration, &persistence, &outbox)
+            return .clientPath(session.path)
         case .requestAuthorization(let request, let client):
             return .status(try requestAuthorization(request, client: client))
         case .startMonitoring(let client, let region):
-            try startMonitoring(client: client, region)
+            try clients.startMonitoring(client: client, region, context, &outbox, &persistence, &delivery)
         case .stopMonitoring(let client, let identifier):
-            try stopMonitoring(client: client, identifier)
+            try clients.stopMonitoring(client: client, identifier, context, &outbox, &persistence, &delivery)
         case .requestState(let client, let identifier):
-            try requestState(client: client, identifier)
+            try clients.requestState(client: client, identifier, context, &outbox, &persistence, &delivery)
         case .startRanging(let client, let constraint):
-            try startRanging(client: client, constraint)
+            try clients.startRanging(client: client, constraint, context, &outbox, &persistence, &delivery)
         case .stopRanging(let client, let constraint):
-            try stopRanging(client: client, constraint)
+            try clients.stopRanging(client: client, constraint, context, &outbox)
         case .setInUse(let client, let inUse):
-            setInUse(client: client, inUse)
+            clients.setInUse(client: client, inUse, context, &outbox, &persistence, &delivery)
         case .close(let client):
-            clientAsksToClose(client)
+            clients.close(client, context, &outbox, &persistence, &delivery)
         case .setAuthorization(let appID, let status, let sender):
             try setAuthorization(appID, status, sender: sender)
         case .resetAuthorization(let appID):
@@ -216,7 +217,7 @@ package struct DaemonCore {
     private mutating func timerFired(_ timer: DaemonTimer) {
         switch timer {
         case .engine:
-            engineChanged(engine.advance(to: now))
+            engineChanged(clients.engine.advance(to: now))
         case .scannerRetry:
             perform(scanControl.retryDue(needsScanning: needsScanning))
         case .lastSeenSave:
@@ -248,18 +249,9 @@ package struct DaemonCore {
     /// What an operation that failed half-way left to do (a restore that could not finish logs what it found).
     package mutating func takeEffects() -> [DaemonEffect] { outbox.take() }
 
-    /// The client's properties as they are now (read from the registry, not from a caller's copy).
-    package mutating func clientPropertiesChanged(_ number: Int, _ names: [ClientPropertyName]) {
-        guard let session = clients[number] else { return }
-        let properties = names.map { name -> ClientProperty in
-            switch name {
-            case .authorizationStatus: .authorizationStatus(effectiveStatus(session.appID))
-            case .inUse: .inUse(session.inUse)
-            case .monitoredRegions: .monitoredRegions
-            case .rangedConstraints: .rangedConstraints
-            }
-        }
-        outbox.emit(.clientPropertiesChanged(ClientAddress(session), properties))
+    /// What the clients' side reads of the rest of the core, as it is now.
+    package var clientContext: ClientService.Context {
+        ClientService.Context(configuration: configuration, configDirectory: configDirectory, authorization: authorization, fleet: fleet)
     }
 }
 

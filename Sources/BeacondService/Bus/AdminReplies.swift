@@ -46,7 +46,7 @@ extension ExportedObjects {
                 BeacondLimitKey.maxRegionsPerApp: .uint32(UInt32(clamping: configuration.maxRegionsPerApp)),
                 BeacondLimitKey.maxClientsPerApp: .uint32(UInt32(clamping: configuration.maxClientsPerApp)),
                 BeacondLimitKey.maxClientsPerUser: .uint32(UInt32(clamping: configuration.maxClientsPerUser)),
-                BeacondLimitKey.maxClientsPerConnection: .uint32(UInt32(clamping: DaemonCore.maximumClientsPerConnection)),
+                BeacondLimitKey.maxClientsPerConnection: .uint32(UInt32(clamping: ClientService.maximumClientsPerConnection)),
                 BeacondLimitKey.maxPageSize: .uint32(UInt32(clamping: Self.maximumPageSize)),
             ]),
             BeacondStatusKey.configDirectory: .string(daemon.options.configDirectory),

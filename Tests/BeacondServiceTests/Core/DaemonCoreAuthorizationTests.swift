@@ -81,7 +81,7 @@ struct DaemonCoreAuthorizationTests {
         }
         #expect(error.name == .notAuthorized)
         #expect(error.message.contains("authorizedAlways"))
-        #expect(h.core.engine.monitoredCount == 0)
+        #expect(h.core.clients.engine.monitoredCount == 0)
         #expect(h.core.clients[client]?.regions.isEmpty == true)
     }
 

@@ -67,7 +67,7 @@ struct DaemonCoreRangingTests {
         // Saved: a restart keeps it off.
         let restarted = try H(files: files)
         #expect(restarted.core.authorization.servicesSwitch == false)
-        #expect(restarted.core.clients.regionCount == 0)
+        #expect(restarted.core.clients.registry.regionCount == 0)
     }
 
     private func switchOff(_ files: CoreFiles) throws {

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Issue 40: "a client monitors a region" and "a client ranges a constraint" each have one writer
-/// (`DaemonCore+Regions.swift`; ranging follows `rangingActive`), and they hold after every input of randomized
+/// (`ClientService+Regions.swift`; ranging follows `rangingActive`), and they hold after every input of randomized
 /// sequences: registrations, authorization changes, regions added and removed, closes, connections lost (with the
 /// app's next client taking over), sightings and time passing. Checked after each input: the registry, the engine
 /// and, once committed, the state database name the same regions for every client, and the engine ranges exactly
@@ -34,9 +34,9 @@ struct DaemonCoreRegionsInvariantTests {
     /// What disagrees, or nil.
     static func disagreement(_ h: CoreHarness) throws -> String? {
         let core = h.core
-        let registry = Set(core.clients.all.flatMap { session in session.regions.keys.map { Pair(client: session.number, name: $0) } })
+        let registry = Set(core.clients.registry.all.flatMap { session in session.regions.keys.map { Pair(client: session.number, name: $0) } })
         let engine = Set(
-            core.engine.monitoredRegions.keys.compactMap { key -> Pair? in
+            core.clients.engine.monitoredRegions.keys.compactMap { key -> Pair? in
                 if case .region(let client, let identifier) = key { return Pair(client: client, name: identifier) }
                 return nil
             })
@@ -47,11 +47,11 @@ struct DaemonCoreRegionsInvariantTests {
             return "registry \(registry.sorted { "\($0)" < "\($1)" }) but saved \(stored.sorted { "\($0)" < "\($1)" })"
         }
         let ranging = Set(
-            core.clients.all.filter(\.rangingActive).flatMap { session in
+            core.clients.registry.all.filter(\.rangingActive).flatMap { session in
                 session.rangedConstraints.map { Pair(client: session.number, name: "\($0)") }
             })
         let ranged = Set(
-            core.engine.rangedKeys.compactMap { key -> Pair? in
+            core.clients.engine.rangedKeys.compactMap { key -> Pair? in
                 if case .ranging(let client, let constraint) = key { return Pair(client: client, name: "\(constraint)") }
                 return nil
             })

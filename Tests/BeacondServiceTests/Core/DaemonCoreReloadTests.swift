@@ -21,7 +21,7 @@ struct DaemonCoreReloadTests {
         #expect(effects.unexported == ["/org/beacond/client/\(client)"])
         #expect(effects.adminEvents.contains { if case .clientClosed(let address) = $0 { address.number == client } else { false } })
         #expect(h.core.clients[client] == nil)
-        #expect(h.core.engine.monitoredCount == 0)
+        #expect(h.core.clients.engine.monitoredCount == 0)
         #expect(effects.scannerCommands == ["stop"], "nobody monitors any more")
     }
 
@@ -71,7 +71,7 @@ struct DaemonCoreReloadTests {
         #expect(h.call(.reload(.success(try h.files.configuration.load()))) == .success(.configurationError("")))
         let effects = h.take()
         #expect(effects.notified.filter { $0.audience != .administratorsOnly }.isEmpty)
-        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
+        #expect(h.core.clients.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
         h.run(to: 10.9)
         #expect(h.take().regionEvents.isEmpty)
         h.run(to: 11.1)

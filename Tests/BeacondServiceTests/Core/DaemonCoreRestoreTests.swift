@@ -16,7 +16,7 @@ struct DaemonCoreRestoreTests {
         h.feed(.started)
         h.run(to: 1)
         h.see()
-        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
+        #expect(h.core.clients.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
         h.run(to: 5)
         h.feed(.shuttingDown)
         return client
@@ -29,8 +29,8 @@ struct DaemonCoreRestoreTests {
         let session = try #require(h.core.clients[client])
         #expect(!session.isConnected)
         #expect(session.regionOrder == ["lobby"])
-        #expect(h.core.engine.monitoredCount == 1)
-        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby") != nil)
+        #expect(h.core.clients.engine.monitoredCount == 1)
+        #expect(h.core.clients.engine.monitoredRegion(client: client, identifier: "lobby") != nil)
         _ = h.take()
         h.feed(.started)
         #expect(h.take().scannerCommands == ["start"])
@@ -45,7 +45,7 @@ struct DaemonCoreRestoreTests {
         let effects = h.take()
         #expect(!effects.regionEvents.contains { $0.hasPrefix("didEnterRegion") || $0.hasPrefix("didExitRegion") })
         #expect(effects.activations.isEmpty, "nothing to queue, so nothing to start")
-        #expect(h.core.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
+        #expect(h.core.clients.engine.monitoredRegion(client: client, identifier: "lobby")?.state == .inside)
     }
 
     @Test func aBeaconThatLeftExitsOnceAfterExitTimeoutOfScanning() throws {

@@ -37,7 +37,7 @@ struct DaemonCoreTakeoverTests {
         #expect(!effects.signals(to: first).contains { $0.hasPrefix("monitoringDidFail") || $0.hasPrefix("didExit") })
         let detached = try #require(h.core.clients[first])
         #expect(!detached.isConnected)
-        #expect(h.core.engine.monitoredRegion(client: first, identifier: "lobby")?.state == .inside)
+        #expect(h.core.clients.engine.monitoredRegion(client: first, identifier: "lobby")?.state == .inside)
 
         // The app's next client registers: the region is its own now, still inside; the beacon still there does
         // not enter again, and the exit comes exit_timeout after the last sighting, to the new client.
@@ -45,7 +45,7 @@ struct DaemonCoreTakeoverTests {
         let second = try h.register(sender: ":1.2")
         #expect(h.core.clients[first] == nil)
         #expect(h.core.clients[second]?.regionOrder == ["lobby"])
-        #expect(h.core.engine.monitoredRegion(client: second, identifier: "lobby")?.state == .inside)
+        #expect(h.core.clients.engine.monitoredRegion(client: second, identifier: "lobby")?.state == .inside)
         h.see()
         h.run(to: 32)
         effects = h.take()

@@ -119,10 +119,10 @@ struct SQLiteRegionStateTests {
     @Test("hearings by room: each room keeps one number across regions; rooms not in ESPresense's form are left out")
     func hearingsByRoom() {
         var numbering: [String: ReceiverID] = [:]
-        let first = DaemonCore.receiverRecord(
+        let first = StoredHearing.receiverRecord(
             StoredHearing(local: 1, remote: ["kitchen": 10, "Bad Room": 9], waitingFor: ["kitchen"]),
             numbering: &numbering)
-        let second = DaemonCore.receiverRecord(
+        let second = StoredHearing.receiverRecord(
             StoredHearing(local: nil, remote: ["garage": 4, "kitchen": 8], waitingFor: nil),
             numbering: &numbering)
         #expect(numbering == ["kitchen": ReceiverID(rawValue: 1), "garage": ReceiverID(rawValue: 2)])
@@ -130,11 +130,11 @@ struct SQLiteRegionStateTests {
         #expect(second == ReceiverRecord(local: nil, remote: [ReceiverID(rawValue: 1): 8, ReceiverID(rawValue: 2): 4], waitingFor: nil))
         let rooms = [ReceiverID(rawValue: 1): "kitchen", ReceiverID(rawValue: 2): "garage"]
         #expect(
-            DaemonCore.storedHearing(first, rooms: rooms, exitTimeout: .seconds(30))
+            StoredHearing.of(first, rooms: rooms, exitTimeout: .seconds(30))
                 == StoredHearing(local: 1, remote: ["kitchen": 10], waitingFor: ["kitchen"]))
         // Only this node's scanner heard it: nothing to save.
         #expect(
-            DaemonCore.storedHearing(
+            StoredHearing.of(
                 ReceiverRecord(local: 3, remote: [:], waitingFor: nil), rooms: rooms,
                 exitTimeout: .seconds(30)) == nil)
         // More than exit_timeout before the latest hearing: left out, unless a blind region waits for it.
@@ -142,12 +142,12 @@ struct SQLiteRegionStateTests {
             local: 100_000_000, remote: [ReceiverID(rawValue: 1): 10_000_000, ReceiverID(rawValue: 2): 80_000_000],
             waitingFor: nil)
         #expect(
-            DaemonCore.storedHearing(old, rooms: rooms, exitTimeout: .seconds(30))
+            StoredHearing.of(old, rooms: rooms, exitTimeout: .seconds(30))
                 == StoredHearing(local: 100_000_000, remote: ["garage": 80_000_000], waitingFor: nil))
         var blind = old
         blind.waitingFor = [ReceiverID(rawValue: 1)]
         #expect(
-            DaemonCore.storedHearing(blind, rooms: rooms, exitTimeout: .seconds(30))
+            StoredHearing.of(blind, rooms: rooms, exitTimeout: .seconds(30))
                 == StoredHearing(local: 100_000_000, remote: ["kitchen": 10_000_000, "garage": 80_000_000], waitingFor: ["kitchen"]))
     }
 

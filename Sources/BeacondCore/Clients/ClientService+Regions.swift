@@ -1,0 +1,64 @@
+package import BeaconKit
+
+/// "A client monitors a region": the client registry (`ClientRegistry`), the engine (`BeaconEngine`) and the saved
+/// rows (`StatePersistence`, then the state database) agree, region by region. These methods are the only ones that
+/// change one region of one client in all three; every call, reload, authorization change and device key change
+/// goes through them (a whole client leaves by `removeSession`, a restore resumes saved rows by `restore`, a takeover
+/// moves them by `moveRegion`); likewise a ranged constraint leaves the engine and the registry by `unrange`.
+/// `DaemonCoreRegionsInvariantTests` checks the three agree after every input of randomized sequences. The Admin1
+/// mirror (ListRegions, a client's MonitoredRegions) is read from the registry when it is asked for, so it cannot
+/// disagree; callers say `propertiesChanged` once per batch.
+extension ClientService {
+    package typealias EngineEvent = BeaconEngine.Event
+
+    /// The client monitors `region` from now on (one of the same identifier is replaced: the engine stops it
+    /// first). Returns the engine's events, for `route`.
+    package mutating func monitor(
+        _ region: BeaconRegion, session: ClientSession, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence
+    ) -> [EngineEvent] {
+        registry.addRegion(region, to: session.number)
+        let events = engine.startMonitoring(region, client: session.number, at: outbox.now)
+        persistence.saveLater(.saveRegion(storedRegion(session, region)), &outbox)
+        return events
+    }
+
+    /// The client monitors the region no more. Returns the engine's events, for `route`.
+    package mutating func unmonitor(
+        _ identifier: String, client number: Int, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence
+    ) -> [EngineEvent] {
+        let events = engine.stopMonitoring(client: number, identifier: identifier, at: outbox.now)
+        registry.removeRegion(identifier, from: number)
+        persistence.saveLater(.removeRegion(client: number, identifier: identifier), &outbox)
+        return events
+    }
+
+    /// A detached client's region moves, with its state, to the app's new client `number` (a takeover).
+    package mutating func moveRegion(
+        _ region: BeaconRegion, appID: String, from old: Int, to number: Int, _ context: Context, _ outbox: inout CoreOutbox,
+        _ persistence: inout StatePersistence
+    ) {
+        guard let saved = engine.moveRegion(region.identifier, from: old, to: number) else { return }
+        registry.addRegion(region, to: number)
+        let heardBy = StoredHearing.of(
+            engine.receiverRecord(for: .region(client: number, identifier: region.identifier)), rooms: context.fleet.rooms,
+            exitTimeout: context.exitTimeout)
+        persistence.saveLater(.saveRegion(StoredRegion(client: number, appID: appID, monitored: saved, heardBy: heardBy)), &outbox)
+    }
+
+    /// The client ranges `constraint` no more (nil: nothing any more): out of the engine while its ranging is
+    /// active, and out of the registry. (A constraint enters the registry by `addRangedConstraint` and the engine
+    /// by `refreshRanging`, the one place ranging is made active or paused.)
+    package mutating func unrange(_ constraint: BeaconIdentityConstraint?, client number: Int) {
+        guard let session = registry[number] else { return }
+        if session.rangingActive { engine.stopRanging(constraint.map { [$0] } ?? session.rangedConstraints, client: number) }
+        registry.removeRangedConstraint(constraint, from: number)
+    }
+
+    /// The region's row as it is now: its state in the engine, or unknown before the engine has it.
+    package func storedRegion(_ session: ClientSession, _ region: BeaconRegion) -> StoredRegion {
+        let monitored =
+            engine.monitoredRegion(client: session.number, identifier: region.identifier)
+            ?? MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown)
+        return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
+    }
+}
