@@ -93,7 +93,9 @@ extension ClientService {
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
         try checkMonitors(number, identifier)
-        route(engine.requestState(client: number, identifier: identifier, at: outbox.now), context, &outbox, &persistence, &delivery)
+        // The engine's answer first, then routed: `route` reads the registry and engine as the request left them.
+        let events = engine.requestState(client: number, identifier: identifier, at: outbox.now)
+        route(events, context, &outbox, &persistence, &delivery)
     }
 
     /// The client monitors a region of that identifier, or the call is refused with the ones it does.

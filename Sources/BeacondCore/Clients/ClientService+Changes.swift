@@ -97,7 +97,7 @@ extension ClientService {
     ) {
         let configuration = context.configuration
         let ranging = registry.all.filter(\.rangingActive).map { (client: $0.number, constraints: $0.rangedConstraints) }
-        let (due, restarted) = engine.reconfigure(DaemonCore.monitoringConfiguration(configuration), ranging: ranging, at: outbox.now)
+        let (due, restarted) = engine.reconfigure(configuration.monitoring, ranging: ranging, at: outbox.now)
         // What fell due under the old configuration goes out first.
         route(due, context, &outbox, &persistence, &delivery)
         let hysteresis =

@@ -61,4 +61,18 @@ extension ClientService {
             ?? MonitoredRegion(region: region, state: .unknown, lastSeen: nil, lastDeterminedState: .unknown)
         return StoredRegion(client: session.number, appID: session.appID, monitored: monitored)
     }
+
+    /// The values of the regions `keys` as the engine has them now, for a commit (`StatePersistence.regionsToRead`):
+    /// each with its hearings by room (`rooms`), those older than `exitTimeout` before the latest left out.
+    package func regionValues(_ keys: Set<EngineKey>, rooms: [ReceiverID: String], exitTimeout: Duration)
+        -> [EngineKey: StateJournal.RegionValues]
+    {
+        var values: [EngineKey: StateJournal.RegionValues] = [:]
+        for key in keys {
+            guard let monitored = engine.monitoredRegion(for: key) else { continue }
+            values[key] = StateJournal.RegionValues(
+                monitored: monitored, heardBy: StoredHearing.of(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
+        }
+        return values
+    }
 }

@@ -37,7 +37,7 @@ package struct ClientService {
         package var policy: AuthorizationPolicy { authorization.policy(configured: configuration.policy) }
         package func record(_ appID: String) -> AuthorizationRecord { authorization.record(appID) }
         package func effectiveStatus(_ appID: String) -> AuthorizationStatus { authorization.effectiveStatus(appID, policy) }
-        package var exitTimeout: Duration { DaemonCore.monitoringConfiguration(configuration).exitTimeout }
+        package var exitTimeout: Duration { configuration.monitoring.exitTimeout }
     }
 
     // MARK: Lookups

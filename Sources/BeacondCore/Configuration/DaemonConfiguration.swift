@@ -135,3 +135,19 @@ extension DaemonConfiguration {
         return names
     }
 }
+
+extension DaemonConfiguration {
+    /// Every declared private device's key: the administrator's and every app's (an app sees only its own and the
+    /// administrator's by name, but one resolver serves all).
+    package var privateDeviceKeys: [IdentityResolvingKey] {
+        var keys = devices.sorted { $0.key < $1.key }.map(\.value)
+        for appID in apps.keys.sorted() {
+            keys += apps[appID]!.devices.sorted { $0.key < $1.key }.map(\.value)
+        }
+        return keys
+    }
+
+    /// The region monitor's settings in force. The loader already checked exit_timeout > 0; the fallback is only for
+    /// a value that slipped through.
+    package var monitoring: MonitoringConfiguration { (try? monitoringConfiguration()) ?? .default }
+}

@@ -77,7 +77,7 @@ public enum ClientProperty: Hashable, Sendable {
 public enum ManagerProperty: Hashable, Sendable {
     case locationServicesEnabled(Bool)
     case scanning(Bool)
-    /// `ScannerState`: what apps are told about the scanner (`DaemonCore.scannerStateShown`).
+    /// `ScannerState`: what apps are told about the scanner (`ScanControl.shownState`).
     case scannerState(String)
 }
 

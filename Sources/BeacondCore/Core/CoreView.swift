@@ -26,7 +26,7 @@ package struct CoreView {
     /// What the scanner is doing, with the detail status shows.
     package var scanner: ScannerPhase { core.scanControl.phase }
     /// `Manager1.ScannerState` as last signalled (it changes only with a signal).
-    package var scannerState: String { core.scannerStateShown }
+    package var scannerState: String { core.scanControl.shownState }
     /// Why the state cannot be saved now, if it cannot.
     package var stateError: String? { core.persistence.journal.failure?.reason }
     /// Why no `[mqtt]` node runs although one is configured.
@@ -63,7 +63,7 @@ package struct CoreView {
 
     /// Whether the caller may use `Admin1`; the refusal says how to become one.
     package func checkAdministrator(_ candidate: AdministratorCandidate) throws(BeacondError) {
-        try core.checkAdministrator(candidate)
+        try candidate.mayAdminister(core.configuration, configDirectory: core.configDirectory)
     }
 
     // MARK: The fleet
@@ -91,7 +91,7 @@ package struct CoreView {
     /// The receivers a new `[mqtt]` node starts with: the old node's (online unless the engine has them offline),
     /// and every other receiver numbered in this process, offline until heard.
     package func receiversForNewNode(carrying carried: [ReceiverDirectory.Receiver]) -> [ReceiverDirectory.Receiver] {
-        core.receiversForNewNode(carrying: carried)
+        core.fleet.receiversForNewNode(carrying: carried, configuration: core.configuration, engine: core.clients.engine)
     }
 
     /// Receivers a monitored region was last heard by: the node must keep them when its table is full.

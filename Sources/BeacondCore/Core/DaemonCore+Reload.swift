@@ -39,10 +39,10 @@ extension DaemonCore {
             || new.exitChance != old.exitChance
         {
             clients.reconfigureEngine(context, &outbox, &persistence, &delivery)
-            publishing.reconfigure(Self.monitoringConfiguration(new), at: now)
-            armHomeAssistantTimer()
+            publishing.reconfigure(new.monitoring, at: now)
+            publishing.armTimer(&outbox)
         }
-        clients.engine.setPrivateDeviceKeys(Self.privateDeviceKeys(new))
+        clients.engine.setPrivateDeviceKeys(new.privateDeviceKeys)
         clients.engine.setPrivateDeviceMeasuredPower(new.measuredPowerOverrides)
         context = clientContext
         clients.followDeviceKeys(context, &outbox, &persistence, &delivery)
@@ -50,7 +50,7 @@ extension DaemonCore {
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         // The node is replaced after this input; `fleetStarted` configures the rooms again then.
         if new.mqtt != old.mqtt { outbox.emit(.mqttSettingsChanged(from: old.mqtt)) }
-        configureRooms()
+        fleet.configureRooms(configuration, &clients.engine, &outbox)
         applyPolicyChange(from: oldPolicy)
         outbox.log(.notice, "configuration reloaded from \(configDirectory)")
         outbox.notify(.configurationReloaded(warnings: new.warnings.map { "\($0)" }))

@@ -34,53 +34,25 @@ extension DaemonCore {
         perform(scanControl.needChanged(needsScanning: needsScanning))
     }
 
-    /// Carries out what scan control decided.
+    /// Carries out what scan control decided, in order: detection resumed or suspended here, the rest as effects.
     package mutating func perform(_ actions: [ScanControl.Action]) {
         for action in actions {
             switch action {
-            case .startScanner:
-                outbox.emit(.startScanner)
-            case .stopScanner:
-                outbox.emit(.stopScanner)
-            case .scheduleRetry:
-                outbox.arm(.scannerRetry, at: now + Self.scannerRetryInterval)
-            case .cancelRetry:
-                outbox.cancel(.scannerRetry)
             case .resumeDetection:
                 clients.engine.resumeDetection(at: now)
                 publishing.resumeDetection(at: now)
-                armHomeAssistantTimer()
+                publishing.armTimer(&outbox)
                 armEngineTimer()
             case .suspendDetection:
                 // Regions become unknown rather than exiting while nothing can be seen.
-                updatePublishing { [now] publishing, placement in publishing.suspendDetection(at: now, placement: placement) }
+                publishing.update(presence: clients.engine.presence, &outbox) { [now] in $0.suspendDetection(at: now, placement: $1) }
                 let events = clients.engine.suspendDetection(at: now)
                 clients.route(events, configuration: configuration, nodeRuns: fleet.nodeRuns, &outbox, &persistence, &delivery)
                 armEngineTimer()
-            case .scanningChanged(let scanning):
-                outbox.emit(.managerPropertyChanged(.scanning(scanning)))
-                outbox.notify(.scanningChanged(scanning))
-            case .log(let level, let message):
-                switch level {
-                case .info: outbox.log(.info, message)
-                case .notice: outbox.log(.notice, message)
-                case .warning: outbox.log(.warning, message)
-                case .error: outbox.log(.error, message)
-                }
+            default:
+                ScanControl.carryOut(action, &outbox)
             }
         }
-        showScannerState()
-    }
-
-    /// Tells apps (Manager1 `ScannerState`) what the scanner does now, when that changed.
-    package mutating func showScannerState() {
-        let state = scanControl.phase.stateText
-        let blind =
-            scannerStateShown.hasPrefix(BeacondScannerState.failedPrefix)
-            || scannerStateShown.hasPrefix(BeacondScannerState.waitingPrefix)
-        if blind && state == BeacondScannerState.starting { return } // a retry: still failed until it scans
-        guard state != scannerStateShown else { return }
-        scannerStateShown = state
-        outbox.emit(.managerPropertyChanged(.scannerState(state)))
+        scanControl.showState(&outbox)
     }
 }

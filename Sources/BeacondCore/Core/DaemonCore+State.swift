@@ -8,26 +8,12 @@ import BeacondAPI
 /// Sightings only move a region's last-seen time: that is saved every `lastSeenSaveInterval` while sightings arrive,
 /// and at shutdown. After a restart the exit timing does not depend on it (see `restoreRegions`).
 extension DaemonCore {
-    package mutating func saveLater(_ change: StateChange) {
-        persistence.saveLater(change, &outbox)
-    }
-
     /// Writes every pending change in one transaction, with the engine's current values of the regions marked
     /// changed (`StatePersistence.commit`).
     @discardableResult
     package mutating func commitState(_ durability: StateDurability = .processCrash, force: Bool = false) -> StateDatabaseError? {
-        var current: [EngineKey: StateJournal.RegionValues] = [:]
         let keys = persistence.regionsToRead(force: force)
-        if !keys.isEmpty {
-            let rooms = fleet.rooms
-            let exitTimeout = Self.monitoringConfiguration(configuration).exitTimeout
-            let engine = clients.engine
-            for key in keys {
-                guard let monitored = engine.monitoredRegion(for: key) else { continue }
-                current[key] = StateJournal.RegionValues(
-                    monitored: monitored, heardBy: StoredHearing.of(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
-            }
-        }
+        let current = keys.isEmpty ? [:] : clients.regionValues(keys, rooms: fleet.rooms, exitTimeout: configuration.monitoring.exitTimeout)
         return persistence.commit(durability, force: force, current: current, &outbox)
     }
 
@@ -52,23 +38,8 @@ extension DaemonCore {
     /// `max_regions_per_app` of them.
     package mutating func restoreRegions(at now: Timestamp) throws(StateDatabaseError) -> [DaemonEffect] {
         outbox.now = now
-        // A bounded state, whatever the file holds: each app's first max_regions_per_app saved regions resume, the
-        // rest are removed, and said (a file from before the limit, or a limit lowered since).
         let perApp = configuration.maxRegionsPerApp
-        do {
-            for (appID, count) in try persistence.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
-                let file = configuration.configFile
-                outbox.log(
-                    .warning,
-                    """
-                    \(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(file) \
-                    (its first \(perApp) saved regions resume); raise the limit before a restart to keep more
-                    """
-                )
-            }
-        } catch {
-            outbox.log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
-        }
+        persistence.trimRegions(perApp: perApp, configFile: configuration.configFile, &outbox)
         let loaded = try persistence.loadRegions(perApp: perApp)
         for problem in loaded.problems { outbox.log(.warning, "\(persistence.file): \(problem)") }
         let highestClient = try persistence.highestStoredClient()

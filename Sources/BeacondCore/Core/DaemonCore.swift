@@ -1,7 +1,5 @@
 package import BeaconKit
 import BeacondAPI
-package import Fleet
-package import Logging
 
 /// The daemon's decisions, with no I/O: the clients, the engine, the authorization book, scan control, background
 /// delivery and the journal of what must be saved, owned by one value. Everything that happens to the daemon is an
@@ -25,10 +23,6 @@ package struct DaemonCore {
     var clients: ClientService
     /// When the scanner runs (`ScanControl`).
     var scanControl = ScanControl()
-    /// Manager1 `ScannerState`, what apps are told: the phase's text, except that a failed or waiting scanner
-    /// being tried again stays failed until it scans (apps would otherwise hear "starting" and the failure again
-    /// at every retry, and take the start for a recovery).
-    var scannerStateShown = BeacondScannerState.idle
     /// What must reach the state database and has not yet, and the database (`StatePersistence`).
     var persistence: StatePersistence
     /// Background delivery's decisions: activation's rate limit, queue expiry, what a new client gets.
@@ -46,8 +40,6 @@ package struct DaemonCore {
     /// The effects and timers of the input being handled, and its time.
     package internal(set) var outbox: CoreOutbox
 
-    /// How long after a failed start the scanner is tried again (while someone still needs it).
-    package static let scannerRetryInterval: Duration = .seconds(30)
     /// How often a seen region's last-seen time is saved while sightings arrive.
     package static let lastSeenSaveInterval: Duration = .seconds(10)
 
@@ -61,25 +53,10 @@ package struct DaemonCore {
         persistence = StatePersistence(database: database)
         outbox = CoreOutbox(now: now)
         startedAt = now
-        var engine = BeaconEngine(Self.monitoringConfiguration(configuration))
-        engine.setPrivateDeviceKeys(Self.privateDeviceKeys(configuration))
+        var engine = BeaconEngine(configuration.monitoring)
+        engine.setPrivateDeviceKeys(configuration.privateDeviceKeys)
         engine.setPrivateDeviceMeasuredPower(configuration.measuredPowerOverrides)
         clients = ClientService(engine: engine)
-    }
-
-    /// Every declared private device's key: the administrator's and every app's (an app sees only its own and the
-    /// administrator's by name, but one resolver serves all).
-    package static func privateDeviceKeys(_ configuration: DaemonConfiguration) -> [IdentityResolvingKey] {
-        var keys = configuration.devices.sorted { $0.key < $1.key }.map(\.value)
-        for appID in configuration.apps.keys.sorted() {
-            keys += configuration.apps[appID]!.devices.sorted { $0.key < $1.key }.map(\.value)
-        }
-        return keys
-    }
-
-    package static func monitoringConfiguration(_ configuration: DaemonConfiguration) -> MonitoringConfiguration {
-        // The loader already checked exit_timeout > 0; the fallback is only for a value that slipped through.
-        (try? configuration.monitoringConfiguration()) ?? .default
     }
 
     /// The policy in force: beacond.toml's, with the administrator's services switch.
@@ -106,7 +83,7 @@ package struct DaemonCore {
             let events = clients.engine.ingest(scannerInput, at: now)
             engineChanged(events)
             if publishing.isPublishing {
-                for case .observation(let observation) in events { observedLocally(observation) }
+                for case .observation(let observation) in events { publishing.observed(observation, presence: clients.engine.presence, &outbox) }
             }
             scheduleLastSeenSave()
         case .scannerStarted(let label):
@@ -122,7 +99,7 @@ package struct DaemonCore {
         case .fleetStopped(let receivers):
             fleetStopped(receivers: receivers)
         case .fleetConnection(let connected):
-            fleetConnection(connected)
+            publishing.connectionChanged(connected, presence: clients.engine.presence, &outbox)
         case .timerFired(let timer):
             outbox.fired(timer)
             timerFired(timer)
@@ -229,7 +206,7 @@ package struct DaemonCore {
         case .queueExpiry:
             expireQueuedEvents()
         case .homeAssistant:
-            updatePublishing { [now] publishing, placement in publishing.advance(to: now, placement: placement) }
+            publishing.update(presence: clients.engine.presence, &outbox) { [now] in $0.advance(to: now, placement: $1) }
         }
     }
 
@@ -253,153 +230,4 @@ package struct DaemonCore {
     package var clientContext: ClientService.Context {
         ClientService.Context(configuration: configuration, configDirectory: configDirectory, authorization: authorization, fleet: fleet)
     }
-}
-
-extension BeacondError {
-    package var callError: CallError { .beacond(self) }
-}
-
-/// A client property by name; `clientPropertiesChanged` reads its value as it is now.
-package enum ClientPropertyName {
-    case authorizationStatus, inUse, monitoredRegions, rangedConstraints
-}
-
-/// Who a caller is, as the bus and the system say (resolved before the call reaches the core).
-package struct Caller: Sendable {
-    package var credentials: CallerCredentials
-    package var processID: UInt32?
-
-    package init(credentials: CallerCredentials, processID: UInt32?) {
-        self.credentials = credentials
-        self.processID = processID
-    }
-}
-
-/// Everything that happens to the daemon.
-package enum DaemonInput {
-    /// A client's or administrator's method call; the step carries its reply.
-    case call(DaemonCall)
-    /// The bus is served: what the restore left to do (scanning, saving, expiring queued events).
-    case started
-    /// The scanner's input.
-    case scanner(ScannerInput)
-    case scannerStarted(label: String)
-    case scannerFailedToStart(String)
-    case scannerReported(ScannerStatus, label: String)
-    /// Another receiver's reading or status, with the room the `[mqtt]` node knows the receiver by.
-    case fleet(ReceiverDirectory.Input, room: String?)
-    /// A node was made for `[mqtt]`, or none (`[mqtt]` is off, or a setting was refused).
-    case fleetStarted(FleetStart)
-    /// The node stopped; these are the receivers it knew.
-    case fleetStopped(receivers: [ReceiverDirectory.Receiver])
-    /// The node's connection to the broker was made (true) or lost (false).
-    case fleetConnection(Bool)
-    case timerFired(DaemonTimer)
-    /// A connection left the bus.
-    case connectionClosed(String)
-    /// Signals are about to be sent, or a call that changes nothing was answered: what is pending is saved.
-    case commit(StateDurability)
-    /// The signals were sent: what sending them settles (queued events delivered) can be saved.
-    case signalsSent
-    /// Outside a commit (a watch event, GetStatus): recover or report a lost database now.
-    case checkStateDatabase
-    /// Stop scanning, cancel every timer and save everything, durably.
-    case shuttingDown
-}
-
-/// A method call, its arguments decoded (a decoding error is part of the call: it is reported after the checks
-/// that come before it).
-package enum DaemonCall {
-    case registerClient(appID: String, sender: String, caller: Caller)
-    case requestAuthorization(AuthorizationRequest, client: Int)
-    case startMonitoring(client: Int, Result<BeaconRegion, BeacondError>)
-    case stopMonitoring(client: Int, identifier: String)
-    case requestState(client: Int, identifier: String)
-    case startRanging(client: Int, Result<BeaconIdentityConstraint, BeacondError>)
-    case stopRanging(client: Int, Result<BeaconIdentityConstraint, BeacondError>)
-    case setInUse(client: Int, Bool)
-    case close(client: Int)
-    case setAuthorization(appID: String, status: String, sender: String)
-    case resetAuthorization(appID: String)
-    case setLocationServicesEnabled(Bool)
-    /// The configuration read again from disk, or why it was rejected.
-    case reload(Result<DaemonConfiguration, ConfigurationRejection>)
-}
-
-/// Why the configuration files were rejected (file, line, what is wrong).
-package struct ConfigurationRejection: Error {
-    package var message: String
-
-    package init(message: String) {
-        self.message = message
-    }
-}
-
-package enum CallReply: Equatable {
-    case none
-    case clientPath(String)
-    case status(AuthorizationStatus)
-    /// Reload's answer: "" when the new configuration is in force.
-    case configurationError(String)
-}
-
-/// A refused call.
-package enum CallError: Error, Equatable {
-    case beacond(BeacondError)
-    /// The client's object is gone.
-    case clientClosed(Int)
-}
-
-/// What one input led to.
-package struct DaemonStep {
-    package var reply: Result<CallReply, CallError>?
-    package var effects: [DaemonEffect]
-}
-
-/// What the daemon must do, in this order.
-package enum DaemonEffect {
-    case notify(ClientAddress, ClientEvent, Audience)
-    case adminEvent(AdminEvent)
-    case clientPropertiesChanged(ClientAddress, [ClientProperty])
-    case managerPropertyChanged(ManagerProperty)
-    /// A ranging result for the client (and administrators watching), if they are reading.
-    case range(ClientAddress, BeaconIdentityConstraint, [RangedBeaconReport])
-    /// Export a new client's object.
-    case exportClient(Int)
-    /// Its object goes (the client closed or detached).
-    case unexportClient(path: String)
-    /// Ask the bus to start an app's `dbus_name` to deliver its queued events.
-    case activate(dbusName: String, appID: String)
-    case arm(DaemonTimer, at: Timestamp)
-    case cancel(DaemonTimer)
-    case startScanner
-    case stopScanner
-    /// This receiver's reading for the broker, then the Home Assistant distance sensor's state if any.
-    case publishReading(ESPresenseReading, distance: HomeAssistantPresence.Publication?)
-    /// Home Assistant's entities and states (retained).
-    case publishRetained([HomeAssistantPresence.Publication])
-    /// `[mqtt]` changed on reload: the node is replaced.
-    case mqttSettingsChanged(from: MQTTSettings)
-    /// Something must be saved and signals are waiting: a flush is due.
-    case scheduleFlush
-    case log(Logger.Level, String, Logger.Metadata)
-}
-
-/// The state database as the core needs it, synchronously (`StateDatabaseFile` in the daemon, a dictionary in tests).
-package protocol StateDatabase: AnyObject {
-    var file: String { get }
-    /// Whether the open database is no longer the file on disk.
-    var isLost: Bool { get }
-    /// Checks that the open database is still the file on disk (writing it anew if it was deleted).
-    func ensure() throws(StateDatabaseError)
-    func save(_ record: AuthorizationRecord, for appID: String) throws(StateDatabaseError)
-    func saveLocationServicesSwitch(_ enabled: Bool) throws(StateDatabaseError)
-    func apply(_ batch: [StateChange], durability: StateDurability) throws(StateDatabaseError)
-    func queuedEvents(of appID: String, expiredBefore: Timestamp) throws(StateDatabaseError) -> QueuedEvents
-    func dropExpiredQueuedEvents(before: Timestamp) throws(StateDatabaseError) -> [String: Int]
-    func oldestQueuedEventTime() throws(StateDatabaseError) -> Timestamp?
-    func queuedEventCounts() throws(StateDatabaseError) -> [String: Int]
-    func trimRegions(perApp: Int) throws(StateDatabaseError) -> [String: Int]
-    func loadRegions(perApp: Int) throws(StateDatabaseError) -> (regions: [StoredRegion], problems: [String])
-    func highestStoredClient() throws(StateDatabaseError) -> Int
 }

@@ -88,6 +88,9 @@ public struct ScanControl: Sendable {
     /// next start, a wait); scanning clears it.
     private var lastStartFailure: String?
 
+    /// Manager1 `ScannerState` as apps were last told (`showState`).
+    public internal(set) var shownState = BeacondScannerState.idle
+
     public init() {}
 
     /// What the scanner is doing, for status and Manager1 `Scanning`.

@@ -162,8 +162,24 @@ package struct StatePersistence {
 
     package func queuedEventCounts() throws(StateDatabaseError) -> [String: Int] { try database.queuedEventCounts() }
 
-    /// At start: each app's first `perApp` saved regions are kept, the rest removed (counted by app).
-    package func trimRegions(perApp: Int) throws(StateDatabaseError) -> [String: Int] { try database.trimRegions(perApp: perApp) }
+    /// A bounded state at start, whatever the file holds: each app's first `perApp` (`max_regions_per_app` in
+    /// `configFile`) saved regions resume, the rest are removed, and said (a file from before the limit, or a limit
+    /// lowered since).
+    package func trimRegions(perApp: Int, configFile: String, _ outbox: inout CoreOutbox) {
+        do {
+            for (appID, count) in try database.trimRegions(perApp: perApp).sorted(by: { $0.key < $1.key }) {
+                outbox.log(
+                    .warning,
+                    """
+                    \(count) saved regions of \(appID) removed: beyond max_regions_per_app = \(perApp) in \(configFile) \
+                    (its first \(perApp) saved regions resume); raise the limit before a restart to keep more
+                    """
+                )
+            }
+        } catch {
+            outbox.log(.error, "\(error); only the first \(perApp) saved regions of each app resume, the others stay in the file")
+        }
+    }
 
     package func loadRegions(perApp: Int) throws(StateDatabaseError) -> (regions: [StoredRegion], problems: [String]) {
         try database.loadRegions(perApp: perApp)

@@ -19,7 +19,7 @@ extension ExportedObjects {
     }
 
     /// Admin1's door: who the caller is comes from the bus and the system, whether they may come in is the core's
-    /// rule (`DaemonCore.checkAdministrator`).
+    /// rule (`AdministratorCandidate.mayAdminister`).
     static func checkAdministrator(_ daemon: isolated BeaconDaemon, _ sender: String) throws(DBusCallError) {
         let peer = try peerCredentials(daemon, sender)
         guard let uid = peer.unixUserID else {

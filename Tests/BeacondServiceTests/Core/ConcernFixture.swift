@@ -20,3 +20,15 @@ struct ConcernFixture {
         session = clients.register(appID: CoreHarness.door, sender: ":1.5", caller: CoreHarness.alice.credentials, processID: 42)
     }
 }
+
+/// What the concerns write to, as the core holds them: the outbox at the harness's origin, the fixture's state
+/// database behind `StatePersistence`, and background delivery.
+struct ConcernState {
+    var outbox = CoreOutbox(now: CoreHarness.origin)
+    var persistence: StatePersistence
+    var delivery = BackgroundDelivery()
+
+    init(_ fixture: ConcernFixture) {
+        persistence = StatePersistence(database: fixture.database)
+    }
+}

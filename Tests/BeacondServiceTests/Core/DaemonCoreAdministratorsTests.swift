@@ -8,7 +8,7 @@ import Testing
 struct DaemonCoreAdministratorsTests {
     static func refusal(_ core: DaemonCore, _ candidate: AdministratorCandidate) -> String? {
         do {
-            try core.checkAdministrator(candidate)
+            try CoreView(core).checkAdministrator(candidate)
             return nil
         } catch {
             #expect(error.name == .accessDenied)

@@ -79,7 +79,7 @@ struct DaemonCoreEngineTests {
         try h.grant()
         h.feed(.started)
         _ = h.take()
-        #expect(h.core.scannerStateShown == "idle")
+        #expect(h.core.scanControl.shownState == "idle")
 
         try h.monitor(client, try H.region("lobby"))
         h.feed(.scannerFailedToStart("no Bluetooth adapter. Fix: plug one in"))
@@ -95,7 +95,7 @@ struct DaemonCoreEngineTests {
             #expect(effects.scannerCommands == ["start"])
             #expect(effects.scannerStates.isEmpty)
         }
-        #expect(h.core.scannerStateShown == "failed: no Bluetooth adapter. Fix: plug one in")
+        #expect(h.core.scanControl.shownState == "failed: no Bluetooth adapter. Fix: plug one in")
 
         h.now = h.core.outbox.armedTimers[.scannerRetry] ?? h.now
         h.feed(.timerFired(.scannerRetry))

@@ -5,7 +5,7 @@ import Fleet
 import Testing
 
 /// With `[mqtt] homeassistant = true`, each beacon this receiver publishes gets Home Assistant entities, announced
-/// at every connection and published by the node only (`DaemonCore+Publishing`).
+/// at every connection and published by the node only (`FleetPublishing+Outbox`).
 @Suite("daemon core: what this receiver publishes")
 struct DaemonCorePublishingTests {
     typealias H = CoreHarness

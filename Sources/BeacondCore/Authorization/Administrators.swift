@@ -16,17 +16,18 @@ package struct AdministratorCandidate: Hashable, Sendable {
     }
 }
 
-extension DaemonCore {
-    /// Lets root and members of `admin_group` in; refuses anyone else with the fix.
-    package func checkAdministrator(_ candidate: AdministratorCandidate) throws(BeacondError) {
-        if candidate.userID == 0 { return }
+extension AdministratorCandidate {
+    /// Lets root and members of `admin_group` (`configuration`'s, in `configDirectory`) in; refuses anyone else with
+    /// the fix.
+    package func mayAdminister(_ configuration: DaemonConfiguration, configDirectory: String) throws(BeacondError) {
+        if userID == 0 { return }
         let group = configuration.adminGroup
-        if candidate.groups.contains(group) { return }
-        let name = candidate.userName ?? "uid \(candidate.userID)"
+        if groups.contains(group) { return }
+        let name = userName ?? "uid \(userID)"
         throw BeacondError(
             .accessDenied,
             "\(BeacondInterface.admin) is for root and members of group '\(group)' "
-                + "(admin_group in \(configDirectory)/beacond.toml); \(name) (uid \(candidate.userID)) is neither. "
-                + "Fix: sudo usermod -aG \(group) \(candidate.userName ?? "<user>") and log in again, or run the command as root")
+                + "(admin_group in \(configDirectory)/beacond.toml); \(name) (uid \(userID)) is neither. "
+                + "Fix: sudo usermod -aG \(group) \(userName ?? "<user>") and log in again, or run the command as root")
     }
 }
