@@ -75,4 +75,9 @@ extension ClientService {
         }
         return values
     }
+
+    /// Every region seen at least once (its last-seen time is worth saving).
+    package var seenRegions: some Sequence<EngineKey> {
+        engine.monitoredRegions.lazy.filter { $0.value.lastSeen != nil }.map(\.key)
+    }
 }

@@ -150,4 +150,16 @@ extension DaemonConfiguration {
     /// The region monitor's settings in force. The loader already checked exit_timeout > 0; the fallback is only for
     /// a value that slipped through.
     package var monitoring: MonitoringConfiguration { (try? monitoringConfiguration()) ?? .default }
+
+    /// The app as declared, or the administrator's call is refused with the apps that are (`configDirectory`'s
+    /// `apps.d`).
+    package func declaredApp(_ appID: String, configDirectory: String) throws(CallError) -> AppConfiguration {
+        guard let app = apps[appID] else {
+            throw BeacondError(
+                .unknownApp,
+                UnknownAppMessage.text(appID: appID, declared: Array(apps.keys), configDirectory: configDirectory, suggestFix: false)
+            ).callError
+        }
+        return app
+    }
 }

@@ -17,8 +17,7 @@ package struct CoreView {
     /// The configuration in force (the last good one after a rejected reload).
     package var configuration: DaemonConfiguration { core.configuration }
     /// Why the last reload was rejected, if it was.
-    package var rejectedConfiguration: String? { core.rejectedConfiguration }
-    package var startedAt: Timestamp { core.startedAt }
+    package var rejectedConfiguration: String? { core.files.rejection }
     /// Location services as clients are told: the configuration's and the administrator's switch together.
     package var locationServicesEnabled: Bool { core.policy.locationServicesEnabled }
     /// The administrator's switch alone (`SetLocationServicesEnabled`).
@@ -54,7 +53,7 @@ package struct CoreView {
     }
 
     /// The app's authorization record as saved.
-    package func record(_ appID: String) -> AuthorizationRecord { core.record(appID) }
+    package func record(_ appID: String) -> AuthorizationRecord { core.authorization.record(appID) }
     /// The app's status as its clients are told (location services off makes it denied).
     package func effectiveStatus(_ appID: String) -> AuthorizationStatus { core.effectiveStatus(appID) }
     package var pendingRequests: [(appID: String, request: AuthorizationRequest, status: AuthorizationStatus)] {
@@ -63,7 +62,7 @@ package struct CoreView {
 
     /// Whether the caller may use `Admin1`; the refusal says how to become one.
     package func checkAdministrator(_ candidate: AdministratorCandidate) throws(BeacondError) {
-        try candidate.mayAdminister(core.configuration, configDirectory: core.configDirectory)
+        try candidate.mayAdminister(core.configuration, configDirectory: core.files.directory)
     }
 
     // MARK: The fleet

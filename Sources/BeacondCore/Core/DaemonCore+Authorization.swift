@@ -22,27 +22,15 @@ extension DaemonCore {
 
     // MARK: Administrator
 
-    package func declaredApp(_ appID: String) throws(CallError) -> AppConfiguration {
-        guard let app = configuration.apps[appID] else {
-            throw BeacondError(
-                .unknownApp,
-                UnknownAppMessage.text(
-                    appID: appID, declared: Array(configuration.apps.keys),
-                    configDirectory: configDirectory, suggestFix: false)
-            ).callError
-        }
-        return app
-    }
-
     package mutating func setAuthorization(_ appID: String, _ text: String, sender: String) throws(CallError) {
-        let app = try declaredApp(appID)
+        let app = try configuration.declaredApp(appID, configDirectory: configDirectory)
         let sideEffects = try authorization.administratorSets(
             appID, to: text, app: app, sender: sender, configured: configuration.policy, persistence.settings, &outbox)
         apply(sideEffects, to: appID)
     }
 
     package mutating func resetAuthorization(_ appID: String) throws(CallError) {
-        let app = try declaredApp(appID)
+        let app = try configuration.declaredApp(appID, configDirectory: configDirectory)
         let sideEffects = try authorization.administratorResets(
             appID, app: app, configured: configuration.policy, persistence.settings, &outbox)
         apply(sideEffects, to: appID)

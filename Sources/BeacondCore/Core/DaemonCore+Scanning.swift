@@ -17,22 +17,14 @@ extension DaemonCore {
 
     /// After any change to the engine: re-arm its deadline timer, start or stop scanning.
     package mutating func engineSettled() {
-        armEngineTimer()
-        updateScanning()
-    }
-
-    package mutating func armEngineTimer() {
         outbox.arm(.engine, forDeadline: clients.engine.nextDeadline())
+        perform(scanControl.needChanged(needsScanning: needsScanning))
     }
 
     // MARK: Scanning
 
     /// Someone monitors or ranges, or this node publishes readings to an MQTT broker.
     package var needsScanning: Bool { clients.engine.needsScanning || (fleet.nodeRuns && configuration.mqtt.publishes) }
-
-    package mutating func updateScanning() {
-        perform(scanControl.needChanged(needsScanning: needsScanning))
-    }
 
     /// Carries out what scan control decided, in order: detection resumed or suspended here, the rest as effects.
     package mutating func perform(_ actions: [ScanControl.Action]) {
@@ -42,13 +34,13 @@ extension DaemonCore {
                 clients.engine.resumeDetection(at: now)
                 publishing.resumeDetection(at: now)
                 publishing.armTimer(&outbox)
-                armEngineTimer()
+                outbox.arm(.engine, forDeadline: clients.engine.nextDeadline())
             case .suspendDetection:
                 // Regions become unknown rather than exiting while nothing can be seen.
                 publishing.update(presence: clients.engine.presence, &outbox) { [now] in $0.suspendDetection(at: now, placement: $1) }
                 let events = clients.engine.suspendDetection(at: now)
                 clients.route(events, configuration: configuration, nodeRuns: fleet.nodeRuns, &outbox, &persistence, &delivery)
-                armEngineTimer()
+                outbox.arm(.engine, forDeadline: clients.engine.nextDeadline())
             default:
                 ScanControl.carryOut(action, &outbox)
             }

@@ -28,10 +28,6 @@ extension DaemonCore {
         outbox.arm(.lastSeenSave, at: now + Self.lastSeenSaveInterval)
     }
 
-    package mutating func markSeenRegionsChanged() {
-        persistence.markRegionsChanged(clients.engine.monitoredRegions.lazy.filter { $0.value.lastSeen != nil }.map(\.key))
-    }
-
     // MARK: Restart
 
     /// Puts back the regions saved before the restart (`ClientService.restore` says how), each app's first

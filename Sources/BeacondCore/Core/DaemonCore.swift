@@ -31,12 +31,8 @@ package struct DaemonCore {
     var fleet = FleetRooms()
     /// What this receiver publishes while a node runs: its readings, and Home Assistant's entities and presence.
     var publishing = FleetPublishing()
-    /// Why the files on disk were rejected at the last reload; nil once a reload succeeds.
-    var rejectedConfiguration: String?
-
-    let configDirectory: String
-    /// When this daemon started (status says it).
-    let startedAt: Timestamp
+    /// The configuration directory, and why its files were rejected at the last reload.
+    var files: ConfigurationFiles
     /// The effects and timers of the input being handled, and its time.
     package internal(set) var outbox: CoreOutbox
 
@@ -49,10 +45,9 @@ package struct DaemonCore {
     ) {
         self.configuration = configuration
         self.authorization = authorization
-        self.configDirectory = configDirectory
+        files = ConfigurationFiles(directory: configDirectory)
         persistence = StatePersistence(database: database)
         outbox = CoreOutbox(now: now)
-        startedAt = now
         var engine = BeaconEngine(configuration.monitoring)
         engine.setPrivateDeviceKeys(configuration.privateDeviceKeys)
         engine.setPrivateDeviceMeasuredPower(configuration.measuredPowerOverrides)
@@ -61,8 +56,6 @@ package struct DaemonCore {
 
     /// The policy in force: beacond.toml's, with the administrator's services switch.
     package var policy: AuthorizationPolicy { authorization.policy(configured: configuration.policy) }
-
-    package func record(_ appID: String) -> AuthorizationRecord { authorization.record(appID) }
 
     package func effectiveStatus(_ appID: String) -> AuthorizationStatus { authorization.effectiveStatus(appID, policy) }
 
@@ -116,7 +109,7 @@ package struct DaemonCore {
         case .shuttingDown:
             perform(scanControl.shutdown())
             for timer in Array(outbox.armedTimers.keys) { outbox.cancel(timer) }
-            markSeenRegionsChanged()
+            persistence.markRegionsChanged(clients.seenRegions)
             commitState(.powerLoss, force: true)
         }
         return DaemonStep(reply: reply, effects: outbox.take())
@@ -186,7 +179,7 @@ package struct DaemonCore {
             try setLocationServicesEnabled(enabled)
         case .reload(let loaded):
             reload(loaded)
-            return .configurationError(rejectedConfiguration ?? "")
+            return .configurationError(files.rejection ?? "")
         }
         return .none
     }
@@ -198,7 +191,7 @@ package struct DaemonCore {
         case .scannerRetry:
             perform(scanControl.retryDue(needsScanning: needsScanning))
         case .lastSeenSave:
-            markSeenRegionsChanged()
+            persistence.markRegionsChanged(clients.seenRegions)
             commitState()
         case .stateRetry:
             persistence.retryIsDue()
@@ -226,8 +219,19 @@ package struct DaemonCore {
     /// What an operation that failed half-way left to do (a restore that could not finish logs what it found).
     package mutating func takeEffects() -> [DaemonEffect] { outbox.take() }
 
+    /// Where the configuration is read from (`/etc/beacond`).
+    package var configDirectory: String { files.directory }
+
     /// What the clients' side reads of the rest of the core, as it is now.
     package var clientContext: ClientService.Context {
         ClientService.Context(configuration: configuration, configDirectory: configDirectory, authorization: authorization, fleet: fleet)
     }
+}
+
+/// The configuration directory, and what became of the last reading of its files.
+package struct ConfigurationFiles {
+    package let directory: String
+    /// Why the files on disk were rejected at the last reload (file, line, what is wrong); nil once a reload
+    /// succeeds. The last good configuration stays in force meanwhile.
+    package var rejection: String?
 }

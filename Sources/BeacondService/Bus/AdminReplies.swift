@@ -56,7 +56,7 @@ extension ExportedObjects {
             BeacondStatusKey.configurationError: .string(view.rejectedConfiguration ?? ""),
             BeacondStatusKey.locationServicesConfigured: .boolean(configuration.locationServicesEnabled),
             BeacondStatusKey.locationServicesSwitch: .boolean(view.locationServicesSwitch),
-            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: view.startedAt.microsecondsSinceEpoch)),
+            BeacondStatusKey.startedAt: .uint64(UInt64(clamping: daemon.startedAt.microsecondsSinceEpoch)),
         ]
         status.merge(mqttStatus(daemon)) { _, mqtt in mqtt }
         return .vardict(status)

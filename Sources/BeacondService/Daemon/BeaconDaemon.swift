@@ -19,6 +19,8 @@ public actor BeaconDaemon {
     let options: DaemonOptions
     let logger: Logger
     let clock: @Sendable () -> Timestamp
+    /// When this daemon started (status says it).
+    let startedAt: Timestamp
 
     /// What the daemon decides: clients, engine, authorization, scan control, delivery, the journal. Only this
     /// file hands it inputs; everyone else reads `view`.
@@ -73,9 +75,10 @@ public actor BeaconDaemon {
         } catch {
             throw .state("\(error)")
         }
+        startedAt = clock()
         core = DaemonCore(
             configuration: configuration, authorization: authorization, configDirectory: options.configDirectory,
-            database: stateDatabase, now: clock())
+            database: stateDatabase, now: startedAt)
         timers = TimerSet(loop: loop)
         failureChannel = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
