@@ -79,8 +79,9 @@ package actor BeaconClient {
         case registering(owner: String, early: [IncomingSignal], RegistrationFailures)
         /// Registered as the object `path` with the beacond whose unique name is `owner`: its signals only count.
         case registered(path: String, owner: String)
-        /// Closed by the program, or its bus connection was lost (`lost`).
-        case closed(lost: Bool)
+        /// Closed by the program, or its bus connection was lost (`lost`); `refusal`: beacond's refusal of the last
+        /// registration, if it refused (`connect` throws it even when the connection went in between).
+        case closed(lost: Bool, refusal: BeaconLocationError?)
     }
 
     /// Why the last registrations failed, until one succeeds or another beacond takes the name.
@@ -103,8 +104,11 @@ package actor BeaconClient {
         return nil
     }
 
-    /// Why the last registration failed when beacond refused it (nil while registered or closed).
-    package var registrationError: BeaconLocationError? { failures?.refusal }
+    /// Why the last registration failed when beacond refused it (nil while registered).
+    package var registrationError: BeaconLocationError? {
+        if case .closed(_, let refusal) = phase { return refusal }
+        return failures?.refusal
+    }
 
     private var failures: RegistrationFailures? {
         switch phase {
@@ -310,7 +314,7 @@ package actor BeaconClient {
 
     /// The error a call meets now: closed, lost, refused, or beacond away.
     package func unavailable() -> BeaconLocationError {
-        if case .closed(let lost) = phase {
+        if case .closed(let lost, _) = phase {
             if lost {
                 return BeaconLocationError(
                     name: BeaconLocationError.disconnectedName,
@@ -430,7 +434,7 @@ package actor BeaconClient {
             continuation.resume(
                 returning: (.failure(DBusCallError(name: BeaconLocationError.disconnectedName, message: "the client is closed")), 0))
         }
-        phase = .closed(lost: lost)
+        phase = .closed(lost: lost, refusal: registrationError)
         for waiter in registeredWaiters { waiter.resume() }
         registeredWaiters = []
         tell(.ended(lost ? unavailable() : nil))

@@ -47,6 +47,9 @@ extension DaemonCore {
         context = clientContext
         clients.followDeviceKeys(context, &outbox, &persistence, &delivery)
         if new.queueTTL != old.queueTTL { BackgroundDelivery.scheduleExpiry(configuration: new, persistence, &outbox) }
+        // Settled before the source changes: a scanner nobody needs any more stops, and says why, rather than being
+        // replaced by one for the new source.
+        engineSettled()
         if new.scanner != old.scanner { perform(scanControl.sourceChanged(needsScanning: needsScanning)) }
         // The node is replaced after this input; `fleetStarted` configures the rooms again then.
         if new.mqtt != old.mqtt { outbox.emit(.mqttSettingsChanged(from: old.mqtt)) }

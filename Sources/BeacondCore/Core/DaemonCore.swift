@@ -1,12 +1,13 @@
 package import BeaconKit
 import BeacondAPI
 
-/// The daemon's decisions, with no I/O: the clients, the engine, the authorization book, scan control, background
-/// delivery and the journal of what must be saved, owned by one value. Everything that happens to the daemon is an
-/// input (`DaemonInput`) handed to `handle(_:at:)` with the time; what the daemon must do about it comes back as
-/// effects (`DaemonEffect`) in the order they must be carried out, with the reply when the input was a call.
+/// The daemon's decisions, with no I/O. Everything that happens to the daemon is an input (`DaemonInput`) handed to
+/// `handle(_:at:)` with the time; what the daemon must do about it comes back as effects (`DaemonEffect`) in the
+/// order they must be carried out, with the reply when the input was a call.
 ///
-/// It routes: each input goes to the concern that owns what it changes, each a value with its own state and rules
+/// It routes, and keeps what only the whole can: what a reload changed, when the engine is settled (its timer
+/// re-armed, scanning started or stopped), detection resumed and suspended. Each input goes to the concern that owns
+/// what it changes, each a value with its own state and rules
 /// and its own tests: the clients and their regions (`ClientService`), authorization (`AuthorizationService`),
 /// background delivery (`BackgroundDelivery`), state persistence (`StatePersistence`), the fleet's rooms and what
 /// this receiver publishes (`FleetRooms`, `FleetPublishing`) and scan control (`ScanControl`). All of them write what

@@ -25,6 +25,20 @@ struct DaemonCoreReloadTests {
         #expect(effects.scannerCommands == ["stop"], "nobody monitors any more")
     }
 
+    /// One reload that stops the last region and changes the scanner's source: the scanner stops because nobody
+    /// needs it, said in the log, before the reload is announced (the source change then has no scanner to replace).
+    @Test func aReloadThatStopsTheLastRegionAndChangesTheSourceSaysWhyScanningStopped() throws {
+        let h = try H()
+        _ = try h.alwaysClientMonitoringLobby()
+        _ = h.take()
+        try h.files.rewrite(
+            settings: H.settings + "\n[scanner]\nsource = \"fifo:/run/beacond/other.fifo\"\n", apps: ["table": try #require(H.apps["table"])])
+        #expect(h.call(.reload(.success(try h.files.configuration.load()))) == .success(.configurationError("")))
+        let effects = h.take()
+        #expect(effects.scannerCommands == ["stop"])
+        #expect(effects.logs(.info).contains("scanning stopped: nobody monitors or ranges"), "\(effects.logs(.info))")
+    }
+
     /// The disk is full and the reload removes an app's regions: it is in effect, and the reply says it could not
     /// be saved (Admin1.Reload answers StateNotSaved, as every call whose change was not saved).
     @Test func aReloadWhoseChangesCannotBeSavedSaysSo() throws {
