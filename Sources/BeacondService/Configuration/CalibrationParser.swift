@@ -14,7 +14,11 @@ enum CalibrationParser {
     /// What a measured power may be, dBm at one metre (an iBeacon frame carries −128…127; real beacons −40…−100).
     static let measuredPowerRange = -127...20
 
-    static func parse(_ document: TOMLDocument, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    /// `brokenDeviceFiles`: the devices.d files that could not be read (their errors are reported too); a phone named
+    /// here and not found may be declared in one of them, and the error says so instead of asking for a declaration.
+    static func parse(
+        _ document: TOMLDocument, into configuration: inout DaemonConfiguration, brokenDeviceFiles: [String] = []
+    ) throws(ConfigurationError) {
         var root = document.rootReader
         var receivers = try root.tableOrEmpty("receivers")
         var calibrations: [String: ReceiverCalibration] = [:]
@@ -52,6 +56,15 @@ enum CalibrationParser {
             if constraint.kind == .privateDevice {
                 // A phone by the administrator's name for its key (calibration.toml is the administrator's file).
                 guard let name = constraint.deviceName, let key = configuration.deviceKey(name) else {
+                    if !brokenDeviceFiles.isEmpty {
+                        throw beacons.error(
+                            key,
+                            "[beacons] \"\(key)\": no device of that name could be read: "
+                                + "\(brokenDeviceFiles.joined(separator: ", ")), "
+                                + (brokenDeviceFiles.count == 1 ? "which has an error" : "which have errors")
+                                + " (said with this one), may be where it is declared",
+                            fix: "correct \(brokenDeviceFiles.joined(separator: " and ")), then reload")
+                    }
                     let known = configuration.devices.keys.sorted()
                     throw beacons.error(
                         key,

@@ -52,14 +52,22 @@ public enum ConfigurationLoader {
             }
         }
         // Before calibration.toml, whose [beacons] may name the administrator's devices.
+        // The devices.d files that could not be read: a phone calibrated by name may be declared in one of them.
+        var brokenDeviceFiles: [String] = []
         collecting { () throws(ConfigurationError) in
-            try DeviceKeysParser.loadAdministratorDevices(
-                directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
+            do throws(ConfigurationError) {
+                try DeviceKeysParser.loadAdministratorDevices(
+                    directory: path(directory, DeviceKeysParser.directoryName), into: &configuration)
+            } catch {
+                brokenDeviceFiles = [error.file] + error.others.map(\.file)
+                throw error
+            }
         }
         let calibrationFile = path(directory, CalibrationParser.fileName)
         collecting { () throws(ConfigurationError) in
             if let text = try ConfigurationFiles.readIfPresent(calibrationFile) {
-                try CalibrationParser.parse(try TOMLDocument(file: calibrationFile, text: text), into: &configuration)
+                try CalibrationParser.parse(
+                    try TOMLDocument(file: calibrationFile, text: text), into: &configuration, brokenDeviceFiles: brokenDeviceFiles)
             }
         }
         if let scanner { configuration.scanner = scanner }

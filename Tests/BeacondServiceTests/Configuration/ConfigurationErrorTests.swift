@@ -42,6 +42,19 @@ struct ConfigurationErrorTests {
         #expect(said.components(separatedBy: "; also ").count == 6, "\(said)")
     }
 
+    /// A broken devices.d file made calibration.toml's "device:NAME" read as an unknown name, sending the
+    /// administrator to declare a phone that is declared: the calibration error names the broken file instead.
+    @Test("a phone calibrated by name while its devices.d file is broken: the calibration error points at that file")
+    func aBrokenDevicesFileIsNamedByTheCalibrationError() throws {
+        let directory = try ConfigurationDirectory()
+        try directory.write("[devices]\nphone = \"irk:00\"\n", to: "devices.d/phones.toml")
+        try directory.write("[beacons]\n\"device:phone\" = -50\n", to: "calibration.toml")
+        let said = try #require(directory.loadError()).description
+        #expect(said.contains("devices.d/phones.toml:2"), "\(said)")
+        #expect(said.contains("devices.d/phones.toml, which has an error"), "\(said)")
+        #expect(!said.contains("declare the phone's key in devices.d"), "sends the administrator to declare a declared phone: \(said)")
+    }
+
     /// A key written where a device's name goes (lowercase hex is a valid name by its letters) was repeated in the
     /// fix and, for a good value, accepted and shown wherever names are: a name with 8 hex digits in a row is refused.
     @Test("a key written as a device's name is refused and never repeated")
