@@ -17,7 +17,7 @@ package struct CoreView {
     /// The configuration in force (the last good one after a rejected reload).
     package var configuration: DaemonConfiguration { core.configuration }
     /// Why the last reload was rejected, if it was.
-    package var rejectedConfiguration: String? { core.files.rejection }
+    package var rejectedConfiguration: String? { core.source.rejection }
     /// Location services as clients are told: the configuration's and the administrator's switch together.
     package var locationServicesEnabled: Bool { core.policy.locationServicesEnabled }
     /// The administrator's switch alone (`SetLocationServicesEnabled`).
@@ -62,7 +62,7 @@ package struct CoreView {
 
     /// Whether the caller may use `Admin1`; the refusal says how to become one.
     package func checkAdministrator(_ candidate: AdministratorCandidate) throws(BeacondError) {
-        try candidate.mayAdminister(core.configuration, configDirectory: core.files.directory)
+        try candidate.mayAdminister(core.configuration, configDirectory: core.source.directory)
     }
 
     // MARK: The fleet

@@ -12,11 +12,11 @@ extension DaemonCore {
             loaded = configuration
         case .failure(let rejection):
             outbox.log(.error, "configuration not reloaded, the previous one stays in force: \(rejection.message)")
-            files.rejection = rejection.message
+            source.rejection = rejection.message
             outbox.notify(.configurationRejected(rejection.message))
             return
         }
-        files.rejection = nil
+        source.rejection = nil
         var new = loaded
         // A limit lowered below what an app has: new regions are refused at once, the app keeps what it has
         // until the next restart resumes only its first max_regions_per_app. Said, not done silently.

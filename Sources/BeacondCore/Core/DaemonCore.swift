@@ -33,7 +33,7 @@ package struct DaemonCore {
     /// What this receiver publishes while a node runs: its readings, and Home Assistant's entities and presence.
     var publishing = FleetPublishing()
     /// The configuration directory, and why its files were rejected at the last reload.
-    var files: ConfigurationFiles
+    var source: ConfigurationSource
     /// The effects and timers of the input being handled, and its time.
     package internal(set) var outbox: CoreOutbox
 
@@ -46,7 +46,7 @@ package struct DaemonCore {
     ) {
         self.configuration = configuration
         self.authorization = authorization
-        files = ConfigurationFiles(directory: configDirectory)
+        source = ConfigurationSource(directory: configDirectory)
         persistence = StatePersistence(database: database)
         outbox = CoreOutbox(now: now)
         var engine = BeaconEngine(configuration.monitoring)
@@ -180,7 +180,7 @@ package struct DaemonCore {
             try setLocationServicesEnabled(enabled)
         case .reload(let loaded):
             reload(loaded)
-            return .configurationError(files.rejection ?? "")
+            return .configurationError(source.rejection ?? "")
         }
         return .none
     }
@@ -221,18 +221,10 @@ package struct DaemonCore {
     package mutating func takeEffects() -> [DaemonEffect] { outbox.take() }
 
     /// Where the configuration is read from (`/etc/beacond`).
-    package var configDirectory: String { files.directory }
+    package var configDirectory: String { source.directory }
 
     /// What the clients' side reads of the rest of the core, as it is now.
     package var clientContext: ClientService.Context {
         ClientService.Context(configuration: configuration, configDirectory: configDirectory, authorization: authorization, fleet: fleet)
     }
-}
-
-/// The configuration directory, and what became of the last reading of its files.
-package struct ConfigurationFiles {
-    package let directory: String
-    /// Why the files on disk were rejected at the last reload (file, line, what is wrong); nil once a reload
-    /// succeeds. The last good configuration stays in force meanwhile.
-    package var rejection: String?
 }

@@ -67,7 +67,7 @@ struct DaemonCoreReloadTests {
         #expect(effects.notified.isEmpty)
         #expect(h.core.configuration.exitTimeout == .seconds(30))
         #expect(h.core.clients[client]?.regionOrder == ["lobby"])
-        #expect(h.core.files.rejection != nil)
+        #expect(h.core.source.rejection != nil)
     }
 
     /// A new exit_timeout rebuilds the engine with every region in its state: no event then, and the exit comes
