@@ -80,4 +80,72 @@ extension ClientService {
     package var seenRegions: some Sequence<EngineKey> {
         engine.monitoredRegions.lazy.filter { $0.value.lastSeen != nil }.map(\.key)
     }
+
+    /// The client ranges `constraint` too (into the engine by `refreshRanging`, which says whether it may now).
+    package mutating func range(_ constraint: BeaconIdentityConstraint, client number: Int) {
+        registry.addRangedConstraint(constraint, to: number)
+    }
+
+    /// RequestState: the engine's answer, for `route`.
+    package mutating func requestState(client number: Int, identifier: String, at now: Timestamp) -> [EngineEvent] {
+        engine.requestState(client: number, identifier: identifier, at: now)
+    }
+
+    // MARK: Ranging, active or paused
+
+    /// Puts the client's ranging into the engine or takes it out, by what its status allows now: WhenInUse
+    /// clients range only while in use (paused otherwise, resumed by `SetInUse(true)`).
+    package mutating func refreshRanging(
+        _ number: Int, _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence,
+        _ delivery: inout BackgroundDelivery
+    ) {
+        guard let session = registry[number] else { return }
+        let allowed =
+            session.isConnected && !session.rangedConstraints.isEmpty
+            && AuthorizationRules.rangingPermission(context.record(session.appID), context.policy).allows(inUse: session.inUse)
+        if allowed {
+            // Every constraint not yet in the engine: all of them when ranging resumes, the new one when a
+            // client that already ranges adds another.
+            let events = engine.startRanging(session.rangedConstraints, client: number, at: outbox.now)
+            registry.setRangingActive(true, for: number)
+            route(events, context, &outbox, &persistence, &delivery)
+        } else if session.rangingActive {
+            engine.stopRanging(session.rangedConstraints, client: number)
+            registry.setRangingActive(false, for: number)
+            if !session.rangedConstraints.isEmpty, session.isConnected {
+                outbox.log(
+                    .info, "ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
+                    session.logMetadata)
+            }
+        }
+    }
+
+    package mutating func setInUse(
+        client number: Int, _ inUse: Bool, _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence,
+        _ delivery: inout BackgroundDelivery
+    ) {
+        guard let session = registry[number], session.inUse != inUse else { return }
+        registry.setInUse(inUse, for: number)
+        propertiesChanged(number, [.inUse], context, &outbox)
+        refreshRanging(number, context, &outbox, &persistence, &delivery)
+    }
+
+    // MARK: The engine
+
+    /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).
+    package mutating func reconfigureEngine(
+        _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
+    ) {
+        let configuration = context.configuration
+        let ranging = registry.all.filter(\.rangingActive).map { (client: $0.number, constraints: $0.rangedConstraints) }
+        let (due, restarted) = engine.reconfigure(configuration.monitoring, ranging: ranging, at: outbox.now)
+        // What fell due under the old configuration goes out first.
+        route(due, context, &outbox, &persistence, &delivery)
+        let hysteresis =
+            configuration.hysteresis.map {
+                ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
+            } ?? ""
+        outbox.log(.info, "exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
+        route(restarted, context, &outbox, &persistence, &delivery)
+    }
 }

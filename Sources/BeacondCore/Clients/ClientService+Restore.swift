@@ -38,7 +38,7 @@ extension ClientService {
             let entry = resumedPlan[index]
             guard let app = configuration.apps[entry.appID] else { continue }
             resumedPlan[index].regions = entry.regions.compactMap { monitored in
-                switch Self.followingDevice(monitored, app: app, configuration) {
+                switch ClientChanges.followingDevice(monitored, app: app, configuration) {
                 case .unchanged: return monitored
                 case .moved(let following):
                     moved.append((entry.client, following.region))

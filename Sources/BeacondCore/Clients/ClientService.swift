@@ -2,9 +2,11 @@ package import BeaconKit
 import BeacondAPI
 
 /// The clients and their regions: who is registered (`ClientRegistry`), what each monitors and ranges, and the
-/// engine those regions and constraints run in (`BeaconEngine`), with the rules on them: registration and its limits,
-/// StartMonitoring and StartRanging and their limits, what a client's leaving does to an Always app's regions, what
-/// an authorization change or a device's new key does to them, and where the engine's events go.
+/// engine those regions and constraints run in (`BeaconEngine`), with the only methods that change them:
+/// registration and its limits, what a client's leaving does to an Always app's regions, a region or ranged
+/// constraint in or out, ranging made active or paused, the restart's restore, and where the engine's events go.
+/// The rules of the LocationManager1 calls (`LocationManagerCalls`) and of changes from outside a client's calls
+/// (`ClientChanges`: authorization, reloads, device keys) decide what to do and do it through these methods.
 ///
 /// "Client X monitors region R" has one owner: a region enters or leaves the registry, the engine and the journal in
 /// one method (`monitor`, `unmonitor`, `moveRegion` in `ClientService+Regions.swift`), never one without the others;
@@ -68,22 +70,5 @@ package struct ClientService {
             }
         }
         outbox.emit(.clientPropertiesChanged(ClientAddress(session), properties))
-    }
-
-    /// A client's private-device constraint with its key: the app's own device of that name first, else the
-    /// administrator's. Other kinds pass unchanged.
-    package func resolvingDevice(_ constraint: BeaconIdentityConstraint, app: AppConfiguration, _ context: Context) throws(CallError)
-        -> BeaconIdentityConstraint
-    {
-        if let resolved = context.configuration.resolvingDevice(constraint, for: app) { return resolved }
-        let known = (Array(app.devices.keys) + Array(context.configuration.devices.keys)).sorted()
-        throw BeacondError(
-            .invalidRegion,
-            "no private device named '\(constraint.deviceName ?? "")' is declared for \(app.declaration.appID)"
-                + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
-                + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
-                + "the administrator in \(context.configDirectory)/\(ConfigurationNames.devicesDirectory)/ "
-                + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
-        ).callError
     }
 }

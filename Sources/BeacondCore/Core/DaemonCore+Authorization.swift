@@ -3,7 +3,7 @@ import BeacondAPI
 import Logging
 
 /// Authorization calls, routed: `AuthorizationService` decides, saves and logs; what each change means for the app's
-/// clients (`AuthorizationSideEffects`) goes to `ClientService`, at once.
+/// clients (`AuthorizationSideEffects`) goes to `ClientChanges`, at once.
 extension DaemonCore {
     package mutating func requestAuthorization(_ request: AuthorizationRequest, client number: Int) throws(CallError) -> AuthorizationStatus {
         let session = try clients.session(number)
@@ -14,10 +14,10 @@ extension DaemonCore {
         return answer.status
     }
 
-    /// What a change of status means for every client of the app (`ClientService.apply`), with the status as it is now.
+    /// What a change of status means for every client of the app (`ClientChanges.apply`), with the status as it is now.
     package mutating func apply(_ effects: AuthorizationSideEffects, to appID: String) {
         let context = clientContext
-        clients.apply(effects, to: appID, context, &outbox, &persistence, &delivery)
+        ClientChanges.apply(&clients, effects, to: appID, context, &outbox, &persistence, &delivery)
     }
 
     // MARK: Administrator

@@ -34,7 +34,7 @@ extension DaemonCore {
         configuration = new
         // Apps no longer declared, and users or programs no longer allowed: their clients end, each told why.
         var context = clientContext
-        clients.applyDeclarations(context, &outbox, &persistence, &delivery)
+        ClientChanges.applyDeclarations(&clients, context, &outbox, &persistence, &delivery)
         if new.exitTimeout != old.exitTimeout || new.hysteresis != old.hysteresis || new.exitTimeoutMinimum != old.exitTimeoutMinimum
             || new.exitChance != old.exitChance
         {
@@ -45,7 +45,7 @@ extension DaemonCore {
         clients.engine.setPrivateDeviceKeys(new.privateDeviceKeys)
         clients.engine.setPrivateDeviceMeasuredPower(new.measuredPowerOverrides)
         context = clientContext
-        clients.followDeviceKeys(context, &outbox, &persistence, &delivery)
+        ClientChanges.followDeviceKeys(&clients, context, &outbox, &persistence, &delivery)
         if new.queueTTL != old.queueTTL { BackgroundDelivery.scheduleExpiry(configuration: new, persistence, &outbox) }
         // Settled before the source changes: a scanner nobody needs any more stops, and says why, rather than being
         // replaced by one for the new source.

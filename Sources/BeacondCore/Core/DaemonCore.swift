@@ -159,15 +159,15 @@ package struct DaemonCore {
         case .requestAuthorization(let request, let client):
             return .status(try requestAuthorization(request, client: client))
         case .startMonitoring(let client, let region):
-            try clients.startMonitoring(client: client, region, context, &outbox, &persistence, &delivery)
+            try LocationManagerCalls.startMonitoring(&clients, client: client, region, context, &outbox, &persistence, &delivery)
         case .stopMonitoring(let client, let identifier):
-            try clients.stopMonitoring(client: client, identifier, context, &outbox, &persistence, &delivery)
+            try LocationManagerCalls.stopMonitoring(&clients, client: client, identifier, context, &outbox, &persistence, &delivery)
         case .requestState(let client, let identifier):
-            try clients.requestState(client: client, identifier, context, &outbox, &persistence, &delivery)
+            try LocationManagerCalls.requestState(&clients, client: client, identifier, context, &outbox, &persistence, &delivery)
         case .startRanging(let client, let constraint):
-            try clients.startRanging(client: client, constraint, context, &outbox, &persistence, &delivery)
+            try LocationManagerCalls.startRanging(&clients, client: client, constraint, context, &outbox, &persistence, &delivery)
         case .stopRanging(let client, let constraint):
-            try clients.stopRanging(client: client, constraint, context, &outbox)
+            try LocationManagerCalls.stopRanging(&clients, client: client, constraint, context, &outbox)
         case .setInUse(let client, let inUse):
             clients.setInUse(client: client, inUse, context, &outbox, &persistence, &delivery)
         case .close(let client):

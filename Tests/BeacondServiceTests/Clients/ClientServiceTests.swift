@@ -29,8 +29,8 @@ struct ClientServiceTests {
     }
 
     mutating func monitor(_ client: Int, _ identifier: String) throws {
-        try service.startMonitoring(
-            client: client, .success(try CoreHarness.region(identifier)), context, &state.outbox, &state.persistence, &state.delivery)
+        try LocationManagerCalls.startMonitoring(
+            &service, client: client, .success(try CoreHarness.region(identifier)), context, &state.outbox, &state.persistence, &state.delivery)
     }
 
     /// What the registry, the engine and (once committed) the database say each client monitors.
@@ -53,11 +53,11 @@ struct ClientServiceTests {
         try monitor(client, "front")
         var seen = try views()
         #expect(seen.registry == ["\(client):front"] && seen.engine == seen.registry && seen.saved == seen.registry)
-        try service.stopMonitoring(client: client, "front", context, &state.outbox, &state.persistence, &state.delivery)
+        try LocationManagerCalls.stopMonitoring(&service, client: client, "front", context, &state.outbox, &state.persistence, &state.delivery)
         seen = try views()
         #expect(seen.registry.isEmpty && seen.engine.isEmpty && seen.saved.isEmpty)
         #expect {
-            try service.stopMonitoring(client: client, "front", context, &state.outbox, &state.persistence, &state.delivery)
+            try LocationManagerCalls.stopMonitoring(&service, client: client, "front", context, &state.outbox, &state.persistence, &state.delivery)
         } throws: { error in
             guard case .beacond(let refusal) = error as? CallError else { return false }
             return refusal.name == .unknownRegion
@@ -84,8 +84,8 @@ struct ClientServiceTests {
         try monitor(client, "back")
         _ = state.outbox.take()
         let failure = AuthorizationError(kind: .notAuthorized, appID: CoreHarness.door, message: "Always was revoked")
-        service.apply(
-            AuthorizationSideEffects(authorizationChanged: .denied, monitoringFailure: failure), to: CoreHarness.door, context,
+        ClientChanges.apply(
+            &service, AuthorizationSideEffects(authorizationChanged: .denied, monitoringFailure: failure), to: CoreHarness.door, context,
             &state.outbox, &state.persistence, &state.delivery)
         let failed = state.outbox.take().compactMap { effect -> String? in
             guard case .notify(_, .monitoringDidFail(let region, _), _) = effect else { return nil }

@@ -3,19 +3,22 @@ import BeacondAPI
 
 /// The LocationManager1 methods that change what a client monitors and ranges, each checked against the app's
 /// authorization and the configured limits first.
-extension ClientService {
+package enum LocationManagerCalls {
+    package typealias Context = ClientService.Context
+
     // MARK: Monitoring
 
-    package mutating func startMonitoring(
-        client number: Int, _ argument: Result<BeaconRegion, BeacondError>, _ context: Context, _ outbox: inout CoreOutbox,
+    package static func startMonitoring(
+        _ clients: inout ClientService, client number: Int, _ argument: Result<BeaconRegion, BeacondError>, _ context: Context,
+        _ outbox: inout CoreOutbox,
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
-        let session = try session(number)
-        let app = try app(of: session, context)
+        let session = try clients.session(number)
+        let app = try clients.app(of: session, context)
         var region: BeaconRegion
         do { region = try argument.get() } catch { throw .beacond(error) }
         region.constraint = try resolvingDevice(region.constraint, app: app, context)
-        if let room = region.room, engine.presence == nil {
+        if let room = region.room, clients.engine.presence == nil {
             let configDirectory = context.configDirectory
             let why =
                 context.fleet.problem.map {
@@ -31,9 +34,9 @@ extension ClientService {
         } catch {
             throw BeacondError(error).callError
         }
-        if session.regions[region.identifier] == nil { try checkRegionLimits(session, context.configuration) }
+        if session.regions[region.identifier] == nil { try checkRegionLimits(clients, session, context.configuration) }
         if session.regions[region.identifier] == region,
-            let current = engine.monitoredRegion(client: number, identifier: region.identifier)?.state
+            let current = clients.engine.monitoredRegion(client: number, identifier: region.identifier)?.state
         {
             // The same region again (an app that re-adds its regions at every launch, or after beacond restarted)
             // keeps its state: a beacon that is still there must not enter again. The client hears the state.
@@ -44,16 +47,17 @@ extension ClientService {
             return
         }
         // Same identifier again replaces the region (Core Location); the engine stops the old one first.
-        let events = monitor(region, session: session, &outbox, &persistence)
+        let events = clients.monitor(region, session: session, &outbox, &persistence)
         outbox.log(.info, "\(session.appID) monitors \(region)", session.logMetadata)
-        propertiesChanged(number, [.monitoredRegions], context, &outbox)
-        route(events, context, &outbox, &persistence, &delivery)
+        clients.propertiesChanged(number, [.monitoredRegions], context, &outbox)
+        clients.route(events, context, &outbox, &persistence, &delivery)
     }
 
     /// One more region for this client: within `max_regions_per_client` for the client and `max_regions_per_app`
     /// for its app, whose disconnected clients' regions count too (they are the app's, and its next client takes
     /// them over), so no sequence of connections grows an app past its limit.
-    private func checkRegionLimits(_ session: ClientSession, _ configuration: DaemonConfiguration) throws(CallError) {
+    private static func checkRegionLimits(_ clients: ClientService, _ session: ClientSession, _ configuration: DaemonConfiguration) throws(CallError)
+    {
         let file = configuration.configFile
         let fix =
             "StopMonitoring a region you no longer need, monitor a wider region (UUID or UUID+major), or ask an "
@@ -67,7 +71,7 @@ extension ClientService {
             ).callError
         }
         let perApp = configuration.maxRegionsPerApp
-        let ofApp = registry.regionCount(of: session.appID)
+        let ofApp = clients.registry.regionCount(of: session.appID)
         guard ofApp < perApp else {
             throw BeacondError(
                 .regionLimitExceeded,
@@ -78,29 +82,29 @@ extension ClientService {
         }
     }
 
-    package mutating func stopMonitoring(
-        client number: Int, _ identifier: String, _ context: Context, _ outbox: inout CoreOutbox,
+    package static func stopMonitoring(
+        _ clients: inout ClientService, client number: Int, _ identifier: String, _ context: Context, _ outbox: inout CoreOutbox,
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
-        try checkMonitors(number, identifier)
-        let events = unmonitor(identifier, client: number, &outbox, &persistence)
-        propertiesChanged(number, [.monitoredRegions], context, &outbox)
-        route(events, context, &outbox, &persistence, &delivery)
+        try checkMonitors(clients, number, identifier)
+        let events = clients.unmonitor(identifier, client: number, &outbox, &persistence)
+        clients.propertiesChanged(number, [.monitoredRegions], context, &outbox)
+        clients.route(events, context, &outbox, &persistence, &delivery)
     }
 
-    package mutating func requestState(
-        client number: Int, _ identifier: String, _ context: Context, _ outbox: inout CoreOutbox,
+    package static func requestState(
+        _ clients: inout ClientService, client number: Int, _ identifier: String, _ context: Context, _ outbox: inout CoreOutbox,
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
-        try checkMonitors(number, identifier)
+        try checkMonitors(clients, number, identifier)
         // The engine's answer first, then routed: `route` reads the registry and engine as the request left them.
-        let events = engine.requestState(client: number, identifier: identifier, at: outbox.now)
-        route(events, context, &outbox, &persistence, &delivery)
+        let events = clients.requestState(client: number, identifier: identifier, at: outbox.now)
+        clients.route(events, context, &outbox, &persistence, &delivery)
     }
 
     /// The client monitors a region of that identifier, or the call is refused with the ones it does.
-    private func checkMonitors(_ number: Int, _ identifier: String) throws(CallError) {
-        let session = try session(number)
+    private static func checkMonitors(_ clients: ClientService, _ number: Int, _ identifier: String) throws(CallError) {
+        let session = try clients.session(number)
         guard session.regions[identifier] == nil else { return }
         let known = session.regionOrder
         throw BeacondError(
@@ -113,12 +117,12 @@ extension ClientService {
 
     // MARK: Ranging
 
-    package mutating func startRanging(
-        client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>, _ context: Context,
+    package static func startRanging(
+        _ clients: inout ClientService, client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>, _ context: Context,
         _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
-        let session = try session(number)
-        let app = try app(of: session, context)
+        let session = try clients.session(number)
+        let app = try clients.app(of: session, context)
         let requested: BeaconIdentityConstraint
         do { requested = try argument.get() } catch { throw .beacond(error) }
         let constraint = try resolvingDevice(requested, app: app, context)
@@ -137,17 +141,17 @@ extension ClientService {
                     + "in \(context.configDirectory)/beacond.toml also bounds ranging). Fix: StopRanging one, or range a wider constraint"
             ).callError
         }
-        registry.addRangedConstraint(constraint, to: number)
+        clients.range(constraint, client: number)
         outbox.log(.info, "\(session.appID) ranges \(constraint)", session.logMetadata)
-        propertiesChanged(number, [.rangedConstraints], context, &outbox)
-        refreshRanging(number, context, &outbox, &persistence, &delivery)
+        clients.propertiesChanged(number, [.rangedConstraints], context, &outbox)
+        clients.refreshRanging(number, context, &outbox, &persistence, &delivery)
     }
 
-    package mutating func stopRanging(
-        client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>, _ context: Context,
+    package static func stopRanging(
+        _ clients: inout ClientService, client number: Int, _ argument: Result<BeaconIdentityConstraint, BeacondError>, _ context: Context,
         _ outbox: inout CoreOutbox
     ) throws(CallError) {
-        let session = try session(number)
+        let session = try clients.session(number)
         var constraint: BeaconIdentityConstraint
         do { constraint = try argument.get() } catch { throw .beacond(error) }
         if constraint.kind == .privateDevice,
@@ -166,44 +170,24 @@ extension ClientService {
                     + (known.isEmpty ? " (it ranges nothing)" : " (it ranges: \(known.joined(separator: ", ")))")
             ).callError
         }
-        unrange(constraint, client: number)
-        propertiesChanged(number, [.rangedConstraints], context, &outbox)
+        clients.unrange(constraint, client: number)
+        clients.propertiesChanged(number, [.rangedConstraints], context, &outbox)
     }
 
-    /// Puts the client's ranging into the engine or takes it out, by what its status allows now: WhenInUse
-    /// clients range only while in use (paused otherwise, resumed by `SetInUse(true)`).
-    package mutating func refreshRanging(
-        _ number: Int, _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence,
-        _ delivery: inout BackgroundDelivery
-    ) {
-        guard let session = registry[number] else { return }
-        let allowed =
-            session.isConnected && !session.rangedConstraints.isEmpty
-            && AuthorizationRules.rangingPermission(context.record(session.appID), context.policy).allows(inUse: session.inUse)
-        if allowed {
-            // Every constraint not yet in the engine: all of them when ranging resumes, the new one when a
-            // client that already ranges adds another.
-            let events = engine.startRanging(session.rangedConstraints, client: number, at: outbox.now)
-            registry.setRangingActive(true, for: number)
-            route(events, context, &outbox, &persistence, &delivery)
-        } else if session.rangingActive {
-            engine.stopRanging(session.rangedConstraints, client: number)
-            registry.setRangingActive(false, for: number)
-            if !session.rangedConstraints.isEmpty, session.isConnected {
-                outbox.log(
-                    .info, "ranging of \(session.path) paused: \(session.appID) is authorizedWhenInUse and the client is not in use",
-                    session.logMetadata)
-            }
-        }
-    }
-
-    package mutating func setInUse(
-        client number: Int, _ inUse: Bool, _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence,
-        _ delivery: inout BackgroundDelivery
-    ) {
-        guard let session = registry[number], session.inUse != inUse else { return }
-        registry.setInUse(inUse, for: number)
-        propertiesChanged(number, [.inUse], context, &outbox)
-        refreshRanging(number, context, &outbox, &persistence, &delivery)
+    /// A client's private-device constraint with its key: the app's own device of that name first, else the
+    /// administrator's. Other kinds pass unchanged.
+    private static func resolvingDevice(_ constraint: BeaconIdentityConstraint, app: AppConfiguration, _ context: Context) throws(CallError)
+        -> BeaconIdentityConstraint
+    {
+        if let resolved = context.configuration.resolvingDevice(constraint, for: app) { return resolved }
+        let known = (Array(app.devices.keys) + Array(context.configuration.devices.keys)).sorted()
+        throw BeacondError(
+            .invalidRegion,
+            "no private device named '\(constraint.deviceName ?? "")' is declared for \(app.declaration.appID)"
+                + (known.isEmpty ? " (it knows none)" : " (it knows: \(known.joined(separator: ", ")))")
+                + ". Fix: declare its Identity Resolving Key under [devices] in \(app.declaration.declarationFile), or as "
+                + "the administrator in \(context.configDirectory)/\(ConfigurationNames.devicesDirectory)/ "
+                + "(beaconctl devices import), then reload; docs/devices.md says where keys come from"
+        ).callError
     }
 }

@@ -4,15 +4,18 @@ import BeacondAPI
 /// What changes outside a client's own calls do to clients and their regions: an authorization change, a reloaded
 /// declaration or exit timeout, a private device's new key (or its name gone). Each is applied at once, and each
 /// stopped region or ranging is told to its client with the reason and the fix (never stopped silently).
-extension ClientService {
+package enum ClientChanges {
+    package typealias Context = ClientService.Context
+    package typealias EngineEvent = ClientService.EngineEvent
+
     // MARK: Authorization
 
     /// What a change of status means for every client of the app, applied now.
-    package mutating func apply(
-        _ effects: AuthorizationSideEffects, to appID: String, _ context: Context, _ outbox: inout CoreOutbox,
+    package static func apply(
+        _ clients: inout ClientService, _ effects: AuthorizationSideEffects, to appID: String, _ context: Context, _ outbox: inout CoreOutbox,
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) {
-        let sessions = registry.clients(of: appID)
+        let sessions = clients.registry.clients(of: appID)
         if let status = effects.authorizationChanged, sessions.isEmpty {
             // An administrator watching events sees every change, also of an app with no client to tell.
             outbox.notify(.authorizationChanged(appID: appID, status))
@@ -20,14 +23,14 @@ extension ClientService {
         for session in sessions {
             if let status = effects.authorizationChanged {
                 outbox.notify(session, .authorizationChanged(status), .clientOnly)
-                propertiesChanged(session.number, [.authorizationStatus], context, &outbox)
+                clients.propertiesChanged(session.number, [.authorizationStatus], context, &outbox)
                 outbox.notify(session, .authorizationChanged(status), .administratorsOnly)
             }
             if let failure = effects.monitoringFailure {
-                failMonitoring(session.number, BeacondError(failure), context, &outbox, &persistence, &delivery)
+                failMonitoring(&clients, session.number, BeacondError(failure), context, &outbox, &persistence, &delivery)
             }
-            if let failure = effects.rangingFailure { failRanging(session.number, BeacondError(failure), context, &outbox) }
-            refreshRanging(session.number, context, &outbox, &persistence, &delivery)
+            if let failure = effects.rangingFailure { failRanging(&clients, session.number, BeacondError(failure), context, &outbox) }
+            clients.refreshRanging(session.number, context, &outbox, &persistence, &delivery)
         }
         if effects.authorizationChanged != nil {
             outbox.log(.info, "\(appID) is now \(context.effectiveStatus(appID).rawValue)", ["client.app": "\(appID)"])
@@ -36,29 +39,32 @@ extension ClientService {
 
     /// Monitoring is no longer allowed: every region fails with the reason and stops (Core Location's
     /// monitoringDidFailFor, made loud).
-    package mutating func failMonitoring(
+    package static func failMonitoring(
+        _ clients: inout ClientService,
         _ number: Int, _ error: BeacondError, _ context: Context, _ outbox: inout CoreOutbox,
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) {
-        guard let session = registry[number], !session.regions.isEmpty else { return }
+        guard let session = clients.registry[number], !session.regions.isEmpty else { return }
         var events: [EngineEvent] = []
         for region in session.orderedRegions {
             outbox.notify(session, .monitoringDidFail(region, error))
-            events += unmonitor(region.identifier, client: number, &outbox, &persistence)
+            events += clients.unmonitor(region.identifier, client: number, &outbox, &persistence)
         }
         outbox.log(.notice, "monitoring of \(session.path) stopped: \(error.message)", session.logMetadata)
-        propertiesChanged(number, [.monitoredRegions], context, &outbox)
-        if !session.isConnected { removeSession(number, context, &outbox, &persistence, &delivery) }
-        route(events, context, &outbox, &persistence, &delivery)
+        clients.propertiesChanged(number, [.monitoredRegions], context, &outbox)
+        if !session.isConnected { clients.removeSession(number, context, &outbox, &persistence, &delivery) }
+        clients.route(events, context, &outbox, &persistence, &delivery)
     }
 
-    package mutating func failRanging(_ number: Int, _ error: BeacondError, _ context: Context, _ outbox: inout CoreOutbox) {
-        guard let session = registry[number], !session.rangedConstraints.isEmpty else { return }
+    package static func failRanging(
+        _ clients: inout ClientService, _ number: Int, _ error: BeacondError, _ context: Context, _ outbox: inout CoreOutbox
+    ) {
+        guard let session = clients.registry[number], !session.rangedConstraints.isEmpty else { return }
         for constraint in session.rangedConstraints {
             outbox.notify(session, .rangingDidFail(constraint, error))
         }
-        unrange(nil, client: number)
-        propertiesChanged(number, [.rangedConstraints], context, &outbox)
+        clients.unrange(nil, client: number)
+        clients.propertiesChanged(number, [.rangedConstraints], context, &outbox)
     }
 
     // MARK: A reload
@@ -66,46 +72,30 @@ extension ClientService {
     /// The reloaded declarations (in `context`): clients of apps no longer declared end, each told why; connected
     /// clients whose user (or program) the declaration no longer allows are revoked alike. A detached client's
     /// regions are the app's and stay; its next client is checked when it registers.
-    package mutating func applyDeclarations(
-        _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
+    package static func applyDeclarations(
+        _ clients: inout ClientService, _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence,
+        _ delivery: inout BackgroundDelivery
     ) {
         let apps = context.configuration.apps
-        for session in registry.all where apps[session.appID] == nil {
+        for session in clients.registry.all where apps[session.appID] == nil {
             let error = BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(context.configDirectory)/apps.d")
-            failMonitoring(session.number, error, context, &outbox, &persistence, &delivery)
-            failRanging(session.number, error, context, &outbox)
-            end(session.number, reason: "app no longer declared", context, &outbox, &persistence, &delivery)
+            failMonitoring(&clients, session.number, error, context, &outbox, &persistence, &delivery)
+            failRanging(&clients, session.number, error, context, &outbox)
+            clients.end(session.number, reason: "app no longer declared", context, &outbox, &persistence, &delivery)
         }
-        for session in registry.all where session.isConnected {
+        for session in clients.registry.all where session.isConnected {
             guard let app = apps[session.appID], let caller = session.caller else { continue }
             do {
                 try AuthorizationRules.checkCaller(caller, app: app.declaration)
             } catch {
                 let error = BeacondError(.accessDenied, "revoked by the reloaded declaration: \(error.message)")
-                failMonitoring(session.number, error, context, &outbox, &persistence, &delivery)
-                failRanging(session.number, error, context, &outbox)
-                end(
+                failMonitoring(&clients, session.number, error, context, &outbox, &persistence, &delivery)
+                failRanging(&clients, session.number, error, context, &outbox)
+                clients.end(
                     session.number, reason: "its user or program is no longer allowed by \(app.declaration.declarationFile)", context,
                     &outbox, &persistence, &delivery)
             }
         }
-    }
-
-    /// A new exit timeout: a fresh pipeline with every region restored in its current state (no events).
-    package mutating func reconfigureEngine(
-        _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
-    ) {
-        let configuration = context.configuration
-        let ranging = registry.all.filter(\.rangingActive).map { (client: $0.number, constraints: $0.rangedConstraints) }
-        let (due, restarted) = engine.reconfigure(configuration.monitoring, ranging: ranging, at: outbox.now)
-        // What fell due under the old configuration goes out first.
-        route(due, context, &outbox, &persistence, &delivery)
-        let hysteresis =
-            configuration.hysteresis.map {
-                ", RSSI hysteresis: enter at or above \($0.enterAtOrAbove) dBm, absent below \($0.absentBelow) dBm"
-            } ?? ""
-        outbox.log(.info, "exit timeout is now \(configuration.exitTimeout)\(hysteresis)")
-        route(restarted, context, &outbox, &persistence, &delivery)
     }
 
     // MARK: Private devices
@@ -135,11 +125,12 @@ extension ClientService {
     /// Regions and ranging that name a private device follow its name, not the key it had when they were added: a
     /// reload that gives the name another key moves them to it; one that removes the name stops them, each said
     /// with the fix (never a region left waiting for a key nobody declares any more).
-    package mutating func followDeviceKeys(
-        _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
+    package static func followDeviceKeys(
+        _ clients: inout ClientService, _ context: Context, _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence,
+        _ delivery: inout BackgroundDelivery
     ) {
         let configuration = context.configuration
-        for session in registry.all {
+        for session in clients.registry.all {
             guard let app = configuration.apps[session.appID] else { continue }
             var events: [EngineEvent] = []
             var regionsChanged = false
@@ -152,14 +143,14 @@ extension ClientService {
                     // means now.
                     var moved = region
                     moved.constraint = region.constraint.resolvingDevice(fingerprint: fingerprint)
-                    events += monitor(moved, session: session, &outbox, &persistence)
+                    events += clients.monitor(moved, session: session, &outbox, &persistence)
                     outbox.log(
                         .notice, "region \(region.identifier) of \(session.appID) follows device \(name) to its new key",
                         session.logMetadata)
                 } else {
                     let error = Self.deviceGone(name, app: app, what: "its region '\(region.identifier)' stops", context)
                     outbox.notify(session, .monitoringDidFail(region, error))
-                    events += unmonitor(region.identifier, client: session.number, &outbox, &persistence)
+                    events += clients.unmonitor(region.identifier, client: session.number, &outbox, &persistence)
                     outbox.log(.notice, "region \(region.identifier) of \(session.appID) stopped: \(error.message)", session.logMetadata)
                 }
                 regionsChanged = true
@@ -169,24 +160,24 @@ extension ClientService {
                 guard let name = constraint.deviceName else { continue }
                 let key = configuration.deviceKey(name, for: app)
                 if let key, key.fingerprint == constraint.uuid { continue }
-                unrange(constraint, client: session.number)
+                clients.unrange(constraint, client: session.number)
                 if let key {
-                    registry.addRangedConstraint(constraint.resolvingDevice(fingerprint: key.fingerprint), to: session.number)
+                    clients.range(constraint.resolvingDevice(fingerprint: key.fingerprint), client: session.number)
                 } else {
                     outbox.notify(session, .rangingDidFail(constraint, Self.deviceGone(name, app: app, what: "its ranging stops", context)))
                 }
                 rangingChanged = true
             }
-            if regionsChanged { propertiesChanged(session.number, [.monitoredRegions], context, &outbox) }
+            if regionsChanged { clients.propertiesChanged(session.number, [.monitoredRegions], context, &outbox) }
             if rangingChanged {
-                propertiesChanged(session.number, [.rangedConstraints], context, &outbox)
-                refreshRanging(session.number, context, &outbox, &persistence, &delivery)
+                clients.propertiesChanged(session.number, [.rangedConstraints], context, &outbox)
+                clients.refreshRanging(session.number, context, &outbox, &persistence, &delivery)
             }
             guard regionsChanged || rangingChanged else { continue }
-            if !session.isConnected, registry[session.number]?.regions.isEmpty == true {
-                removeSession(session.number, context, &outbox, &persistence, &delivery)
+            if !session.isConnected, clients.registry[session.number]?.regions.isEmpty == true {
+                clients.removeSession(session.number, context, &outbox, &persistence, &delivery)
             }
-            route(events, context, &outbox, &persistence, &delivery)
+            clients.route(events, context, &outbox, &persistence, &delivery)
         }
     }
 
