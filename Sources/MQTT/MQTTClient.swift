@@ -58,32 +58,45 @@ public final class MQTTClient {
     private var phase: Phase = .stopped {
         didSet {
             let state = phase.state
-            if state != oldValue.state { onStateChange?(state) }
+            if state != oldValue.state { handlers.onStateChange?(state) }
         }
     }
 
     /// What the client is doing, as its owner sees it.
     public var state: MQTTConnectionState { phase.state }
 
-    /// Called on the loop thread whenever `state` changes.
-    public var onStateChange: ((MQTTConnectionState) -> Void)?
-    /// Every message of a subscription, on the loop thread.
-    public var onMessage: ((MQTTMessage) -> Void)?
-    /// A publication the broker refused (MQTT 5 PUBACK reason ≥ 0x80, such as 0x87 "not authorized" for an ACL
-    /// that denies the topic): the topic and the broker's reason. MQTT 3.1.1 brokers drop such messages silently.
-    public var onPublishRefused: ((String, String) -> Void)?
+    /// What the client hands its owner, on the loop thread.
+    public var handlers = Handlers()
 
-    /// Called with the topic and size of each message dropped unread (longer than `options.maximumPayload`), so
-    /// its owner can count it and say which one it was.
-    public var onOversizedMessage: ((String, Int) -> Void)?
+    /// What the client hands its owner. Each is called on the loop thread.
+    public struct Handlers {
+        /// Whenever `state` changes.
+        public var onStateChange: ((MQTTConnectionState) -> Void)?
+        /// Every message of a subscription.
+        public var onMessage: ((MQTTMessage) -> Void)?
+        /// A publication the broker refused (MQTT 5 PUBACK reason ≥ 0x80, such as 0x87 "not authorized" for an ACL
+        /// that denies the topic): the topic and the broker's reason. MQTT 3.1.1 brokers drop such messages
+        /// silently.
+        public var onPublishRefused: ((String, String) -> Void)?
+        /// The topic and size of each message dropped unread (longer than `options.maximumPayload`), so the owner
+        /// can count it and say which one it was.
+        public var onOversizedMessage: ((String, Int) -> Void)?
 
-    /// Patterns to subscribe to on every accepted connection, in the order they were asked for.
-    private var subscriptions: [(pattern: String, qos: Int32)] = []
-    /// Message ids of QoS > 0 publications in flight, to name them in a refusal.
-    private var pendingPublications: [Int32: String] = [:]
+        public init() {}
+    }
 
-    /// Unsubscriptions sent by `stop`, not yet acknowledged.
-    private var pendingUnsubscriptions: Set<Int32> = []
+    /// What the owner asked of the broker that lasts (subscriptions), and what is in flight.
+    private var requests = Requests()
+
+    private struct Requests {
+        /// Patterns to subscribe to on every accepted connection, in the order they were asked for.
+        var subscriptions: [(pattern: String, qos: Int32)] = []
+        /// Message ids of QoS > 0 publications in flight, to name them in a refusal.
+        var pendingPublications: [Int32: String] = [:]
+        /// Unsubscriptions sent by `stop`, not yet acknowledged.
+        var pendingUnsubscriptions: Set<Int32> = []
+    }
+
     private var backoff: ReconnectBackoff
     private var socket: (fd: Int32, source: MainLoop.SourceID, events: MainLoop.Events)?
     private var keepAliveTimer: MainLoop.SourceID?
@@ -177,7 +190,7 @@ public final class MQTTClient {
             MQTTClient.client(userData)?.published(mid, reason: reason)
         }
         mosquitto_unsubscribe_callback_set(handle) { _, userData, mid in
-            MQTTClient.client(userData)?.pendingUnsubscriptions.remove(mid)
+            MQTTClient.client(userData)?.requests.pendingUnsubscriptions.remove(mid)
         }
         mosquitto_log_callback_set(handle) { _, userData, level, text in
             guard level & MOSQ_LOG_ERR != 0, let text, let client = MQTTClient.client(userData) else { return }
@@ -196,7 +209,7 @@ public final class MQTTClient {
         backoff.reset()
         phase = .connected
         // A clean session starts with no subscriptions: ask again for everything.
-        for subscription in subscriptions { sendSubscribe(subscription.pattern, qos: subscription.qos) }
+        for subscription in requests.subscriptions { sendSubscribe(subscription.pattern, qos: subscription.qos) }
     }
 
     private func disconnected(_ code: Int32) {
@@ -224,7 +237,7 @@ public final class MQTTClient {
         let count = Int(max(0, message.payloadlen))
         // Counted and dropped before anything is copied: a broker may pass on messages of up to 256 MB.
         guard count <= options.maximumPayload else {
-            onOversizedMessage?(String(cString: topic), count)
+            handlers.onOversizedMessage?(String(cString: topic), count)
             return
         }
         let payload: [UInt8]
@@ -233,13 +246,13 @@ public final class MQTTClient {
         } else {
             payload = []
         }
-        onMessage?(MQTTMessage(topic: String(cString: topic), payload: payload, qos: Int(message.qos), retain: message.retain))
+        handlers.onMessage?(MQTTMessage(topic: String(cString: topic), payload: payload, qos: Int(message.qos), retain: message.retain))
     }
 
     private func published(_ mid: Int32, reason: Int32) {
-        let topic = pendingPublications.removeValue(forKey: mid)
+        let topic = requests.pendingPublications.removeValue(forKey: mid)
         guard reason >= 0x80, let topic else { return }
-        onPublishRefused?(topic, mosquitto_reason_string(reason).map { String(cString: $0) } ?? "reason \(reason)")
+        handlers.onPublishRefused?(topic, mosquitto_reason_string(reason).map { String(cString: $0) } ?? "reason \(reason)")
     }
 
     // MARK: Connecting
@@ -296,10 +309,10 @@ public final class MQTTClient {
         phase = .stopping
         if wasConnected {
             let deadline = ContinuousClock.now + flushWithin
-            for subscription in subscriptions {
+            for subscription in requests.subscriptions {
                 var mid: Int32 = 0
                 if mosquitto_unsubscribe(handle, &mid, subscription.pattern) == Int32(MOSQ_ERR_SUCCESS.rawValue) {
-                    pendingUnsubscriptions.insert(mid)
+                    requests.pendingUnsubscriptions.insert(mid)
                 }
             }
             settle(until: deadline)
@@ -320,7 +333,7 @@ public final class MQTTClient {
     /// is left to write, blocking up to `deadline` (shutdown only).
     private func settle(until deadline: ContinuousClock.Instant) {
         while let socket, ContinuousClock.now < deadline,
-            !pendingUnsubscriptions.isEmpty || !pendingPublications.isEmpty || mosquitto_want_write(handle)
+            !requests.pendingUnsubscriptions.isEmpty || !requests.pendingPublications.isEmpty || mosquitto_want_write(handle)
         {
             let writing = mosquitto_want_write(handle)
             var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0)
@@ -330,7 +343,7 @@ public final class MQTTClient {
             if descriptor.revents & Int16(POLLOUT) != 0 { noticeClosedSocket(mosquitto_loop_write(handle, 1)) }
             if descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
         }
-        pendingUnsubscriptions.removeAll()
+        requests.pendingUnsubscriptions.removeAll()
     }
 
     /// Writes what libmosquitto has queued, blocking up to `within` (shutdown only: the loop is about to end).
@@ -431,7 +444,7 @@ public final class MQTTClient {
             mosquitto_publish(handle, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, Int32(message.qos), message.retain)
         }
         try check(code, "publish to \(message.topic)")
-        if message.qos > 0 { pendingPublications[mid] = message.topic }
+        if message.qos > 0 { requests.pendingPublications[mid] = message.topic }
         updateSocketInterest()
         return mid
     }
@@ -439,15 +452,15 @@ public final class MQTTClient {
     /// Subscribes now if connected, and again after every reconnect.
     public func subscribe(_ pattern: String, qos: Int = 0) throws(MQTTError) {
         try check(mosquitto_sub_topic_check(pattern), "subscribe to \(pattern)")
-        guard !subscriptions.contains(where: { $0.pattern == pattern }) else { return }
-        subscriptions.append((pattern, Int32(qos)))
+        guard !requests.subscriptions.contains(where: { $0.pattern == pattern }) else { return }
+        requests.subscriptions.append((pattern, Int32(qos)))
         if case .connected = phase { sendSubscribe(pattern, qos: Int32(qos)) }
     }
 
     /// Sends an existing subscription's SUBSCRIBE again while connected: the broker replaces it and sends its
     /// retained messages again (MQTT 3.1.1 §3.8.4; MQTT 5 with the default retain handling).
     public func resendSubscription(_ pattern: String) {
-        guard case .connected = phase, let subscription = subscriptions.first(where: { $0.pattern == pattern }) else { return }
+        guard case .connected = phase, let subscription = requests.subscriptions.first(where: { $0.pattern == pattern }) else { return }
         sendSubscribe(subscription.pattern, qos: subscription.qos)
     }
 

@@ -95,7 +95,7 @@ struct MQTTFlood: ParsableCommand {
             }
             _ = loop.schedule(at: .now + .milliseconds(10), handler: tick)
         }
-        client.onStateChange = { state in
+        client.handlers.onStateChange = { state in
             guard state == .connected, started == nil else { return }
             for room in roomNames {
                 _ = try? client.publish(MQTTMessage(topic: ESPresense.statusTopic(room: room), text: "online", retain: true))

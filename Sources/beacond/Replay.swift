@@ -281,7 +281,7 @@ struct Replay: AsyncParsableCommand {
                 try session.play(try CaptureStream(path: path), realtime: speed == .realtime)
             } catch {
                 // What was read before is printed; the input that is not a capture (or broke) ends the replay.
-                if session.playedAny { session.out.flush() }
+                if session.tally.playedAny { session.out.flush() }
                 FileHandle.standardError.write(Data("beacond replay: \(error)\n".utf8))
                 throw ExitCode(66)
             }

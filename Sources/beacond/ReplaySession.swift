@@ -10,30 +10,48 @@ struct ReplaySession {
     enum Output { case table, json }
 
     let output: Output
-    let lineInterval: Duration
     var pipeline: BeaconPipeline<String>
     var events: [BeaconPipeline<String>.Event] = []
-    /// Engine time for files without timestamps (text captures): continues from the previous file.
-    var syntheticClock = Timestamp.epoch
-    /// Whether the last record played had a real timestamp (drained events are printed alike).
-    var lastHadTime = false
-    var recordCount = 0
-    var malformedRecords = 0
-    /// Whether any record was played (an input that turns out not to be a capture prints nothing when it is first).
-    var playedAny = false
-    /// From the start of the replay to the statistics: the whole replay, reading (and waiting for a pipe), decoding
-    /// and printing included.
-    let started = ContinuousClock.now
+    /// Where in capture time the replay is.
+    var captureTime: CaptureTime
+    /// What has been played, for the statistics.
+    var tally = Tally()
     var out = ReplayOutput()
     /// Whether observations are printed (not with `--stats` alone: then only the statistics, and the region and
     /// ranging events asked for).
     let printsObservations: Bool
-    /// Regions start being monitored at the first record's time, so their timers run on capture time.
-    var pendingRegions: [BeaconRegion]
-    var pendingRanging: [BeaconIdentityConstraint] = []
+    /// Regions and ranging start at the first record's time, so their timers run on capture time.
+    var pending: PendingStart
     /// `--device` names by key fingerprint, to print private devices by name.
     var deviceNames: [UUID: String] = [:]
     var realtime = false
+
+    /// Engine time for files without timestamps (text captures): continues from the previous file.
+    struct CaptureTime {
+        /// The time between two lines of a text capture (`--line-interval`).
+        let lineInterval: Duration
+        var synthetic = Timestamp.epoch
+        /// Whether the last record played had a real timestamp (drained events are printed alike).
+        var lastHadTime = false
+    }
+
+    /// What was played, over every file.
+    struct Tally {
+        var records = 0
+        var malformedRecords = 0
+        /// Whether any record was played (an input that turns out not to be a capture prints nothing when it is
+        /// first).
+        var playedAny = false
+        /// From the start of the replay to the statistics: the whole replay, reading (and waiting for a pipe),
+        /// decoding and printing included.
+        let started = ContinuousClock.now
+    }
+
+    /// What the command line asked to monitor and range, started at the first record's time.
+    struct PendingStart {
+        var regions: [BeaconRegion] = []
+        var ranging: [BeaconIdentityConstraint] = []
+    }
 
     /// The longest single wait in realtime replay.
     static let longestRealtimeWait: Duration = .seconds(60)
@@ -45,8 +63,8 @@ struct ReplaySession {
     ) throws {
         self.output = output
         self.printsObservations = printsObservations
-        self.lineInterval = lineInterval
-        self.pendingRegions = []
+        self.pending = PendingStart()
+        captureTime = CaptureTime(lineInterval: lineInterval)
         pipeline = BeaconPipeline(
             monitoring: try MonitoringConfiguration(
                 exitTimeout: exitTimeout, hysteresis: hysteresis,
@@ -63,10 +81,10 @@ struct ReplaySession {
         func resolved(_ constraint: BeaconIdentityConstraint) -> BeaconIdentityConstraint {
             declared.resolvingDevice(constraint) ?? constraint
         }
-        pendingRegions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
+        pending.regions = Set(monitored).sorted(by: { $0.description < $1.description }).map {
             BeaconRegion(identifier: $0.description, constraint: resolved($0.constraint), room: $0.room)
         }
-        pendingRanging = Set(ranged).sorted(by: { $0.description < $1.description }).map(resolved)
+        pending.ranging = Set(ranged).sorted(by: { $0.description < $1.description }).map(resolved)
     }
 
     /// Plays a capture as it is read (`CaptureStream`: constant memory, and live from a pipe). Realtime replay
@@ -76,14 +94,14 @@ struct ReplaySession {
         var pacer = CapturePacer(longestWait: Self.longestRealtimeWait)
         do {
             try stream.forEachBatch { bytes, records in
-                playedAny = true
+                tally.playedAny = true
                 for record in records {
                     let time: Timestamp
                     if let stamp = record.timestamp {
                         time = stamp
                     } else {
-                        syntheticClock = syntheticClock + lineInterval
-                        time = syntheticClock
+                        captureTime.synthetic = captureTime.synthetic + captureTime.lineInterval
+                        time = captureTime.synthetic
                     }
                     if realtime, record.timestamp != nil {
                         // Paced by the capture's own clock (`CapturePacer`, as the daemon's replay: scanner).
@@ -93,7 +111,7 @@ struct ReplaySession {
                     startPendingRegions(at: time)
                     pipeline.ingest(record.packet, payload: bytes.extracting(record.payload), at: time, into: &events)
                     flush(time: record.timestamp == nil ? nil : time)
-                    lastHadTime = record.timestamp != nil
+                    captureTime.lastHadTime = record.timestamp != nil
                 }
                 // A live input (a pipe from btmon) is watched as it happens: each block's lines go out now.
                 if stream.isLive { out.flush() }
@@ -108,8 +126,8 @@ struct ReplaySession {
 
     /// Counts what `stream` read and skipped, and says which records were skipped.
     mutating func reportSkipped(_ stream: CaptureStream) {
-        recordCount += stream.recordCount
-        malformedRecords += stream.malformedRecords
+        tally.records += stream.recordCount
+        tally.malformedRecords += stream.malformedRecords
         for detail in stream.malformedDetails {
             FileHandle.standardError.write(Data("beacond replay: \(stream.displayName): skipped \(detail)\n".utf8))
         }
@@ -117,14 +135,14 @@ struct ReplaySession {
 
     /// Monitoring and ranging start at the first record, so their timers run on capture time.
     mutating func startPendingRegions(at time: Timestamp) {
-        for region in pendingRegions {
+        for region in pending.regions {
             pipeline.startMonitoring(region, key: region.identifier, at: time, into: &events)
         }
-        for constraint in pendingRanging {
+        for constraint in pending.ranging {
             pipeline.startRanging(constraint, key: constraint.description, at: time, into: &events)
         }
-        pendingRegions = []
-        pendingRanging = []
+        pending.regions = []
+        pending.ranging = []
     }
 
     /// Ends the replay: with `drain`, the clock runs on past the last record until pending exits
@@ -137,7 +155,7 @@ struct ReplaySession {
             var steps = 0
             while let deadline = pipeline.monitor.nextDeadline, steps < 1_000_000 {
                 pipeline.advance(to: deadline, into: &events)
-                flush(time: lastHadTime ? deadline : nil)
+                flush(time: captureTime.lastHadTime ? deadline : nil)
                 steps += 1
             }
         }
@@ -156,21 +174,21 @@ struct ReplaySession {
 
     mutating func printStatistics(files: Int) {
         let counters = pipeline.counters
-        let seconds = started.duration(to: .now).secondsValue
+        let seconds = tally.started.duration(to: .now).secondsValue
         let rate = seconds > 0 ? Double(counters.reports) / seconds : 0
-        let malformed = malformedRecords + counters.malformed
+        let malformed = tally.malformedRecords + counters.malformed
         switch output {
         case .table:
             if out.bytesWritten > 0 { out.line("") }
             out.line("statistics")
             out.line("  files                \(files)")
-            out.line("  records              \(recordCount)")
+            out.line("  records              \(tally.records)")
             out.line("  packets decoded      \(counters.events) (HCI events and over-the-air PDUs)")
             out.line("  advertising events   \(counters.advertisingEvents)")
             out.line("  advertising reports  \(counters.reports)")
             out.line("  iBeacons             \(counters.iBeacons)")
             out.line("  beacons, every kind  \(counters.beacons)")
-            out.line("  malformed skipped    \(malformed) (records \(malformedRecords), events/reports \(counters.malformed))")
+            out.line("  malformed skipped    \(malformed) (records \(tally.malformedRecords), events/reports \(counters.malformed))")
             for (reason, count) in counters.malformedByReason.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 out.line("    \(reason.rawValue): \(count)")
             }
@@ -179,10 +197,10 @@ struct ReplaySession {
                     + "\(String(format: "%.3f", seconds)) s, the whole replay: reading, decoding, engine and output)")
         case .json:
             out.line(
-                "{\"stats\": {\"files\": \(files), \"records\": \(recordCount), \"events\": \(counters.events), "
+                "{\"stats\": {\"files\": \(files), \"records\": \(tally.records), \"events\": \(counters.events), "
                     + "\"advertisingEvents\": \(counters.advertisingEvents), \"reports\": \(counters.reports), "
                     + "\"iBeacons\": \(counters.iBeacons), \"beacons\": \(counters.beacons), \"malformed\": \(malformed), "
-                    + "\"malformedRecords\": \(malformedRecords), "
+                    + "\"malformedRecords\": \(tally.malformedRecords), "
                     + "\"seconds\": \(String(format: "%.6f", seconds)), \"reportsPerSecond\": \(Int(rate))}}")
         }
         out.flush()

@@ -17,9 +17,9 @@ final class LoopClient: @unchecked Sendable {
         loop = try MainLoop()
         let client = try MQTTClient(options: options, loop: loop)
         let (states, messages, refusedPublications) = (self.states, self.messages, self.refusedPublications)
-        client.onStateChange = { state in states.withLock { $0.append(state) } }
-        client.onMessage = { message in messages.withLock { $0.append(message) } }
-        client.onPublishRefused = { topic, reason in refusedPublications.withLock { $0.append("\(topic): \(reason)") } }
+        client.handlers.onStateChange = { state in states.withLock { $0.append(state) } }
+        client.handlers.onMessage = { message in messages.withLock { $0.append(message) } }
+        client.handlers.onPublishRefused = { topic, reason in refusedPublications.withLock { $0.append("\(topic): \(reason)") } }
         self.client = client
         try loop.startThread()
     }

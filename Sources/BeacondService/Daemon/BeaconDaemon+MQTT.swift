@@ -19,17 +19,17 @@ extension BeaconDaemon {
                 let node = try MQTTNode(
                     settings: configuration.mqtt, broker: broker, loop: loop, logger: logger, clock: clock,
                     knownReceivers: view.receiversForNewNode(carrying: knownReceivers))
-                node.onFleetInput = { [unowned self] input in
+                node.hooks.onFleetInput = { [unowned self] input in
                     self.assumeIsolated { daemon in
                         let room = input.receiver.flatMap { daemon.mqttNode?.directory.room(of: $0) }
                         daemon.run(.fleet(input, room: room))
                     }
                 }
                 // Asked only while the receiver table is full: who may not be evicted for a new room.
-                node.receiversHoldingRegions = { [unowned self] in
+                node.hooks.receiversHoldingRegions = { [unowned self] in
                     self.assumeIsolated { $0.view.receiversHoldingRegions }
                 }
-                node.onConnectionChange = { [unowned self] connected in self.receive(.fleetConnection(connected)) }
+                node.hooks.onConnectionChange = { [unowned self] connected in self.receive(.fleetConnection(connected)) }
                 mqttNode = node
                 // Started from the loop: libmosquitto may fail a connection at once, and the callback must not
                 // reach the daemon while it carries out effects. A node replaced before then is stopped already.

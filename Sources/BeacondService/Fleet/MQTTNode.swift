@@ -20,23 +20,38 @@ final class MQTTNode {
     let room: String
     private let client: MQTTClient
     private let logger: Logger
-    private(set) var readingsPublished: UInt64 = 0
-    private(set) var readingsNotSent: UInt64 = 0
-    private(set) var lastRefusal: String?
-    /// The reason last logged, so a broker that stays down is logged once, not at every retry.
-    private var loggedReason: String?
+    /// What this node's readings became (published, or due while not connected), and the broker's last refusal.
+    private(set) var publishing = Publishing()
+    /// What was last logged, so a broker that stays down or a flood of bad messages is not logged at every one.
+    private var logged = Logged()
     /// The other receivers (with `subscribe`), and what their messages mean for the monitor.
     private(set) var directory: ReceiverDirectory
-    /// Called with what another receiver's message means for the monitor (set by the daemon).
-    var onFleetInput: ((ReceiverDirectory.Input) -> Void)?
-    /// Called when the connection to the broker is made (true) or lost (false), before the receivers it takes
-    /// offline: Home Assistant's entities are announced again at every connection.
-    var onConnectionChange: ((Bool) -> Void)?
-    /// The receivers the monitor needs (their readings keep regions inside): never evicted from a full table.
-    var receiversHoldingRegions: (() -> Set<ReceiverID>)?
+    /// What the node tells the daemon, and asks of it (set by the daemon).
+    var hooks = Hooks()
     private let clock: @Sendable () -> Timestamp
-    /// Unusable messages are logged at most once a minute, with how many came since.
-    private var dropLog = (last: ContinuousClock.Instant?.none, since: UInt64(0))
+
+    struct Publishing {
+        var readingsPublished: UInt64 = 0
+        var readingsNotSent: UInt64 = 0
+        var lastRefusal: String?
+    }
+
+    struct Logged {
+        /// The reason last logged, so a broker that stays down is logged once, not at every retry.
+        var reason: String?
+        /// Unusable messages are logged at most once a minute, with how many came since.
+        var drops = (last: ContinuousClock.Instant?.none, since: UInt64(0))
+    }
+
+    struct Hooks {
+        /// Called with what another receiver's message means for the monitor.
+        var onFleetInput: ((ReceiverDirectory.Input) -> Void)?
+        /// Called when the connection to the broker is made (true) or lost (false), before the receivers it takes
+        /// offline: Home Assistant's entities are announced again at every connection.
+        var onConnectionChange: ((Bool) -> Void)?
+        /// The receivers the monitor needs (their readings keep regions inside): never evicted from a full table.
+        var receiversHoldingRegions: (() -> Set<ReceiverID>)?
+    }
 
     init(
         settings: MQTTSettings, broker: MQTTSettings.Broker, loop: MainLoop, logger: Logger,
@@ -62,7 +77,7 @@ final class MQTTNode {
             keepAlive: 10,
             will: MQTTMessage(topic: status, text: ESPresense.offline, qos: 1, retain: true))
         client = try MQTTClient(options: options, loop: loop)
-        client.onStateChange = { [unowned self] state in self.stateChanged(state) }
+        client.handlers.onStateChange = { [unowned self] state in self.stateChanged(state) }
         if settings.subscribe {
             // A dropped bridge sends no receiver's will (docs/fleet.md, "Bridging sites"). A broker whose ACL
             // hides $SYS refuses this one subscription; the rest works. First: a retained `0` (a bridge down, or
@@ -71,19 +86,19 @@ final class MQTTNode {
             // Retained statuses arrive at every (re)connection, so the directory learns who is online again.
             try client.subscribe(ESPresense.statusSubscription, qos: 1)
             try client.subscribe(ESPresense.deviceSubscription, qos: 0)
-            client.onMessage = { [unowned self] message in self.received(message) }
-            client.onOversizedMessage = { [unowned self] topic, bytes in
+            client.handlers.onMessage = { [unowned self] message in self.received(message) }
+            client.handlers.onOversizedMessage = { [unowned self] topic, bytes in
                 if case .dropped(let reason) = self.directory.droppedUnread(topic: topic, bytes: bytes, limit: options.maximumPayload) {
                     self.logDrop(reason)
                 }
             }
         }
-        client.onPublishRefused = { [unowned self] topic, reason in
+        client.handlers.onPublishRefused = { [unowned self] topic, reason in
             let refusal = "\(topic): \(reason)"
-            if refusal != self.lastRefusal {
+            if refusal != self.publishing.lastRefusal {
                 self.logger.error("the MQTT broker refused a publication to \(topic): \(reason); check its ACL for this node's user")
             }
-            self.lastRefusal = refusal
+            self.publishing.lastRefusal = refusal
         }
     }
 
@@ -109,8 +124,8 @@ final class MQTTNode {
     /// Says `offline` (a clean DISCONNECT sends no will) and disconnects. What the other receivers' state was stays
     /// with the daemon's monitor (nothing is reported on the way out).
     func stop() {
-        onFleetInput = nil
-        onConnectionChange = nil
+        hooks.onFleetInput = nil
+        hooks.onConnectionChange = nil
         if case .connected = client.state {
             _ = try? client.publish(MQTTMessage(topic: statusTopic, text: ESPresense.offline, qos: 1, retain: true))
         }
@@ -123,7 +138,7 @@ final class MQTTNode {
     private func received(_ message: MQTTMessage) {
         let now = clock()
         inputs.removeAll(keepingCapacity: true)
-        if directory.isFull { directory.holding = receiversHoldingRegions?() ?? [] }
+        if directory.isFull { directory.holding = hooks.receiversHoldingRegions?() ?? [] }
         directory.receive(topic: message.topic, payload: message.payload, at: now, into: &inputs)
         let inputs = inputs
         // A bridge's drop takes every receiver offline at once: one line for it, not one per receiver.
@@ -153,45 +168,45 @@ final class MQTTNode {
                 if !quiet, let receiver = directory.receivers.first(where: { $0.id == id }) {
                     logger.notice("MQTT: receiver \(receiver.room) is \(receiver.online ? "online" : "offline")")
                 }
-                onFleetInput?(input)
+                hooks.onFleetInput?(input)
             case .sighting:
-                onFleetInput?(input)
+                hooks.onFleetInput?(input)
             case .receiverForgotten(_, let room):
                 let held = "the table holds \(directory.capacity) receivers, \(directory.evicted) evicted so far"
                 logger.notice("MQTT: receiver \(room) was forgotten to make room for another: \(held)")
-                onFleetInput?(input)
+                hooks.onFleetInput?(input)
             }
         }
     }
 
     private func logDrop(_ reason: String) {
         let now = ContinuousClock.now
-        dropLog.since += 1
-        if dropLog.last.map({ now - $0 >= .seconds(60) }) ?? true {
-            logger.warning("MQTT: a message of another receiver was dropped (\(dropLog.since) since the last report): \(reason)")
-            dropLog = (now, 0)
+        logged.drops.since += 1
+        if logged.drops.last.map({ now - $0 >= .seconds(60) }) ?? true {
+            logger.warning("MQTT: a message of another receiver was dropped (\(logged.drops.since) since the last report): \(reason)")
+            logged.drops = (now, 0)
         }
     }
 
     private func stateChanged(_ state: MQTTConnectionState) {
         if case .waitingToReconnect = state {
-            onConnectionChange?(false)
+            hooks.onConnectionChange?(false)
             // Not connected, this node hears no other receiver: what only they heard becomes unknown.
-            for id in directory.brokerLost() { onFleetInput?(.receiverOffline(id)) }
+            for id in directory.brokerLost() { hooks.onFleetInput?(.receiverOffline(id)) }
         }
         switch state {
         case .connected:
-            loggedReason = nil
+            logged.reason = nil
             logger.notice("MQTT: connected to \(settings.broker.map { "\($0)" } ?? "?"); room \(room) online")
             do {
                 try client.publish(MQTTMessage(topic: statusTopic, text: ESPresense.online, qos: 1, retain: true))
             } catch {
                 logger.error("MQTT: cannot publish after connecting: \(error)")
             }
-            onConnectionChange?(true)
+            hooks.onConnectionChange?(true)
         case .waitingToReconnect(let reason, let delay):
-            guard reason != loggedReason else { return }
-            loggedReason = reason
+            guard reason != logged.reason else { return }
+            logged.reason = reason
             logger.warning("MQTT: \(reason); retrying in \(delay.components.seconds) s and then with growing delays (beaconctl doctor explains)")
         case .connecting, .stopped:
             break
@@ -202,15 +217,15 @@ final class MQTTNode {
     /// for Home Assistant (the nearest receiver's distance) if it has one.
     func publish(_ reading: ESPresenseReading, distance: HomeAssistantPresence.Publication?) {
         guard case .connected = client.state else {
-            readingsNotSent += 1
+            publishing.readingsNotSent += 1
             return
         }
         do {
             try client.publish(MQTTMessage(topic: ESPresense.deviceTopic(deviceID: reading.id, room: room), text: reading.json))
-            readingsPublished += 1
+            publishing.readingsPublished += 1
             if let distance { try client.publish(MQTTMessage(topic: distance.topic, text: distance.text)) }
         } catch {
-            readingsNotSent += 1
+            publishing.readingsNotSent += 1
         }
     }
 
@@ -238,8 +253,8 @@ final class MQTTNode {
         }
         return MQTTNodeStatus(
             broker: settings.broker, connection: connection, room: room,
-            readingsPublished: readingsPublished, readingsNotSent: readingsNotSent,
-            lastRefusal: lastRefusal, receivers: directory.receivers,
+            readingsPublished: publishing.readingsPublished, readingsNotSent: publishing.readingsNotSent,
+            lastRefusal: publishing.lastRefusal, receivers: directory.receivers,
             readingsDropped: directory.readingsDropped, lastDropped: directory.lastDropped,
             receiversEvicted: directory.evicted)
     }

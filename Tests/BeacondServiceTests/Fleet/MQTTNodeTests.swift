@@ -49,12 +49,12 @@ final class NodeOnLoop: @unchecked Sendable {
         let node = try MQTTNode(
             settings: settings, broker: settings.broker!, loop: loop,
             logger: Logger(label: "mqtt-node-test") { _ in CollectingLogHandler(lines: logged) }, clock: WallClock.now)
-        node.onFleetInput = { input in fleetInputs.withLock { $0.append(input) } }
+        node.hooks.onFleetInput = { input in fleetInputs.withLock { $0.append(input) } }
         let connections = self.connections
-        node.onConnectionChange = { connected in connections.withLock { $0.append(connected) } }
+        node.hooks.onConnectionChange = { connected in connections.withLock { $0.append(connected) } }
         let peer = try MQTTClient(options: MQTTOptions(host: "127.0.0.1", port: broker.port, clientID: "peer"), loop: loop)
-        peer.onMessage = { message in heard.withLock { $0.append(message) } }
-        peer.onStateChange = { state in peerState.withLock { $0 = state } }
+        peer.handlers.onMessage = { message in heard.withLock { $0.append(message) } }
+        peer.handlers.onStateChange = { state in peerState.withLock { $0 = state } }
         for pattern in ["espresense/#", "homeassistant/#", "beacond/#"] { try peer.subscribe(pattern, qos: 1) }
         self.node = node
         self.peer = peer
