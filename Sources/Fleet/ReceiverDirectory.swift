@@ -51,18 +51,28 @@ public struct ReceiverDirectory: Sendable {
     public let ownRoom: String
     public let capacity: Int
     public let maximumPayload: Int
-    private var byRoom: [String: Int] = [:]
-    /// `receivers`' indices by id: every remote reading asks for its receiver's room (`room(of:)`).
-    private var byID: [ReceiverID: Int] = [:]
+    /// `receivers`' indices by room, and by id: every remote reading asks for its receiver's room (`room(of:)`).
+    private var lookup = (byRoom: [String: Int](), byID: [ReceiverID: Int]())
     public private(set) var receivers: [Receiver] = []
-    public private(set) var readingsDropped: UInt64 = 0
-    public private(set) var lastDropped: String?
-    /// Receivers evicted from the full table to make room for new ones.
-    public private(set) var evicted: UInt64 = 0
+    /// What was dropped and evicted, for status.
+    public private(set) var counts = Counts()
     /// Receivers that may not be evicted: the daemon sets it (from its monitor) while the table is full.
     public var holding: Set<ReceiverID> = []
     /// The receiver evicted while the message being read is interpreted.
     private var forgotten: (id: ReceiverID, room: String)?
+
+    public struct Counts: Sendable {
+        /// Messages of other receivers that could not be used.
+        public var readingsDropped: UInt64 = 0
+        /// The last of them: `topic: why`.
+        public var lastDropped: String?
+        /// Receivers evicted from the full table to make room for new ones.
+        public var evicted: UInt64 = 0
+    }
+
+    public var readingsDropped: UInt64 { counts.readingsDropped }
+    public var lastDropped: String? { counts.lastDropped }
+    public var evicted: UInt64 { counts.evicted }
 
     /// Whether a new room would take an existing receiver's place.
     public var isFull: Bool { receivers.count >= capacity }
@@ -73,9 +83,9 @@ public struct ReceiverDirectory: Sendable {
         self.ownRoom = ownRoom
         self.capacity = capacity
         self.maximumPayload = maximumPayload
-        for receiver in known where receiver.room != ownRoom && byRoom[receiver.room] == nil {
-            byRoom[receiver.room] = receivers.count
-            byID[receiver.id] = receivers.count
+        for receiver in known where receiver.room != ownRoom && lookup.byRoom[receiver.room] == nil {
+            lookup.byRoom[receiver.room] = receivers.count
+            lookup.byID[receiver.id] = receivers.count
             receivers.append(receiver)
         }
         nextID = (known.map(\.id.rawValue).max() ?? 0) + 1
@@ -83,10 +93,10 @@ public struct ReceiverDirectory: Sendable {
 
     private var nextID: UInt32 = 1
 
-    public func receiver(_ room: String) -> Receiver? { byRoom[room].map { receivers[$0] } }
+    public func receiver(_ room: String) -> Receiver? { lookup.byRoom[room].map { receivers[$0] } }
 
     /// The room of the receiver numbered `id`, if this directory holds it.
-    public func room(of id: ReceiverID) -> String? { byID[id].map { receivers[$0].room } }
+    public func room(of id: ReceiverID) -> String? { lookup.byID[id].map { receivers[$0].room } }
 
     /// One message of a subscription: what it means for the monitor, in order.
     public mutating func receive(topic: String, payload: [UInt8], at now: Timestamp) -> [Input] {
@@ -215,15 +225,15 @@ public struct ReceiverDirectory: Sendable {
     }
 
     private mutating func index(of room: String, creating: Bool) -> Int? {
-        if let index = byRoom[room] { return index }
+        if let index = lookup.byRoom[room] { return index }
         guard creating else { return nil }
         if receivers.count >= capacity {
             guard evictOne() else { return nil }
         }
         receivers.append(Receiver(room: room, id: ReceiverID(rawValue: nextID), online: false, lastReading: nil, readings: 0))
         nextID += 1
-        byRoom[room] = receivers.count - 1
-        byID[receivers[receivers.count - 1].id] = receivers.count - 1
+        lookup.byRoom[room] = receivers.count - 1
+        lookup.byID[receivers[receivers.count - 1].id] = receivers.count - 1
         return receivers.count - 1
     }
 
@@ -245,13 +255,13 @@ public struct ReceiverDirectory: Sendable {
         let last = receivers.count - 1
         if victim != last {
             receivers[victim] = receivers[last]
-            byRoom[receivers[victim].room] = victim
-            byID[receivers[victim].id] = victim
+            lookup.byRoom[receivers[victim].room] = victim
+            lookup.byID[receivers[victim].id] = victim
         }
         receivers.removeLast()
-        byRoom[gone.room] = nil
-        byID[gone.id] = nil
-        evicted += 1
+        lookup.byRoom[gone.room] = nil
+        lookup.byID[gone.id] = nil
+        counts.evicted += 1
         forgotten = (gone.id, gone.room)
         return true
     }
@@ -262,8 +272,8 @@ public struct ReceiverDirectory: Sendable {
     }
 
     private mutating func drop(_ reason: String) -> Input {
-        readingsDropped += 1
-        lastDropped = reason
+        counts.readingsDropped += 1
+        counts.lastDropped = reason
         return .dropped(reason)
     }
 }

@@ -270,25 +270,79 @@ public struct PrivateAddressResolver: Sendable {
     }
 
     var entries: [Entry] = []
-    /// Declared identity addresses → index into `entries`.
-    var identityAddresses: [UInt64: Int] = [:]
-    /// The entries whose identity address is static random (the rest are public).
-    var randomIdentityAddresses: Set<UInt64> = []
+    /// Declared identity addresses, each with the type it was declared with.
+    var identityAddresses = IdentityAddresses()
     /// Resolved address → index into `entries`; and each device's current address, to forget the old one at a rotation.
     var resolved: [UInt64: Int] = [:]
     var currentAddress: [Int: UInt64] = [:]
-    var unresolved: Set<UInt64> = []
-    var unresolvedBefore: Set<UInt64> = []
-    var generationStart: Int64?
-    public let forgetUnresolvedAfter: Duration
+    /// Random addresses no key made, remembered for a while so each costs its AES blocks once.
+    var unresolved: UnresolvedAddresses
+    public var forgetUnresolvedAfter: Duration { unresolved.forgetAfter }
     /// The most unresolved addresses kept per generation (a flood of random addresses cannot grow memory past it).
-    public static let unresolvedCapacity = 65_536
+    public static var unresolvedCapacity: Int { UnresolvedAddresses.capacity }
+
+    /// Declared identity addresses → index into `entries`, and which of them are static random (the rest are public).
+    struct IdentityAddresses: Sendable {
+        var indices: [UInt64: Int] = [:]
+        var random: Set<UInt64> = []
+
+        /// The entry whose identity address `raw` is, seen with `addressType` (HCI's: the low bit says random).
+        func index(of raw: UInt64, addressType: UInt8) -> Int? {
+            guard !indices.isEmpty, let index = indices[raw], (addressType & 1 == 1) == random.contains(raw) else { return nil }
+            return index
+        }
+    }
+
+    /// Unresolvable addresses in two generations of `forgetAfter` each: an address is remembered between one and
+    /// two generations, so one that a new key could resolve is tried again, and memory stays bounded.
+    struct UnresolvedAddresses: Sendable {
+        static let capacity = 65_536
+        let forgetAfter: Duration
+        private var current: Set<UInt64> = []
+        private var before: Set<UInt64> = []
+        private var generationStart: Int64?
+
+        init(forgetAfter: Duration) {
+            self.forgetAfter = forgetAfter
+        }
+
+        var count: Int { current.count + before.count }
+
+        func contains(_ raw: UInt64) -> Bool { current.contains(raw) || before.contains(raw) }
+
+        mutating func insert(_ raw: UInt64) {
+            if current.count >= Self.capacity { current.removeAll(keepingCapacity: true) }
+            current.insert(raw)
+        }
+
+        mutating func removeAll() {
+            current = []
+            before = []
+        }
+
+        mutating func rotate(at now: Int64) {
+            let period = forgetAfter.wholeMicroseconds
+            guard let start = generationStart, now >= start else {
+                generationStart = now
+                return
+            }
+            if now - start >= 2 * period {
+                before = []
+                current = []
+                generationStart = now
+            } else if now - start >= period {
+                before = current
+                current = []
+                generationStart = now
+            }
+        }
+    }
 
     /// AES blocks computed so far (for tests and the benchmark).
     public private(set) var aesBlocks = 0
 
     public init(keys: [IdentityResolvingKey] = [], forgetUnresolvedAfter: Duration = .seconds(60)) {
-        self.forgetUnresolvedAfter = forgetUnresolvedAfter
+        unresolved = UnresolvedAddresses(forgetAfter: forgetUnresolvedAfter)
         setKeys(keys)
     }
 
@@ -296,7 +350,7 @@ public struct PrivateAddressResolver: Sendable {
     /// The keys in use, as given.
     public private(set) var keys: [IdentityResolvingKey] = []
     /// Unresolvable addresses remembered now (both generations).
-    public var unresolvedCount: Int { unresolved.count + unresolvedBefore.count }
+    public var unresolvedCount: Int { unresolved.count }
     public var keyCount: Int { entries.count }
 
     /// Replaces the keys (a reload, an app's declaration); what was remembered is forgotten, since a new key may
@@ -306,25 +360,23 @@ public struct PrivateAddressResolver: Sendable {
         var seen: Set<[UInt8]> = []
         let unique = keys.filter { seen.insert($0.bytes).inserted }
         entries = unique.map { Entry(key: $0.bytes, fingerprint: $0.fingerprint) }
-        identityAddresses = [:]
-        randomIdentityAddresses = []
+        identityAddresses = IdentityAddresses()
         for key in keys where key.identityAddressIsRandom {
-            if let address = key.identityAddress { randomIdentityAddresses.insert(address.rawValue) }
+            if let address = key.identityAddress { identityAddresses.random.insert(address.rawValue) }
         }
         for (index, key) in unique.enumerated() {
-            if let address = key.identityAddress { identityAddresses[address.rawValue] = index }
+            if let address = key.identityAddress { identityAddresses.indices[address.rawValue] = index }
         }
         for key in keys {
-            if let address = key.identityAddress, identityAddresses[address.rawValue] == nil,
+            if let address = key.identityAddress, identityAddresses.indices[address.rawValue] == nil,
                 let index = unique.firstIndex(where: { $0.bytes == key.bytes })
             {
-                identityAddresses[address.rawValue] = index
+                identityAddresses.indices[address.rawValue] = index
             }
         }
         resolved = [:]
         currentAddress = [:]
-        unresolved = []
-        unresolvedBefore = []
+        unresolved.removeAll()
     }
 
     /// The fingerprint of the device whose key made `address` (a random address: `addressType` 1), or whose identity
@@ -333,15 +385,11 @@ public struct PrivateAddressResolver: Sendable {
         guard !entries.isEmpty else { return nil }
         let raw = address.rawValue
         // HCI's address types: 0 public, 1 random, 2 public identity, 3 random (static) identity: the low bit says random.
-        if !identityAddresses.isEmpty, let index = identityAddresses[raw],
-            (addressType & 1 == 1) == randomIdentityAddresses.contains(raw)
-        {
-            return entries[index].fingerprint
-        }
+        if let index = identityAddresses.index(of: raw, addressType: addressType) { return entries[index].fingerprint }
         guard addressType == 1, address.isResolvablePrivate else { return nil }
         if let index = resolved[raw] { return entries[index].fingerprint }
-        rotateGenerations(at: time.microsecondsSinceEpoch)
-        if unresolved.contains(raw) || unresolvedBefore.contains(raw) { return nil }
+        unresolved.rotate(at: time.microsecondsSinceEpoch)
+        if unresolved.contains(raw) { return nil }
         let prand = address.prand
         let hash = address.hash
         for (index, entry) in entries.enumerated() {
@@ -353,25 +401,7 @@ public struct PrivateAddressResolver: Sendable {
                 return entry.fingerprint
             }
         }
-        if unresolved.count >= Self.unresolvedCapacity { unresolved.removeAll(keepingCapacity: true) }
         unresolved.insert(raw)
         return nil
-    }
-
-    private mutating func rotateGenerations(at now: Int64) {
-        let period = forgetUnresolvedAfter.wholeMicroseconds
-        guard let start = generationStart, now >= start else {
-            generationStart = now
-            return
-        }
-        if now - start >= 2 * period {
-            unresolvedBefore = []
-            unresolved = []
-            generationStart = now
-        } else if now - start >= period {
-            unresolvedBefore = unresolved
-            unresolved = []
-            generationStart = now
-        }
     }
 }

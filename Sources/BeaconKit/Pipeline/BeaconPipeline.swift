@@ -24,30 +24,25 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     /// The keys of private devices to recognise: an advertisement from a resolvable private address one of them made
     /// is a sighting of that device, whatever the address is this quarter hour.
     public var privateDevices = PrivateAddressResolver()
-    /// Eddystone-TLM by the address that sent it, attached to that address's Eddystone-UID sightings.
-    var telemetryByAddress: [UInt64: EddystoneTelemetry] = [:]
-    /// The most addresses whose telemetry is kept (a flood of TLM frames cannot grow memory past it).
-    static var telemetryCapacity: Int { 4096 }
+    /// What a sighting gets that its frame does not carry: the latest Eddystone-TLM of its address, a phone's RSSI
+    /// at 1 m.
+    var additions = SightingAdditions()
     /// The RSSI at 1 m assumed for a phone (a private device): a typical phone's, the iBeacon convention for a 0 dBm
     /// transmitter, between Bermuda's −55 and ESPresense's −65 for Apple devices (docs/devices.md, "A phone's power").
-    public static var phoneMeasuredPower: Int8 { -59 }
+    public static var phoneMeasuredPower: Int8 { SightingAdditions.phoneMeasuredPower }
     /// Each private device's RSSI at 1 m where calibration.toml gives one (`"device:NAME" = dBm`), by fingerprint.
-    public var privateDeviceMeasuredPower: [UUID: Int8] = [:]
-    /// How often ranging results are produced (Core Location: about once a second).
-    public let rangingInterval: Duration
+    public var privateDeviceMeasuredPower: [UUID: Int8] {
+        get { additions.measuredPower }
+        set { additions.measuredPower = newValue }
+    }
     /// Whether `ingest` reports each observation as an event (replay prints them; the daemon does not need them).
     public var emitsObservations: Bool
-    /// Consecutive empty ranging cycles after which ranging pauses until a ranged beacon is heard
-    /// again. Core Location reports empty results every second for as long as ranging is on; here a
-    /// capture with an hour-long gap, a corrupt timestamp a century ahead or a stepped system clock
-    /// would make that millions of identical empty results (and unbounded work), so after this many
-    /// the pipeline stops repeating itself. The next sighting resumes cycles on the same phase.
-    public let emptyRangingCyclesBeforePause: Int
-
-    var nextRangingCycle: Timestamp?
-    /// A cycle time of the current cadence, kept while paused so cycles resume on the same phase.
-    var rangingPhase: Timestamp?
-    var emptyRangingCycles = 0
+    /// When ranging cycles come, and when they pause.
+    var cadence: RangingCadence
+    /// How often ranging results are produced (Core Location: about once a second).
+    public var rangingInterval: Duration { cadence.interval }
+    /// Consecutive empty ranging cycles after which ranging pauses (`RangingCadence.emptyCyclesBeforePause`).
+    public var emptyRangingCyclesBeforePause: Int { cadence.emptyCyclesBeforePause }
     var clock: Timestamp?
     /// Reused buffer for the monitor's events, so steady-state ingestion does not allocate.
     var monitoringScratch: [MonitoringEvent<Key>] = []
@@ -61,9 +56,7 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     ) {
         self.monitor = RegionMonitor(configuration: monitoring)
         self.ranger = BeaconRanger(configuration: ranging)
-        // A zero or negative interval would make the cadence loop forever.
-        self.rangingInterval = max(rangingInterval, .microseconds(1))
-        self.emptyRangingCyclesBeforePause = max(1, emptyRangingCyclesBeforePause)
+        self.cadence = RangingCadence(interval: rangingInterval, emptyCyclesBeforePause: emptyRangingCyclesBeforePause)
         self.emitsObservations = emitsObservations
     }
 
@@ -106,12 +99,7 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
         _ content: AdvertisementContent, rssi: Int8?, address: BluetoothAddress, addressType: UInt8, at time: Timestamp,
         into events: inout [Event]
     ) {
-        if let telemetry = content.telemetry {
-            if telemetryByAddress.count >= Self.telemetryCapacity, telemetryByAddress[address.rawValue] == nil {
-                telemetryByAddress.removeAll(keepingCapacity: true)
-            }
-            telemetryByAddress[address.rawValue] = telemetry
-        }
+        if let telemetry = content.telemetry { additions.record(telemetry, from: address) }
         var frame = content.beacon
         if frame == nil, !privateDevices.isEmpty,
             let fingerprint = privateDevices.resolve(address, addressType: addressType, at: time)
@@ -121,12 +109,12 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
             // away. A phone is taken as a typical one (docs/devices.md), unless calibration.toml measured it.
             frame = BeaconFrame(
                 identity: .privateDevice(fingerprint: fingerprint),
-                measuredPower: privateDeviceMeasuredPower[fingerprint] ?? Self.phoneMeasuredPower)
+                measuredPower: additions.measuredPower(of: fingerprint))
         }
         guard let frame else { return }
         counters.beacons += 1
         if frame.identity.kind == .iBeacon { counters.iBeacons += 1 }
-        let telemetry = frame.identity.kind == .eddystone ? telemetryByAddress[address.rawValue] : nil
+        let telemetry = frame.identity.kind == .eddystone ? additions.telemetry(of: address) : nil
         observe(
             BeaconObservation(
                 frame: frame, rssi: rssi, address: address, addressType: addressType, timestamp: time,
@@ -167,28 +155,20 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     /// Cycles paused after `emptyRangingCyclesBeforePause` empty ones resume, on their old phase, once a ranged beacon
     /// is heard again.
     private mutating func resumeRanging(after time: Timestamp) {
-        guard nextRangingCycle == nil, ranger.trackedBeaconCount > 0, let phase = rangingPhase else { return }
-        nextRangingCycle = Self.firstCycle(after: time, phase: phase, interval: rangingInterval)
-        emptyRangingCycles = 0
+        guard ranger.trackedBeaconCount > 0 else { return }
+        cadence.resume(after: time)
     }
 
     /// Moves the clock to `time`, producing every exit and ranging cycle due by then, in time order.
     /// Time never runs backwards: an earlier `time` (a capture with a clock step) changes nothing.
     public mutating func advance(to time: Timestamp, into events: inout [Event]) {
         if let clock, time <= clock { return }
-        while let cycle = nextRangingCycle, cycle <= time {
+        while let cycle = cadence.next, cycle <= time {
             monitor.advance(to: cycle, into: &monitoringScratch)
             drainMonitoringEvents(into: &events)
             let results = ranger.rangeBeacons(at: cycle, fleet: presence)
             events.append(.ranging(results, at: cycle))
-            rangingPhase = cycle
-            // Core Location reports every second while ranging is on, empty results included, up to
-            // the pause (see `emptyRangingCyclesBeforePause`).
-            emptyRangingCycles = ranger.trackedBeaconCount == 0 ? emptyRangingCycles + 1 : 0
-            let paused = emptyRangingCycles >= emptyRangingCyclesBeforePause
-            // At the end of time the sum saturates; a cycle that does not move forward ends the cadence.
-            let next = cycle + rangingInterval
-            nextRangingCycle = ranger.rangedKeys.isEmpty || paused || next <= cycle ? nil : next
+            cadence.ranged(at: cycle, empty: ranger.trackedBeaconCount == 0, ranging: !ranger.rangedKeys.isEmpty)
         }
         monitor.advance(to: time, into: &monitoringScratch)
         drainMonitoringEvents(into: &events)
@@ -203,28 +183,13 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     ) {
         advance(to: time, into: &events)
         ranger.startRanging(constraint, key: key)
-        if nextRangingCycle == nil {
-            nextRangingCycle = max(time, clock ?? time) + rangingInterval
-            emptyRangingCycles = 0
-        }
+        cadence.start(after: max(time, clock ?? time))
     }
 
     /// Stops ranging for `key`; with no key left, cycles stop.
     public mutating func stopRanging(_ key: Key) {
         ranger.stopRanging(key)
-        if ranger.rangedKeys.isEmpty {
-            nextRangingCycle = nil
-            rangingPhase = nil
-        }
-    }
-
-    /// The first `phase + k·interval` strictly after `time` (k ≥ 1): cycles resume on their old beat.
-    static func firstCycle(after time: Timestamp, phase: Timestamp, interval: Duration) -> Timestamp {
-        let step = interval.wholeMicroseconds
-        let elapsed = (time - phase).wholeMicroseconds
-        guard elapsed >= 0 else { return phase + interval }
-        let (steps, overflow) = (elapsed / step + 1).multipliedReportingOverflow(by: step)
-        return overflow ? Timestamp(microsecondsSinceEpoch: .max) : phase + .microseconds(steps)
+        if ranger.rangedKeys.isEmpty { cadence.stop() }
     }
 
     /// Region monitoring in the pipeline's clock: the region's timers start now (or at `time`).
@@ -243,11 +208,99 @@ public struct BeaconPipeline<Key: Hashable & Sendable>: Sendable {
     /// The time at which something is next due without new sightings (an exit or a ranging cycle),
     /// so a caller can arm one timer instead of polling.
     public var nextDeadline: Timestamp? {
-        switch (monitor.nextDeadline, nextRangingCycle) {
+        switch (monitor.nextDeadline, cadence.next) {
         case (let a?, let b?): return min(a, b)
         case (let a?, nil): return a
         case (nil, let b?): return b
         case (nil, nil): return nil
         }
+    }
+}
+
+/// What a sighting gets that its frame does not carry.
+struct SightingAdditions: Sendable {
+    /// The RSSI at 1 m assumed for a phone (a private device): see `BeaconPipeline.phoneMeasuredPower`.
+    static var phoneMeasuredPower: Int8 { -59 }
+    /// The most addresses whose telemetry is kept (a flood of TLM frames cannot grow memory past it).
+    static var telemetryCapacity: Int { 4096 }
+    /// Eddystone-TLM by the address that sent it, attached to that address's Eddystone-UID sightings.
+    private var telemetryByAddress: [UInt64: EddystoneTelemetry] = [:]
+    /// Each private device's RSSI at 1 m where calibration.toml gives one, by fingerprint.
+    var measuredPower: [UUID: Int8] = [:]
+
+    mutating func record(_ telemetry: EddystoneTelemetry, from address: BluetoothAddress) {
+        if telemetryByAddress.count >= Self.telemetryCapacity, telemetryByAddress[address.rawValue] == nil {
+            telemetryByAddress.removeAll(keepingCapacity: true)
+        }
+        telemetryByAddress[address.rawValue] = telemetry
+    }
+
+    func telemetry(of address: BluetoothAddress) -> EddystoneTelemetry? { telemetryByAddress[address.rawValue] }
+
+    /// Not the advertised TX Power Level (see `BeaconPipeline.ingest`): calibration.toml's, else a typical phone's.
+    func measuredPower(of fingerprint: UUID) -> Int8 { measuredPower[fingerprint] ?? Self.phoneMeasuredPower }
+}
+
+/// When ranging cycles come: one every `interval` while something is ranged, empty results included (as Core
+/// Location reports them), until `emptyCyclesBeforePause` empty ones in a row; then none until a ranged beacon is
+/// heard again, on the same phase.
+struct RangingCadence: Sendable {
+    let interval: Duration
+    /// Consecutive empty ranging cycles after which ranging pauses until a ranged beacon is heard
+    /// again. Core Location reports empty results every second for as long as ranging is on; here a
+    /// capture with an hour-long gap, a corrupt timestamp a century ahead or a stepped system clock
+    /// would make that millions of identical empty results (and unbounded work), so after this many
+    /// the pipeline stops repeating itself. The next sighting resumes cycles on the same phase.
+    let emptyCyclesBeforePause: Int
+    /// The next cycle; nil when nothing is ranged or cycles are paused.
+    private(set) var next: Timestamp?
+    /// A cycle time of the current cadence, kept while paused so cycles resume on the same phase.
+    private var phase: Timestamp?
+    private var emptyCycles = 0
+
+    init(interval: Duration, emptyCyclesBeforePause: Int) {
+        // A zero or negative interval would make the cadence loop forever.
+        self.interval = max(interval, .microseconds(1))
+        self.emptyCyclesBeforePause = max(1, emptyCyclesBeforePause)
+    }
+
+    /// Ranging started at `time`: the first cycle one interval later, unless cycles already run.
+    mutating func start(after time: Timestamp) {
+        guard next == nil else { return }
+        next = time + interval
+        emptyCycles = 0
+    }
+
+    /// Nothing is ranged any more.
+    mutating func stop() {
+        next = nil
+        phase = nil
+    }
+
+    /// A ranged beacon was heard at `time`: paused cycles resume, on their old phase.
+    mutating func resume(after time: Timestamp) {
+        guard next == nil, let phase else { return }
+        next = Self.firstCycle(after: time, phase: phase, interval: interval)
+        emptyCycles = 0
+    }
+
+    /// The cycle at `cycle` produced its results (`empty`: no beacon tracked); `ranging`: something is still ranged.
+    mutating func ranged(at cycle: Timestamp, empty: Bool, ranging: Bool) {
+        phase = cycle
+        // Core Location reports every second while ranging is on, empty results included, up to the pause.
+        emptyCycles = empty ? emptyCycles + 1 : 0
+        let paused = emptyCycles >= emptyCyclesBeforePause
+        // At the end of time the sum saturates; a cycle that does not move forward ends the cadence.
+        let following = cycle + interval
+        next = !ranging || paused || following <= cycle ? nil : following
+    }
+
+    /// The first `phase + k·interval` strictly after `time` (k ≥ 1): cycles resume on their old beat.
+    static func firstCycle(after time: Timestamp, phase: Timestamp, interval: Duration) -> Timestamp {
+        let step = interval.wholeMicroseconds
+        let elapsed = (time - phase).wholeMicroseconds
+        guard elapsed >= 0 else { return phase + interval }
+        let (steps, overflow) = (elapsed / step + 1).multipliedReportingOverflow(by: step)
+        return overflow ? Timestamp(microsecondsSinceEpoch: .max) : phase + .microseconds(steps)
     }
 }

@@ -21,10 +21,8 @@ public struct SightingRhythm: Hashable, Sendable {
     /// costs O(1), not a pass over the ring.
     static let refreshEvery = 8
 
-    /// µs, clamped to UInt32 (71 minutes: longer is an absence for any sensible exit_timeout): 1 KiB per beacon.
-    private var gaps: [UInt32] = []
-    private var nextGap = 0
-    private var total: Int64 = 0
+    /// The latest `capacity` gaps.
+    private var gaps = GapRing()
     private var sinceRefresh = 0
     private var shortest: Int64?
     /// The mean of the gaps under 1.5 × `shortest`, from the last refresh.
@@ -33,11 +31,48 @@ public struct SightingRhythm: Hashable, Sendable {
     private(set) public var lastSighting: Int64?
     /// Which readings are one advertisement heard by several receivers (`AdvertisementGrouping`).
     private var grouping = AdvertisementGrouping()
-    /// The longest gap seen over a long horizon (it halves for every hour since it was seen), µs: a beacon that once
-    /// went unheard for 30 s amid a 0.3 s rhythm (recorded runs show it) may do so again long after that gap has
-    /// left the ring.
-    private var longestEver: Int64 = 0
-    private var longestEverAt: Int64 = 0
+    /// The longest gap seen over a long horizon: a beacon that once went unheard for 30 s amid a 0.3 s rhythm
+    /// (recorded runs show it) may do so again long after that gap has left the ring.
+    private var longestEver = LongestGap()
+
+    /// The latest gaps between sightings, µs, clamped to UInt32 (71 minutes: longer is an absence for any sensible
+    /// exit_timeout): 1 KiB per beacon, and their sum.
+    struct GapRing: Hashable, Sendable {
+        private(set) var values: [UInt32] = []
+        private var next = 0
+        private(set) var total: Int64 = 0
+
+        var count: Int { values.count }
+
+        mutating func append(_ gap: UInt32) {
+            if values.count < SightingRhythm.capacity {
+                values.append(gap)
+            } else {
+                total -= Int64(values[next])
+                values[next] = gap
+                next = (next + 1) % SightingRhythm.capacity
+            }
+            total += Int64(gap)
+        }
+    }
+
+    /// The longest gap seen, which halves for every hour since it was seen, µs.
+    struct LongestGap: Hashable, Sendable {
+        private var gap: Int64 = 0
+        private var at: Int64 = 0
+
+        /// As it counts at `time`: halved for every whole hour since.
+        func remembered(at time: Int64) -> Int64 {
+            let hours = max(0, (time - at) / 3_600_000_000)
+            return hours >= 62 ? 0 : gap >> hours
+        }
+
+        mutating func record(_ gap: Int64, at time: Int64) {
+            guard gap >= remembered(at: time) else { return }
+            self.gap = gap
+            at = time
+        }
+    }
 
     public init() {}
 
@@ -50,29 +85,19 @@ public struct SightingRhythm: Hashable, Sendable {
         defer { lastSighting = max(lastSighting ?? time, time) }
         guard let gap = grouping.record(receiver, at: time).gap, gap > 0, gap <= longestGap else { return }
         let stored = UInt32(clamping: gap)
-        if gaps.count < Self.capacity {
-            gaps.append(stored)
-        } else {
-            total -= Int64(gaps[nextGap])
-            gaps[nextGap] = stored
-            nextGap = (nextGap + 1) % Self.capacity
-        }
-        total += Int64(stored)
+        gaps.append(stored)
         // A new gap can only lower the shortest or raise the longest; an evicted one is caught at the next refresh,
         // and until then the stale values only make the silence longer (safer).
         shortest = min(shortest ?? Int64(stored), Int64(stored))
         longest = max(longest ?? Int64(stored), Int64(stored))
-        if gap >= remembered(at: time) {
-            longestEver = gap
-            longestEverAt = time
-        }
+        longestEver.record(gap, at: time)
         sinceRefresh += 1
         if gaps.count == Self.gapsNeeded || sinceRefresh >= Self.refreshEvery {
-            shortest = gaps.min().map(Int64.init)
-            longest = gaps.max().map(Int64.init)
+            shortest = gaps.values.min().map(Int64.init)
+            longest = gaps.values.max().map(Int64.init)
             if let shortest {
                 var sum: Int64 = 0, count: Int64 = 0
-                for gap in gaps where Int64(gap) * 2 < shortest * 3 {
+                for gap in gaps.values where Int64(gap) * 2 < shortest * 3 {
                     sum += Int64(gap)
                     count += 1
                 }
@@ -82,19 +107,13 @@ public struct SightingRhythm: Hashable, Sendable {
         }
     }
 
-    /// `longestEver` as it counts at `time`: halved for every whole hour since.
-    private func remembered(at time: Int64) -> Int64 {
-        let hours = max(0, (time - longestEverAt) / 3_600_000_000)
-        return hours >= 62 ? 0 : longestEver >> hours
-    }
-
     /// The learned interval, µs; nil until `gapsNeeded` gaps were seen.
     public var interval: Int64? { gaps.count >= Self.gapsNeeded ? clusterMean ?? shortest : nil }
 
     /// The share of advertisements heard: interval / mean gap; nil until learned.
     public var receptionRate: Double? {
-        guard let interval, total > 0 else { return nil }
-        return min(1, Double(interval) * Double(gaps.count) / Double(total))
+        guard let interval, gaps.total > 0 else { return nil }
+        return min(1, Double(interval) * Double(gaps.count) / Double(gaps.total))
     }
 
     /// How long a silence must last before a present beacon's chance of being wrongly exited within an hour is below
@@ -106,7 +125,7 @@ public struct SightingRhythm: Hashable, Sendable {
     /// exit.
     public func silence(forChancePerHour chancePerHour: Double) -> Int64? {
         guard let interval, let rate = receptionRate, let longest else { return nil }
-        let advertisements = Double(total) / Double(interval)
+        let advertisements = Double(gaps.total) / Double(interval)
         let estimate = 1 - rate
         let z = 1.645, z2 = z * z
         let bound =
@@ -116,7 +135,7 @@ public struct SightingRhythm: Hashable, Sendable {
         let missed = min(max(bound, 1e-6), 0.99)
         let chance = chancePerHour / max(1, 3_600_000_000 / Double(interval))
         let model = Double(interval) * log(chance) / log(missed)
-        let bursts = Double(max(longest, remembered(at: lastSighting ?? 0)) + interval)
+        let bursts = Double(max(longest, longestEver.remembered(at: lastSighting ?? 0)) + interval)
         let result = max(model, bursts)
         return result >= 9e18 ? .max : Int64(result.rounded(.up))
     }

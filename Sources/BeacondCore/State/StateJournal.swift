@@ -27,12 +27,6 @@ package struct StateJournal {
         case waiting(StateDatabaseError)
     }
 
-    /// A row of `monitored_region`: the later of two changes to one row replaces the earlier.
-    private struct RegionRow: Hashable {
-        var client: Int
-        var identifier: String
-    }
-
     /// The first retry after a failed write; each further failure doubles it, up to `maximumRetryDelay`. A full
     /// disk then costs one write attempt per delay, however many calls and signals come meanwhile
     /// (retrying at each of them would cost a write of everything pending, per call).
@@ -42,16 +36,9 @@ package struct StateJournal {
     /// Unsaved changes kept for retry while the database cannot be written; beyond this the oldest are dropped,
     /// so a long outage of the disk cannot grow memory without bound.
     package let maximumUnsavedChanges: Int
-    /// Structural changes (regions added and removed, events queued and delivered) by the order they were
-    /// recorded in. A region's change replaces the one waiting for its row, so what waits is bounded by the
-    /// rows it describes: a region saved then removed is one removal.
-    private var changes: [Int: StateChange] = [:]
-    private var nextOrder = 0
-    /// The order of the change waiting for each region row.
-    private var rowChanges: [RegionRow: Int] = [:]
-    /// The rows of each client that have a change waiting, and the order of the `removeClient` waiting for it.
-    private var rowsByClient: [Int: Set<String>] = [:]
-    private var clientRemovals: [Int: Int] = [:]
+    /// Structural changes (regions added and removed, events queued and delivered) waiting, in the order they were
+    /// recorded.
+    private var pending = PendingChanges()
     /// Regions whose state, last determination or last sighting changed: their values are taken at commit time,
     /// so an outage keeps one entry per region, not one per change.
     package private(set) var changedRegions: Set<EngineKey> = []
@@ -64,23 +51,160 @@ package struct StateJournal {
     private var sentQueuedEvents: Set<Int64> = []
     package private(set) var failure: Failure?
     /// While writes fail: the delay before the next try, and whether it has passed (`retryIsDue`).
-    private var retryDelay: Duration?
-    private var retryDue = false
+    private var retry = (delay: Duration?.none, due: false)
 
     package init(maximumUnsavedChanges: Int = 100_000) {
         self.maximumUnsavedChanges = maximumUnsavedChanges
     }
 
     /// Nothing waits to be written.
-    package var isEmpty: Bool { changes.isEmpty && changedRegions.isEmpty }
+    package var isEmpty: Bool { pending.isEmpty && changedRegions.isEmpty }
 
     package mutating func record(_ change: StateChange) {
         changeCount &+= 1
-        append(change)
+        pending.append(change)
+    }
+
+    /// The region's state is saved at the next commit. Not counted in `changeCount`: a state the engine
+    /// re-determined is not a change a method call asked for, so it never fails one. Returns whether it was
+    /// newly marked (ranging keys are never saved).
+    @discardableResult
+    package mutating func markRegionChanged(_ key: EngineKey) -> Bool {
+        guard case .region = key else { return false }
+        return changedRegions.insert(key).inserted
+    }
+
+    /// Queued events handed to a client: their removal is recorded once the signals carrying them are sent
+    /// (`signalsSent`), and until it is committed they count as sent.
+    package mutating func queuedEventsSent(appID: String, ids: [Int64]) {
+        sentQueuedEvents.formUnion(ids)
+        afterSend.append(.removeQueuedEvents(appID: appID, ids: ids))
+    }
+
+    package func wasSent(queuedEvent id: Int64) -> Bool { sentQueuedEvents.contains(id) }
+
+    /// The signals that were waiting are sent: what their sending settles is recorded now. Returns whether there
+    /// was anything (then the caller commits).
+    package mutating func signalsSent() -> Bool {
+        guard !afterSend.isEmpty else { return false }
+        for change in afterSend { pending.append(change) }
+        afterSend.removeAll()
+        return true
+    }
+
+    /// A marked region's values as they are now: its state, and who heard it (nil: only this node's scanner).
+    package struct RegionValues {
+        package var monitored: MonitoredRegion
+        package var heardBy: StoredHearing?
+    }
+
+    /// The next transaction: the structural changes, then each marked region's values as `current` gives them
+    /// (the caller reads them for `changedRegions`; a region it has no values for, gone from the engine, is
+    /// skipped). nil when there is nothing to write.
+    package mutating func batch(current: [EngineKey: RegionValues]) -> [StateChange]? {
+        var updates: [StateChange] = []
+        for key in changedRegions {
+            guard case .region(let client, let identifier) = key, let values = current[key] else { continue }
+            updates.append(.updateRegionState(client: client, identifier: identifier, values.monitored, heardBy: values.heardBy))
+        }
+        guard !pending.isEmpty || !updates.isEmpty else {
+            changedRegions.removeAll()
+            return nil
+        }
+        return pending.ordered + updates
+    }
+
+    /// While a failed write's retry is not due, a commit tries nothing (unless `force`).
+    package func waitsForRetry(force: Bool) -> Bool {
+        failure != nil && retry.delay != nil && !retry.due && !force && !isEmpty
+    }
+
+    /// The retry timer fired: the next commit tries the write again.
+    package mutating func retryIsDue() {
+        retry.due = true
+    }
+
+    /// Writes the next batch with `write` (the database, or a fake in tests) and records how it went. While a
+    /// failed write's retry is not due, nothing is tried (`waiting`) unless `force` (shutdown, a database file
+    /// just written anew).
+    package mutating func commit(
+        force: Bool = false, current: [EngineKey: RegionValues] = [:],
+        write: ([StateChange]) throws(StateDatabaseError) -> Void
+    ) -> CommitOutcome {
+        // A failure found outside a commit (the file lost) has no retry timer yet: the first commit tries, and arms it.
+        if let failure, waitsForRetry(force: force) { return .waiting(failure.error) }
+        guard let batch = batch(current: current) else { return .nothingToWrite }
+        do {
+            try write(batch)
+        } catch {
+            let outcome = commitFailed(error)
+            let delay = retry.delay.map { min($0 * 2, Self.maximumRetryDelay) } ?? Self.firstRetryDelay
+            retry = (delay, false)
+            return .failed(error, dropped: outcome.dropped, isNew: outcome.isNew, retryIn: delay)
+        }
+        return .saved(ended: committed())
+    }
+
+    /// The batch is in the database. Returns the failure this success ends, if there was one.
+    package mutating func committed() -> Failure? {
+        pending = PendingChanges()
+        changedRegions.removeAll()
+        if afterSend.isEmpty { sentQueuedEvents.removeAll() }
+        retry = (nil, false)
+        defer { failure = nil }
+        return failure
+    }
+
+    /// The batch could not be written: everything stays for the next commit, except the oldest changes beyond
+    /// `maximumUnsavedChanges`. Returns how many were dropped, and whether this failure is new (not a retry).
+    package mutating func commitFailed(_ error: StateDatabaseError) -> (dropped: Int, isNew: Bool) {
+        let dropped = pending.dropOldest(beyond: maximumUnsavedChanges)
+        return (dropped, failed(error))
+    }
+
+    /// The database file cannot be written (found outside a commit). Returns whether this failure is new.
+    @discardableResult
+    package mutating func failed(_ error: StateDatabaseError) -> Bool {
+        defer { failure = Failure(error: error, pending: pending.count) }
+        return failure == nil
+    }
+
+    /// The database is writable again and nothing waits: the failure is over without a commit.
+    package mutating func recoveredWithNothingPending() {
+        guard isEmpty else { return }
+        failure = nil
+        retry.delay = nil
+    }
+}
+
+/// The structural changes waiting for the state database, by the order they were recorded in. A region's change
+/// replaces the one waiting for its row, so what waits is bounded by the rows it describes: a region saved then
+/// removed is one removal.
+private struct PendingChanges {
+    /// A row of `monitored_region`: the later of two changes to one row replaces the earlier.
+    struct RegionRow: Hashable {
+        var client: Int
+        var identifier: String
+    }
+
+    private var changes: [Int: StateChange] = [:]
+    private var nextOrder = 0
+    /// The order of the change waiting for each region row.
+    private var rowChanges: [RegionRow: Int] = [:]
+    /// The rows of each client that have a change waiting, and the order of the `removeClient` waiting for it.
+    private var rowsByClient: [Int: Set<String>] = [:]
+    private var clientRemovals: [Int: Int] = [:]
+
+    var isEmpty: Bool { changes.isEmpty }
+    var count: Int { changes.count }
+
+    /// In the order they were recorded.
+    var ordered: [StateChange] {
+        changes.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// Adds a change to what waits, replacing what it makes moot.
-    private mutating func append(_ change: StateChange) {
+    mutating func append(_ change: StateChange) {
         switch change {
         case .saveRegion(let stored):
             replace(RegionRow(client: stored.client, identifier: stored.monitored.region.identifier))
@@ -110,130 +234,15 @@ package struct StateJournal {
         rowsByClient[row.client, default: []].insert(row.identifier)
     }
 
-    /// The region's state is saved at the next commit. Not counted in `changeCount`: a state the engine
-    /// re-determined is not a change a method call asked for, so it never fails one. Returns whether it was
-    /// newly marked (ranging keys are never saved).
-    @discardableResult
-    package mutating func markRegionChanged(_ key: EngineKey) -> Bool {
-        guard case .region = key else { return false }
-        return changedRegions.insert(key).inserted
-    }
-
-    /// Queued events handed to a client: their removal is recorded once the signals carrying them are sent
-    /// (`signalsSent`), and until it is committed they count as sent.
-    package mutating func queuedEventsSent(appID: String, ids: [Int64]) {
-        sentQueuedEvents.formUnion(ids)
-        afterSend.append(.removeQueuedEvents(appID: appID, ids: ids))
-    }
-
-    package func wasSent(queuedEvent id: Int64) -> Bool { sentQueuedEvents.contains(id) }
-
-    /// The signals that were waiting are sent: what their sending settles is recorded now. Returns whether there
-    /// was anything (then the caller commits).
-    package mutating func signalsSent() -> Bool {
-        guard !afterSend.isEmpty else { return false }
-        for change in afterSend { append(change) }
-        afterSend.removeAll()
-        return true
-    }
-
-    /// The structural changes waiting, in the order they were recorded.
-    private var orderedChanges: [StateChange] {
-        changes.sorted { $0.key < $1.key }.map(\.value)
-    }
-
-    /// A marked region's values as they are now: its state, and who heard it (nil: only this node's scanner).
-    package struct RegionValues {
-        package var monitored: MonitoredRegion
-        package var heardBy: StoredHearing?
-    }
-
-    /// The next transaction: the structural changes, then each marked region's values as `current` gives them
-    /// (the caller reads them for `changedRegions`; a region it has no values for, gone from the engine, is
-    /// skipped). nil when there is nothing to write.
-    package mutating func batch(current: [EngineKey: RegionValues]) -> [StateChange]? {
-        var updates: [StateChange] = []
-        for key in changedRegions {
-            guard case .region(let client, let identifier) = key, let values = current[key] else { continue }
-            updates.append(.updateRegionState(client: client, identifier: identifier, values.monitored, heardBy: values.heardBy))
-        }
-        guard !changes.isEmpty || !updates.isEmpty else {
-            changedRegions.removeAll()
-            return nil
-        }
-        return orderedChanges + updates
-    }
-
-    /// While a failed write's retry is not due, a commit tries nothing (unless `force`).
-    package func waitsForRetry(force: Bool) -> Bool {
-        failure != nil && retryDelay != nil && !retryDue && !force && !isEmpty
-    }
-
-    /// The retry timer fired: the next commit tries the write again.
-    package mutating func retryIsDue() {
-        retryDue = true
-    }
-
-    /// Writes the next batch with `write` (the database, or a fake in tests) and records how it went. While a
-    /// failed write's retry is not due, nothing is tried (`waiting`) unless `force` (shutdown, a database file
-    /// just written anew).
-    package mutating func commit(
-        force: Bool = false, current: [EngineKey: RegionValues] = [:],
-        write: ([StateChange]) throws(StateDatabaseError) -> Void
-    ) -> CommitOutcome {
-        // A failure found outside a commit (the file lost) has no retry timer yet: the first commit tries, and arms it.
-        if let failure, waitsForRetry(force: force) { return .waiting(failure.error) }
-        guard let batch = batch(current: current) else { return .nothingToWrite }
-        do {
-            try write(batch)
-        } catch {
-            let outcome = commitFailed(error)
-            let delay = retryDelay.map { min($0 * 2, Self.maximumRetryDelay) } ?? Self.firstRetryDelay
-            retryDelay = delay
-            retryDue = false
-            return .failed(error, dropped: outcome.dropped, isNew: outcome.isNew, retryIn: delay)
-        }
-        return .saved(ended: committed())
-    }
-
-    /// The batch is in the database. Returns the failure this success ends, if there was one.
-    package mutating func committed() -> Failure? {
-        changes.removeAll()
-        rowChanges.removeAll()
-        rowsByClient.removeAll()
-        clientRemovals.removeAll()
-        changedRegions.removeAll()
-        if afterSend.isEmpty { sentQueuedEvents.removeAll() }
-        retryDelay = nil
-        retryDue = false
-        defer { failure = nil }
-        return failure
-    }
-
-    /// The batch could not be written: everything stays for the next commit, except the oldest changes beyond
-    /// `maximumUnsavedChanges`. Returns how many were dropped, and whether this failure is new (not a retry).
-    package mutating func commitFailed(_ error: StateDatabaseError) -> (dropped: Int, isNew: Bool) {
-        let dropped = max(0, changes.count - maximumUnsavedChanges)
-        if dropped > 0 {
-            for order in changes.keys.sorted().prefix(dropped) { changes[order] = nil }
-            rowChanges = rowChanges.filter { changes[$0.value] != nil }
-            rowsByClient = Dictionary(grouping: rowChanges.keys, by: \.client).mapValues { Set($0.map(\.identifier)) }
-            clientRemovals = clientRemovals.filter { changes[$0.value] != nil }
-        }
-        return (dropped, failed(error))
-    }
-
-    /// The database file cannot be written (found outside a commit). Returns whether this failure is new.
-    @discardableResult
-    package mutating func failed(_ error: StateDatabaseError) -> Bool {
-        defer { failure = Failure(error: error, pending: changes.count) }
-        return failure == nil
-    }
-
-    /// The database is writable again and nothing waits: the failure is over without a commit.
-    package mutating func recoveredWithNothingPending() {
-        guard isEmpty else { return }
-        failure = nil
-        retryDelay = nil
+    /// Drops the oldest changes beyond `limit` (a database that cannot be written must not grow memory without
+    /// bound). Returns how many were dropped.
+    mutating func dropOldest(beyond limit: Int) -> Int {
+        let dropped = max(0, changes.count - limit)
+        guard dropped > 0 else { return 0 }
+        for order in changes.keys.sorted().prefix(dropped) { changes[order] = nil }
+        rowChanges = rowChanges.filter { changes[$0.value] != nil }
+        rowsByClient = Dictionary(grouping: rowChanges.keys, by: \.client).mapValues { Set($0.map(\.identifier)) }
+        clientRemovals = clientRemovals.filter { changes[$0.value] != nil }
+        return dropped
     }
 }

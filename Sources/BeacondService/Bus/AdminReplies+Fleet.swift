@@ -36,6 +36,6 @@ extension ExportedObjects {
     }
 
     static func mqttNodeStatus(_ daemon: isolated BeaconDaemon) -> MQTTNodeStatus {
-        daemon.mqttNode?.status ?? .withoutNode(broker: daemon.view.configuration.mqtt.broker, problem: daemon.view.mqttProblem)
+        daemon.resources.mqttNode?.status ?? .withoutNode(broker: daemon.view.configuration.mqtt.broker, problem: daemon.view.mqttProblem)
     }
 }

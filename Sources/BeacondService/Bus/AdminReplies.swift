@@ -28,7 +28,7 @@ extension ExportedObjects {
             BeacondStatusKey.scannerState: .string(view.scanner.stateText),
             BeacondStatusKey.scannerDetail: .string(view.scanner.detail),
             BeacondStatusKey.adapters: BeaconDictionaries.array(
-                (daemon.scanner?.adapters ?? []).map { adapter in
+                (daemon.resources.scanner?.adapters ?? []).map { adapter in
                     .vardict([
                         BeacondAdapterKey.name: .string(adapter.name), BeacondAdapterKey.address: .string(adapter.address),
                         BeacondAdapterKey.powered: .boolean(adapter.powered),

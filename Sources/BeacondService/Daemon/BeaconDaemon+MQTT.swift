@@ -21,7 +21,7 @@ extension BeaconDaemon {
                     knownReceivers: view.receiversForNewNode(carrying: knownReceivers))
                 node.hooks.onFleetInput = { [unowned self] input in
                     self.assumeIsolated { daemon in
-                        let room = input.receiver.flatMap { daemon.mqttNode?.directory.room(of: $0) }
+                        let room = input.receiver.flatMap { daemon.resources.mqttNode?.directory.room(of: $0) }
                         daemon.run(.fleet(input, room: room))
                     }
                 }
@@ -30,28 +30,28 @@ extension BeaconDaemon {
                     self.assumeIsolated { $0.view.receiversHoldingRegions }
                 }
                 node.hooks.onConnectionChange = { [unowned self] connected in self.receive(.fleetConnection(connected)) }
-                mqttNode = node
+                resources.mqttNode = node
                 // Started from the loop: libmosquitto may fail a connection at once, and the callback must not
                 // reach the daemon while it carries out effects. A node replaced before then is stopped already.
                 let made = ObjectIdentifier(node)
                 loop.execute {
                     self.assumeIsolated { daemon in
-                        if let current = daemon.mqttNode, ObjectIdentifier(current) == made { current.start() }
+                        if let current = daemon.resources.mqttNode, ObjectIdentifier(current) == made { current.start() }
                     }
                 }
             } catch {
                 problem = "\(error)"
             }
         }
-        return .fleetStarted(FleetStart(room: mqttNode?.room, receivers: mqttNode?.directory.receivers ?? [], problem: problem))
+        return .fleetStarted(FleetStart(room: resources.mqttNode?.room, receivers: resources.mqttNode?.directory.receivers ?? [], problem: problem))
     }
 
     /// Says `offline` and disconnects (shutdown, or before a reload's new settings take over); returns what the core
     /// is told.
     func stopMQTT() -> DaemonInput {
-        let receivers = mqttNode?.directory.receivers ?? []
-        mqttNode?.stop()
-        mqttNode = nil
+        let receivers = resources.mqttNode?.directory.receivers ?? []
+        resources.mqttNode?.stop()
+        resources.mqttNode = nil
         return .fleetStopped(receivers: receivers)
     }
 }

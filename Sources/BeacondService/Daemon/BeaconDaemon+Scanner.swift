@@ -41,21 +41,21 @@ extension BeaconDaemon {
     func startScanner() -> [DaemonInput] {
         do throws(ScannerError) {
             let scanner: any BeaconScanner
-            if let existing = self.scanner { scanner = existing } else { scanner = try makeScanner() }
-            self.scanner = scanner
+            if let existing = resources.scanner { scanner = existing } else { scanner = try makeScanner() }
+            resources.scanner = scanner
             let label = scanner.label
             let initial = try scanner.start(
                 loop: loop,
                 deliver: { input in self.receive(.scanner(input)) },
                 status: { status in
                     self.assumeIsolated { daemon in
-                        guard let label = daemon.scanner?.label else { return }
+                        guard let label = daemon.resources.scanner?.label else { return }
                         daemon.run(.scannerReported(status, label: label))
                     }
                 })
             return [.scannerStarted(label: label), .scannerReported(initial, label: label)]
         } catch {
-            scanner = nil
+            resources.scanner = nil
             return [.scannerFailedToStart(error.message)]
         }
     }

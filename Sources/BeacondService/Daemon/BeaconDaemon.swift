@@ -27,20 +27,27 @@ public actor BeaconDaemon {
     private var core: DaemonCore
     /// What the bus and the other adapters may read of the core.
     var view: CoreView { CoreView(core) }
-    /// The state directory: its lock, the database and the watch on it (`StateDatabaseFile`).
-    private let stateDatabase: StateDatabaseFile
     /// Where the daemon is in its life; the bus face exists only while it serves.
     var lifecycle: DaemonLifecycle = .loaded
     /// The bus face (`BusFace`): connection, exported objects, signals out.
     var bus: BusFace? {
         if case .serving(let bus) = lifecycle { bus } else { nil }
     }
-    /// The scanner while one is made (the core's scan control says when).
-    var scanner: (any BeaconScanner)?
-    /// The loop's handle of every armed timer, by name (`DaemonTimer`; when each fires is the core's to know).
-    var timers: TimerSet<DaemonTimer>
-    /// This daemon as a receiver on the MQTT broker of `[mqtt]` (nil while it is off); `BeaconDaemon+MQTT` only.
-    var mqttNode: MQTTNode?
+    /// The state directory: its lock, the database and the watch on it (`StateDatabaseFile`). Private: no adapter
+    /// reads the database; they read `view`.
+    private let stateDatabase: StateDatabaseFile
+    /// What the effects are carried out with, besides the bus face and the state database: the scanner, the
+    /// `[mqtt]` node and the timers.
+    var resources: Resources
+
+    struct Resources {
+        /// The scanner while one is made (the core's scan control says when).
+        var scanner: (any BeaconScanner)?
+        /// This daemon as a receiver on the MQTT broker of `[mqtt]` (nil while it is off); `BeaconDaemon+MQTT` only.
+        var mqttNode: MQTTNode?
+        /// The loop's handle of every armed timer, by name (`DaemonTimer`; when each fires is the core's to know).
+        var timers: TimerSet<DaemonTimer>
+    }
 
     /// Fatal conditions after start (the bus went away): `beacond` exits non-zero so systemd restarts it.
     public nonisolated var failures: AsyncStream<String> { failureChannel.stream }
@@ -79,7 +86,7 @@ public actor BeaconDaemon {
         core = DaemonCore(
             configuration: configuration, authorization: authorization, configDirectory: options.configDirectory,
             database: stateDatabase, now: startedAt)
-        timers = TimerSet(loop: loop)
+        resources = Resources(timers: TimerSet(loop: loop))
         failureChannel = AsyncStream.makeStream()
         for warning in configuration.warnings { logger.warning("\(warning)") }
         if let note = stateDatabase.store.recoveryNote { logger.error("\(note)") }
@@ -155,7 +162,7 @@ public actor BeaconDaemon {
     public func shutdown() {
         run(stopMQTT())
         run(.shuttingDown)
-        timers.cancelAll()
+        resources.timers.cancelAll()
         flushOutbox()
         bus?.close()
         lifecycle = .stopped
@@ -232,25 +239,25 @@ public actor BeaconDaemon {
                 bus?.activate(name, for: appID)
             case .arm(let timer, let deadline):
                 let delay = deadline - clock()
-                timers.arm(timer, at: .now + (delay > .zero ? delay : .zero)) {
+                resources.timers.arm(timer, at: .now + (delay > .zero ? delay : .zero)) {
                     self.assumeIsolated { daemon in
-                        daemon.timers.fired(timer)
+                        daemon.resources.timers.fired(timer)
                         daemon.run(.timerFired(timer))
                     }
                 }
             case .cancel(let timer):
-                timers.cancel(timer)
+                resources.timers.cancel(timer)
             case .startScanner:
                 produced += startScanner()
             case .stopScanner:
-                scanner?.stop()
-                scanner = nil
+                resources.scanner?.stop()
+                resources.scanner = nil
             case .publishReading(let reading, let distance):
-                mqttNode?.publish(reading, distance: distance)
+                resources.mqttNode?.publish(reading, distance: distance)
             case .publishRetained(let publications):
-                mqttNode?.publishRetained(publications)
+                resources.mqttNode?.publishRetained(publications)
             case .mqttSettingsChanged:
-                let known = mqttNode?.directory.receivers ?? []
+                let known = resources.mqttNode?.directory.receivers ?? []
                 produced.append(stopMQTT())
                 produced.append(startMQTT(knownReceivers: known))
             case .scheduleFlush:
