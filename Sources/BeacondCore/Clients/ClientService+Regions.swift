@@ -69,7 +69,9 @@ extension ClientService {
     {
         var values: [EngineKey: StateJournal.RegionValues] = [:]
         for key in keys {
-            guard let monitored = engine.monitoredRegion(for: key) else { continue }
+            guard case .region(let client, let identifier) = key,
+                let monitored = engine.monitoredRegion(client: client, identifier: identifier)
+            else { continue }
             values[key] = StateJournal.RegionValues(
                 monitored: monitored, heardBy: StoredHearing.of(engine.receiverRecord(for: key), rooms: rooms, exitTimeout: exitTimeout))
         }

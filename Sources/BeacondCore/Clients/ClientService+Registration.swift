@@ -40,7 +40,7 @@ extension ClientService {
             outbox.log(.notice, "refused RegisterClient(\(appID)) from \(sender): \(error.message)")
             throw BeacondError(error).callError
         }
-        try checkClientLimits(
+        try registry.checkRoomForClient(
             app: appID, sender: sender, userID: caller.credentials.userID, userName: caller.credentials.userName, configuration)
         let number = registry.register(appID: appID, sender: sender, caller: caller.credentials, processID: caller.processID).number
         adoptDetachedRegions(into: number, context, &outbox, &persistence, &delivery)
@@ -59,41 +59,6 @@ extension ClientService {
             outbox.notify(session, .authorizationChanged(status), .clientOnly)
         }
         return session
-    }
-
-    /// Connected clients are bounded per connection, per app and per unix user, so no caller can grow the
-    /// daemon by registering (each client is a session and an exported object). Detached clients are bounded by
-    /// their app's regions instead: a client without regions ends with its connection.
-    private func checkClientLimits(
-        app appID: String, sender: String, userID: UInt32, userName: String, _ configuration: DaemonConfiguration
-    ) throws(CallError) {
-        let onConnection = registry.clients(on: sender).count
-        guard onConnection < Self.maximumClientsPerConnection else {
-            throw BeacondError(
-                .clientLimitExceeded,
-                "this connection already has \(onConnection) clients, the most one connection "
-                    + "may have; call Close() on the ones you no longer use"
-            ).callError
-        }
-        let ofApp = registry.connectedCount(of: appID)
-        guard ofApp < configuration.maxClientsPerApp else {
-            throw BeacondError(
-                .clientLimitExceeded,
-                "app \(appID) already has \(ofApp) connected clients, the limit (max_clients_per_app "
-                    + "= \(configuration.maxClientsPerApp) in \(configuration.configFile)). Fix: Close() clients of the app that are no "
-                    + "longer used (one client per process is enough: it can monitor and range everything the app needs), "
-                    + "or ask an administrator to raise the limit"
-            ).callError
-        }
-        let ofUser = registry.connectedCount(ofUser: userID)
-        guard ofUser < configuration.maxClientsPerUser else {
-            throw BeacondError(
-                .clientLimitExceeded,
-                "user \(userName) already has \(ofUser) connected clients, the limit "
-                    + "(max_clients_per_user = \(configuration.maxClientsPerUser) in \(configuration.configFile)). Fix: Close() "
-                    + "clients that are no longer used, or ask an administrator to raise the limit"
-            ).callError
-        }
     }
 
     /// Core Location restores an app's monitored regions when it is relaunched: an Always client that
@@ -244,6 +209,43 @@ extension ClientService {
                 its \(session.regions.count) Always regions stay monitored for the app's next client
                 """,
                 session.logMetadata)
+        }
+    }
+}
+
+extension ClientRegistry {
+    /// Connected clients are bounded per connection, per app and per unix user, so no caller can grow the
+    /// daemon by registering (each client is a session and an exported object). Detached clients are bounded by
+    /// their app's regions instead: a client without regions ends with its connection.
+    func checkRoomForClient(
+        app appID: String, sender: String, userID: UInt32, userName: String, _ configuration: DaemonConfiguration
+    ) throws(CallError) {
+        let onConnection = clients(on: sender).count
+        guard onConnection < ClientService.maximumClientsPerConnection else {
+            throw BeacondError(
+                .clientLimitExceeded,
+                "this connection already has \(onConnection) clients, the most one connection "
+                    + "may have; call Close() on the ones you no longer use"
+            ).callError
+        }
+        let ofApp = connectedCount(of: appID)
+        guard ofApp < configuration.maxClientsPerApp else {
+            throw BeacondError(
+                .clientLimitExceeded,
+                "app \(appID) already has \(ofApp) connected clients, the limit (max_clients_per_app "
+                    + "= \(configuration.maxClientsPerApp) in \(configuration.configFile)). Fix: Close() clients of the app that are no "
+                    + "longer used (one client per process is enough: it can monitor and range everything the app needs), "
+                    + "or ask an administrator to raise the limit"
+            ).callError
+        }
+        let ofUser = connectedCount(ofUser: userID)
+        guard ofUser < configuration.maxClientsPerUser else {
+            throw BeacondError(
+                .clientLimitExceeded,
+                "user \(userName) already has \(ofUser) connected clients, the limit "
+                    + "(max_clients_per_user = \(configuration.maxClientsPerUser) in \(configuration.configFile)). Fix: Close() "
+                    + "clients that are no longer used, or ask an administrator to raise the limit"
+            ).callError
         }
     }
 }

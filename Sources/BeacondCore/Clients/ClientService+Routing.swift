@@ -1,4 +1,4 @@
-package import BeaconKit
+import BeaconKit
 import BeacondAPI
 import Fleet
 
@@ -50,15 +50,23 @@ extension ClientService {
     private func deliver(_ result: RangingResult<EngineKey>, nodeRuns: Bool, _ outbox: inout CoreOutbox) {
         guard case .ranging(let client, _) = result.key, let session = registry[client], session.rangingActive else { return }
         let now = outbox.now
-        outbox.emit(.range(ClientAddress(session), result.constraint, result.beacons.map { report($0, nodeRuns: nodeRuns, at: now) }))
+        outbox.emit(
+            .range(
+                ClientAddress(session), result.constraint,
+                result.beacons.map { RangedBeaconReport($0, presence: nodeRuns ? engine.presence : nil, at: now) }))
     }
+}
 
-    /// A ranged beacon with, while `[mqtt]` is on, where the room locator places it and every receiver's calibrated,
-    /// smoothed distance from fresh readings by room.
-    package func report(_ beacon: RangedBeacon, nodeRuns: Bool, at now: Timestamp) -> RangedBeaconReport {
-        guard nodeRuns, let presence = engine.presence else { return RangedBeaconReport(beacon: beacon, room: nil, receivers: [:]) }
+extension RangedBeaconReport {
+    /// A ranged beacon with, while `[mqtt]` is on (`presence`), where the room locator places it and every
+    /// receiver's calibrated, smoothed distance from fresh readings by room.
+    init(_ beacon: RangedBeacon, presence: RoomPresence?, at now: Timestamp) {
+        guard let presence else {
+            self.init(beacon: beacon, room: nil, receivers: [:])
+            return
+        }
         var room = ""
         if case .room(let name) = presence.placement(of: beacon.identity) { room = name }
-        return RangedBeaconReport(beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: now))
+        self.init(beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: now))
     }
 }

@@ -40,6 +40,14 @@ package struct ClientService {
         package func record(_ appID: String) -> AuthorizationRecord { authorization.record(appID) }
         package func effectiveStatus(_ appID: String) -> AuthorizationStatus { authorization.effectiveStatus(appID, policy) }
         package var exitTimeout: Duration { configuration.monitoring.exitTimeout }
+
+        /// The declaration of the client's app, or the refusal when it is no longer declared.
+        package func app(of session: ClientSession) throws(CallError) -> AppConfiguration {
+            guard let app = configuration.apps[session.appID] else {
+                throw BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(configDirectory)/apps.d").callError
+            }
+            return app
+        }
     }
 
     // MARK: Lookups
@@ -49,13 +57,6 @@ package struct ClientService {
     package func session(_ number: Int) throws(CallError) -> ClientSession {
         guard let session = registry[number] else { throw .clientClosed(number) }
         return session
-    }
-
-    package func app(of session: ClientSession, _ context: Context) throws(CallError) -> AppConfiguration {
-        guard let app = context.configuration.apps[session.appID] else {
-            throw BeacondError(.unknownApp, "app '\(session.appID)' is no longer declared in \(context.configDirectory)/apps.d").callError
-        }
-        return app
     }
 
     /// The client's properties as they are now (read from the registry, not from a caller's copy).

@@ -14,7 +14,7 @@ package enum LocationManagerCalls {
         _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
         let session = try clients.session(number)
-        let app = try clients.app(of: session, context)
+        let app = try context.app(of: session)
         var region: BeaconRegion
         do { region = try argument.get() } catch { throw .beacond(error) }
         region.constraint = try resolvingDevice(region.constraint, app: app, context)
@@ -122,7 +122,7 @@ package enum LocationManagerCalls {
         _ outbox: inout CoreOutbox, _ persistence: inout StatePersistence, _ delivery: inout BackgroundDelivery
     ) throws(CallError) {
         let session = try clients.session(number)
-        let app = try clients.app(of: session, context)
+        let app = try context.app(of: session)
         let requested: BeaconIdentityConstraint
         do { requested = try argument.get() } catch { throw .beacond(error) }
         let constraint = try resolvingDevice(requested, app: app, context)

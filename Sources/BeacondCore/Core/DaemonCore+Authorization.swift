@@ -7,7 +7,7 @@ import Logging
 extension DaemonCore {
     package mutating func requestAuthorization(_ request: AuthorizationRequest, client number: Int) throws(CallError) -> AuthorizationStatus {
         let session = try clients.session(number)
-        let app = try clients.app(of: session, clientContext)
+        let app = try clientContext.app(of: session)
         let answer = try authorization.requested(
             request, by: session, app: app, configured: configuration.policy, persistence.settings, &outbox)
         apply(answer.sideEffects, to: session.appID)

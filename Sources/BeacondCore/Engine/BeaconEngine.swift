@@ -85,9 +85,6 @@ package struct BeaconEngine {
         set { pipeline.presence = newValue }
     }
 
-    /// The silence after which `identity` exits, as adaptive exits learned it.
-    package func learnedExit(of identity: BeaconIdentity) -> Duration? { pipeline.monitor.learnedExit(of: identity) }
-
     /// A remote receiver went offline: the regions only it heard lately become unknown, never outside.
     package mutating func receiverWentOffline(_ receiver: ReceiverID, at now: Timestamp) -> [Event] {
         pipeline.presence?.receiverWentOffline(receiver)
@@ -160,8 +157,6 @@ package struct BeaconEngine {
     package func monitoredRegion(client: Int, identifier: String) -> MonitoredRegion? {
         pipeline.monitor.monitoredRegion(for: .region(client: client, identifier: identifier))
     }
-
-    package func monitoredRegion(for key: EngineKey) -> MonitoredRegion? { pipeline.monitor.monitoredRegion(for: key) }
 
     /// Every monitored region by its key, to save last-seen times.
     package var monitoredRegions: [EngineKey: MonitoredRegion] { pipeline.monitor.regions }
