@@ -11,48 +11,37 @@ extension DBusObjectServer {
     /// The bus's answer for `sender`, for handlers of an object with `needsCallerCredentials`: its credentials, or
     /// why the bus could not say who it is. nil only for a sender that never called such an object.
     public func callerCredentials(of sender: String) -> Result<DBusPeerCredentials, DBusCallError>? {
-        if let known = knownCredentials[sender] { return .success(known) }
-        return credentialsFailure[sender].map { .failure($0) }
+        credentials.answer(for: sender)
     }
 
     /// Whether `message` waits for its sender's credentials (then it is dispatched when they arrive).
     func holdsForCredentials(_ message: DBusMessage) -> Bool {
         guard let sender = message.sender else { return false }
-        if heldForCredentials[sender] != nil {
-            guard heldForCredentials[sender, default: []].count < Self.maximumHeldCalls else {
-                if message.expectsReply,
-                    let reply = try? message.makeError(
-                        name: "org.freedesktop.DBus.Error.LimitsExceeded",
-                        message: "\(Self.maximumHeldCalls) calls are already waiting while the bus says who \(sender) is; wait for their replies")
-                {
-                    try? send(reply)
-                }
-                return true
+        switch credentials.queueBehindWaiting(message, of: sender, limit: Self.maximumHeldCalls) {
+        case .queued: return true
+        case .full:
+            if message.expectsReply,
+                let reply = try? message.makeError(
+                    name: "org.freedesktop.DBus.Error.LimitsExceeded",
+                    message: "\(Self.maximumHeldCalls) calls are already waiting while the bus says who \(sender) is; wait for their replies")
+            {
+                try? send(reply)
             }
-            heldForCredentials[sender, default: []].append(message)
             return true
+        case .nothingWaits: break
         }
-        guard knownCredentials[sender] == nil, let path = message.path, objects[path]?.needsCallerCredentials == true else {
+        guard !credentials.knows(sender), let path = message.path, exports.objects[path]?.needsCallerCredentials == true else {
             return false
         }
-        heldForCredentials[sender] = [message]
+        credentials.hold(message, of: sender)
         askCredentials(of: sender) { [weak self] result in
             // Gone from the table: the sender left the bus meanwhile, and its calls with it.
-            guard let self, let held = self.heldForCredentials.removeValue(forKey: sender) else { return }
-            switch result {
-            case .success(let credentials): self.knownCredentials[sender] = credentials
-            case .failure(let error): self.credentialsFailure[sender] = error
-            }
+            guard let self, let held = self.credentials.settle(sender, with: result) else { return }
             for message in held { self.handleMethodCall(message) }
             // A failure is not kept: the sender's next call asks again.
-            self.credentialsFailure[sender] = nil
+            self.credentials.dropFailure(of: sender)
         }
         return true
-    }
-
-    func forgetCredentials(of sender: String) {
-        knownCredentials[sender] = nil
-        heldForCredentials[sender] = nil
     }
 
     /// GetConnectionCredentials; where its reply cannot be read (newer buses add `ProcessFD`, a unix fd), the
@@ -96,5 +85,63 @@ extension DBusObjectServer {
         callAsync(
             destination: DBusConnection.busName, path: DBusConnection.busPath, interface: DBusConnection.busName,
             member: question.member, arguments: [.string(sender)], timeout: Self.credentialsTimeout, completion: completion)
+    }
+}
+
+/// What the bus said of each sender that called an object with `needsCallerCredentials`, and the calls waiting
+/// for that answer. Its methods only change the tables: the server sends, asks and dispatches, so no handler runs
+/// while they are being changed.
+struct DBusCredentialsCache {
+    /// Where a call goes while its sender's earlier calls wait.
+    enum Queueing { case queued, full, nothingWaits }
+
+    /// The answer for each sender, kept while the sender is on the bus (a unique name is never reused, so the answer
+    /// cannot change).
+    private var known: [String: DBusPeerCredentials] = [:]
+    /// Calls held, in arrival order, while their sender's credentials are asked of the bus.
+    private var held: [String: [DBusMessage]] = [:]
+    /// Why the bus could not say who a sender is, while that sender's held calls are answered.
+    private var failures: [String: DBusCallError] = [:]
+
+    /// `sender`'s credentials, or why the bus could not say who it is; nil if neither is known.
+    func answer(for sender: String) -> Result<DBusPeerCredentials, DBusCallError>? {
+        if let known = known[sender] { return .success(known) }
+        return failures[sender].map { .failure($0) }
+    }
+
+    func knows(_ sender: String) -> Bool { known[sender] != nil }
+
+    /// Queues `message` behind `sender`'s calls that wait, if any do and fewer than `limit`.
+    mutating func queueBehindWaiting(_ message: DBusMessage, of sender: String, limit: Int) -> Queueing {
+        guard held[sender] != nil else { return .nothingWaits }
+        guard held[sender, default: []].count < limit else { return .full }
+        held[sender, default: []].append(message)
+        return .queued
+    }
+
+    /// Holds `message`, the first of `sender`'s calls, while the bus is asked.
+    mutating func hold(_ message: DBusMessage, of sender: String) {
+        held[sender] = [message]
+    }
+
+    /// Keeps the bus's answer for `sender` and returns its held calls, in arrival order; nil if they are gone (the
+    /// sender left the bus meanwhile).
+    mutating func settle(_ sender: String, with result: Result<DBusPeerCredentials, DBusCallError>) -> [DBusMessage]? {
+        guard let calls = held.removeValue(forKey: sender) else { return nil }
+        switch result {
+        case .success(let credentials): known[sender] = credentials
+        case .failure(let error): failures[sender] = error
+        }
+        return calls
+    }
+
+    mutating func dropFailure(of sender: String) {
+        failures[sender] = nil
+    }
+
+    /// `sender` left the bus: its answer and its held calls go.
+    mutating func forget(_ sender: String) {
+        known[sender] = nil
+        held[sender] = nil
     }
 }

@@ -8,77 +8,105 @@ public import MainLoopKit
 ///
 /// Use it only on the loop thread (create it there, or before the loop runs).
 public final class DBusObjectServer {
+    /// Messages and replies waiting to be handled on the loop, outside libdbus's callbacks.
+    fileprivate struct Inbox {
+        /// Messages the filter took from libdbus, handled after `dbus_connection_dispatch` returns so that no
+        /// handler runs inside a libdbus callback (a handler may call back into libdbus, e.g. to send or to call).
+        var messages: [DBusMessage] = []
+        /// Replies to `callAsync`, run after `dbus_connection_dispatch` returns (never inside a libdbus callback).
+        var completedCalls: [() -> Void] = []
+        var isBeingHandled = false
+
+        var isEmpty: Bool { messages.isEmpty && completedCalls.isEmpty }
+
+        /// The oldest completed call, taken out: it runs after this access ends, so it may queue more.
+        mutating func takeCompletedCall() -> (() -> Void)? {
+            completedCalls.isEmpty ? nil : completedCalls.removeFirst()
+        }
+
+        mutating func takeMessage() -> DBusMessage? {
+            messages.isEmpty ? nil : messages.removeFirst()
+        }
+    }
+
+    /// Signal handlers added with `addSignalHandler`, by id.
+    private struct SignalHandlers {
+        private(set) var entries: [(id: Int, rule: String, handler: (DBusMessage) -> Void)] = []
+        private var nextID = 0
+
+        /// Adds `handler` for `rule`; returns its id.
+        mutating func add(rule: String, _ handler: @escaping (DBusMessage) -> Void) -> Int {
+            nextID += 1
+            entries.append((nextID, rule, handler))
+            return nextID
+        }
+
+        /// Removes the handler `id`; returns its rule, nil if there is no such handler.
+        mutating func remove(_ id: Int) -> String? {
+            guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }
+            return entries.remove(at: index).rule
+        }
+    }
+
+    // State that belongs together is a value with the methods that keep it (the exports, the inbox, the signal
+    // handlers, the credentials); libdbus's watches and timeouts are a class, `DBusLoopSources`, as libdbus calls back
+    // into them. The values' methods never call out (no handler, completion or libdbus call runs inside one), so no
+    // access to a stored property here spans a call that may come back into the server.
     public let connection: DBusConnection
     let loop: MainLoop
-    private(set) var objects: [String: DBusObject] = [:]
-    /// Declared signal signatures by interface and member, of every interface ever exported that declares
-    /// signals (kept after `unexport`: a signal queued for an object that just went away is still checked).
-    private var declaredSignals: [String: [String: String]] = [:]
-    /// Messages the filter took from libdbus, handled after `dbus_connection_dispatch` returns so that no
-    /// handler runs inside a libdbus callback (a handler may call back into libdbus, e.g. to send or to call).
-    private var inbox: [DBusMessage] = []
-    private var watches: [UInt: MainLoop.SourceID] = [:]
-    private var timeouts: [UInt: MainLoop.SourceID] = [:]
-    private var isHandlingInbox = false
-    /// The timeout whose handler runs now, and whether libdbus removed it meanwhile.
-    private var handlingTimeout: (key: UInt, removed: Bool)?
+    /// libdbus's watches and timeouts as the loop's descriptors and timers.
+    private let loopSources: DBusLoopSources
+    private(set) var exports = DBusExportedObjects()
+    fileprivate var inbox = Inbox()
+    private var signalHandlers = SignalHandlers()
+    /// Who each caller of an object with `needsCallerCredentials` is, and its calls that wait for that answer.
+    var credentials = DBusCredentialsCache()
 
     /// Called with a unique name (`:1.42`) when that connection leaves the bus (NameOwnerChanged).
     public var connectionClosed: ((String) -> Void)?
     /// Called for every NameOwnerChanged (name, old owner, new owner; "" for none): e.g. `org.bluez` coming
     /// and going when bluetoothd restarts.
     public var nameOwnerChanged: ((String, String, String) -> Void)?
-    /// Signal handlers added with `addSignalHandler`, by id.
-    private var signalHandlers: [(id: Int, rule: String, handler: (DBusMessage) -> Void)] = []
-    private var nextHandlerID = 0
-    /// Replies to `callAsync`, run after `dbus_connection_dispatch` returns (never inside a libdbus callback).
-    fileprivate var completedCalls: [() -> Void] = []
     /// Called when the bus itself goes away.
     public var disconnected: (() -> Void)?
-    /// What the bus said of each sender that called an object with `needsCallerCredentials`, kept while the
-    /// sender is on the bus (a unique name is never reused, so the answer cannot change).
-    var knownCredentials: [String: DBusPeerCredentials] = [:]
-    /// Calls held, in arrival order, while their sender's credentials are asked of the bus.
-    var heldForCredentials: [String: [DBusMessage]] = [:]
-    /// Why the bus could not say who a sender is, while that sender's held calls are answered.
-    var credentialsFailure: [String: DBusCallError] = [:]
 
     /// `watchingConnections`: hear every connection leave the bus (`connectionClosed`, needed by a service whose
     /// callers' state ends with them); a client that follows one name adds its own narrower rule instead.
     public init(connection: DBusConnection, loop: MainLoop, watchingConnections: Bool = true) throws(DBusCallError) {
         self.connection = connection
         self.loop = loop
+        self.loopSources = DBusLoopSources(loop: loop)
         let context = Unmanaged.passUnretained(self).toOpaque()
         // The callbacks get `self` unretained: `deinit` removes them before `self` goes away.
         let installedWatches = dbus_connection_set_watch_functions(
             connection.pointer,
             { watch, data in
                 guard let watch, let data else { return 0 }
-                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addWatch(watch)
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().loopSources.addWatch(watch)
                 return 1
             },
             { watch, data in
                 guard let watch, let data else { return }
-                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeWatch(watch)
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().loopSources.removeWatch(watch)
             },
             { watch, data in
                 guard let watch, let data else { return }
-                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleWatch(watch)
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().loopSources.toggleWatch(watch)
             }, context, nil)
         let installedTimeouts = dbus_connection_set_timeout_functions(
             connection.pointer,
             { timeout, data in
                 guard let timeout, let data else { return 0 }
-                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().addTimeout(timeout)
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().loopSources.addTimeout(timeout)
                 return 1
             },
             { timeout, data in
                 guard let timeout, let data else { return }
-                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().removeTimeout(timeout)
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().loopSources.removeTimeout(timeout)
             },
             { timeout, data in
                 guard let timeout, let data else { return }
-                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().toggleTimeout(timeout)
+                Unmanaged<DBusObjectServer>.fromOpaque(data).takeUnretainedValue().loopSources.toggleTimeout(timeout)
             }, context, nil)
         let installedFilter = dbus_connection_add_filter(connection.pointer, objectServerFilter, context, nil)
         guard installedWatches != 0, installedTimeouts != 0, installedFilter != 0 else {
@@ -97,27 +125,21 @@ public final class DBusObjectServer {
         dbus_connection_remove_filter(connection.pointer, objectServerFilter, Unmanaged.passUnretained(self).toOpaque())
         dbus_connection_set_watch_functions(connection.pointer, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(connection.pointer, nil, nil, nil, nil, nil)
-        for id in watches.values { loop.removeDescriptor(id) }
-        for id in timeouts.values { loop.cancelTimer(id) }
+        loopSources.removeAll()
     }
 
     // MARK: Objects
 
     /// Exports `object` at its path (replacing any object there).
     public func export(_ object: DBusObject) {
-        objects[object.path] = object
-        for interface in object.interfaces where !interface.signals.isEmpty {
-            declaredSignals[interface.name] = Dictionary(
-                interface.signals.map { ($0.name, $0.signature) },
-                uniquingKeysWith: { first, _ in first })
-        }
+        exports.export(object)
     }
 
     public func unexport(path: String) {
-        objects[path] = nil
+        exports.unexport(path: path)
     }
 
-    public var exportedPaths: [String] { objects.keys.sorted() }
+    public var exportedPaths: [String] { exports.objects.keys.sorted() }
 
     // MARK: Sending
 
@@ -130,7 +152,7 @@ public final class DBusObjectServer {
         path: String, interface: String, member: String, arguments: [DBusValue],
         destination: String? = nil
     ) throws(DBusCallError) {
-        try checkDeclared(interface: interface, member: member, signature: arguments.map(\.signature).joined())
+        try exports.checkDeclared(interface: interface, member: member, signature: arguments.map(\.signature).joined())
         do {
             let signal = try DBusMessage.signal(path: path, interface: interface, member: member)
             try signal.append(arguments)
@@ -156,30 +178,6 @@ public final class DBusObjectServer {
             destination: destination)
     }
 
-    static let propertiesChangedSignature = "sa{sv}as"
-
-    private func checkDeclared(interface: String, member: String, signature: String) throws(DBusCallError) {
-        let declared: String?
-        if interface == "org.freedesktop.DBus.Properties" {
-            declared = member == "PropertiesChanged" ? Self.propertiesChangedSignature : nil
-        } else if let signals = declaredSignals[interface] {
-            declared = signals[member]
-        } else {
-            return // an interface that declares no signals (a test double, a standard interface) is not checked
-        }
-        guard let declared else {
-            throw DBusCallError(
-                name: DBusStandardError.failed,
-                message: "signal \(interface).\(member) is not declared; not sent")
-        }
-        guard declared == signature else {
-            throw DBusCallError(
-                name: DBusStandardError.failed,
-                message: "signal \(interface).\(member) is declared "
-                    + "(\(declared)) but was emitted with (\(signature)); not sent")
-        }
-    }
-
     func send(_ message: DBusMessage) throws(DBusCallError) {
         guard dbus_connection_send(connection.pointer, message.pointer, nil) != 0 else {
             throw DBusCallError(name: "org.freedesktop.DBus.Error.NoMemory", message: "could not queue the message")
@@ -188,72 +186,12 @@ public final class DBusObjectServer {
 
     // MARK: libdbus callbacks
 
-    private func key(_ pointer: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer))) }
-
-    private func addWatch(_ watch: OpaquePointer) {
-        let fd = dbus_watch_get_unix_fd(watch)
-        let id = loop.addDescriptor(fd, events: Self.events(of: watch), enabled: dbus_watch_get_enabled(watch) != 0) { events in
-            var flags: UInt32 = 0
-            if events.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
-            if events.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
-            if events.contains(.hangUp) { flags |= DBUS_WATCH_HANGUP.rawValue }
-            if events.contains(.error) || events.contains(.invalid) { flags |= DBUS_WATCH_ERROR.rawValue }
-            _ = dbus_watch_handle(watch, flags)
-        }
-        watches[key(watch)] = id
-    }
-
-    private func removeWatch(_ watch: OpaquePointer) {
-        if let id = watches.removeValue(forKey: key(watch)) { loop.removeDescriptor(id) }
-    }
-
-    private func toggleWatch(_ watch: OpaquePointer) {
-        guard let id = watches[key(watch)] else { return }
-        loop.updateDescriptor(id, events: Self.events(of: watch), enabled: dbus_watch_get_enabled(watch) != 0)
-    }
-
-    private static func events(of watch: OpaquePointer) -> MainLoop.Events {
-        let flags = dbus_watch_get_flags(watch)
-        var events: MainLoop.Events = []
-        if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
-        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
-        return events
-    }
-
-    private func addTimeout(_ timeout: OpaquePointer) {
-        guard dbus_timeout_get_enabled(timeout) != 0 else { return }
-        let interval = Duration.milliseconds(Int64(dbus_timeout_get_interval(timeout)))
-        let keyValue = key(timeout)
-        timeouts[keyValue] = loop.schedule(at: .now + interval) { [weak self] in
-            guard let self else { return }
-            self.timeouts[keyValue] = nil
-            self.handlingTimeout = (keyValue, removed: false)
-            _ = dbus_timeout_handle(timeout)
-            let removed = self.handlingTimeout?.removed ?? true
-            self.handlingTimeout = nil
-            // libdbus timeouts repeat until removed or disabled. A timeout removed while it was being handled may
-            // already be freed: its pointer is not touched again.
-            guard !removed, self.timeouts[keyValue] == nil, dbus_timeout_get_enabled(timeout) != 0 else { return }
-            self.addTimeout(timeout)
-        }
-    }
-
-    private func removeTimeout(_ timeout: OpaquePointer) {
-        if handlingTimeout?.key == key(timeout) { handlingTimeout?.removed = true }
-        if let id = timeouts.removeValue(forKey: key(timeout)) { loop.cancelTimer(id) }
-    }
-
-    private func toggleTimeout(_ timeout: OpaquePointer) {
-        removeTimeout(timeout)
-        addTimeout(timeout)
-    }
-
     fileprivate func filter(_ message: OpaquePointer) -> DBusHandlerResult {
         let type = dbus_message_get_type(message)
         guard type == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) || type == Int32(DBUS_MESSAGE_TYPE_SIGNAL) else {
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
-        inbox.append(DBusMessage(adopting: dbus_message_ref(message)))
+        inbox.messages.append(DBusMessage(adopting: dbus_message_ref(message)))
         return type == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
 
@@ -265,29 +203,26 @@ public final class DBusObjectServer {
 
     /// Reads what libdbus has queued and handles up to `messagesPerIteration` of it; runs before every poll.
     func dispatchIncoming() {
-        guard !isHandlingInbox else { return } // a handler's blocking call re-entered the loop's hook
-        isHandlingInbox = true
-        defer { isHandlingInbox = false }
+        guard !inbox.isBeingHandled else { return } // a handler's blocking call re-entered the loop's hook
+        inbox.isBeingHandled = true
+        defer { inbox.isBeingHandled = false }
         var handled = 0
         while handled < Self.messagesPerIteration {
-            if !completedCalls.isEmpty {
-                let completion = completedCalls.removeFirst()
+            // Taken out before it runs: a completion or a handler may queue more into the inbox.
+            if let completion = inbox.takeCompletedCall() {
                 completion()
                 handled += 1
                 continue
             }
-            if inbox.isEmpty {
+            guard let message = inbox.takeMessage() else {
                 guard dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS else { break }
                 _ = dbus_connection_dispatch(connection.pointer)
                 continue
             }
-            let message = inbox.removeFirst()
             handle(message)
             handled += 1
         }
-        if !inbox.isEmpty || !completedCalls.isEmpty
-            || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS
-        {
+        if !inbox.isEmpty || dbus_connection_get_dispatch_status(connection.pointer) == DBUS_DISPATCH_DATA_REMAINS {
             // More is waiting in memory, where poll cannot see it: keep the loop from sleeping.
             loop.execute {}
         }
@@ -306,7 +241,8 @@ public final class DBusObjectServer {
             disconnected?()
             return
         }
-        for entry in signalHandlers { entry.handler(message) }
+        // A copy: a handler may add or remove handlers.
+        for entry in signalHandlers.entries { entry.handler(message) }
         guard message.sender == "org.freedesktop.DBus", message.interface == "org.freedesktop.DBus",
             message.member == "NameOwnerChanged", message.signature == "sss",
             let arguments = try? message.arguments(), arguments.count == 3,
@@ -315,7 +251,7 @@ public final class DBusObjectServer {
         else { return }
         nameOwnerChanged?(name, oldOwner, newOwner)
         if name.hasPrefix(":"), newOwner.isEmpty {
-            forgetCredentials(of: name)
+            credentials.forget(name)
             connectionClosed?(name)
         }
     }
@@ -344,20 +280,20 @@ public final class DBusObjectServer {
             throw DBusCallError(name: DBusStandardError.invalidArgs, message: "method call without path, member or sender")
         }
         let signature = message.signature
-        let object = objects[path]
+        let object = exports.objects[path]
         if message.interface == "org.freedesktop.DBus.Introspectable" || (message.interface == nil && member == "Introspect") {
-            guard member == "Introspect" else { throw Self.unknownMethod(member, "org.freedesktop.DBus.Introspectable") }
-            guard signature.isEmpty else { throw Self.wrongSignature("org.freedesktop.DBus.Introspectable.Introspect", "", signature) }
-            let children = DBusIntrospection.children(of: path, among: objects.keys)
-            guard object != nil || !children.isEmpty else { throw Self.unknownObject(path) }
+            guard member == "Introspect" else { throw DBusCallError.unknownMethod(member, "org.freedesktop.DBus.Introspectable") }
+            guard signature.isEmpty else { throw DBusCallError.wrongSignature("org.freedesktop.DBus.Introspectable.Introspect", "", signature) }
+            let children = DBusIntrospection.children(of: path, among: exports.objects.keys)
+            guard object != nil || !children.isEmpty else { throw DBusCallError.unknownObject(path) }
             return [.string(DBusIntrospection.document(object: object, children: children))]
         }
-        guard let object else { throw Self.unknownObject(path) }
+        guard let object else { throw DBusCallError.unknownObject(path) }
         try object.accessCheck?(sender)
         if message.interface == "org.freedesktop.DBus.Properties" {
             let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
-            guard let wanted = expected[member] else { throw Self.unknownMethod(member, "org.freedesktop.DBus.Properties") }
-            guard signature == wanted else { throw Self.wrongSignature("org.freedesktop.DBus.Properties.\(member)", wanted, signature) }
+            guard let wanted = expected[member] else { throw DBusCallError.unknownMethod(member, "org.freedesktop.DBus.Properties") }
+            guard signature == wanted else { throw DBusCallError.wrongSignature("org.freedesktop.DBus.Properties.\(member)", wanted, signature) }
             return try answerProperties(member: member, arguments: try Self.arguments(of: message), object: object, sender: sender)
         }
         let candidates = object.interfaces.filter { message.interface == nil || $0.name == message.interface }
@@ -371,10 +307,10 @@ public final class DBusObjectServer {
                 interface.methods.first { $0.name == member }.map { (interface, $0) }
             }).first
         else {
-            throw Self.unknownMethod(member, interfaceName)
+            throw DBusCallError.unknownMethod(member, interfaceName)
         }
         guard signature == method.inSignature else {
-            throw Self.wrongSignature("\(interface.name).\(method.name)", method.inSignature, signature)
+            throw DBusCallError.wrongSignature("\(interface.name).\(method.name)", method.inSignature, signature)
         }
         let call = DBusMethodCall(
             sender: sender, path: path, interface: interface.name, member: member,
@@ -392,12 +328,6 @@ public final class DBusObjectServer {
 
     private static func arguments(of message: DBusMessage) throws(DBusCallError) -> [DBusValue] {
         do { return try message.arguments() } catch { throw DBusCallError.wrap(error) }
-    }
-
-    private static func wrongSignature(_ method: String, _ expected: String, _ found: String) -> DBusCallError {
-        DBusCallError(
-            name: DBusStandardError.invalidArgs,
-            message: "\(method) takes arguments of type '\(expected)', not '\(found)'")
     }
 
     private func answerProperties(
@@ -436,15 +366,24 @@ public final class DBusObjectServer {
                 name: DBusStandardError.propertyReadOnly,
                 message: "\(strings[0]).\(strings[1]) is read-only; use the interface's methods to change it")
         default:
-            throw Self.unknownMethod(member, "org.freedesktop.DBus.Properties")
+            throw DBusCallError.unknownMethod(member, "org.freedesktop.DBus.Properties")
         }
     }
+}
 
-    private static func unknownObject(_ path: String) -> DBusCallError {
+/// The standard errors a call the server cannot route is answered with.
+extension DBusCallError {
+    fileprivate static func wrongSignature(_ method: String, _ expected: String, _ found: String) -> DBusCallError {
+        DBusCallError(
+            name: DBusStandardError.invalidArgs,
+            message: "\(method) takes arguments of type '\(expected)', not '\(found)'")
+    }
+
+    fileprivate static func unknownObject(_ path: String) -> DBusCallError {
         DBusCallError(name: DBusStandardError.unknownObject, message: "no object at \(path)")
     }
 
-    private static func unknownMethod(_ member: String, _ interface: String) -> DBusCallError {
+    fileprivate static func unknownMethod(_ member: String, _ interface: String) -> DBusCallError {
         DBusCallError(name: DBusStandardError.unknownMethod, message: "\(interface) has no method \(member)")
     }
 }
@@ -466,16 +405,12 @@ extension DBusObjectServer {
     @discardableResult
     public func addSignalHandler(matchRule: String, _ handler: @escaping (DBusMessage) -> Void) throws(DBusCallError) -> Int {
         try connection.addMatch(matchRule)
-        nextHandlerID += 1
-        signalHandlers.append((nextHandlerID, matchRule, handler))
-        return nextHandlerID
+        return signalHandlers.add(rule: matchRule, handler)
     }
 
     /// Removes the handler and its match rule (other handlers with the same rule keep theirs: the bus counts).
     public func removeSignalHandler(_ id: Int) {
-        guard let index = signalHandlers.firstIndex(where: { $0.id == id }) else { return }
-        let rule = signalHandlers[index].rule
-        signalHandlers.remove(at: index)
+        guard let rule = signalHandlers.remove(id) else { return }
         connection.removeMatch(rule)
     }
 
@@ -491,7 +426,7 @@ extension DBusObjectServer {
             message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface, member: member)
             try message.append(arguments)
         } catch {
-            completedCalls.append { completion(.failure(DBusCallError.wrap(error))) }
+            inbox.completedCalls.append { completion(.failure(DBusCallError.wrap(error))) }
             loop.execute {}
             return
         }
@@ -502,7 +437,7 @@ extension DBusObjectServer {
         guard dbus_connection_send_with_reply(connection.pointer, message.pointer, &pending, milliseconds) != 0,
             let pending
         else {
-            completedCalls.append {
+            inbox.completedCalls.append {
                 completion(
                     .failure(
                         DBusCallError(
@@ -558,7 +493,7 @@ private final class PendingCall {
         } else {
             result = .failure(DBusCallError(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply"))
         }
-        server.completedCalls.append { completion(result) }
+        server.inbox.completedCalls.append { completion(result) }
     }
 }
 
