@@ -1,5 +1,5 @@
-/// The regions' pending transitions: the time-ordered lists, the heap of the rest, and the deadline fields of each
-/// `RegionMonitorCore.Record` that say where its deadline sits, kept in step with them.
+// The regions' pending transitions: the time-ordered lists, the heap of the rest, and the deadline fields of each
+// `RegionMonitorCore.Record` that say where its deadline sits, kept in step with them.
 
 extension RegionMonitorCore {
     /// Every pending deadline, in the structure its kind allows. Its methods take the record whose deadline they change

@@ -1,5 +1,5 @@
-/// What the monitor knows of remote receivers themselves, apart from the regions they heard: which are offline now,
-/// and each one's room.
+// What the monitor knows of remote receivers themselves, apart from the regions they heard: which are offline now,
+// and each one's room.
 
 extension RegionMonitorCore {
     /// Remote receivers' state: read when a receiver goes offline or an exit falls due, to tell which receivers may hold

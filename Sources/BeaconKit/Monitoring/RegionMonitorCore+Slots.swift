@@ -1,4 +1,4 @@
-/// The regions' slots: each slot's record, region, thresholds, rules and hearing, and which slots are free.
+// The regions' slots: each slot's record, region, thresholds, rules and hearing, and which slots are free.
 
 extension RegionMonitorCore {
     /// Every slot's state as parallel arrays indexed by slot. Struct of arrays on purpose (see `Record`, `Hearing` and

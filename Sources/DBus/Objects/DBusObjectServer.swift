@@ -50,8 +50,9 @@ public final class DBusObjectServer {
 
     // State that belongs together is a value with the methods that keep it (the exports, the inbox, the signal
     // handlers, the credentials); libdbus's watches and timeouts are a class, `DBusLoopSources`, as libdbus calls back
-    // into them. The values' methods never call out (no handler, completion or libdbus call runs inside one), so no
-    // access to a stored property here spans a call that may come back into the server.
+    // into them. No handler, completion or dispatch runs inside the values' methods, so no access to a stored property
+    // here spans a call that may come back into the server. (Dropping a held message or a handler inside one may
+    // release it, and libdbus may then toggle a watch: that reaches only `DBusLoopSources`, never these values.)
     public let connection: DBusConnection
     let loop: MainLoop
     /// libdbus's watches and timeouts as the loop's descriptors and timers.
