@@ -126,6 +126,11 @@ public enum PresenceSuite {
     }
 
     public static let beacondName = "beacond"
+
+    /// The real flat's rows: one half of the survey drive, calibrated on the other.
+    public static func surveyName(half: String, fittedOn other: String) -> String {
+        "real flat (survey.csv), \(half) half of the drive; calibrated on the \(other) half"
+    }
     public static let calibratedName = "beacond, receivers calibrated (beaconctl calibrate)"
 
     /// Every algorithm for a trace whose receivers are in `rooms`: beacond (and calibrated, when `calibrations` are
@@ -211,22 +216,36 @@ public enum PresenceSuite {
     /// `fixtures` (nil: none).
     public static func table(
         hours: Double, beacons: Int, seed: UInt64, room: RoomConfiguration, monitoring: MonitoringConfiguration,
-        fixtures: String?, beacondOnly: Bool = false
+        fixtures: String?, survey: SurveyFlat? = nil, beacondOnly: Bool = false
     ) throws -> [Row] {
-        var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?, roomRegions: Bool)] = []
+        var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?, roomRegions: Bool, rooms: [Int]?)] = []
         for (number, scenario) in scenarios.enumerated() {
             let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(scenario.variantOf ?? number))
-            runs.append((scenario.name, trace, calibrations(trace, radio: scenario.radio, seed: seed), scenario.roomRegions))
+            runs.append((scenario.name, trace, calibrations(trace, radio: scenario.radio, seed: seed), scenario.roomRegions, nil))
         }
         if let fixtures {
             for timeline in [RecordedTimeline.starksm64FullPower, .starksm64LowPower] {
-                runs.append((timeline.name, try timeline.trace(directory: fixtures), nil, false))
+                runs.append((timeline.name, try timeline.trace(directory: fixtures), nil, false, nil))
             }
+        }
+        if let survey {
+            // Judged on one half of the drive, calibrated on the other: never on the rows fitted.
+            let (first, second) = survey.halves
+            runs.append(
+                (
+                    Self.surveyName(half: "first", fittedOn: "second"), survey.trace(first),
+                    survey.calibrations(fittedOn: second), false, survey.receiverRooms
+                ))
+            runs.append(
+                (
+                    Self.surveyName(half: "second", fittedOn: "first"), survey.trace(second),
+                    survey.calibrations(fittedOn: first), false, survey.receiverRooms
+                ))
         }
         var rows: [Row] = []
         for run in runs {
             var algorithms = algorithms(
-                rooms: Array(run.trace.receivers.indices), room: room, monitoring: monitoring,
+                rooms: run.rooms ?? Array(run.trace.receivers.indices), room: room, monitoring: monitoring,
                 calibrations: run.calibrations, beacondOnly: beacondOnly, roomRegions: run.roomRegions)
             for index in algorithms.indices {
                 let score = score(&algorithms[index], run.trace)

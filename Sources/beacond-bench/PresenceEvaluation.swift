@@ -45,8 +45,11 @@ struct PresenceEvaluation: ParsableCommand {
     @Option(help: "Where the recorded starksm64 runs are (Tests/Fixtures/monitoring of the repository).")
     var fixtures = "Tests/Fixtures/monitoring"
 
-    @Flag(help: "Leave out the recorded runs.")
+    @Flag(help: "Leave out the recorded runs (the starksm64 runs and the real flat).")
     var noRecorded = false
+
+    @Option(help: "Where the real flat's survey is (Tests/Fixtures/flat-calib2021 of the repository).")
+    var survey = "Tests/Fixtures/flat-calib2021"
 
     func validate() throws {
         guard hours > 0, hours <= 48, beacons > 0, beacons <= 200 else {
@@ -71,7 +74,8 @@ struct PresenceEvaluation: ParsableCommand {
         let fixtures = noRecorded ? nil : self.fixtures
         var rows = try PresenceSuite.table(
             hours: hours, beacons: beacons, seed: seed, room: try roomConfiguration(),
-            monitoring: try monitoring(), fixtures: fixtures, beacondOnly: beacondOnly)
+            monitoring: try monitoring(), fixtures: fixtures,
+            survey: noRecorded ? nil : try SurveyFlat.load(directory: survey), beacondOnly: beacondOnly)
         for index in rows.indices where rows[index].algorithm == PresenceSuite.beacondName {
             rows[index].algorithm = beacondName
         }
@@ -85,7 +89,8 @@ struct PresenceEvaluation: ParsableCommand {
         for row in rows {
             if row.scenario != scenario {
                 scenario = row.scenario
-                let what = scenario.hasPrefix("starksm64") ? "recorded" : "seed \(seed), \(beacons) beacons, \(hours) h"
+                let what =
+                    scenario.hasPrefix("starksm64") || scenario.hasPrefix("real flat") ? "recorded" : "seed \(seed), \(beacons) beacons, \(hours) h"
                 print("\n\(scenario) (\(what); true room changes \(String(format: "%.1f", row.truthRoomChangesPerHour))/h)")
                 print(
                     "  algorithm                                                          right room  flaps/h  false exits/h  exit p50   exit p95  "
@@ -100,7 +105,8 @@ struct PresenceEvaluation: ParsableCommand {
                     + seconds(row.exitDelayP95).leftPadded(11) + String(row.missedExits).leftPadded(8)
                     + String(format: " %7.1f %%", row.unknownShare * 100) + seconds(row.roomExitDelayMedian).leftPadded(15)
                     + seconds(row.roomExitDelayP95).leftPadded(15)
-                    + (row.scenario.hasPrefix("starksm64") || row.roomExits.isEmpty ? "-" : String(row.missedRoomExits)).leftPadded(13))
+                    + (row.scenario.hasPrefix("starksm64") || row.scenario.hasPrefix("real flat") || row.roomExits.isEmpty
+                    ? "-" : String(row.missedRoomExits)).leftPadded(13))
         }
     }
 
