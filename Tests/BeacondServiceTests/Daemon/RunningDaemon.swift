@@ -68,13 +68,18 @@ final class RunningDaemon: @unchecked Sendable {
         try await daemon.start()
     }
 
-    /// A graceful stop, as on SIGTERM.
+    /// A graceful stop, as on SIGTERM. Returns once the bus has freed org.beacond: the daemon's connection closes
+    /// when the daemon is released, which a busy thread pool may delay past this point, and a `start` that followed
+    /// at once would find the name still owned (a restarted process always finds it free: its old socket is gone).
     func stop() async {
+        let wasRunning = daemon != nil
         await daemon?.shutdown()
         await daemon?.closeStateDirectory()
         loop?.stopAndWait()
         daemon = nil
         loop = nil
+        guard wasRunning, let watcher = try? DBusConnection(.address(bus.address)) else { return }
+        _ = await eventually { (try? watcher.nameHasOwner(BeacondBus.name)) == false }
     }
 
     /// One advertising report of beacon 1/`minor` at −60 dBm, written as the fifo scanner reads it. Waits for
