@@ -57,6 +57,11 @@ public struct SurveyFlat: Sendable {
             }
             let lines = text.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
             guard let header = lines.first else { throw RecordedRunError(description: "\(path) is empty") }
+            // A short or long row is an error naming its line, never a row skipped or a crash.
+            if let bad = lines.dropFirst().firstIndex(where: { $0.count != header.count }) {
+                throw RecordedRunError(
+                    description: "\(name):\(bad + 1): \(lines[bad].count) fields, the header has \(header.count)")
+            }
             return (header, Array(lines.dropFirst()))
         }
         func column(_ table: (header: [String], rows: [[String]]), _ name: String, file: String) throws -> Int {
@@ -111,7 +116,7 @@ public struct SurveyFlat: Sendable {
         var rows: [Row] = []
         var previous: Double?
         var time = 0.0
-        for (line, fields) in survey.rows.enumerated() where fields.count == survey.header.count {
+        for (line, fields) in survey.rows.enumerated() {
             let seconds = try number(fields[ts], "survey.csv", line) / 1e9
             // The drive is four sessions with breaks of 20 to 90 minutes: each break becomes one second (the robot
             // is somewhere else when the next session starts, a move that is not scored).

@@ -69,5 +69,10 @@ struct SurveyFlatTests {
         try ",ts,x,heading,y,rssi_1,rssi_2,rssi_3,rssi_4,rssi_5,rssi_6\n0,1e18,1.0,0,north,-50,,,,,\n".write(
             to: directory.appendingPathComponent("survey.csv"), atomically: true, encoding: .utf8)
         #expect { try SurveyFlat.load(directory: directory.path) } throws: { "\($0)" == "survey.csv:2: 'north' is not a number" }
+        try ",ts,x,heading,y,rssi_1,rssi_2,rssi_3,rssi_4,rssi_5,rssi_6\n0,1e18,1.0,0,2.0,-50\n".write(
+            to: directory.appendingPathComponent("survey.csv"), atomically: true, encoding: .utf8)
+        #expect { try SurveyFlat.load(directory: directory.path) } throws: { "\($0)" == "survey.csv:2: 6 fields, the header has 11" }
+        try "id,x,y,z\n1,5.48\n".write(to: directory.appendingPathComponent("receivers.csv"), atomically: true, encoding: .utf8)
+        #expect { try SurveyFlat.load(directory: directory.path) } throws: { "\($0)" == "receivers.csv:2: 2 fields, the header has 4" }
     }
 }
