@@ -244,20 +244,31 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
 
     private static func evaluate(_ track: inout Track, at time: Int64, rules: Rules, offline offlineReceivers: Set<ReceiverID>) {
         guard !track.blind else { return }
-        // A beacon is heard by a handful of receivers: a linear pass, no dictionaries, nothing allocated per reading.
-        var best: (key: String, value: Double, latest: Int64)?
+        // A beacon is heard by a handful of receivers: linear passes, no dictionaries, nothing allocated per reading.
+        // Every figure is a minimum or maximum, so the order the receivers sit in the dictionary never matters.
+        func counted(_ receiver: ReceiverID, _ heard: Heard) -> Bool {
+            track.counts(heard, at: time, staleAfter: rules.staleAfter) && !offlineReceivers.contains(receiver)
+        }
+        var nearest: (room: String, value: Double)?
         var incumbent: Double?
-        for (receiver, heard) in track.heard
-        where track.counts(heard, at: time, staleAfter: rules.staleAfter) && !offlineReceivers.contains(receiver) {
+        for (receiver, heard) in track.heard where counted(receiver, heard) {
             if heard.room == track.room { incumbent = min(incumbent ?? .infinity, heard.logDistance) }
-            if let leader = best, leader.key == heard.room {
-                best = (leader.key, min(leader.value, heard.logDistance), max(leader.latest, heard.time))
-            } else if best == nil || (heard.logDistance, heard.room) < (best!.value, best!.key) {
-                // A room's nearest receiver decides; its latest reading is that room's latest among the nearer ones.
-                best = (heard.room, heard.logDistance, heard.time)
+            if nearest == nil || (heard.logDistance, heard.room) < (nearest!.value, nearest!.room) {
+                nearest = (heard.room, heard.logDistance)
             }
         }
-        guard let best else { return }
+        guard let nearest else { return }
+        // The nearest room's lead is held by its receivers nearer than every other room's: its latest reading is the
+        // latest of those (a far receiver of the same room, heard often, does not hold a lead it does not have).
+        var runnerUp = Double.infinity
+        for (receiver, heard) in track.heard where heard.room != nearest.room && counted(receiver, heard) {
+            runnerUp = min(runnerUp, heard.logDistance)
+        }
+        var latest = Int64.min
+        for (receiver, heard) in track.heard where heard.room == nearest.room && heard.logDistance < runnerUp && counted(receiver, heard) {
+            latest = max(latest, heard.time)
+        }
+        let best = (key: nearest.room, value: nearest.value, latest: latest)
         guard let current = track.room else {
             guard track.firstAdvertisementCollected(at: time) else { return }
             track.room = best.key

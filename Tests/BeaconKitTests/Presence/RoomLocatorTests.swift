@@ -139,6 +139,31 @@ struct RoomLocatorTests {
         #expect(rooms.placement(of: "old") == nil)
         #expect(rooms.placement(of: "new") == .room("kitchen"))
     }
+
+    /// Found on the real flat (two receivers in its living room): the room's latest reading, which the dwell reads,
+    /// was taken in the order the receivers happened to sit in a dictionary, so the same readings moved a beacon in
+    /// one process and not in another. The lead is held by the challenger room's receivers nearer than every other
+    /// room's, whatever the order: here only the kitchen's near receiver, heard once, so the beacon stays in the hall.
+    @Test("a room's lead is held by its receivers nearer than every other room's, whatever order they were heard in")
+    func leadIsHeldByTheNearerReceivers() throws {
+        // Many receiver ids: each triple sits in the dictionary in its own order.
+        for base in stride(from: UInt32(1), through: 120, by: 3) {
+            let (far, hallReceiver, near) = (ReceiverID(rawValue: base), ReceiverID(rawValue: base + 1), ReceiverID(rawValue: base + 2))
+            var rooms = try RoomLocator<String>(configuration: RoomConfiguration(margin: 0.3, dwell: .seconds(6), smoothing: .zero))
+            for tenth in 0..<100 {
+                rooms.observe("tag", distance: 1, by: hallReceiver, in: "hall", at: Self.at(Double(tenth) / 10))
+            }
+            #expect(rooms.placement(of: "tag") == .room("hall"))
+            // One kitchen reading at 0.5 m, then only the kitchen's far receiver (1.9 m, farther than the hall's).
+            rooms.observe("tag", distance: 0.5, by: near, in: "kitchen", at: Self.at(10))
+            for tenth in 101..<180 {
+                let second = Double(tenth) / 10
+                rooms.observe("tag", distance: 1.9, by: far, in: "kitchen", at: Self.at(second))
+                rooms.observe("tag", distance: 1, by: hallReceiver, in: "hall", at: Self.at(second + 0.02))
+            }
+            #expect(rooms.placement(of: "tag") == .room("hall"), "receivers \(base)…\(base + 2)")
+        }
+    }
 }
 
 @Suite("Receiver calibration: offset and path-loss exponent, fitted from reference beacons")
