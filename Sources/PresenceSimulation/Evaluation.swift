@@ -119,6 +119,13 @@ public enum Evaluation {
             }
             for beacon in 0..<beacons {
                 let answer = algorithm.answer(for: beacon, at: time)
+                guard trace.isScored(beacon, at: time) else {
+                    // Left out: the rule runs on, but nothing here counts, and no change across it is a flap.
+                    previous[beacon] = answer
+                    lastTrueRoom[beacon] = nil
+                    lastAnsweredRoom[beacon] = nil
+                    continue
+                }
                 let truth = trace.room(of: beacon, at: time)
                 let isPresent = truth != .some(nil)
                 if isPresent {

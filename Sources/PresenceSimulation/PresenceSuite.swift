@@ -17,6 +17,11 @@ public enum PresenceSuite {
         /// `fleet` applied to it.
         public var variantOf: Int? = nil
         public var fleet = FleetConditions()
+        /// dB per wall of the simulated floor.
+        public var wallLoss = 5.0
+        /// Whether the radio is the real flat's (`RadioEnvironment.realFlat`): the issues' simulated targets were set
+        /// on the plain radio before the real flat showed it kind, and hold there only.
+        public var realRadio = false
         /// Whether beacond's (uncalibrated) row monitors a region per room too, for the room-exit columns: on the
         /// traces a target reads them from (typical, and those with a receiver offline); "-" elsewhere, where they
         /// would only slow the suite.
@@ -48,7 +53,16 @@ public enum PresenceSuite {
             Scenario(
                 name: "a receiver offline for 10 min of each hour, σ 4 dB, 20 % loss", radio: RadioEnvironment(shadowing: 4, packetLoss: 0.2),
                 interval: 1...1, offsets: 10, offline: true, roomRegions: true),
-        ] + fleetScenarios
+        ] + fleetScenarios + realRadioScenarios
+
+    /// The simulated floor with the real flat's radio: what the plain radio's 91–99 % becomes when only the radio is
+    /// made real (the walk and the floor stay the simulator's).
+    public static let realRadioScenarios = [
+        Scenario(
+            name: "the real flat's radio (fitted on survey.csv): σ 6.7 dB, room, place and fading parts, 9.5 % misses; offsets ±10 dB",
+            radio: .realFlat, interval: 1...1, offsets: 10, offline: false, wallLoss: RadioEnvironment.realFlatWallLoss,
+            realRadio: true)
+    ]
 
     /// The fleet variants: each is an earlier scenario's trace (the row to compare it with) as Wi-Fi receivers deliver
     /// it.
@@ -85,7 +99,7 @@ public enum PresenceSuite {
     /// A 3 × 2 floor of 5 m rooms, a receiver in each room's centre with an offset of ±`offsets` dB; `beacons` walkers
     /// dwelling 1–15 min anywhere in a room (at least 0.5 m from its walls), away 15 % of their stops for 5–30 min.
     public static func trace(_ scenario: Scenario, hours: Double, beacons: Int, seed: UInt64) -> SimulatedTrace {
-        let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
+        let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: scenario.wallLoss)
         var random = SeededRandom(seed: seed ^ 0x5EED_F100_0000_0000)
         let receivers = plan.rooms.indices.map { index in
             let offline: [Range<Double>] =
@@ -96,15 +110,7 @@ public enum PresenceSuite {
                 rssiOffset: random.uniform(in: -scenario.offsets..<scenario.offsets), offline: offline)
         }
         let walkers = (0..<beacons).map { number in
-            var stops: [SimulatedBeacon.Stop] = []
-            var time = 0.0
-            while time < hours * 3600 {
-                let away = random.uniform(in: 0..<1) < 0.15
-                let dwell = away ? random.uniform(in: 300..<1800) : random.uniform(in: 60..<900)
-                let offset = Point(x: random.uniform(in: -2..<2), y: random.uniform(in: -2..<2))
-                stops.append(.init(room: away ? nil : Int(random.uniform(in: 0..<5.999)), dwell: dwell, offset: offset))
-                time += dwell
-            }
+            let stops = stays(rooms: plan.rooms.count, hours: hours, random: &random) { _, x, y in Point(x: x, y: y) }
             let interval =
                 scenario.interval.lowerBound == scenario.interval.upperBound
                 ? scenario.interval.lowerBound : [0.1, 1, 5, 10, 30][number % 5]
@@ -117,6 +123,54 @@ public enum PresenceSuite {
         return trace
     }
 
+    /// A walker's stops for `hours`: stays of 1–15 min in a room, away 15 % of its stops for 5–30 min. `spot` turns
+    /// a draw in −2…2 m on each axis into where in the room (from its centre) it stays.
+    static func stays(rooms: Int, hours: Double, random: inout SeededRandom, spot: (Int, Double, Double) -> Point) -> [SimulatedBeacon.Stop] {
+        var stops: [SimulatedBeacon.Stop] = []
+        var time = 0.0
+        while time < hours * 3600 {
+            let away = random.uniform(in: 0..<1) < 0.15
+            let dwell = away ? random.uniform(in: 300..<1800) : random.uniform(in: 60..<900)
+            let (x, y) = (random.uniform(in: -2..<2), random.uniform(in: -2..<2))
+            // No room drawn for an away stop: the draws stay those the suite's traces were made with.
+            let room = away ? nil : Int(random.uniform(in: 0..<(Double(rooms) - 0.001)))
+            stops.append(.init(room: room, dwell: dwell, offset: room.map { spot($0, x, y) } ?? Point(x: x, y: y)))
+            time += dwell
+        }
+        return stops
+    }
+
+    /// The real flat's rooms and receivers (at their heights, with the RSSI at one metre `radio` fitted to each) and
+    /// its radio, with `beacons` people walking room to room as the simulated floor's do: stays of 1–15 min at a
+    /// spot at least 0.3 m inside a room, away 15 % of their stops. What the simulator says of the real flat for
+    /// people rather than a robot.
+    public static func flatTrace(_ survey: SurveyFlat, radio fitted: SurveyRadio, hours: Double, beacons: Int, seed: UInt64) -> SimulatedTrace {
+        let plan = FloorPlan(
+            rooms: survey.rooms.map { Room(name: $0.name, minimum: Point(x: $0.x0, y: $0.y0), maximum: Point(x: $0.x1, y: $0.y1)) },
+            wallLoss: fitted.wallLoss)
+        let power = fitted.receiverPower.reduce(0, +) / Double(max(fitted.receiverPower.count, 1))
+        let receivers = survey.receivers.enumerated().map { index, receiver in
+            SimulatedReceiver(
+                name: "receiver \(receiver.id)", position: Point(x: receiver.x, y: receiver.y),
+                rssiOffset: fitted.receiverPower[index] - power, height: receiver.z - SurveyFlat.tagHeight)
+        }
+        var random = SeededRandom(seed: seed ^ 0xF1A7_0000_0000_0000)
+        let people = (0..<beacons).map { number in
+            // A spot at least 0.3 m inside its room.
+            let stops = stays(rooms: plan.rooms.count, hours: hours, random: &random) { room, x, y in
+                let (width, depth) = (
+                    plan.rooms[room].maximum.x - plan.rooms[room].minimum.x, plan.rooms[room].maximum.y - plan.rooms[room].minimum.y
+                )
+                return Point(x: x / 2 * (width / 2 - 0.3), y: y / 2 * (depth / 2 - 0.3))
+            }
+            // The survey's tag: its RSSI at one metre is what the fit found, whatever the rules assume.
+            return SimulatedBeacon(name: "person\(number)", advertisingInterval: 1, measuredPower: power, stops: stops)
+        }
+        return Simulator.run(plan: plan, receivers: receivers, beacons: people, radio: RadioEnvironment(fitted: fitted), seed: seed)
+    }
+
+    public static let flatPeopleName = "the real flat's plan, receivers and radio (fitted on survey.csv): people walking room to room"
+
     /// Each receiver fitted from a reference beacon at 1 m and at 4 m (30 readings each), as `beaconctl calibrate` does.
     public static func calibrations(_ trace: SimulatedTrace, radio: RadioEnvironment, seed: UInt64) -> [ReceiverCalibration] {
         trace.receivers.enumerated().map { index, receiver in
@@ -127,9 +181,13 @@ public enum PresenceSuite {
 
     public static let beacondName = "beacond"
 
-    /// The real flat's rows: one half of the survey drive, calibrated on the other.
-    public static func surveyName(half: String, fittedOn other: String) -> String {
-        "real flat (survey.csv), \(half) half of the drive; calibrated on the \(other) half"
+    /// The real flat's rows: one fold of the survey drive's minutes, calibrated on the other.
+    public static func surveyName(fold: String, fittedOn other: String) -> String {
+        "real flat (survey.csv), the drive's \(fold) minutes; calibrated on the \(other) minutes"
+    }
+    /// The simulator walking the drive's path with the radio fitted on one fold (`SurveyRadio`), judged on the other.
+    public static func simulatedSurveyName(fold: String, fittedOn other: String) -> String {
+        "simulated flat: the drive's \(fold) minutes, radio fitted on the \(other) minutes"
     }
     public static let calibratedName = "beacond, receivers calibrated (beaconctl calibrate)"
 
@@ -229,18 +287,24 @@ public enum PresenceSuite {
             }
         }
         if let survey {
-            // Judged on one half of the drive, calibrated on the other: never on the rows fitted.
-            let (first, second) = survey.halves
+            let radio = survey.radio(fittedOn: survey.rows.indices)
+            let people = flatTrace(survey, radio: radio, hours: hours, beacons: beacons, seed: seed)
             runs.append(
-                (
-                    Self.surveyName(half: "first", fittedOn: "second"), survey.trace(first),
-                    survey.calibrations(fittedOn: second), false, survey.receiverRooms
-                ))
-            runs.append(
-                (
-                    Self.surveyName(half: "second", fittedOn: "first"), survey.trace(second),
-                    survey.calibrations(fittedOn: first), false, survey.receiverRooms
-                ))
+                (flatPeopleName, people, calibrations(people, radio: RadioEnvironment(fitted: radio), seed: seed), false, survey.receiverRooms))
+            // Each fold of the drive's minutes judged with calibrations (and, simulated, the radio) fitted on the
+            // other: never on the rows fitted. The whole drive is replayed; only the fold's minutes are scored.
+            let (even, odd) = survey.folds
+            for (fold, name, other, fitted) in [(0, "even", "odd", odd), (1, "odd", "even", even)] {
+                let scored = { survey.fold(of: $0) == fold }
+                let calibrations = survey.calibrations(fittedOn: fitted)
+                runs.append((Self.surveyName(fold: name, fittedOn: other), survey.trace(scored: scored), calibrations, false, survey.receiverRooms))
+                let simulated = survey.simulated(survey.rows.indices, radio: survey.radio(fittedOn: fitted), seed: seed)
+                runs.append(
+                    (
+                        Self.simulatedSurveyName(fold: name, fittedOn: other), simulated.trace(scored: scored), calibrations, false,
+                        survey.receiverRooms
+                    ))
+            }
         }
         var rows: [Row] = []
         for run in runs {

@@ -11,12 +11,21 @@ public struct SimulatedReceiver: Hashable, Sendable {
     public var rssiOffset: Double
     /// Seconds from the start of the run.
     public var offline: [Range<Double>]
+    /// Metres above the beacons (0: level with them, as the simulated floors have it).
+    public var height: Double
 
-    public init(name: String, position: Point, rssiOffset: Double = 0, offline: [Range<Double>] = []) {
+    public init(name: String, position: Point, rssiOffset: Double = 0, offline: [Range<Double>] = [], height: Double = 0) {
         self.name = name
         self.position = position
         self.rssiOffset = rssiOffset
         self.offline = offline
+        self.height = height
+    }
+
+    /// Metres from a beacon at `point`.
+    public func distance(to point: Point) -> Double {
+        let across = position.distance(to: point)
+        return height == 0 ? across : (across * across + height * height).squareRoot()
     }
 
     public func isOffline(at time: Double) -> Bool { offline.contains { $0.contains(time) } }
@@ -54,22 +63,76 @@ public struct SimulatedBeacon: Hashable, Sendable {
     }
 }
 
-/// How the radio behaves.
+/// How the radio behaves. The plain model (log-distance, independent Gaussian noise each reading, independent losses)
+/// is what the simulator had; the structured parts (zero by default, so a plain environment draws exactly as before)
+/// are what the real flat showed (`SurveyRadio`, `RadioEnvironment.realFlat`): a bias per receiver and room, shadowing
+/// bound to the spot, slow fading, and misses in runs.
 public struct RadioEnvironment: Hashable, Sendable {
     /// Log-distance path-loss exponent (2 in free space, 2.5–3.5 indoors).
     public var pathLossExponent: Double
-    /// Standard deviation of the shadowing noise, dB (2–6 dB in the field).
+    /// Standard deviation of the noise each reading has of its own, dB (2–6 dB in the field).
     public var shadowing: Double
     /// Share of advertisements a receiver misses (0 to 0.5).
     public var packetLoss: Double
     /// Below this RSSI nothing is received.
     public var sensitivity: Double
+    /// Standard deviation of each receiver's bias per room, dB.
+    public var roomShadowing = 0.0
+    /// Standard deviation of the shadowing bound to where the beacon is, dB, and the metres it holds over.
+    public var placeShadowing = 0.0
+    public var placeScale = 1.0
+    /// Standard deviation of the slow fading of each receiver–beacon link, dB, and the seconds it holds over.
+    public var fading = 0.0
+    public var fadingTime = 10.0
+    /// The chance of a miss right after a miss (nil: misses are independent, each at `packetLoss`).
+    public var missRepeat: Double? = nil
 
     public init(pathLossExponent: Double = 2.7, shadowing: Double = 4, packetLoss: Double = 0.2, sensitivity: Double = -100) {
         self.pathLossExponent = pathLossExponent
         self.shadowing = shadowing
         self.packetLoss = packetLoss
         self.sensitivity = sensitivity
+    }
+
+    /// The radio fitted to a survey: its exponent and spreads, its receivers' mean miss rate and repeat. Its wall
+    /// loss belongs to the floor plan (`FloorPlan.wallLoss`), its receivers' powers to the receivers.
+    public init(fitted radio: SurveyRadio) {
+        self.init(
+            pathLossExponent: radio.pathLossExponent, shadowing: radio.noise,
+            packetLoss: radio.missRate.reduce(0, +) / Double(max(radio.missRate.count, 1)))
+        roomShadowing = radio.room
+        placeShadowing = radio.place
+        placeScale = radio.placeScale
+        fading = radio.fading
+        fadingTime = radio.fadingTime
+        missRepeat = radio.missRepeat.reduce(0, +) / Double(max(radio.missRepeat.count, 1))
+    }
+
+    /// The real flat's radio, fitted on the whole survey drive (`beacond-bench radio`, "fitted on the whole drive";
+    /// SurveyRadioTests holds these figures to the fit): exponent 1.61, 6.7 dB of spread of which 4.1 dB a bias per
+    /// receiver and room, 2.9 dB bound to the spot over 0.5 m, 2.6 dB of fading over 9 s and 3.5 dB each reading's
+    /// own; 9.5 % of readings missed, 8 % again right after a miss. Its walls cost `realFlatWallLoss`.
+    public static var realFlat: RadioEnvironment {
+        var radio = RadioEnvironment(pathLossExponent: 1.61, shadowing: 3.5, packetLoss: 0.095)
+        radio.roomShadowing = 4.1
+        radio.placeShadowing = 2.9
+        radio.placeScale = 0.51
+        radio.fading = 2.6
+        radio.fadingTime = 9
+        radio.missRepeat = 0.08
+        return radio
+    }
+
+    /// dB per wall on the real flat.
+    public static let realFlatWallLoss = 4.2
+
+    /// Whether any structured part is on (the plain model draws nothing for them).
+    var isStructured: Bool { roomShadowing > 0 || placeShadowing > 0 || fading > 0 || missRepeat != nil }
+
+    /// The chance of a miss after a reading that came, so that misses come at `packetLoss` in runs of `missRepeat`.
+    var missOnset: Double {
+        guard let again = missRepeat, packetLoss < 1 else { return packetLoss }
+        return packetLoss * (1 - again) / (1 - packetLoss)
     }
 }
 
@@ -110,6 +173,9 @@ public struct TruthInterval: Hashable, Sendable {
     public var walking: Bool
     /// Where in `room` it stays (or walks to), from the room's centre.
     public var offset = Point(x: 0, y: 0)
+    /// false: a stretch the score leaves out entirely (a recorded drive's minutes judged by another fold): the rule
+    /// runs through it, but no answer in it counts, not even as a flap.
+    public var scored = true
 }
 
 /// A run: every reading in time order, and the ground truth per beacon.
@@ -124,6 +190,11 @@ public struct SimulatedTrace: Sendable {
     public var roomDepartures: [[RoomDeparture]] = []
     /// Each beacon's advertising interval, seconds (empty for recorded runs).
     public var advertisingIntervals: [Double] = []
+
+    /// Whether `time` counts for `beacon` (see `TruthInterval.scored`).
+    public func isScored(_ beacon: Int, at time: Double) -> Bool {
+        truth[beacon].first(where: { $0.start <= time && time < $0.end })?.scored ?? true
+    }
 
     /// The room beacon `beacon` was in at `time` (nil: away, or in a corridor between rooms).
     public func room(of beacon: Int, at time: Double) -> Int?? {
@@ -145,6 +216,8 @@ public enum Simulator {
         var readings: [SimulatedReading] = []
         var truth: [[TruthInterval]] = []
         var duration = 0.0
+        // The structured radio draws from its own generator, so a plain environment's draws stay as they were.
+        var structure = StructuredRadio(radio, plan: plan, receivers: receivers.count, seed: seed)
         for (index, beacon) in beacons.enumerated() {
             let intervals = schedule(beacon, plan: plan)
             truth.append(intervals)
@@ -155,12 +228,18 @@ public enum Simulator {
             while time < end {
                 if let position = position(of: intervals, at: time, plan: plan) {
                     for (receiverIndex, receiver) in receivers.enumerated() where !receiver.isOffline(at: time) {
-                        guard random.uniform(in: 0..<1) >= radio.packetLoss else { continue }
-                        let distance = max(0.5, position.distance(to: receiver.position))
+                        if radio.isStructured {
+                            guard !structure.misses(beacon: index, receiver: receiverIndex) else { continue }
+                        } else {
+                            guard random.uniform(in: 0..<1) >= radio.packetLoss else { continue }
+                        }
+                        let distance = max(0.5, receiver.distance(to: position))
+                        let structured =
+                            radio.isStructured ? structure.shadowing(beacon: index, receiver: receiverIndex, at: position, time: time) : 0
                         let rssi =
                             beacon.measuredPower - 10 * radio.pathLossExponent * log10(distance)
                             - Double(plan.walls(from: position, to: receiver.position)) * plan.wallLoss
-                            + random.gaussian() * radio.shadowing + receiver.rssiOffset
+                            + random.gaussian() * radio.shadowing + receiver.rssiOffset + structured
                         guard rssi >= radio.sensitivity else { continue }
                         readings.append(
                             SimulatedReading(
@@ -238,6 +317,50 @@ public enum Simulator {
         let origin = spot(fromRoom, from.offset, plan)
         let fraction = (time - interval.start) / max(interval.end - interval.start, 1e-9)
         return Point(x: origin.x + (target.x - origin.x) * fraction, y: origin.y + (target.y - origin.y) * fraction)
+    }
+}
+
+/// The structured radio's state over a run: each receiver's bias per room and its place shadowing (shared by every
+/// beacon: they are the building's), each receiver–beacon link's fading and whether its last advertisement was missed.
+struct StructuredRadio {
+    let radio: RadioEnvironment
+    let plan: FloorPlan
+    var random: SeededRandom
+    let roomBias: [[Double]]
+    let place: [PlaceShadowing]
+    var fading: [Int: (value: Double, time: Double)] = [:]
+    var missing: Set<Int> = []
+    let receivers: Int
+
+    init(_ radio: RadioEnvironment, plan: FloorPlan, receivers: Int, seed: UInt64) {
+        self.radio = radio
+        self.plan = plan
+        self.receivers = receivers
+        var random = SeededRandom(seed: seed ^ 0x5EED_0000_0AD1_0000)
+        roomBias = (0..<receivers).map { _ in plan.rooms.map { _ in random.gaussian() * radio.roomShadowing } }
+        place = (0..<receivers).map { _ in PlaceShadowing(scale: radio.placeScale, spread: radio.placeShadowing, random: &random) }
+        self.random = random
+    }
+
+    /// Whether the link misses this advertisement: at `packetLoss`, in runs of `missRepeat`.
+    mutating func misses(beacon: Int, receiver: Int) -> Bool {
+        let link = beacon * receivers + receiver
+        let missed = random.uniform(in: 0..<1) < (missing.contains(link) ? (radio.missRepeat ?? radio.packetLoss) : radio.missOnset)
+        if missed { missing.insert(link) } else { missing.remove(link) }
+        return missed
+    }
+
+    /// dB the room bias, the place and the link's fading add at `position` and `time` (times of one link ascending).
+    mutating func shadowing(beacon: Int, receiver: Int, at position: Point, time: Double) -> Double {
+        let link = beacon * receivers + receiver
+        var value = random.gaussian() * radio.fading
+        if let last = fading[link] {
+            let kept = exp(-(time - last.time) / radio.fadingTime)
+            value = last.value * kept + value * (1 - kept * kept).squareRoot()
+        }
+        fading[link] = (value, time)
+        let bias = plan.room(at: position).map { roomBias[receiver][$0] } ?? 0
+        return bias + place[receiver].value(x: position.x, y: position.y) + value
     }
 }
 

@@ -27,8 +27,12 @@ public struct SurveyFlat: Sendable {
     public struct Row: Hashable, Sendable {
         /// Seconds from the first row, the breaks between sessions shortened to `sessionBreak`.
         public var time: Double
+        /// Seconds from the first row on the robot's own clock, breaks included (for what stays put between sessions).
+        public var clock: Double
         public var x: Double
         public var y: Double
+        /// Which way the robot faces, radians from the x axis.
+        public var heading: Double
         /// Per receiver, dBm; nil: a miss.
         public var rssi: [Double?]
     }
@@ -109,23 +113,26 @@ public struct SurveyFlat: Sendable {
             throw RecordedRunError(description: "rooms.csv puts receiver \(receivers[lost].id) in no room")
         }
         let survey = try table("survey.csv")
-        let (ts, sx, sy) = (
-            try column(survey, "ts", file: "survey.csv"), try column(survey, "x", file: "survey.csv"), try column(survey, "y", file: "survey.csv")
+        let (ts, sx, sy, sh) = (
+            try column(survey, "ts", file: "survey.csv"), try column(survey, "x", file: "survey.csv"), try column(survey, "y", file: "survey.csv"),
+            try column(survey, "heading", file: "survey.csv")
         )
         let rssiColumns = try receivers.map { try column(survey, "rssi_\($0.id)", file: "survey.csv") }
         var rows: [Row] = []
         var previous: Double?
+        var start: Double?
         var time = 0.0
         for (line, fields) in survey.rows.enumerated() {
             let seconds = try number(fields[ts], "survey.csv", line) / 1e9
+            if start == nil { start = seconds }
             // The drive is four sessions with breaks of 20 to 90 minutes: each break becomes one second (the robot
             // is somewhere else when the next session starts, a move that is not scored).
             if let previous { time += min(max(0, seconds - previous), Self.sessionBreak) }
             previous = seconds
             rows.append(
                 Row(
-                    time: time, x: try number(fields[sx], "survey.csv", line),
-                    y: try number(fields[sy], "survey.csv", line),
+                    time: time, clock: seconds - (start ?? seconds), x: try number(fields[sx], "survey.csv", line),
+                    y: try number(fields[sy], "survey.csv", line), heading: try number(fields[sh], "survey.csv", line),
                     rssi: try rssiColumns.map { fields[$0].isEmpty ? nil : try number(fields[$0], "survey.csv", line) }))
         }
         guard !rows.isEmpty else { throw RecordedRunError(description: "survey.csv has no rows") }
@@ -142,8 +149,9 @@ public struct SurveyFlat: Sendable {
         return (dx * dx + dy * dy + dz * dz).squareRoot()
     }
 
-    /// The rows `range` as a trace, its clock starting at the range's first row.
-    public func trace(_ range: Range<Int>? = nil) -> SimulatedTrace {
+    /// The rows `range` as a trace, its clock starting at the range's first row; only the rows `scored` says are
+    /// judged (the others' time counts as walking, unscored).
+    public func trace(_ range: Range<Int>? = nil, scored: (Int) -> Bool = { _ in true }) -> SimulatedTrace {
         let range = range ?? rows.indices
         guard let first = rows[range].first, let last = rows[range].last else {
             return SimulatedTrace(readings: [], truth: [[]], duration: 0, receiverOffline: receivers.map { _ in [] })
@@ -161,10 +169,13 @@ public struct SurveyFlat: Sendable {
             let next = index + 1 < range.upperBound ? rows[index + 1].time - first.time : time + Self.rowInterval
             let end = next - time > Self.longestRowGap ? time + Self.rowInterval : next
             let room = room(x: row.x, y: row.y)
-            if let previous = truth.last, previous.room == room, previous.walking == (room == nil), previous.end == time {
+            let counts = scored(index)
+            if let previous = truth.last, previous.room == room, previous.walking == (room == nil), previous.scored == counts,
+                previous.end == time
+            {
                 truth[truth.count - 1].end = end
             } else {
-                truth.append(TruthInterval(start: time, end: end, room: room, walking: room == nil))
+                truth.append(TruthInterval(start: time, end: end, room: room, walking: room == nil, scored: counts))
             }
             if next > end { truth.append(TruthInterval(start: end, end: next, room: nil, walking: true)) }
         }
@@ -178,9 +189,10 @@ public struct SurveyFlat: Sendable {
     /// robot's true distance, at the measured power the rules assume. Where the log-distance model does not fit the
     /// rows (an exponent outside 1…6: on the drive's second half, receivers 1, 4 and 6 barely change with distance),
     /// the receiver stays uncalibrated, as `beaconctl calibrate` would refuse such a fit.
-    public func calibrations(fittedOn range: Range<Int>, measuredPower: Double = -59) -> [ReceiverCalibration] {
+    public func calibrations(fittedOn range: some Collection<Int>, measuredPower: Double = -59) -> [ReceiverCalibration] {
         receivers.indices.map { receiver in
-            let samples = rows[range].compactMap { row -> CalibrationSample? in
+            let samples = range.compactMap { index -> CalibrationSample? in
+                let row = rows[index]
                 guard let rssi = row.rssi[receiver] else { return nil }
                 return CalibrationSample(distance: max(0.5, distance(row, to: receiver)), rssi: rssi, measuredPower: measuredPower)
             }
@@ -188,9 +200,16 @@ public struct SurveyFlat: Sendable {
         }
     }
 
-    /// The drive in two halves by time, for fitting on one and judging on the other.
-    public var halves: (first: Range<Int>, second: Range<Int>) {
-        let middle = rows.count / 2
-        return (0..<middle, middle..<rows.count)
+    /// The drive's minutes in two interleaved folds (minutes 0, 2, 4, … of the drive and 1, 3, 5, …), for fitting on
+    /// one and judging on the other: both folds cross every room the drive does, as another drive through the same
+    /// flat would, where the halves split the flat itself (the sessions drove different rooms).
+    public var folds: (even: [Int], odd: [Int]) {
+        let even = rows.indices.filter { fold(of: $0) == 0 }
+        return (even, rows.indices.filter { fold(of: $0) == 1 })
     }
+
+    public static let foldLength = 60.0
+
+    /// 0 or 1: the fold of row `index`.
+    public func fold(of index: Int) -> Int { Int(rows[index].time / Self.foldLength) % 2 }
 }

@@ -90,7 +90,9 @@ struct PresenceEvaluation: ParsableCommand {
             if row.scenario != scenario {
                 scenario = row.scenario
                 let what =
-                    scenario.hasPrefix("starksm64") || scenario.hasPrefix("real flat") ? "recorded" : "seed \(seed), \(beacons) beacons, \(hours) h"
+                    scenario.hasPrefix("starksm64") || scenario.hasPrefix("real flat")
+                    ? "recorded"
+                    : scenario.hasPrefix("simulated flat") ? "seed \(seed), the robot's path" : "seed \(seed), \(beacons) beacons, \(hours) h"
                 print("\n\(scenario) (\(what); true room changes \(String(format: "%.1f", row.truthRoomChangesPerHour))/h)")
                 print(
                     "  algorithm                                                          right room  flaps/h  false exits/h  exit p50   exit p95  "
@@ -105,7 +107,8 @@ struct PresenceEvaluation: ParsableCommand {
                     + seconds(row.exitDelayP95).leftPadded(11) + String(row.missedExits).leftPadded(8)
                     + String(format: " %7.1f %%", row.unknownShare * 100) + seconds(row.roomExitDelayMedian).leftPadded(15)
                     + seconds(row.roomExitDelayP95).leftPadded(15)
-                    + (row.scenario.hasPrefix("starksm64") || row.scenario.hasPrefix("real flat") || row.roomExits.isEmpty
+                    + (row.scenario.hasPrefix("starksm64") || row.scenario.hasPrefix("real flat") || row.scenario.hasPrefix("simulated flat")
+                    || row.roomExits.isEmpty
                     ? "-" : String(row.missedRoomExits)).leftPadded(13))
         }
     }

@@ -29,7 +29,7 @@ struct PresenceTargetTests {
     }
 
     /// The four simulated scenarios the issue's targets were set on; the fleet variants have their own tests below.
-    static var scenarios: [String] { PresenceSuite.scenarios.filter { $0.variantOf == nil }.map(\.name) }
+    static var scenarios: [String] { PresenceSuite.scenarios.filter { $0.variantOf == nil && !$0.realRadio }.map(\.name) }
     static var fleetScenarios: [String] { PresenceSuite.fleetScenarios.map(\.name) }
     static var latencyScenarios: [String] { PresenceSuite.fleetScenarios.filter { $0.fleet.latency != nil }.map(\.name) }
     static var offlineScenarios: [String] { PresenceSuite.fleetScenarios.filter { $0.fleet.offline != nil }.map(\.name) }
@@ -106,19 +106,39 @@ struct PresenceTargetTests {
     }
 
     /// The real flat (issue 41's yardstick): far below the simulated scenarios' 91–99 %. Asserted as it stands, per
-    /// half of the survey drive, so a change cannot make it worse unseen; docs/presence.md has the table.
+    /// fold of the survey drive's minutes, so a change cannot make it worse unseen; docs/presence.md has the table.
     @Test(
-        "real flat: right room as it stands (at least 66 % uncalibrated, 64 % calibrated on the other half), calibration halves the flaps",
-        arguments: ["first", "second"])
-    func realFlat(half: String) throws {
-        let name = PresenceSuite.surveyName(half: half, fittedOn: half == "first" ? "second" : "first")
+        "real flat: right room as it stands (at least 61 % uncalibrated, 65 % calibrated on the other minutes), calibration cuts the flaps",
+        arguments: ["even", "odd"])
+    func realFlat(fold: String) throws {
+        let name = PresenceSuite.surveyName(fold: fold, fittedOn: fold == "even" ? "odd" : "even")
         let (found, calibrated, _) = Self.rows(name)
         let beacond = try #require(found)
         let fitted = try #require(calibrated)
-        #expect(beacond.correctRoomRate >= 0.66)
-        #expect(fitted.correctRoomRate >= 0.64)
-        #expect(fitted.flapsPerHour <= beacond.flapsPerHour / 2)
+        #expect(beacond.correctRoomRate >= 0.61)
+        #expect(fitted.correctRoomRate >= 0.65)
+        #expect(fitted.flapsPerHour <= beacond.flapsPerHour * 0.7)
         #expect(beacond.falseExitsPerHour == 0, "the robot never leaves the flat")
+    }
+
+    /// The real flat's radio on the simulated floor and on the flat's own plan, with people walking: where beacond
+    /// stands once the simulator's radio is the real one (docs/presence.md, "Is the simulator the real flat?").
+    /// Asserted as it stands, so it cannot grow worse unseen; the issue's targets are for positions, not yet built.
+    @Test("the real flat's radio: right room as it stands (82 % on the simulated floor, 76 % on the flat's plan), no false exit")
+    func realRadio() throws {
+        let floor = try #require(PresenceSuite.realRadioScenarios.first).name
+        let (onFloor, calibratedOnFloor, _) = Self.rows(floor)
+        let (inFlat, calibratedInFlat, _) = Self.rows(PresenceSuite.flatPeopleName)
+        let (a, b, c, d) = (try #require(onFloor), try #require(calibratedOnFloor), try #require(inFlat), try #require(calibratedInFlat))
+        #expect(a.correctRoomRate >= 0.82 && b.correctRoomRate >= 0.87)
+        #expect(c.correctRoomRate >= 0.76 && d.correctRoomRate >= 0.79)
+        for row in [a, b, c, d] {
+            #expect(row.falseExitsPerHour == 0, "\(row.scenario): \(row.algorithm)")
+            #expect(row.missedExits == 0, "\(row.scenario): \(row.algorithm)")
+        }
+        // The plain radio's typical trace, the same floor and walkers: the real radio costs beacond over 10 points.
+        let typical = try #require(Self.rows(PresenceSuite.scenarios[0].name).beacond)
+        #expect(typical.correctRoomRate - a.correctRoomRate > 0.1)
     }
 
     // MARK: A fleet of Wi-Fi receivers (issue 22)

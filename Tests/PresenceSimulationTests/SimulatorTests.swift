@@ -1,3 +1,4 @@
+import Foundation
 import PresenceSimulation
 import Testing
 
@@ -133,5 +134,101 @@ struct SimulatorTests {
         #expect(left.count == 2)
         #expect(left.first?.room == 0 && left.first?.to == 1 && abs((left.first?.time ?? 0) - (10 + 2.5 / 1.2)) < 0.06)
         #expect(left.last?.room == 1 && left.last?.to == nil && abs((left.last?.time ?? 0) - (10 + 5 / 1.2 + 10)) < 1e-9)
+    }
+}
+
+/// The structured radio the real flat showed (`RadioEnvironment.realFlat`): each part on its own, measured on a
+/// beacon that stays put, so nothing but that part moves the readings.
+@Suite("presence simulator: the real flat's radio parts")
+struct StructuredRadioTests {
+    static let plan = SimulatorTests.plan
+
+    /// A beacon in room 0's centre for `seconds`, advertising every second, heard by room 0's receiver only.
+    static func readings(_ radio: RadioEnvironment, seconds: Double = 10_000, stops: [SimulatedBeacon.Stop]? = nil, seed: UInt64 = 1)
+        -> [SimulatedReading]
+    {
+        let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: stops ?? [.init(room: 0, dwell: seconds)])
+        return Simulator.run(plan: plan, receivers: [SimulatorTests.receivers()[0]], beacons: [beacon], radio: radio, seed: seed).readings
+    }
+
+    static func quiet() -> RadioEnvironment {
+        var radio = RadioEnvironment(shadowing: 0, packetLoss: 0)
+        radio.missRepeat = 0
+        return radio
+    }
+
+    @Test("misses come at the rate asked, in runs: a miss follows a miss at missRepeat")
+    func missesInRuns() {
+        var radio = Self.quiet()
+        radio.packetLoss = 0.2
+        radio.missRepeat = 0.5
+        let heard = Set(Self.readings(radio).map { Int($0.advertisedAt) })
+        let advertised = 10_000
+        let missed = (0..<advertised).map { !heard.contains($0) }
+        let rate = Double(missed.count { $0 }) / Double(advertised)
+        let again = Double(zip(missed, missed.dropFirst()).count { $0 && $1 }) / Double(missed.count { $0 })
+        // 10,000 draws: the rate within ±0.02, the repeat within ±0.05 (about 4 σ each).
+        #expect(abs(rate - 0.2) < 0.02, "miss rate \(rate)")
+        #expect(abs(again - 0.5) < 0.05, "a miss after a miss \(again)")
+        // Plain misses (no missRepeat) do not come in runs.
+        radio.missRepeat = nil
+        let plain = Set(Self.readings(radio).map { Int($0.advertisedAt) })
+        let plainMissed = (0..<advertised).map { !plain.contains($0) }
+        let plainAgain = Double(zip(plainMissed, plainMissed.dropFirst()).count { $0 && $1 }) / Double(plainMissed.count { $0 })
+        #expect(abs(plainAgain - 0.2) < 0.05, "independent misses repeat at their rate, \(plainAgain)")
+    }
+
+    @Test("fading holds over its time: readings a second apart nearly alike, a minute apart unrelated")
+    func fadingHoldsOverItsTime() {
+        var radio = Self.quiet()
+        radio.fading = 6
+        radio.fadingTime = 10
+        let values = Self.readings(radio).map { Double($0.rssi) }
+        let mean = values.reduce(0, +) / Double(values.count)
+        let centred = values.map { $0 - mean }
+        let variance = centred.map { $0 * $0 }.reduce(0, +) / Double(values.count)
+        func correlation(_ lag: Int) -> Double {
+            zip(centred, centred.dropFirst(lag)).map { $0 * $1 }.reduce(0, +) / Double(values.count - lag) / variance
+        }
+        #expect(abs(variance.squareRoot() - 6) < 1, "spread \(variance.squareRoot())")
+        #expect(correlation(1) > 0.85, "exp(−0.1) = 0.90, \(correlation(1))")
+        #expect(abs(correlation(10) - exp(-1)) < 0.15, "\(correlation(10))")
+        #expect(abs(correlation(60)) < 0.15, "\(correlation(60))")
+    }
+
+    @Test("a room's bias and a spot's shadowing stay while the beacon stays, and come back with it")
+    func placeAndRoomStay() {
+        var radio = Self.quiet()
+        radio.roomShadowing = 6
+        radio.placeShadowing = 6
+        radio.placeScale = 0.5
+        // 1.5 m one side of room 0's receiver, 1.5 m the other side (as far from it: the same path loss), then back.
+        let stops: [SimulatedBeacon.Stop] = [
+            .init(room: 0, dwell: 20, offset: Point(x: -1.5, y: 0)), .init(room: 0, dwell: 20, offset: Point(x: 1.5, y: 0)),
+            .init(room: 0, dwell: 20, offset: Point(x: -1.5, y: 0)),
+        ]
+        let readings = Self.readings(radio, stops: stops)
+        func at(_ range: Range<Double>) -> Set<Int> { Set(readings.filter { range.contains($0.time) }.map(\.rssi)) }
+        // No noise and no fading: one value while it stays, the same value when it is back.
+        #expect(at(1..<19).count == 1 && at(41..<59).count == 1)
+        #expect(at(1..<19) == at(41..<59))
+        // Over many seeds, two spots 3 m apart (six place scales) differ by the place part's spread: a room bias
+        // alone would give them one value.
+        var differences: [Double] = []
+        for seed in UInt64(1)...40 {
+            let run = Self.readings(radio, stops: stops, seed: seed)
+            guard let centre = run.first(where: { $0.time > 1 && $0.time < 19 }), let spot = run.first(where: { $0.time > 21 && $0.time < 39 })
+            else { continue }
+            differences.append(Double(centre.rssi - spot.rssi))
+        }
+        let spread = (differences.map { $0 * $0 }.reduce(0, +) / Double(differences.count)).squareRoot()
+        // Two independent draws of σ 6: a difference of σ 8.5.
+        #expect(spread > 6 && spread < 11, "\(spread)")
+        // The room bias alone: both spots alike, every seed.
+        radio.placeShadowing = 0
+        for seed in UInt64(1)...10 {
+            let run = Self.readings(radio, stops: stops, seed: seed)
+            #expect(Set(run.filter { $0.time > 1 && $0.time < 59 }.map(\.rssi)).count == 1)
+        }
     }
 }

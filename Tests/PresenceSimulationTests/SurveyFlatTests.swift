@@ -37,23 +37,27 @@ struct SurveyFlatTests {
         #expect(zip(trace.readings.dropFirst(), trace.readings).allSatisfy { $0.time >= $1.time })
     }
 
-    @Test("each half's calibration is fitted on that half's rows only, so the other half is judged on rows it never saw")
-    func calibrationHalvesAreDisjoint() throws {
+    @Test("the drive's minutes fall in two interleaved folds that each cross every room; each is fitted on its own rows")
+    func foldsAreDisjoint() throws {
         let flat = try SurveyFlat.load(directory: Self.directory)
-        let (first, second) = flat.halves
-        #expect(first.upperBound == second.lowerBound && first.lowerBound == 0 && second.upperBound == flat.rows.count)
-        let onFirst = flat.calibrations(fittedOn: first)
-        let onSecond = flat.calibrations(fittedOn: second)
-        #expect(onFirst.count == 6 && onFirst != onSecond)
-        // Fitted on the real drive: every receiver on the first half; on the second, receivers 1, 4 and 6 barely change
-        // with distance (exponents 0.3, −0.1 and −5.2), an implausible fit, so they stay uncalibrated.
-        #expect(onFirst.allSatisfy { $0 != .uncalibrated })
-        #expect(onSecond.map { $0 == .uncalibrated } == [true, false, false, true, false, true])
-        // The trace of a half starts its own clock and holds only that half's readings.
-        let trace = flat.trace(second)
-        #expect(trace.readings.first?.time == 0)
-        let heard = flat.rows[second].reduce(0) { $0 + $1.rssi.compactMap { $0 }.count }
-        #expect(trace.readings.count == heard)
+        let (even, odd) = flat.folds
+        #expect(Set(even).isDisjoint(with: odd) && even.count + odd.count == flat.rows.count)
+        #expect(abs(even.count - odd.count) < 200, "\(even.count) and \(odd.count) rows")
+        // Minute by minute: rows a minute apart in the drive's time are in different folds.
+        #expect(flat.fold(of: 0) == 0 && flat.rows.indices.allSatisfy { flat.fold(of: $0) == Int(flat.rows[$0].time / 60) % 2 })
+        // Unlike the halves by time (the sessions drove different rooms), each fold crosses all five rooms.
+        for fold in [even, odd] {
+            #expect(Set(fold.compactMap { flat.room(x: flat.rows[$0].x, y: flat.rows[$0].y) }) == Set(0..<5))
+        }
+        let onEven = flat.calibrations(fittedOn: even)
+        let onOdd = flat.calibrations(fittedOn: odd)
+        #expect(onEven.count == 6 && onEven != onOdd)
+        // A trace of the whole drive scored on one fold: every reading is in it, only the fold's rows are judged.
+        let trace = flat.trace { flat.fold(of: $0) == 1 }
+        #expect(trace.readings.count == flat.rows.reduce(0) { $0 + $1.rssi.compactMap { $0 }.count })
+        let judged = trace.truth[0].filter(\.scored).reduce(0.0) { $0 + $1.end - $1.start }
+        let left = trace.truth[0].filter { !$0.scored }.reduce(0.0) { $0 + $1.end - $1.start }
+        #expect(abs(judged - left) < 0.1 * (judged + left), "judged \(judged) s, left out \(left) s")
     }
 
     @Test("a survey directory without the files, or with a broken row, is an error that names the file")
