@@ -258,14 +258,15 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
             }
         }
         guard let nearest else { return }
-        // The nearest room's lead is held by its receivers nearer than every other room's: its latest reading is the
-        // latest of those (a far receiver of the same room, heard often, does not hold a lead it does not have).
+        // The nearest room's lead is held by its receivers at least as near as every other room's: its latest reading
+        // is the latest of those (a far receiver of the same room, heard often, does not hold a lead it does not
+        // have). The receiver that made it the nearest is one of them, even when another room is exactly as near.
         var runnerUp = Double.infinity
         for (receiver, heard) in track.heard where heard.room != nearest.room && counted(receiver, heard) {
             runnerUp = min(runnerUp, heard.logDistance)
         }
         var latest = Int64.min
-        for (receiver, heard) in track.heard where heard.room == nearest.room && heard.logDistance < runnerUp && counted(receiver, heard) {
+        for (receiver, heard) in track.heard where heard.room == nearest.room && heard.logDistance <= runnerUp && counted(receiver, heard) {
             latest = max(latest, heard.time)
         }
         let best = (key: nearest.room, value: nearest.value, latest: latest)

@@ -1,5 +1,6 @@
 import BeaconKit
 import Foundation
+import TestKit
 import Testing
 
 @Suite("RoomLocator: nearest room with margin and dwell, unknown while its room's receivers are offline")
@@ -138,6 +139,54 @@ struct RoomLocatorTests {
         rooms.forget(notHeardFor: .seconds(300), at: Self.at(600))
         #expect(rooms.placement(of: "old") == nil)
         #expect(rooms.placement(of: "new") == .room("kitchen"))
+    }
+
+    /// Two challenger rooms exactly as near (the same RSSI, uncalibrated) must not leave the nearest without a
+    /// latest reading: a sweep with margin 0 trapped on an overflow there.
+    @Test("two rooms exactly as near: the first by name leads, with its own latest reading, at margin 0 and dwell 0")
+    func tiedRoomsLead() throws {
+        for (margin, dwell) in [(0.0, Duration.zero), (0.0, .seconds(2)), (0.3, .zero)] {
+            var rooms = try RoomLocator<String>(configuration: RoomConfiguration(margin: margin, dwell: dwell, smoothing: .zero))
+            rooms.observe("tag", distance: 3, by: hall, in: "hall", at: Self.at(0))
+            rooms.observe("tag", distance: 3, by: hall, in: "hall", at: Self.at(1))
+            #expect(rooms.placement(of: "tag") == .room("hall"))
+            for second in 2..<20 {
+                rooms.observe("tag", distance: margin == 0 ? 3 : 2.5, by: hall, in: "hall", at: Self.at(Double(second)))
+                rooms.observe("tag", distance: 2, by: office, in: "office", at: Self.at(Double(second) + 0.01))
+                rooms.observe("tag", distance: 2, by: kitchen, in: "kitchen", at: Self.at(Double(second) + 0.02))
+            }
+            #expect(rooms.placement(of: "tag") == (margin == 0 ? .room("kitchen") : .room("hall")), "margin \(margin), dwell \(dwell)")
+        }
+    }
+
+    /// Random readings from five receivers in three rooms (two rooms with two), distances from a short list so ties
+    /// are common, every margin and dwell: the same readings give the same rooms whatever ids the receivers have (so
+    /// whatever order they sit in), and nothing traps.
+    @Test("random readings: the same rooms whatever the receivers' ids, no trap, at every margin and dwell")
+    func randomReadingsAreOrderFree() throws {
+        var generator = SplitMix64(state: 41)
+        let roomOf = ["hall", "hall", "kitchen", "kitchen", "office"]
+        let distances = [0.5, 1, 1, 2, 2, 3, 5]
+        for round in 0..<40 {
+            let margin = [0.0, 0.1, 0.3][Int(generator.next() % 3)]
+            let dwell = Duration.seconds([0, 1, 6][Int(generator.next() % 3)])
+            let configuration = try RoomConfiguration(margin: margin, dwell: dwell, smoothing: .seconds(Int64(generator.next() % 3)))
+            let readings = (0..<300).map { index in
+                (receiver: Int(generator.next() % 5), distance: distances[Int(generator.next() % 7)], time: Double(index) * 0.1)
+            }
+            var placements: [[RoomPlacement?]] = []
+            for ids in [[1, 2, 3, 4, 5], [5, 4, 3, 2, 1], [17, 3, 250, 9, 64], [1000, 1, 77, 5, 31]] {
+                var rooms = RoomLocator<String>(configuration: configuration)
+                placements.append(
+                    readings.map { reading in
+                        rooms.observe(
+                            "tag", distance: reading.distance, by: ReceiverID(rawValue: UInt32(ids[reading.receiver])),
+                            in: roomOf[reading.receiver], at: Self.at(reading.time))
+                        return rooms.placement(of: "tag")
+                    })
+            }
+            #expect(placements.allSatisfy { $0 == placements[0] }, "round \(round): margin \(margin), dwell \(dwell)")
+        }
     }
 
     /// Found on the real flat (two receivers in its living room): the room's latest reading, which the dwell reads,
