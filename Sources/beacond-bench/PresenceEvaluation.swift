@@ -30,6 +30,9 @@ struct PresenceEvaluation: ParsableCommand {
     @Option(help: "beacond's room dwell, seconds.")
     var roomDwell = Double(RoomConfiguration.default.dwell.components.seconds)
 
+    @Option(help: "beacond's room smoothing, seconds (the time constant of each receiver's RSSI smoothing).")
+    var roomSmoothing = Double(RoomConfiguration.default.smoothing.components.seconds)
+
     @Option(help: "beacond's exit_chance: chance per hour that a present beacon is wrongly exited.")
     var exitChance = 1e-3
 
@@ -58,11 +61,15 @@ struct PresenceEvaluation: ParsableCommand {
     }
 
     var beacondName: String {
-        String(format: "beacond (margin %.0f %%, dwell %g s, exits %g-%g s)", roomMargin * 100, roomDwell, exitTimeoutMin, exitTimeout)
+        String(
+            format: "beacond (margin %.0f %%, dwell %g s%@, exits %g-%g s)", roomMargin * 100, roomDwell,
+            roomSmoothing == Double(RoomConfiguration.default.smoothing.components.seconds) ? "" : String(format: ", smoothing %g s", roomSmoothing),
+            exitTimeoutMin, exitTimeout)
     }
 
     func roomConfiguration() throws -> RoomConfiguration {
-        try RoomConfiguration(margin: roomMargin, dwell: .milliseconds(Int64(roomDwell * 1000)))
+        try RoomConfiguration(
+            margin: roomMargin, dwell: .milliseconds(Int64(roomDwell * 1000)), smoothing: .milliseconds(Int64(roomSmoothing * 1000)))
     }
 
     /// What the evaluation runs beacond with: adaptive exits between `exitTimeoutMin` and `exitTimeout`.

@@ -166,7 +166,6 @@ enum DaemonSettingsParser {
         into configuration: inout DaemonConfiguration
     ) throws(ConfigurationError) {
         var margin = configuration.rooms.margin
-        var dwell = configuration.rooms.dwell
         if let value = try section.number("margin", example: "0.3") {
             guard value.isFinite, RoomConfiguration.marginRange.contains(value) else {
                 throw section.error(
@@ -175,19 +174,31 @@ enum DaemonSettingsParser {
             }
             margin = value
         }
-        if let seconds = try section.number("dwell", example: "6") {
-            guard seconds.isFinite, seconds >= 0, seconds <= 3600 else {
-                throw section.error(
-                    "dwell", "dwell = \(seconds) is out of range",
-                    fix: "write 0 to 3600 seconds: how long a room must keep its lead, e.g. dwell = 6")
-            }
-            dwell = .microseconds(Int64((seconds * 1_000_000).rounded()))
-        }
+        let dwell = try seconds(
+            "dwell", in: &section, upTo: 3600, default: configuration.rooms.dwell, example: "6",
+            meaning: "how long a room must keep its lead")
+        let smoothing = try seconds(
+            "smoothing", in: &section, upTo: 600, default: configuration.rooms.smoothing, example: "4",
+            meaning: "how long each receiver's RSSI is smoothed over before rooms compare it")
         do {
-            configuration.rooms = try RoomConfiguration(margin: margin, dwell: dwell)
+            configuration.rooms = try RoomConfiguration(
+                margin: margin, dwell: dwell, staleAfter: configuration.rooms.staleAfter, smoothing: smoothing)
         } catch {
             throw section.error("margin", "\(error)")
         }
+    }
+
+    /// A key of seconds from 0 to `limit`, or `default` when absent; out of range, an error at its line with the fix.
+    private static func seconds(
+        _ key: String, in section: inout TOMLTableReader, upTo limit: Double, default value: Duration, example: String,
+        meaning: String
+    ) throws(ConfigurationError) -> Duration {
+        guard let seconds = try section.number(key, example: example) else { return value }
+        guard seconds.isFinite, seconds >= 0, seconds <= limit else {
+            throw section.error(
+                key, "\(key) = \(seconds) is out of range", fix: "write 0 to \(Int(limit)) seconds: \(meaning), e.g. \(key) = \(example)")
+        }
+        return .microseconds(Int64((seconds * 1_000_000).rounded()))
     }
 
     private static func readClients(

@@ -19,6 +19,7 @@ struct RoomSettingsTests {
             [rooms]
             margin = 0.4
             dwell = 10
+            smoothing = 1.5
             """, to: "beacond.toml")
         try directory.write(
             """
@@ -34,7 +35,7 @@ struct RoomSettingsTests {
             "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2" = -62
             """, to: "calibration.toml")
         let configuration = try directory.load()
-        #expect(configuration.rooms == (try RoomConfiguration(margin: 0.4, dwell: .seconds(10))))
+        #expect(configuration.rooms == (try RoomConfiguration(margin: 0.4, dwell: .seconds(10), smoothing: .milliseconds(1500))))
         #expect(configuration.exitTimeoutMinimum == .milliseconds(2500))
         #expect(configuration.exitChance == 0.0001)
         #expect(try configuration.monitoringConfiguration().adaptiveExit == (try AdaptiveExit(minimum: .milliseconds(2500), chance: 0.0001)))
@@ -81,6 +82,8 @@ struct RoomSettingsTests {
         arguments: [
             ("beacond.toml", "[rooms]\nmargin = 1.5\n", 2, "margin = 0.3"),
             ("beacond.toml", "[rooms]\n\ndwell = -1\n", 3, "dwell = 6"),
+            ("beacond.toml", "[rooms]\nsmoothing = 900\n", 2, "smoothing = 4"),
+            ("beacond.toml", "[rooms]\nsmoothing = -0.5\n", 2, "0 to 600 seconds"),
             ("beacond.toml", "[monitoring]\nexit_timeout_min = 60\n", 2, "exit_timeout = 180"),
             ("beacond.toml", "[monitoring]\nexit_chance = 2\n", 2, "exit_chance = 0.001"),
             ("calibration.toml", "[receivers.kitchen]\npath_loss_exponent = 9\n", 2, "path_loss_exponent = 2.7"),
