@@ -9,6 +9,7 @@ struct BenchCommand: ParsableCommand {
         abstract: "Benchmarks and evaluations for beacond (run in release mode).",
         subcommands: [
             DecodeBenchmark.self, PipelineBenchmark.self, MemoryBenchmark.self, RangingEvaluation.self, FleetBenchmark.self,
-            MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self, RadioEvaluation.self, KindsBenchmark.self,
+            MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self, RadioEvaluation.self, PositionEvaluation.self,
+            KindsBenchmark.self,
         ])
 }

@@ -1,0 +1,56 @@
+import Foundation
+import PresenceSimulation
+import Testing
+
+/// The baselines a locator must beat on the real flat (docs/position.md): each checked on rows whose answer is
+/// known, then held on the survey as they stand.
+@Suite("position baselines on the real flat")
+struct PositionBaselineTests {
+    static let flat = Result { try SurveyFlat.load(directory: SurveyFlatTests.directory) }
+
+    @Test("multilateration finds a spot from the RSSIs its own curves give there, within 5 cm")
+    func multilaterationFindsTheSpot() throws {
+        let flat = try Self.flat.get()
+        let curves = flat.receivers.indices.map { (power: -45.0 - Double($0), exponent: 2.0 + 0.1 * Double($0)) }
+        for spot in [(x: 1.2, y: 4.0), (x: 4.5, y: 5.5), (x: 7.5, y: 6.0), (x: 2.0, y: 1.0), (x: 5.0, y: 1.0)] {
+            let rssi: [Double?] = flat.receivers.indices.map { index in
+                let place = flat.receivers[index]
+                let distance = ((spot.x - place.x) * (spot.x - place.x) + (spot.y - place.y) * (spot.y - place.y) + place.z * place.z).squareRoot()
+                return curves[index].power - 10 * curves[index].exponent * log10(distance)
+            }
+            let found = flat.multilaterate(rssi, curves: curves)
+            #expect(abs(found.x - spot.x) < 0.05 && abs(found.y - spot.y) < 0.05, "\(found) for \(spot)")
+        }
+    }
+
+    @Test("the strongest receiver's place; the fingerprint map leaves out rows within 15 s of a judged one")
+    func strongestAndGuard() throws {
+        let flat = try Self.flat.get()
+        let row = 100
+        let loudest = try #require(flat.rows[row].rssi.indices.max { (flat.rows[row].rssi[$0] ?? -200) < (flat.rows[row].rssi[$1] ?? -200) })
+        let strongest = flat.locate([row], by: .strongestReceiver, fittedOn: [])
+        #expect(strongest.estimates[0].x == flat.receivers[loudest].x && strongest.estimates[0].y == flat.receivers[loudest].y)
+        // The next row (a third of a second later) is left out of the map; a row minutes away is what it holds.
+        let far = try #require(flat.rows.indices.first { abs(flat.rows[$0].time - flat.rows[row].time) > 120 })
+        let found = flat.locate([row], by: .fingerprint, fittedOn: [row + 1, far])
+        #expect(found.estimates[0].x == flat.rows[far].x && found.estimates[0].y == flat.rows[far].y)
+    }
+
+    /// Held as they stand (`beacond-bench position`), so a change cannot make them worse unseen.
+    @Test("on the survey, each fold judged by the other: kNN-5 1.1 m median, multilateration 1.7 m, right room 78 % and 71 %")
+    func asTheyStand() throws {
+        let flat = try Self.flat.get()
+        let (even, odd) = flat.folds
+        func drive(_ method: PositionBaseline) -> PositionScore {
+            flat.score(flat.locate(even, by: method, fittedOn: odd), method: method.rawValue)
+                + flat.score(flat.locate(odd, by: method, fittedOn: even), method: method.rawValue)
+        }
+        let fingerprint = drive(.fingerprint)
+        let multilateration = drive(.multilateration)
+        let strongest = drive(.strongestReceiver)
+        #expect(fingerprint.median < 1.15 && fingerprint.p95 < 3.5 && fingerprint.rightRoomRate > 0.77)
+        #expect(multilateration.median < 1.8 && multilateration.p95 < 5.1 && multilateration.rightRoomRate > 0.70)
+        #expect(strongest.median > 2 && strongest.rightRoomRate > 0.69)
+        #expect(fingerprint.errors.count == flat.rows.count)
+    }
+}
