@@ -9,7 +9,7 @@ struct BenchCommand: ParsableCommand {
         abstract: "Benchmarks and evaluations for beacond (run in release mode).",
         subcommands: [
             DecodeBenchmark.self, PipelineBenchmark.self, MemoryBenchmark.self, RangingEvaluation.self, FleetBenchmark.self,
-            MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self, RadioEvaluation.self, PositionEvaluation.self,
+            MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self, RadioEvaluation.self, PositionEvaluation.self, LocateBenchmark.self,
             KindsBenchmark.self,
         ])
 }

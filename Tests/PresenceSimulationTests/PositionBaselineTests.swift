@@ -53,4 +53,26 @@ struct PositionBaselineTests {
         #expect(strongest.median > 2 && strongest.rightRoomRate > 0.69)
         #expect(fingerprint.errors.count == flat.rows.count)
     }
+
+    /// beacond's locator, calibrated on the other fold only, held as it stands: better than every baseline's p95 and
+    /// right room, the stated accuracy holding at least 68 % of the time, and at most one extra room change per true
+    /// change. The targets (1.0 m, 2.2 m, 92 %) are not met yet: docs/position.md.
+    @Test("beacond's locator on the survey: 1.26 m median, 2.7 m p95, 82 % right room, the stated accuracy held")
+    func locatorAsItStands() throws {
+        let flat = try Self.flat.get()
+        let (even, odd) = flat.folds
+        let (onEven, accuraciesEven) = flat.locate(even, fittedOn: odd)
+        let (onOdd, accuraciesOdd) = flat.locate(odd, fittedOn: even)
+        let score = flat.score(onEven, method: "locator") + flat.score(onOdd, method: "locator")
+        let accuracies = accuraciesEven + accuraciesOdd
+        #expect(score.errors.count == flat.rows.count && accuracies.count == flat.rows.count)
+        #expect(score.median < 1.3 && score.p95 < 2.8 && score.rightRoomRate > 0.82, "\(score.median) \(score.p95) \(score.rightRoomRate)")
+        #expect(score.changesPerTrueChange <= 2, "\(score.changesPerTrueChange) room changes per true change")
+        let held = Double(zip(score.errors, accuracies).count { $0 <= $1 }) / Double(accuracies.count)
+        #expect(held >= 0.68, "the true position within the stated accuracy \(held)")
+        let fingerprint =
+            flat.score(flat.locate(even, by: .fingerprint, fittedOn: odd), method: "")
+            + flat.score(flat.locate(odd, by: .fingerprint, fittedOn: even), method: "")
+        #expect(score.p95 < fingerprint.p95 && score.rightRoomRate > fingerprint.rightRoomRate)
+    }
 }

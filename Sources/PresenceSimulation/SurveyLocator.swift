@@ -1,0 +1,71 @@
+public import BeaconKit
+import Foundation
+
+extension SurveyFlat {
+    /// Each receiver's calibration for the locator, fitted on the rows `fitted`: its RSSI at one metre by least
+    /// squares with one exponent shared by all receivers (in dB, against the robot's true distance), as an offset from
+    /// the measured power the rules assume.
+    public func locatorCalibrations(fittedOn fitted: [Int], measuredPower: Double = -59) -> [ReceiverCalibration] {
+        // rssi = power[r] − 10·n·log10(d): the receivers' powers and one exponent, by the normal equations.
+        let count = receivers.count
+        var normal = Array(repeating: Array(repeating: 0.0, count: count + 1), count: count + 1)
+        var right = Array(repeating: 0.0, count: count + 1)
+        for row in fitted {
+            for receiver in 0..<count {
+                guard let rssi = rows[row].rssi[receiver] else { continue }
+                let term = -10 * log10(max(distance(rows[row], to: receiver), 0.1))
+                normal[receiver][receiver] += 1
+                normal[receiver][count] += term
+                normal[count][receiver] += term
+                normal[count][count] += term * term
+                right[receiver] += rssi
+                right[count] += term * rssi
+            }
+        }
+        let solution = Self.solve(normal, right)
+        let exponent = min(max(solution[count], ReceiverCalibration.exponentRange.lowerBound), ReceiverCalibration.exponentRange.upperBound)
+        return (0..<count).map { receiver in
+            (try? ReceiverCalibration(rssiOffset: measuredPower - solution[receiver], pathLossExponent: exponent)) ?? .uncalibrated
+        }
+    }
+
+    /// The plan as the locator sees it: one floor spanning the rooms' boxes, the tag at `tagHeight`; each receiver
+    /// (ids 1…n in `receivers.csv` order) at its place with `calibrations`.
+    public func locatorPlan(calibrations: [ReceiverCalibration]) -> (floors: [LocatorFloor], receivers: [PlacedReceiver]) {
+        let floor = LocatorFloor(
+            id: "flat", minimumX: rooms.map(\.x0).min() ?? 0, minimumY: rooms.map(\.y0).min() ?? 0,
+            maximumX: rooms.map(\.x1).max() ?? 0, maximumY: rooms.map(\.y1).max() ?? 0, tagHeight: Self.tagHeight)
+        let placed = receivers.enumerated().map { index, receiver in
+            PlacedReceiver(
+                id: ReceiverID(rawValue: UInt32(index + 1)), x: receiver.x, y: receiver.y, z: receiver.z, calibration: calibrations[index])
+        }
+        return ([floor], placed)
+    }
+
+    /// beacond's `PositionLocator` over the whole drive, calibrated on the rows `fitted`, asked at each of the rows
+    /// `judged` (after that row's readings): the positions and the accuracy it stated for each.
+    public func locate(
+        _ judged: [Int], fittedOn fitted: [Int], configuration: PositionConfiguration = .default, measuredPower: Double = -59
+    ) -> (track: PositionTrack, accuracies: [Double]) {
+        let plan = locatorPlan(calibrations: locatorCalibrations(fittedOn: fitted, measuredPower: measuredPower))
+        var locator = PositionLocator<Int>(floors: plan.floors, receivers: plan.receivers, configuration: configuration)
+        let wanted = Set(judged)
+        var estimates: [(x: Double, y: Double)] = []
+        var accuracies: [Double] = []
+        var rowsPlaced: [Int] = []
+        for (index, row) in rows.enumerated() {
+            let now = Timestamp(secondsSinceEpoch: 1_600_000_000 + row.time)
+            for (receiver, rssi) in row.rssi.enumerated() {
+                guard let rssi else { continue }
+                locator.observe(0, rssi: rssi.rounded(), measuredPower: measuredPower, by: plan.receivers[receiver].id, at: now)
+            }
+            guard wanted.contains(index) else { continue }
+            // Never unplaced on this drive: every row has a reading within 10 s.
+            let position = locator.position(of: 0, at: now)
+            rowsPlaced.append(index)
+            estimates.append((position?.x ?? .nan, position?.y ?? .nan))
+            accuracies.append(position?.accuracy ?? .infinity)
+        }
+        return (PositionTrack(rows: rowsPlaced, estimates: estimates), accuracies)
+    }
+}
