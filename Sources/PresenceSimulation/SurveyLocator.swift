@@ -69,3 +69,51 @@ extension SurveyFlat {
         return (PositionTrack(rows: rowsPlaced, estimates: estimates), accuracies)
     }
 }
+
+extension SurveyFlat {
+    /// What `beaconctl calibrate --at X,Y` would collect on this drive: in each room, `perRoom` stretches of
+    /// `seconds` among the rows `rows` where the robot stayed within a metre of where it began (a user standing at a known spot
+    /// with the tag), the first such stretch of the room and then the ones farthest from those already taken. The rows
+    /// of every spot, in order.
+    public func calibrationSpots(among rows: [Int], perRoom: Int = 2, seconds: Double = 10) -> [Int] {
+        let length = Int((seconds / Self.rowInterval).rounded())
+        // Candidate stretches: `length` consecutive rows of `rows`, within one session and one room, the robot within 1 m.
+        var candidates: [(room: Int, rows: ArraySlice<Int>, x: Double, y: Double)] = []
+        var start = 0
+        while start + length <= rows.count {
+            let stretch = rows[start..<(start + length)]
+            let first = self.rows[stretch.first!]
+            let last = self.rows[stretch.last!]
+            let still = stretch.allSatisfy {
+                (self.rows[$0].x - first.x) * (self.rows[$0].x - first.x) + (self.rows[$0].y - first.y) * (self.rows[$0].y - first.y) < 1
+            }
+            if still, last.time - first.time < seconds + 1, let room = room(x: first.x, y: first.y),
+                stretch.allSatisfy({ self.room(x: self.rows[$0].x, y: self.rows[$0].y) == room })
+            {
+                candidates.append((room, stretch, first.x, first.y))
+                start += length
+            } else {
+                start += 1
+            }
+        }
+        var chosen: [(room: Int, rows: ArraySlice<Int>, x: Double, y: Double)] = []
+        for room in rooms.indices {
+            var inRoom = candidates.filter { $0.room == room }
+            while chosen.count(where: { $0.room == room }) < perRoom, !inRoom.isEmpty {
+                let taken = chosen.filter { $0.room == room }
+                let pick =
+                    taken.isEmpty
+                    ? 0
+                    : inRoom.indices.max { a, b in
+                        func apart(_ index: Int) -> Double {
+                            taken.map { ($0.x - inRoom[index].x) * ($0.x - inRoom[index].x) + ($0.y - inRoom[index].y) * ($0.y - inRoom[index].y) }
+                                .min() ?? 0
+                        }
+                        return apart(a) < apart(b)
+                    } ?? 0
+                chosen.append(inRoom.remove(at: pick))
+            }
+        }
+        return chosen.flatMap(\.rows).sorted()
+    }
+}

@@ -54,20 +54,35 @@ struct PositionBaselineTests {
         #expect(fingerprint.errors.count == flat.rows.count)
     }
 
-    /// beacond's locator, calibrated on the other fold only, held as it stands: better than every baseline's p95 and
-    /// right room, the stated accuracy holding at least 68 % of the time, and at most one extra room change per true
-    /// change. The targets (1.0 m, 2.2 m, 92 %) are not met yet: docs/position.md.
-    @Test("beacond's locator on the survey: 1.26 m median, 2.7 m p95, 82 % right room, the stated accuracy held")
+    @Test("calibration spots: up to two stretches of 10 s in each room, the robot within a metre, among the rows given only")
+    func calibrationSpots() throws {
+        let flat = try Self.flat.get()
+        let (even, odd) = flat.folds
+        let spots = flat.calibrationSpots(among: odd)
+        #expect(Set(spots).isSubset(of: Set(odd)))
+        // 33 rows a spot; on the odd minutes one room has a single stretch where the robot stayed.
+        #expect(spots.count % 33 == 0 && spots.count >= 9 * 33 && spots.count <= 10 * 33, "\(spots.count) rows")
+        let rooms = Dictionary(grouping: spots) { flat.room(x: flat.rows[$0].x, y: flat.rows[$0].y) ?? -1 }
+        #expect(
+            rooms.keys.sorted() == [0, 1, 2, 3, 4] && rooms.values.allSatisfy { $0.count == 33 || $0.count == 66 }, "\(rooms.mapValues(\.count))")
+        #expect(Set(flat.calibrationSpots(among: even)).isDisjoint(with: spots))
+    }
+
+    /// beacond's locator, calibrated at two spots a room of the other fold (`beaconctl calibrate --at` as a user
+    /// would), held as it stands.: better than every baseline's p95 and
+    /// right room, the stated accuracy holding at least 68 % of the time. The targets (1.0 m, 2.2 m, 92 %,
+    /// at most one flap per true room change) are not met yet: docs/position.md.
+    @Test("beacond's locator calibrated at two spots a room: 1.23 m median, 2.63 m p95, 82 % right room, the stated accuracy held")
     func locatorAsItStands() throws {
         let flat = try Self.flat.get()
         let (even, odd) = flat.folds
-        let (onEven, accuraciesEven) = flat.locate(even, fittedOn: odd)
-        let (onOdd, accuraciesOdd) = flat.locate(odd, fittedOn: even)
+        let (onEven, accuraciesEven) = flat.locate(even, fittedOn: flat.calibrationSpots(among: odd))
+        let (onOdd, accuraciesOdd) = flat.locate(odd, fittedOn: flat.calibrationSpots(among: even))
         let score = flat.score(onEven, method: "locator") + flat.score(onOdd, method: "locator")
         let accuracies = accuraciesEven + accuraciesOdd
         #expect(score.errors.count == flat.rows.count && accuracies.count == flat.rows.count)
-        #expect(score.median < 1.3 && score.p95 < 2.8 && score.rightRoomRate > 0.82, "\(score.median) \(score.p95) \(score.rightRoomRate)")
-        #expect(score.changesPerTrueChange <= 2, "\(score.changesPerTrueChange) room changes per true change")
+        #expect(score.median < 1.3 && score.p95 < 2.7 && score.rightRoomRate > 0.81, "\(score.median) \(score.p95) \(score.rightRoomRate)")
+        #expect(score.changesPerTrueChange <= 2.1, "\(score.changesPerTrueChange) room changes per true change")
         let held = Double(zip(score.errors, accuracies).count { $0 <= $1 }) / Double(accuracies.count)
         #expect(held >= 0.68, "the true position within the stated accuracy \(held)")
         let fingerprint =
