@@ -258,15 +258,17 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
             }
         }
         guard let nearest else { return }
-        // The nearest room's lead is held by its receivers at least as near as every other room's: its latest reading
-        // is the latest of those (a far receiver of the same room, heard often, does not hold a lead it does not
-        // have). The receiver that made it the nearest is one of them, even when another room is exactly as near.
-        var runnerUp = Double.infinity
+        // The nearest room's lead is held by its receivers at least as near as every other room's and, against the
+        // current room, nearer by the margin: its latest reading is the latest of those (a receiver of the same room
+        // that is heard often but does not beat the current room holds no lead). The receiver that made it the
+        // nearest is one of them whenever the margin is met (checked below), even when another room is as near.
+        var bound = Double.infinity
         for (receiver, heard) in track.heard where heard.room != nearest.room && counted(receiver, heard) {
-            runnerUp = min(runnerUp, heard.logDistance)
+            bound = min(bound, heard.logDistance)
         }
+        if let incumbent, nearest.room != track.room { bound = min(bound, incumbent + rules.logMargin) }
         var latest = Int64.min
-        for (receiver, heard) in track.heard where heard.room == nearest.room && heard.logDistance <= runnerUp && counted(receiver, heard) {
+        for (receiver, heard) in track.heard where heard.room == nearest.room && heard.logDistance <= bound && counted(receiver, heard) {
             latest = max(latest, heard.time)
         }
         let best = (key: nearest.room, value: nearest.value, latest: latest)
@@ -289,7 +291,8 @@ public struct RoomLocator<Beacon: Hashable & Sendable>: Sendable {
         }
         // The lead must be held by readings of the challenger's room made after the dwell began, not by one old reading
         // that stays fresh.
-        if best.latest - track.challengerSince >= rules.dwell {
+        // (`latest` is always a reading's time here; the check keeps a subtraction from Int64.min out even so.)
+        if best.latest != .min, best.latest - track.challengerSince >= rules.dwell {
             track.room = best.key
             track.challenger = nil
         }

@@ -141,6 +141,29 @@ struct RoomLocatorTests {
         #expect(rooms.placement(of: "new") == .room("kitchen"))
     }
 
+    /// Found in review: a challenger's receiver nearer than every other room's but not by the margin still held
+    /// the lead, so one near reading (0.5 m, once) then a kitchen receiver at 0.8 m (not 30 % nearer than the hall's
+    /// 1 m) moved the beacon after the dwell. Only readings that beat the current room by the margin hold a lead.
+    @Test("a lead is held only by readings that beat the current room by the margin")
+    func leadNeedsTheMargin() throws {
+        var rooms = try locator()
+        for tenth in 0..<100 { rooms.observe("tag", distance: 1, by: hall, in: "hall", at: Self.at(Double(tenth) / 10)) }
+        rooms.observe("tag", distance: 0.5, by: office, in: "kitchen", at: Self.at(10))
+        for tenth in 101..<190 {
+            let second = Double(tenth) / 10
+            rooms.observe("tag", distance: 0.8, by: kitchen, in: "kitchen", at: Self.at(second))
+            rooms.observe("tag", distance: 1, by: hall, in: "hall", at: Self.at(second + 0.02))
+        }
+        #expect(rooms.placement(of: "tag") == .room("hall"))
+        // Readings that do beat it (0.6 m against 1 m) take the beacon after the dwell.
+        for tenth in 190..<260 {
+            let second = Double(tenth) / 10
+            rooms.observe("tag", distance: 0.6, by: kitchen, in: "kitchen", at: Self.at(second))
+            rooms.observe("tag", distance: 1, by: hall, in: "hall", at: Self.at(second + 0.02))
+        }
+        #expect(rooms.placement(of: "tag") == .room("kitchen"))
+    }
+
     /// Two challenger rooms exactly as near (the same RSSI, uncalibrated) must not leave the nearest without a
     /// latest reading: a sweep with margin 0 trapped on an overflow there.
     @Test("two rooms exactly as near: the first by name leads, with its own latest reading, at margin 0 and dwell 0")
