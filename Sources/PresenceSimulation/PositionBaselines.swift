@@ -188,7 +188,8 @@ extension SurveyFlat {
     }
 
     /// `track` scored: errors, right room (the room whose box holds the estimate, or the nearest box) on the rows in
-    /// a room's box, and room changes between consecutive rows of a stretch (rows less than `longestRowGap` apart).
+    /// a room's box, and room changes between samples once a second (the first row of each second of the drive, as
+    /// `Evaluation` samples the room rules) within a stretch (samples less than two seconds apart).
     public func score(_ track: PositionTrack, method: String) -> PositionScore {
         var score = PositionScore(method: method, errors: track.errors(on: self), inRoom: 0, rightRoom: 0, roomChanges: 0, trueRoomChanges: 0)
         var previous: (row: Int, estimated: Int, truth: Int?)?
@@ -199,7 +200,9 @@ extension SurveyFlat {
                 score.inRoom += 1
                 if truth == estimated { score.rightRoom += 1 }
             }
-            if let last = previous, rows[row].time - rows[last.row].time < Self.longestRowGap {
+            // One sample a second.
+            if let last = previous, floor(rows[row].time) == floor(rows[last.row].time) { continue }
+            if let last = previous, rows[row].time - rows[last.row].time < 2 {
                 if estimated != last.estimated { score.roomChanges += 1 }
                 if let truth, let before = last.truth, truth != before { score.trueRoomChanges += 1 }
             }

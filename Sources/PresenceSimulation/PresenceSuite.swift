@@ -19,6 +19,8 @@ public enum PresenceSuite {
         public var fleet = FleetConditions()
         /// dB per wall of the simulated floor.
         public var wallLoss = 5.0
+        /// The scenario whose seed this one's trace takes, so both have the same walkers and receivers (nil: its own).
+        public var walkersOf: Int? = nil
         /// Whether the radio is the real flat's (`RadioEnvironment.realFlat`): the issues' simulated targets were set
         /// on the plain radio before the real flat showed it kind, and hold there only.
         public var realRadio = false
@@ -61,7 +63,7 @@ public enum PresenceSuite {
         Scenario(
             name: "the real flat's radio (fitted on survey.csv): σ 6.7 dB, room, place and fading parts, 9.5 % misses; offsets ±10 dB",
             radio: .realFlat, interval: 1...1, offsets: 10, offline: false, wallLoss: RadioEnvironment.realFlatWallLoss,
-            realRadio: true)
+            walkersOf: 0, realRadio: true)
     ]
 
     /// The fleet variants: each is an earlier scenario's trace (the row to compare it with) as Wi-Fi receivers deliver
@@ -278,7 +280,7 @@ public enum PresenceSuite {
     ) throws -> [Row] {
         var runs: [(name: String, trace: SimulatedTrace, calibrations: [ReceiverCalibration]?, roomRegions: Bool, rooms: [Int]?)] = []
         for (number, scenario) in scenarios.enumerated() {
-            let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(scenario.variantOf ?? number))
+            let trace = trace(scenario, hours: hours, beacons: beacons, seed: seed &+ UInt64(scenario.variantOf ?? scenario.walkersOf ?? number))
             runs.append((scenario.name, trace, calibrations(trace, radio: scenario.radio, seed: seed), scenario.roomRegions, nil))
         }
         if let fixtures {

@@ -177,7 +177,7 @@ public struct SurveyFlat: Sendable {
             } else {
                 truth.append(TruthInterval(start: time, end: end, room: room, walking: room == nil, scored: counts))
             }
-            if next > end { truth.append(TruthInterval(start: end, end: next, room: nil, walking: true)) }
+            if next > end { truth.append(TruthInterval(start: end, end: next, room: nil, walking: true, scored: counts)) }
         }
         let simulated = receivers.map { SimulatedReceiver(name: "receiver \($0.id)", position: Point(x: $0.x, y: $0.y)) }
         return SimulatedTrace(

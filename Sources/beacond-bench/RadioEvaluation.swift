@@ -20,16 +20,21 @@ struct RadioEvaluation: ParsableCommand {
     @Option(help: "Where the real flat's survey is.")
     var survey = "Tests/Fixtures/flat-calib2021"
 
-    @Option(help: "How many seeds to simulate each half with (1 to 100).")
+    @Option(help: "How many seeds to simulate each fold with (1 to 100).")
     var seeds = 10
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
         case room, place, fading, noise
+        /// The biases per receiver and room fitted on the other fold (drawn at random with the fitted spread instead,
+        /// as `RadioEnvironment.realFlat` does).
+        case roomFit = "room-fit"
     }
 
     @Option(
         name: .customLong("without"),
-        help: "Simulate without a part of the fitted radio, to see what it is worth: room, place, fading or noise (repeat for several).")
+        help: ArgumentHelp(
+            "Simulate without a part of the fitted radio, to see what it is worth; repeat for several.",
+            discussion: "room-fit draws the biases per receiver and room at random with the fitted spread instead of fitting them."))
     var without: [Part] = []
 
     func validate() throws {
@@ -47,6 +52,7 @@ struct RadioEvaluation: ParsableCommand {
                 case .room:
                     radio.room = 0
                     radio.roomBias = []
+                case .roomFit: radio.roomBias = []
                 case .place: radio.place = 0
                 case .fading: radio.fading = 0
                 case .noise: radio.noise = 0

@@ -70,8 +70,8 @@ struct PositionBaselineTests {
 
     /// beacond's locator, calibrated at two spots a room of the other fold (`beaconctl calibrate --at` as a user
     /// would), held as it stands.: better than every baseline's p95 and
-    /// right room, the stated accuracy holding at least 68 % of the time. The targets (1.0 m, 2.2 m, 92 %,
-    /// at most one flap per true room change) are not met yet: docs/position.md.
+    /// right room, the stated accuracy holding at least 68 % of the time, at most one flap per true room change. The
+    /// issue's targets for error and room (1.0 m, 2.2 m, 92 %) are not met yet: docs/position.md.
     @Test("beacond's locator calibrated at two spots a room: 1.23 m median, 2.63 m p95, 82 % right room, the stated accuracy held")
     func locatorAsItStands() throws {
         let flat = try Self.flat.get()
@@ -82,7 +82,8 @@ struct PositionBaselineTests {
         let accuracies = accuraciesEven + accuraciesOdd
         #expect(score.errors.count == flat.rows.count && accuracies.count == flat.rows.count)
         #expect(score.median < 1.3 && score.p95 < 2.7 && score.rightRoomRate > 0.81, "\(score.median) \(score.p95) \(score.rightRoomRate)")
-        #expect(score.changesPerTrueChange <= 2.1, "\(score.changesPerTrueChange) room changes per true change")
+        // Sampled once a second, as the room rules are: at most one flap per true room change.
+        #expect(score.changesPerTrueChange <= 2, "\(score.changesPerTrueChange) room changes per true change")
         let held = Double(zip(score.errors, accuracies).count { $0 <= $1 }) / Double(accuracies.count)
         #expect(held >= 0.68, "the true position within the stated accuracy \(held)")
         let fingerprint =

@@ -124,21 +124,22 @@ struct PresenceTargetTests {
     /// The real flat's radio on the simulated floor and on the flat's own plan, with people walking: where beacond
     /// stands once the simulator's radio is the real one (docs/presence.md, "Is the simulator the real flat?").
     /// Asserted as it stands, so it cannot grow worse unseen; the issue's targets are for positions, not yet built.
-    @Test("the real flat's radio: right room as it stands (82 % on the simulated floor, 76 % on the flat's plan), no false exit")
+    @Test("the real flat's radio: right room as it stands (87 % on the simulated floor, 76 % on the flat's plan), no false exit")
     func realRadio() throws {
         let floor = try #require(PresenceSuite.realRadioScenarios.first).name
         let (onFloor, calibratedOnFloor, _) = Self.rows(floor)
         let (inFlat, calibratedInFlat, _) = Self.rows(PresenceSuite.flatPeopleName)
         let (a, b, c, d) = (try #require(onFloor), try #require(calibratedOnFloor), try #require(inFlat), try #require(calibratedInFlat))
-        #expect(a.correctRoomRate >= 0.82 && b.correctRoomRate >= 0.87)
+        #expect(a.correctRoomRate >= 0.87 && b.correctRoomRate >= 0.96)
         #expect(c.correctRoomRate >= 0.76 && d.correctRoomRate >= 0.79)
         for row in [a, b, c, d] {
             #expect(row.falseExitsPerHour == 0, "\(row.scenario): \(row.algorithm)")
             #expect(row.missedExits == 0, "\(row.scenario): \(row.algorithm)")
         }
-        // The plain radio's typical trace, the same floor and walkers: the real radio costs beacond over 10 points.
+        // The plain radio's typical trace, the same floor, walkers and receivers: the real radio costs beacond over 5
+        // points of right room.
         let typical = try #require(Self.rows(PresenceSuite.scenarios[0].name).beacond)
-        #expect(typical.correctRoomRate - a.correctRoomRate > 0.1)
+        #expect(typical.correctRoomRate - a.correctRoomRate > 0.05)
     }
 
     // MARK: A fleet of Wi-Fi receivers (issue 22)

@@ -8,7 +8,8 @@ public struct Position: Hashable, Sendable, CustomStringConvertible {
     /// The floor's id.
     public var floor: String
     /// Metres: the radius around (x, y) that holds every spot fitting the readings about as well (the 68 % region of
-    /// the fit at the radio's spread). Grows when few receivers hear the beacon or they disagree.
+    /// the fit at the radio's spread). Grows when few receivers hear the beacon or they stand so that many spots fit
+    /// alike; it does not yet grow when the receivers disagree more than the radio's spread says.
     public var accuracy: Double
     /// How many receivers' readings placed it.
     public var fixes: Int

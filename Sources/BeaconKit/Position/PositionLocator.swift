@@ -91,15 +91,18 @@ public struct PositionLocator<Beacon: Hashable & Sendable>: Sendable {
     /// `receiver` heard `beacon` (whose RSSI at one metre is `measuredPower`) at `rssi` dBm at `now`. A receiver not
     /// on the plan is not used.
     public mutating func observe(_ beacon: Beacon, rssi: Double, measuredPower: Double, by receiver: ReceiverID, at now: Timestamp) {
-        guard let index = receiverIndex[receiver], rssi.isFinite, measuredPower.isFinite else { return }
+        guard let index = receiverIndex[receiver], !offline.contains(index), rssi.isFinite, measuredPower.isFinite else { return }
         guard tracks.count < capacity || tracks[beacon] != nil else { return }
         let time = now.microsecondsSinceEpoch
         let smoothing = Double(configuration.smoothing.wholeMicroseconds) / 1_000_000
         let stale = configuration.staleAfter.wholeMicroseconds
         tracks[beacon, default: [:]][index] = {
-            guard var heard = tracks[beacon]?[index], time - heard.time < stale, time >= heard.time else {
+            guard var heard = tracks[beacon]?[index], time - heard.time < stale else {
                 return Heard(rssi: rssi, time: time, measuredPower: measuredPower)
             }
+            // A reading older than the receiver's last (delivered late) is dropped: the smoothing has moved past it,
+            // and the clock never goes back.
+            guard time >= heard.time else { return heard }
             let weight = smoothing > 0 ? 1 - exp(-Double(time - heard.time) / 1_000_000 / smoothing) : 1
             heard.rssi += weight * (rssi - heard.rssi)
             heard.time = time
@@ -108,7 +111,8 @@ public struct PositionLocator<Beacon: Hashable & Sendable>: Sendable {
         }()
     }
 
-    /// A receiver is offline: its readings place nothing until it is back and heard again.
+    /// A receiver is offline: its readings place nothing, and what it says while offline is not kept, until it is
+    /// back and heard again.
     public mutating func receiverWentOffline(_ receiver: ReceiverID) {
         guard let index = receiverIndex[receiver] else { return }
         offline.insert(index)

@@ -61,6 +61,11 @@ struct PositionLocatorTests {
         // A receiver not on the plan is not used.
         all.observe("tag", rssi: -40, measuredPower: -59, by: ReceiverID(rawValue: 99), at: Self.at(2))
         #expect(all.position(of: "tag", at: Self.at(2))?.fixes == 4)
+        // What an offline receiver says is not kept for when it is back.
+        all.receiverWentOffline(ReceiverID(rawValue: 4))
+        all.observe("tag", rssi: -40, measuredPower: -59, by: ReceiverID(rawValue: 4), at: Self.at(3))
+        all.receiverCameOnline(ReceiverID(rawValue: 4))
+        #expect(all.position(of: "tag", at: Self.at(3))?.fixes == 3)
     }
 
     @Test("readings are smoothed over the configured time: one stray reading moves the beacon little")
@@ -75,6 +80,20 @@ struct PositionLocatorTests {
         locator.observe("tag", rssi: Self.rssi(Self.receivers[3], x: 2, y: 2) + 20, measuredPower: -59, by: Self.receivers[3].id, at: Self.at(20))
         let position = locator.position(of: "tag", at: Self.at(20))
         #expect(position.map { abs($0.x - 2) < 2 && abs($0.y - 2) < 2 } == true, "\(String(describing: position))")
+    }
+
+    @Test("a reading delivered late (older than the receiver's last) is dropped, never moving the clock back")
+    func lateReading() {
+        var locator = PositionLocator<String>(floors: [Self.ground], receivers: Self.receivers)
+        for receiver in Self.receivers {
+            locator.observe("tag", rssi: Self.rssi(receiver, x: 2, y: 2), measuredPower: -59, by: receiver.id, at: Self.at(10))
+        }
+        let before = locator.position(of: "tag", at: Self.at(10))
+        // Receiver 4 reports, late, a reading from 9.5 s that says the beacon is beside it.
+        locator.observe("tag", rssi: -50, measuredPower: -59, by: Self.receivers[3].id, at: Self.at(9.5))
+        #expect(locator.position(of: "tag", at: Self.at(10)) == before)
+        // Its readings still go stale from its last one (10 s), not from the late one.
+        #expect(locator.position(of: "tag", at: Self.at(19.9))?.fixes == 4)
     }
 
     @Test("two floors: the beacon is put on the floor whose receivers' readings fit it")
