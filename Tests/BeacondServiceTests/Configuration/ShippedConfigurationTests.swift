@@ -48,7 +48,7 @@ struct ShippedConfigurationTests {
         #expect(
             keys == [
                 "location_services", "prompt", "admin_group", "exit_timeout", "exit_timeout_min", "exit_chance",
-                "max_regions_per_client", "max_regions_per_app", "margin", "dwell", "smoothing",
+                "max_regions_per_client", "max_regions_per_app", "margin", "dwell",
                 "queue_limit", "queue_ttl", "activation_interval", "max_clients_per_app", "max_clients_per_user",
                 "source", "broker", "room", "username", "password_file", "ca_file", "client_certificate",
                 "client_key", "protocol", "publish", "subscribe", "publish_interval", "rssi_offset",
