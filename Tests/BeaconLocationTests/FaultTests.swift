@@ -80,6 +80,13 @@ struct FaultTests {
     func closeEndsWaitingCalls() async throws {
         let world = try await World.running(granting: "authorizedAlways")
         let manager = try await LocationManager(appID: World.demo, bus: world.address)
+        // Registered and idle before beacond hangs: a call of the client's own still in flight (or a registration
+        // not yet answered) would hold the one this test sends (CI saw it never sent, twice, under a full run).
+        try await until("registered, with no call in flight") {
+            let registered = await manager.client.isRegistered
+            let pending = await manager.client.pendingCallMembers
+            return registered && pending.isEmpty
+        }
         world.signalDaemon(SIGSTOP)
         defer { world.signalDaemon(SIGCONT) }
         let call = Task { try await manager.requestAlwaysAuthorization() }
