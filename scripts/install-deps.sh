@@ -4,6 +4,11 @@
 set -euo pipefail
 
 packages=(pkg-config libdbus-1-dev libbluetooth-dev dbus libsqlite3-dev libmosquitto-dev)
+if [[ "${1:-run}" == run ]]; then
+    # make run's last part replays a real flat's drive as ESPresense nodes through a private Mosquitto
+    # (scripts/flat-demo.py, with paho-mqtt).
+    packages+=(mosquitto python3 python3-paho-mqtt)
+fi
 if [[ "${1:-run}" == test || "${1:-run}" == deb ]]; then
     # make deb: debhelper (dh, dpkg-shlibdeps) and the man pages' check (man-db); the package is checked
     # with lintian and piuparts, in Debian 12 roots made by mmdebstrap.

@@ -71,9 +71,24 @@ public enum BeacondKey {
     //    RSSI and Accuracy: this node's room when its adapter
     //    heard the beacon this cycle, else the nearest receiver;
     //    "" when nobody heard it this cycle
+    public static let position = "Position" // a{sv}: with [mqtt] and a floor plan: where the beacon
+    //    is on it (BeacondPositionKey); absent before any plan
+    //    receiver heard it
     public static let proximity = "Proximity"
     public static let txPower = "TxPower"
     public static let timestamp = "Timestamp"
+}
+
+/// Keys of a ranged beacon's `Position` (docs/position.md).
+public enum BeacondPositionKey {
+    /// d, metres on the floor plan.
+    public static let x = "X", y = "Y", z = "Z"
+    /// s: the floor's id in floorplan.toml.
+    public static let floor = "Floor"
+    /// d, metres: the true position is within this of (X, Y) about two times in three.
+    public static let accuracy = "Accuracy"
+    /// n (uint32): how many receivers' readings placed it.
+    public static let fixes = "Fixes"
 }
 
 /// Keys of `ListReceiverReadings` entries: each receiver's latest raw reading of each beacon (for calibration).

@@ -190,11 +190,12 @@ extension SurveyFlat {
     /// `track` scored: errors, right room (the room whose box holds the estimate, or the nearest box) on the rows in
     /// a room's box, and room changes between samples once a second (the first row of each second of the drive, as
     /// `Evaluation` samples the room rules) within a stretch (samples less than two seconds apart).
-    public func score(_ track: PositionTrack, method: String) -> PositionScore {
+    /// With `rooms` (one per row of the track; nil: no room), those are the estimated rooms instead.
+    public func score(_ track: PositionTrack, method: String, rooms placed: [Int?]? = nil) -> PositionScore {
         var score = PositionScore(method: method, errors: track.errors(on: self), inRoom: 0, rightRoom: 0, roomChanges: 0, trueRoomChanges: 0)
-        var previous: (row: Int, estimated: Int, truth: Int?)?
-        for (row, estimate) in zip(track.rows, track.estimates) {
-            let estimated = nearestRoom(x: estimate.x, y: estimate.y)
+        var previous: (row: Int, estimated: Int?, truth: Int?)?
+        for (index, (row, estimate)) in zip(track.rows, track.estimates).enumerated() {
+            let estimated = placed.map { $0[index] } ?? nearestRoom(x: estimate.x, y: estimate.y)
             let truth = room(x: rows[row].x, y: rows[row].y)
             if let truth {
                 score.inRoom += 1

@@ -101,7 +101,7 @@ public enum PresenceSuite {
     /// A 3 × 2 floor of 5 m rooms, a receiver in each room's centre with an offset of ±`offsets` dB; `beacons` walkers
     /// dwelling 1–15 min anywhere in a room (at least 0.5 m from its walls), away 15 % of their stops for 5–30 min.
     public static func trace(_ scenario: Scenario, hours: Double, beacons: Int, seed: UInt64) -> SimulatedTrace {
-        let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: scenario.wallLoss)
+        let plan = SimulatedFloor.grid(columns: 3, rows: 2, size: 5, wallLoss: scenario.wallLoss)
         var random = SeededRandom(seed: seed ^ 0x5EED_F100_0000_0000)
         let receivers = plan.rooms.indices.map { index in
             let offline: [Range<Double>] =
@@ -147,7 +147,7 @@ public enum PresenceSuite {
     /// spot at least 0.3 m inside a room, away 15 % of their stops. What the simulator says of the real flat for
     /// people rather than a robot.
     public static func flatTrace(_ survey: SurveyFlat, radio fitted: SurveyRadio, hours: Double, beacons: Int, seed: UInt64) -> SimulatedTrace {
-        let plan = FloorPlan(
+        let plan = SimulatedFloor(
             rooms: survey.rooms.map { Room(name: $0.name, minimum: Point(x: $0.x0, y: $0.y0), maximum: Point(x: $0.x1, y: $0.y1)) },
             wallLoss: fitted.wallLoss)
         let power = fitted.receiverPower.reduce(0, +) / Double(max(fitted.receiverPower.count, 1))

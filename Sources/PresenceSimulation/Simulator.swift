@@ -95,7 +95,7 @@ public struct RadioEnvironment: Hashable, Sendable {
     }
 
     /// The radio fitted to a survey: its exponent and spreads, its receivers' mean miss rate and repeat. Its wall
-    /// loss belongs to the floor plan (`FloorPlan.wallLoss`), its receivers' powers to the receivers.
+    /// loss belongs to the floor plan (`SimulatedFloor.wallLoss`), its receivers' powers to the receivers.
     public init(fitted radio: SurveyRadio) {
         self.init(
             pathLossExponent: radio.pathLossExponent, shadowing: radio.noise,
@@ -209,7 +209,7 @@ public enum Simulator {
     public static let walkingSpeed = 1.2
 
     public static func run(
-        plan: FloorPlan, receivers: [SimulatedReceiver], beacons: [SimulatedBeacon],
+        plan: SimulatedFloor, receivers: [SimulatedReceiver], beacons: [SimulatedBeacon],
         radio: RadioEnvironment, seed: UInt64
     ) -> SimulatedTrace {
         var random = SeededRandom(seed: seed)
@@ -260,7 +260,7 @@ public enum Simulator {
 
     /// Where a schedule leaves a room: at the wall it crosses walking to the next (found every 50 ms of the walk), or
     /// at the end of the stay when it goes away.
-    static func departures(from intervals: [TruthInterval], plan: FloorPlan) -> [RoomDeparture] {
+    static func departures(from intervals: [TruthInterval], plan: SimulatedFloor) -> [RoomDeparture] {
         var departures: [RoomDeparture] = []
         for (index, stay) in intervals.enumerated() where !stay.walking && index + 1 < intervals.count {
             guard let room = stay.room else { continue }
@@ -279,7 +279,7 @@ public enum Simulator {
     }
 
     /// The beacon's stops and the walks between them, in time order.
-    static func schedule(_ beacon: SimulatedBeacon, plan: FloorPlan) -> [TruthInterval] {
+    static func schedule(_ beacon: SimulatedBeacon, plan: SimulatedFloor) -> [TruthInterval] {
         var intervals: [TruthInterval] = []
         var time = 0.0
         var previous: (room: Int, spot: Point)?
@@ -299,13 +299,13 @@ public enum Simulator {
         return intervals
     }
 
-    static func spot(_ room: Int, _ offset: Point, _ plan: FloorPlan) -> Point {
+    static func spot(_ room: Int, _ offset: Point, _ plan: SimulatedFloor) -> Point {
         let centre = plan.rooms[room].centre
         return Point(x: centre.x + offset.x, y: centre.y + offset.y)
     }
 
     /// Where the beacon is at `time`; nil while away.
-    static func position(of intervals: [TruthInterval], at time: Double, plan: FloorPlan) -> Point? {
+    static func position(of intervals: [TruthInterval], at time: Double, plan: SimulatedFloor) -> Point? {
         guard let index = intervals.firstIndex(where: { $0.start <= time && time < $0.end }) else { return nil }
         let interval = intervals[index]
         guard let room = interval.room else { return nil }
@@ -324,7 +324,7 @@ public enum Simulator {
 /// beacon: they are the building's), each receiver–beacon link's fading and whether its last advertisement was missed.
 struct StructuredRadio {
     let radio: RadioEnvironment
-    let plan: FloorPlan
+    let plan: SimulatedFloor
     var random: SeededRandom
     let roomBias: [[Double]]
     let place: [PlaceShadowing]
@@ -332,7 +332,7 @@ struct StructuredRadio {
     var missing: Set<Int> = []
     let receivers: Int
 
-    init(_ radio: RadioEnvironment, plan: FloorPlan, receivers: Int, seed: UInt64) {
+    init(_ radio: RadioEnvironment, plan: SimulatedFloor, receivers: Int, seed: UInt64) {
         self.radio = radio
         self.plan = plan
         self.receivers = receivers

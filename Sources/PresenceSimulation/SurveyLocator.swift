@@ -117,3 +117,54 @@ extension SurveyFlat {
         return chosen.flatMap(\.rows).sorted()
     }
 }
+
+extension SurveyFlat {
+    /// The flat as a `floorplan.toml` would draw it: one floor, each room's box, receivers `r1`…`r6` (in
+    /// `receivers.csv` order) at their places with `calibrations`.
+    public func floorPlan(calibrations: [ReceiverCalibration]) -> FloorPlan {
+        let floor = FloorPlan.Floor(id: "flat", tagHeight: Self.tagHeight)
+        let planRooms = rooms.map { room in
+            FloorPlan.Room(
+                id: room.name, floor: "flat",
+                points: [
+                    FloorPlan.Point(x: room.x0, y: room.y0), FloorPlan.Point(x: room.x1, y: room.y0),
+                    FloorPlan.Point(x: room.x1, y: room.y1), FloorPlan.Point(x: room.x0, y: room.y1),
+                ])
+        }
+        let planReceivers = receivers.enumerated().map { index, receiver in
+            FloorPlan.Receiver(id: "r\(index + 1)", floor: "flat", x: receiver.x, y: receiver.y, z: receiver.z, calibration: calibrations[index])
+        }
+        return FloorPlan(floors: [floor], rooms: planRooms, receivers: planReceivers)
+    }
+
+    /// beacond's `PlanPlacement` over the whole drive (the daemon's path with a floor plan), calibrated on the rows
+    /// `fitted`, asked at each of the rows `judged`: positions, stated accuracies and rooms (indices into `rooms`;
+    /// nil: unknown).
+    public func place(
+        _ judged: [Int], fittedOn fitted: [Int], rooms configuration: PlanRoomConfiguration = .default, measuredPower: Double = -59
+    ) -> (track: PositionTrack, accuracies: [Double], rooms: [Int?]) {
+        let plan = floorPlan(calibrations: locatorCalibrations(fittedOn: fitted, measuredPower: measuredPower))
+        var placement = PlanPlacement<Int>(plan: plan, rooms: configuration)
+        let wanted = Set(judged)
+        var rowsPlaced: [Int] = []
+        var estimates: [(x: Double, y: Double)] = []
+        var accuracies: [Double] = []
+        var placedRooms: [Int?] = []
+        for (index, row) in rows.enumerated() {
+            let now = Timestamp(secondsSinceEpoch: 1_600_000_000 + row.time)
+            for (receiver, rssi) in row.rssi.enumerated() {
+                guard let rssi else { continue }
+                placement.observe(0, rssi: rssi.rounded(), measuredPower: measuredPower, by: "r\(receiver + 1)", at: now)
+            }
+            // As the daemon does: after each reading.
+            let room = placement.update(0, at: now)
+            guard wanted.contains(index) else { continue }
+            let position = placement.position(of: 0)
+            rowsPlaced.append(index)
+            estimates.append((position?.x ?? .nan, position?.y ?? .nan))
+            accuracies.append(position?.accuracy ?? .infinity)
+            if case .room(let name) = room { placedRooms.append(rooms.firstIndex { $0.name == name }) } else { placedRooms.append(nil) }
+        }
+        return (PositionTrack(rows: rowsPlaced, estimates: estimates), accuracies, placedRooms)
+    }
+}

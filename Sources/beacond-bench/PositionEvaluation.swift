@@ -17,8 +17,30 @@ struct PositionEvaluation: ParsableCommand {
     @Option(help: "Where the real flat's survey is.")
     var survey = "Tests/Fixtures/flat-calib2021"
 
+    @Option(help: "Rooms from positions: seconds a new room must hold the position (default: beacond's).")
+    var planDwell: Double?
+
+    @Option(help: "Rooms from positions: metres inside a room that move the beacon at once (default: beacond's).")
+    var planDepth: Double?
+
+    @Option(help: "Rooms from positions: metres of accuracy beyond which the room is unknown (default: beacond's).")
+    var planAccuracy: Double?
+
+    @Flag(help: "Sweep the rooms-from-positions settings: each fold's choice judged on the other fold.")
+    var sweep = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Write floorplan.toml (calibrated at 2 spots a room of the odd minutes) and drive.csv (the even minute with most "
+                + "room changes) for make run and the replay test, then stop.", valueName: "directory"))
+    var writeReplay: String?
+
     func run() throws {
         let flat = try SurveyFlat.load(directory: survey)
+        if let writeReplay {
+            try Self.writeReplay(flat, to: writeReplay)
+            return
+        }
         let (even, odd) = flat.folds
         print("positions on the real flat, each fold judged by a model fitted on the other (\(flat.rows.count) rows)")
         print(
@@ -81,6 +103,23 @@ struct PositionEvaluation: ParsableCommand {
                     format: "          the true position within the stated accuracy: %.1f %% of rows",
                     Double(held[0].held + held[1].held) / Double(max(held[0].count + held[1].count, 1)) * 100))
         }
+        // Rooms from positions, as the daemon places them with a floor plan: calibrated at spots of the other fold.
+        var rooms = PlanRoomConfiguration.default
+        if let planDwell { rooms.dwell = .milliseconds(Int64(planDwell * 1000)) }
+        if let planDepth { rooms.depth = planDepth }
+        if let planAccuracy { rooms.maximumAccuracy = planAccuracy }
+        let name = String(
+            format: "rooms from positions (dwell %.0f s, depth %.1f m, ±%.0f m)", Double(rooms.dwell.wholeMicroseconds) / 1e6, rooms.depth,
+            rooms.maximumAccuracy)
+        var placed: [PositionScore] = []
+        for (fold, judged, other) in [("even", even, odd), ("odd", odd, even)] {
+            let result = flat.place(judged, fittedOn: flat.calibrationSpots(among: other), rooms: rooms)
+            let score = flat.score(result.track, method: name, rooms: result.rooms)
+            placed.append(score)
+            line(fold, score)
+        }
+        line("drive", placed[0] + placed[1])
+        if sweep { sweepPlanRooms(flat) }
         for method in PositionBaseline.allCases {
             let onEven = flat.score(flat.locate(even, by: method, fittedOn: odd), method: method.rawValue)
             let onOdd = flat.score(flat.locate(odd, by: method, fittedOn: even), method: method.rawValue)
@@ -88,5 +127,113 @@ struct PositionEvaluation: ParsableCommand {
             line("odd", onOdd)
             line("drive", onEven + onOdd)
         }
+    }
+}
+
+extension PositionEvaluation {
+    /// Every setting of rooms from positions on each fold, and the one each fold prefers (most right room with at
+    /// most 1.2 changes per true change) judged on the other.
+    func sweepPlanRooms(_ flat: SurveyFlat) {
+        let (even, odd) = flat.folds
+        var settings: [PlanRoomConfiguration] = []
+        for dwell in [0.0, 1, 2, 3, 4, 6] {
+            for depth in [0.5, 1.0, 1.5, 100] {
+                for accuracy in [3.0, 4, 6, 100] {
+                    settings.append(
+                        PlanRoomConfiguration(
+                            dwell: .milliseconds(Int64(dwell * 1000)), depth: depth, maximumAccuracy: accuracy, interval: .seconds(1)))
+                }
+            }
+        }
+        print("  sweep: dwell s, depth m, accuracy limit m: right room and changes per true change on each fold")
+        var results: [[PositionScore]] = []
+        let spotsFor = [flat.calibrationSpots(among: odd), flat.calibrationSpots(among: even)]
+        for setting in settings {
+            var row: [PositionScore] = []
+            for (fold, judged) in [even, odd].enumerated() {
+                let result = flat.place(judged, fittedOn: spotsFor[fold], rooms: setting)
+                row.append(flat.score(result.track, method: "", rooms: result.rooms))
+            }
+            results.append(row)
+            print(
+                String(
+                    format: "    %4.1f %5.1f %5.0f   even %5.1f %% %5.2f   odd %5.1f %% %5.2f", Double(setting.dwell.wholeMicroseconds) / 1e6,
+                    setting.depth, setting.maximumAccuracy, row[0].rightRoomRate * 100, row[0].changesPerTrueChange,
+                    row[1].rightRoomRate * 100, row[1].changesPerTrueChange))
+        }
+        for (fold, other) in [(0, 1), (1, 0)] {
+            let eligible = results.indices.filter { results[$0][fold].changesPerTrueChange <= 1.2 }
+            guard let best = eligible.max(by: { results[$0][fold].rightRoomRate < results[$1][fold].rightRoomRate }) else { continue }
+            let setting = settings[best]
+            print(
+                String(
+                    format:
+                        "  chosen on %@: dwell %.1f s, depth %.1f m, limit %.0f m -> judged on %@: %.1f %% right room, %.2f changes per true change",
+                    fold == 0 ? "even" : "odd", Double(setting.dwell.wholeMicroseconds) / 1e6, setting.depth, setting.maximumAccuracy,
+                    other == 0 ? "even" : "odd", results[best][other].rightRoomRate * 100, results[best][other].changesPerTrueChange))
+        }
+    }
+}
+
+extension PositionEvaluation {
+    static let attribution = """
+        # Derived from M. Kolakowski, "BLE RSS dataset for fingerprinting radio map calibration",
+        # github.com/marckolak/ble-rss-fingerprints-calib2021, DOI 10.5281/zenodo.5457591, licensed CC BY 4.0
+        # (https://creativecommons.org/licenses/by/4.0/); see Tests/Fixtures/flat-calib2021/README.md.
+        # Written by `beacond-bench position --write-replay`: do not edit by hand.
+
+        """
+
+    /// The flat's floor plan as a user would write it (receivers r1…r6, calibrated at two 10 s spots a room among the
+    /// odd minutes), and the even minute of the drive with the most room changes (never fitted on), for replay.
+    static func writeReplay(_ flat: SurveyFlat, to directory: String) throws {
+        let (even, odd) = flat.folds
+        var plan = flat.floorPlan(calibrations: flat.locatorCalibrations(fittedOn: flat.calibrationSpots(among: odd)))
+        // rooms.csv's boxes are approximate: where one reaches a few centimetres into the room below it (the living room
+        // into the hall), it starts at that room's wall instead, as floorplan.toml requires.
+        for index in plan.rooms.indices {
+            let box = flat.rooms[index]
+            for other in flat.rooms where other != box && other.x0 < box.x1 && box.x0 < other.x1 && other.y1 > box.y0 && other.y1 - box.y0 < 0.1 {
+                plan.rooms[index].points = plan.rooms[index].points.map { $0.y == box.y0 ? FloorPlan.Point(x: $0.x, y: other.y1) : $0 }
+            }
+        }
+        func number(_ value: Double) -> String { String(format: "%.2f", value) }
+        var toml = attribution
+        toml += "[floors.flat]\nname = \"The surveyed flat\"\ntag_height = 0\n"
+        for room in plan.rooms {
+            toml += "\n[rooms.\(room.id)]\npoints = [" + room.points.map { "[\(number($0.x)), \(number($0.y))]" }.joined(separator: ", ") + "]\n"
+        }
+        for receiver in plan.receivers {
+            toml += "\n[receivers.\(receiver.id)]\nx = \(number(receiver.x))\ny = \(number(receiver.y))\nz = \(number(receiver.z))\n"
+            if let calibration = receiver.calibration {
+                toml += "rssi_offset = \(number(calibration.rssiOffset))\npath_loss_exponent = \(number(calibration.pathLossExponent))\n"
+            }
+        }
+        // The even minute whose true room changes most often.
+        var minutes: [Int: [Int]] = [:]
+        for index in even { minutes[Int(flat.rows[index].time / SurveyFlat.foldLength), default: []].append(index) }
+        func changes(_ rows: [Int]) -> Int {
+            let rooms = rows.compactMap { flat.room(x: flat.rows[$0].x, y: flat.rows[$0].y) }
+            return zip(rooms, rooms.dropFirst()).count { $0 != $1 }
+        }
+        guard let minute = minutes.keys.sorted().max(by: { changes(minutes[$0]!) < changes(minutes[$1]!) }) else { return }
+        let rows = minutes[minute]!
+        let start = flat.rows[rows[0]].time
+        var csv = attribution.split(separator: "\n").map { "\($0)\n" }.joined()
+        csv +=
+            "# Minute \(minute) of the survey drive (rows \(rows[0])-\(rows.last!) of survey.csv): t seconds from its start, "
+            + "the robot's x, y and room, and each receiver's RSSI (empty: a miss).\n"
+        csv += "t,x,y,room,r1,r2,r3,r4,r5,r6\n"
+        for index in rows {
+            let row = flat.rows[index]
+            let room = flat.room(x: row.x, y: row.y).map { flat.rooms[$0].name } ?? ""
+            csv +=
+                [number(row.time - start), number(row.x), number(row.y), room].joined(separator: ",") + ","
+                + row.rssi.map { $0.map { String(Int($0.rounded())) } ?? "" }.joined(separator: ",") + "\n"
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try toml.write(toFile: directory + "/floorplan.toml", atomically: true, encoding: .utf8)
+        try csv.write(toFile: directory + "/drive.csv", atomically: true, encoding: .utf8)
+        print("wrote \(directory)/floorplan.toml and \(directory)/drive.csv (minute \(minute), \(rows.count) rows, \(changes(rows)) room changes)")
     }
 }

@@ -137,6 +137,18 @@ struct EventTextTests {
             table.lines(now: Samples.now, utcOffset: 0).dropFirst().first
                 == "UUID                                  MAJOR  MINOR  RSSI  ACCURACY m  PROXIMITY  ROOM     RECEIVER  APP               CLIENT")
         #expect(table.lines(now: Samples.now, utcOffset: 0).last?.contains("near       kitchen  hall      com.example.door") == true)
+        // With a floor plan: where it is, in X, Y, FLOOR and ± after ROOM and RECEIVER, and in the plain line.
+        beacon[BeacondKey.position] = .vardict([
+            BeacondPositionKey.x: .double(2.5), BeacondPositionKey.y: .double(4.25), BeacondPositionKey.z: .double(1),
+            BeacondPositionKey.floor: .string("ground"), BeacondPositionKey.accuracy: .double(1.8), BeacondPositionKey.fixes: .uint32(4),
+        ])
+        table.update(try cycle("/org/beacond/client/1", [beacon]))
+        let lines = table.lines(now: Samples.now, utcOffset: 0)
+        #expect(lines.dropFirst().first?.contains("PROXIMITY  ROOM     RECEIVER   X m   Y m  FLOOR    ± m  APP") == true, "\(lines)")
+        #expect(lines.last?.contains("near       kitchen  hall      2.50  4.25  ground  1.80  com.example.door") == true, "\(lines)")
+        #expect(
+            RangingTable.plainLines(table.cycles[0], utcOffset: 0)
+                == ["12:00:00.000  com.example.door  \(Samples.uuid)  1:2 -58 dBm 0.92 m near at (2.50, 4.25) on ground ±1.80 m in kitchen"])
     }
 
     @Test func clientSignalsAreNamedLikeEvents() {

@@ -1458,6 +1458,58 @@ def test_every_kind_both_ways(suite):
         broker.close()
 
 
+# MARK: 18. positions on a floor plan, from a real drive
+
+def test_positions_from_the_real_flat(suite):
+    """A minute of the real flat's drive (examples/flat-calib2021, never fitted on) replayed as six ESPresense nodes
+    through Mosquitto into a node with the flat's floorplan.toml: a ranging client reads each beacon's Position (X, Y,
+    Floor, Accuracy, Fixes) and its Room from it over D-Bus; they follow the robot (median error under 2 m, the
+    rooms it drove through), and beaconctl beacons shows X, Y, FLOOR and ±. Without the plan there is no Position."""
+    import flat_replay
+    broker = Broker()
+    replay = None
+    try:
+        world = suite.world(settings=mqtt_settings(broker, room="collector", publish="[]"))
+        shutil.copy(os.path.join(flat_replay.EXAMPLE, "floorplan.toml"), os.path.join(world.config_dir, "floorplan.toml"))
+        world.start_daemon()
+        client = world.authorized_client("org.example.Demo", "authorizedWhenInUse")
+        client.start_ranging(DEMO_UUID)
+        replay = flat_replay.FlatReplay(broker.port, DEVICE_ID, seconds=45)
+        mark = client.collector.mark()
+        replay.start()
+        samples = []
+        deadline = time.monotonic() + 120
+        while not replay.done() and time.monotonic() < deadline:
+            pump_for(0.5)
+            for signal in client.collector.since(mark, member="DidRangeBeacons"):
+                beacons = [mqtt_plain(b) for b in signal.args[0]]
+                if beacons and "Position" in beacons[0] and replay.current and replay.elapsed() > 8:
+                    samples.append((beacons[0], replay.current))
+            mark = client.collector.mark()
+        check(len(samples) >= 20, "only %d ranged beacons with a Position in 45 s of replay" % len(samples))
+        positions = [beacon["Position"] for beacon, _ in samples]
+        check(all(p["Floor"] == "flat" and 1 <= p["Fixes"] <= 6 and p["Accuracy"] > 0 for p in positions),
+              "positions %r" % positions[:3])
+        errors = sorted(flat_replay.error(beacon["Position"], row) for beacon, row in samples)
+        median = errors[len(errors) // 2]
+        check(median < 2.0, "median error %.2f m over %d positions" % (median, len(errors)))
+        rooms = {beacon.get("Room") for beacon, _ in samples}
+        plan_rooms = {"bedroom", "living_room", "kitchen", "hall", "room5"}
+        check(rooms - {""} <= plan_rooms and len(rooms - {""}) >= 2, "rooms %r" % rooms)
+        truth_rooms = {row["room"] for _, row in samples} - {""}
+        right = sum(1 for beacon, row in samples if row["room"] and beacon.get("Room") == row["room"])
+        judged = sum(1 for _, row in samples if row["room"])
+        check(right >= judged / 2, "right room %d of %d (truth %r, said %r)" % (right, judged, truth_rooms, rooms))
+        shown = beaconctl(suite, world, "beacons", "--once")
+        check(shown.returncode == 0 and " at (" in shown.stdout and " on flat \u00b1" in shown.stdout,
+              "beaconctl beacons: %s %s" % (shown.stdout, shown.stderr))
+        print("    %d positions: median error %.2f m, right room %d of %d" % (len(errors), median, right, judged))
+    finally:
+        if replay:
+            replay.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("17 every kind both ways: altBeacon:, eddy: and irk: ids published and consumed, an app's key never published",
@@ -1489,6 +1541,8 @@ TESTS = [
      test_offline_receiver_elsewhere_does_not_hold_a_room),
     ("16 one advertisement reported by three receivers 5-60 ms late: the adaptive exit is as without latency",
      test_latency_does_not_delay_exits),
+    ("18 a minute of the real flat's drive through six ESPresense nodes: Position and Room from the floor plan over D-Bus",
+     test_positions_from_the_real_flat),
 ]
 
 if __name__ == "__main__":

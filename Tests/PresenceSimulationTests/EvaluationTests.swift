@@ -27,7 +27,7 @@ struct EvaluationTests {
     }
 
     static let trace: SimulatedTrace = {
-        let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5)
+        let plan = SimulatedFloor.grid(columns: 3, rows: 2, size: 5)
         let receivers = plan.rooms.map { SimulatedReceiver(name: $0.name, position: $0.centre) }
         // Room 0 for 600 s, walk to room 1, 600 s there, away 300 s, back in room 1 for 300 s, away 300 s.
         let beacon = SimulatedBeacon(

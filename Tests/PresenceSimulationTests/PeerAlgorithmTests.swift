@@ -6,7 +6,7 @@ import Testing
 @Suite("peer presence rules")
 struct PeerAlgorithmTests {
     static let trace: SimulatedTrace = {
-        let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5)
+        let plan = SimulatedFloor.grid(columns: 3, rows: 2, size: 5)
         let receivers = plan.rooms.map { SimulatedReceiver(name: $0.name, position: $0.centre) }
         let beacon = SimulatedBeacon(name: "tag", advertisingInterval: 1, stops: [.init(room: 2, dwell: 600), .init(room: nil, dwell: 600)])
         return Simulator.run(

@@ -5,7 +5,7 @@ import Testing
 @Suite("presence simulator")
 struct SimulatorTests {
     /// Six 5 m rooms (3 × 2), a receiver in the middle of each.
-    static let plan = FloorPlan.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
+    static let plan = SimulatedFloor.grid(columns: 3, rows: 2, size: 5, wallLoss: 5)
     static func receivers(offsets: [Double] = Array(repeating: 0, count: 6), offline: [Int: [Range<Double>]] = [:]) -> [SimulatedReceiver] {
         plan.rooms.indices.map {
             SimulatedReceiver(

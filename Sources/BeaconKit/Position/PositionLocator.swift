@@ -47,7 +47,8 @@ public struct PositionLocator<Beacon: Hashable & Sendable>: Sendable {
     private let expected: [[[Double]]]
     private var tracks: [Beacon: [Int: Heard]] = [:]
     private var offline: Set<Int> = []
-    private let capacity: Int
+    /// Beacons tracked at most: readings of new ones are dropped when full.
+    public let capacity: Int
 
     public init(
         floors: [LocatorFloor], receivers: [PlacedReceiver], configuration: PositionConfiguration = .default, capacity: Int = 10_000

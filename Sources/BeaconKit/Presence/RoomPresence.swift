@@ -11,6 +11,11 @@ public struct RoomPresence: Sendable {
     /// A beacon's RSSI at one metre when its advertised measured power is wrong, dBm.
     public var measuredPower: [BeaconIdentity: Int]
     public private(set) var locator: RoomLocator<BeaconIdentity>
+    /// With a floor plan: every beacon's position from the plan's receivers, and its room from that position (the
+    /// `RoomLocator` then serves ranging's distances only).
+    public private(set) var plan: PlanPlacement<BeaconIdentity>?
+    /// Each receiver's name as its readings came, for its going offline.
+    private var receiverNames: [ReceiverID: String] = [:]
     /// Each receiver's latest RSSI of each beacon, raw (before calibration), for `beaconctl calibrate`.
     public private(set) var latestReadings: [BeaconIdentity: [String: ReceiverReading]] = [:]
 
@@ -24,13 +29,14 @@ public struct RoomPresence: Sendable {
 
     public init(
         localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration] = [:],
-        measuredPower: [BeaconIdentity: Int] = [:], configuration: RoomConfiguration = .default
+        measuredPower: [BeaconIdentity: Int] = [:], configuration: RoomConfiguration = .default, floorPlan: FloorPlan? = nil
     ) {
         self.localRoom = localRoom
         self.localRSSIOffset = localRSSIOffset
         self.calibrations = calibrations
         self.measuredPower = measuredPower
         locator = RoomLocator(configuration: configuration)
+        plan = floorPlan.map { PlanPlacement(plan: $0, calibrations: calibrations) }
     }
 
     /// Counts a reading of `identity` by `receiver` in `room`: `rssi` dBm (smoothed or raw) with the beacon's advertised
@@ -50,15 +56,28 @@ public struct RoomPresence: Sendable {
                 latestReadings[identity, default: [:]][room] = ReceiverReading(rssi: rssi, measuredPower: power, time: now)
             }
         }
+        if let rssi, rssi.isFinite, plan != nil {
+            // A beacon that does not say its RSSI at one metre is placed as a typical one: the locator compares
+            // receivers' readings of one beacon, so a wrong constant moves it little.
+            let power = power.flatMap { $0 == 0 ? nil : Double($0) } ?? Self.typicalMeasuredPower
+            plan!.observe(identity, rssi: rssi, measuredPower: power, by: room, at: now)
+        }
+        if plan != nil, receiverNames[receiver] != room { receiverNames[receiver] = room }
         // Heard but unmeasurable (no RSSI, or a beacon advertising measured power 0): it is near this receiver, how near
         // cannot be said. Placed as far, so it names a room no other receiver hears it in, and never beats a measurement.
         let usable = metres.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? Self.unmeasuredDistance
         locator.observe(identity, distance: usable, by: receiver, in: room, at: now)
+        if plan != nil { return plan!.update(identity, at: now) }
         return placement(of: identity)
     }
 
-    /// Where `identity` is, for region monitoring.
+    /// Where `identity` is on the floor plan, as last worked out; nil without a plan or before any plan receiver's
+    /// reading.
+    public func position(of identity: BeaconIdentity) -> Position? { plan?.position(of: identity) }
+
+    /// Where `identity` is, for region monitoring: with a floor plan, the room holding its position.
     public func placement(of identity: BeaconIdentity) -> SightingRoom {
+        if let plan { return plan.room(of: identity) }
         switch locator.placement(of: identity) {
         case .room(let name)?: return .room(name)
         case .unknown?: return .unknown
@@ -66,8 +85,15 @@ public struct RoomPresence: Sendable {
         }
     }
 
-    public mutating func receiverWentOffline(_ receiver: ReceiverID) { locator.receiverWentOffline(receiver) }
-    public mutating func receiverCameOnline(_ receiver: ReceiverID) { locator.receiverCameOnline(receiver) }
+    public mutating func receiverWentOffline(_ receiver: ReceiverID) {
+        locator.receiverWentOffline(receiver)
+        if let name = receiverNames[receiver] { plan?.receiverWentOffline(name) }
+    }
+
+    public mutating func receiverCameOnline(_ receiver: ReceiverID) {
+        locator.receiverCameOnline(receiver)
+        if let name = receiverNames[receiver] { plan?.receiverCameOnline(name) }
+    }
 
     /// Each receiver's (calibrated, smoothed) distance to `identity` from fresh readings, by room: the nearest when a
     /// room has several receivers.
@@ -82,8 +108,12 @@ public struct RoomPresence: Sendable {
     /// Forgets beacons unheard for `age` (called about once a minute): tables stay as large as the beacons around.
     public mutating func forget(notHeardFor age: Duration, at now: Timestamp) {
         locator.forget(notHeardFor: age, at: now)
+        plan?.forget(notHeardSince: now - age)
         forgetReadings(before: now - age)
     }
+
+    /// dBm at one metre assumed for a beacon that does not say (iBeacon's usual −59).
+    public static let typicalMeasuredPower = -59.0
 
     /// Metres counted for a reading without a usable distance.
     public static let unmeasuredDistance = 30.0
@@ -99,11 +129,17 @@ public struct RoomPresence: Sendable {
     }
 
     /// A new configuration (reload): calibrations and overrides apply from the next reading; where beacons are is kept
-    /// unless the room hysteresis changed.
+    /// unless the room hysteresis changed. A changed floor plan (or calibration under it) starts its positions
+    /// afresh; an unchanged one keeps them.
     public mutating func reconfigure(
         localRoom: String, localRSSIOffset: Double = 0, calibrations: [String: ReceiverCalibration],
-        measuredPower: [BeaconIdentity: Int], configuration: RoomConfiguration
+        measuredPower: [BeaconIdentity: Int], configuration: RoomConfiguration, floorPlan: FloorPlan? = nil
     ) {
+        if floorPlan != plan?.plan || (floorPlan != nil && calibrations != self.calibrations) {
+            plan = floorPlan.map { PlanPlacement(plan: $0, calibrations: calibrations) }
+            // Receivers still offline stay so on the new plan.
+            for receiver in locator.offlineReceivers { if let name = receiverNames[receiver] { plan?.receiverWentOffline(name) } }
+        }
         self.localRoom = localRoom
         self.localRSSIOffset = localRSSIOffset
         self.calibrations = calibrations

@@ -97,6 +97,14 @@ public enum EventText {
         var telemetry = ""
         if let millivolts = beacon.integer(BeacondKey.batteryMillivolts) { telemetry += " battery \(millivolts) mV" }
         if let celsius = beacon.double(BeacondKey.temperature) { telemetry += " \(celsius) °C" }
+        if let position = beacon.dictionary(BeacondKey.position), let x = position.double(BeacondPositionKey.x),
+            let y = position.double(BeacondPositionKey.y)
+        {
+            let floor = position.string(BeacondPositionKey.floor) ?? "?"
+            let accuracy = position.double(BeacondPositionKey.accuracy).map { String(format: " ±%.2f m", $0) } ?? ""
+            telemetry += String(format: " at (%.2f, %.2f)", x, y) + " on \(floor)\(accuracy)"
+        }
+        if let room = beacon.string(BeacondKey.room), !room.isEmpty { telemetry += " in \(room)" }
         // Kinds other than iBeacon and AltBeacon have no numbers (their name says all).
         guard let major = beacon.integer(BeacondKey.major) else {
             return "\(rssi) \(accuracy == "unknown" ? accuracy : accuracy + " m") \(proximity)\(telemetry)"

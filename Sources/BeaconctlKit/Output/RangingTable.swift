@@ -55,19 +55,27 @@ public struct RangingTable: Sendable {
 
     /// The whole table (for a terminal that is redrawn every cycle). With `[mqtt]` on, the beacons carry a `Room`
     /// (the receiver nearest them) and a `Receiver` (the one whose reading gave RSSI and accuracy), shown in ROOM and
-    /// RECEIVER columns after PROXIMITY.
+    /// RECEIVER columns after PROXIMITY; with a floor plan too, a `Position`, shown in X m, Y m, FLOOR and ± m.
     public func lines(now: Timestamp, utcOffset: Int64) -> [String] {
         let extra = [(BeacondKey.room, "ROOM"), (BeacondKey.receiver, "RECEIVER")].filter { key, _ in
             cycles.contains { $0.beacons.contains { $0.string(key) != nil } }
         }
+        // With a floor plan, where each beacon is on it: X, Y, FLOOR and ± (its accuracy), after ROOM.
+        let positioned = cycles.contains { $0.beacons.contains { $0.dictionary(BeacondKey.position) != nil } }
         var columns = Self.columns
         columns.insert(contentsOf: extra.map { TextTable.Column($0.1) }, at: 6)
+        if positioned {
+            columns.insert(
+                contentsOf: [.init("X m", alignRight: true), .init("Y m", alignRight: true), .init("FLOOR"), .init("± m", alignRight: true)],
+                at: 6 + extra.count)
+        }
         let table = TextTable(
             columns: columns,
             rows: cycles.flatMap { cycle in
                 cycle.beacons.map { beacon in
                     var row = Self.row(beacon, cycle)
                     row.insert(contentsOf: extra.map { key, _ in beacon.string(key).flatMap { $0.isEmpty ? nil : $0 } ?? "-" }, at: 6)
+                    if positioned { row.insert(contentsOf: Self.position(beacon), at: 6 + extra.count) }
                     return row
                 }
             })
@@ -77,6 +85,16 @@ public struct RangingTable: Sendable {
         ]
         lines += table.rows.isEmpty ? ["(no beacons in range)"] : table.lines()
         return lines
+    }
+
+    /// X, Y, FLOOR and ± of a beacon's `Position`, "-" for each without one.
+    static func position(_ beacon: VarDict) -> [String] {
+        guard let position = beacon.dictionary(BeacondKey.position) else { return ["-", "-", "-", "-"] }
+        func metres(_ key: String) -> String { position.double(key).map { String(format: "%.2f", $0) } ?? "?" }
+        return [
+            metres(BeacondPositionKey.x), metres(BeacondPositionKey.y), position.string(BeacondPositionKey.floor) ?? "?",
+            metres(BeacondPositionKey.accuracy),
+        ]
     }
 
     /// Plain lines for one cycle (when stdout is not a terminal): one per beacon, or one saying none.

@@ -67,6 +67,7 @@ extension RangedBeaconReport {
         }
         var room = ""
         if case .room(let name) = presence.placement(of: beacon.identity) { room = name }
-        self.init(beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: now))
+        self.init(
+            beacon: beacon, room: room, receivers: presence.distances(of: beacon.identity, at: now), position: presence.position(of: beacon.identity))
     }
 }

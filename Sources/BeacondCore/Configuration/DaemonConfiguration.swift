@@ -25,6 +25,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var rooms: RoomConfiguration
     /// `calibration.toml [receivers.<room>]`: each receiver's RSSI offset and path-loss exponent.
     public var calibrations: [String: ReceiverCalibration]
+    /// `floorplan.toml` (or the file `[rooms] floorplan` names): floors, rooms and receivers' places. With one, rooms
+    /// come from beacons' positions; nil: a receiver names its room.
+    public var floorPlan: FloorPlan?
+    /// `[rooms] floorplan` as written (relative to the configuration directory); nil: `floorplan.toml` there, if any.
+    public var floorPlanSetting: String?
     /// `calibration.toml [beacons]`: measured power overrides, dBm at one metre.
     public var measuredPowerOverrides: [BeaconIdentity: Int]
     /// `[monitoring] max_regions_per_client`: the region that would exceed it is refused.
@@ -71,6 +76,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
         self.exitChance = 1e-3
         self.rooms = .default
         self.calibrations = [:]
+        self.floorPlan = nil
+        self.floorPlanSetting = nil
         self.measuredPowerOverrides = [:]
         self.maxRegionsPerClient = maxRegionsPerClient
         self.maxRegionsPerApp = 100

@@ -88,4 +88,13 @@ public struct RangedBeaconReport: Hashable, Sendable {
     /// nil without rooms (no `[mqtt]` node); "" when the beacon cannot be placed.
     public var room: String?
     public var receivers: [String: Double]
+    /// With a floor plan: where the beacon is on it.
+    public var position: Position?
+
+    public init(beacon: RangedBeacon, room: String?, receivers: [String: Double], position: Position? = nil) {
+        self.beacon = beacon
+        self.room = room
+        self.receivers = receivers
+        self.position = position
+    }
 }

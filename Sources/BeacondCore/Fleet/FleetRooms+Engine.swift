@@ -77,11 +77,11 @@ extension FleetRooms {
         if engine.presence == nil {
             engine.presence = RoomPresence(
                 localRoom: localRoom, localRSSIOffset: configuration.mqtt.rssiOffset, calibrations: configuration.calibrations,
-                measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
+                measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms, floorPlan: configuration.floorPlan)
         } else {
             engine.presence?.reconfigure(
                 localRoom: localRoom, localRSSIOffset: configuration.mqtt.rssiOffset, calibrations: configuration.calibrations,
-                measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms)
+                measuredPower: configuration.measuredPowerOverrides, configuration: configuration.rooms, floorPlan: configuration.floorPlan)
         }
     }
 

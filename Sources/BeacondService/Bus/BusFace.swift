@@ -180,7 +180,25 @@ final class BusFace {
                         keySignature: "s", valueSignature: "d",
                         report.receivers.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .double($0.value)) }))))
         entries.append(DBusDictionaryEntry(key: .string(BeacondKey.receiver), value: .variant(.string(report.beacon.receiver ?? ""))))
+        if let position = report.position {
+            entries.append(DBusDictionaryEntry(key: .string(BeacondKey.position), value: .variant(Self.dictionary(position))))
+        }
         return .dictionary(keySignature: key, valueSignature: value, entries)
+    }
+
+    /// A position's `a{sv}` (`BeacondPositionKey`), metres rounded to centimetres.
+    static func dictionary(_ position: Position) -> DBusValue {
+        func metres(_ value: Double) -> DBusValue { .variant(.double((value * 100).rounded() / 100)) }
+        return .dictionary(
+            keySignature: "s", valueSignature: "v",
+            [
+                DBusDictionaryEntry(key: .string(BeacondPositionKey.x), value: metres(position.x)),
+                DBusDictionaryEntry(key: .string(BeacondPositionKey.y), value: metres(position.y)),
+                DBusDictionaryEntry(key: .string(BeacondPositionKey.z), value: metres(position.z)),
+                DBusDictionaryEntry(key: .string(BeacondPositionKey.floor), value: .variant(.string(position.floor))),
+                DBusDictionaryEntry(key: .string(BeacondPositionKey.accuracy), value: metres(position.accuracy)),
+                DBusDictionaryEntry(key: .string(BeacondPositionKey.fixes), value: .variant(.uint32(UInt32(clamping: position.fixes)))),
+            ])
     }
 
     // MARK: Building

@@ -70,6 +70,21 @@ public enum ConfigurationLoader {
                     try TOMLDocument(file: calibrationFile, text: text), into: &configuration, brokenDeviceFiles: brokenDeviceFiles)
             }
         }
+        collecting { () throws(ConfigurationError) in
+            // The file [rooms] floorplan names (relative to the directory), else floorplan.toml there if present.
+            let named = configuration.floorPlanSetting
+            let file = named.map { $0.hasPrefix("/") ? $0 : path(directory, $0) } ?? path(directory, FloorPlanParser.fileName)
+            guard let text = try ConfigurationFiles.readIfPresent(file) else {
+                guard named != nil else { return }
+                throw ConfigurationError(
+                    file: settingsFile, line: settingsDocument?.keyLines.line(of: ["rooms", "floorplan"]),
+                    message: "floorplan = \"\(named!)\": \(file) does not exist",
+                    fix: "correct the path, write the plan there (floorplan.toml(5)), or import one with beaconctl floorplan import")
+            }
+            let parsed = try FloorPlanParser.parse(try TOMLDocument(file: file, text: text))
+            configuration.floorPlan = parsed.plan
+            configuration.warnings += parsed.warnings
+        }
         if let scanner { configuration.scanner = scanner }
         let sourceFile = scanner == nil ? settingsFile : "--scanner"
         let sourceLine = scanner == nil ? settingsDocument?.keyLines.line(of: ["scanner", "source"]) : nil

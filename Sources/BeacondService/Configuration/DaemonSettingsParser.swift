@@ -180,6 +180,15 @@ enum DaemonSettingsParser {
         let smoothing = try seconds(
             "smoothing", in: &section, upTo: 600, default: configuration.rooms.smoothing, example: "4",
             meaning: "how long each receiver's RSSI is smoothed over before rooms compare it")
+        if let path = try section.string("floorplan", example: "floorplan.toml") {
+            guard !path.isEmpty, !path.contains("\0") else {
+                throw section.error(
+                    "floorplan", "floorplan = \"\" names no file",
+                    fix: "write the floor plan's path, e.g. floorplan = \"floorplan.toml\" (relative to this file's directory), "
+                        + "or remove the key")
+            }
+            configuration.floorPlanSetting = path
+        }
         do {
             configuration.rooms = try RoomConfiguration(
                 margin: margin, dwell: dwell, staleAfter: configuration.rooms.staleAfter, smoothing: smoothing)

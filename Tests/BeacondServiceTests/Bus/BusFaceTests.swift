@@ -66,6 +66,17 @@ struct BusFaceTests {
         guard case .dictionary(_, _, let entries) = roomed else { Issue.record("not a dictionary"); return }
         let keys = entries.compactMap { entry -> String? in if case .string(let key) = entry.key { return key } else { return nil } }
         #expect(keys.suffix(3) == [BeacondKey.room, BeacondKey.receivers, BeacondKey.receiver])
+        // With a floor plan: a Position a{sv}, metres to the centimetre.
+        let placed = BusFace.dictionary(
+            RangedBeaconReport(
+                beacon: beacon, room: "kitchen", receivers: [:],
+                position: Position(x: 2.123, y: 4.5, z: 1, floor: "ground", accuracy: 1.777, fixes: 4)))
+        let position = try #require(placed.vardictEntries?[BeacondKey.position]?.unwrapped.vardictEntries)
+        #expect(position[BeacondPositionKey.x] == .double(2.12))
+        #expect(position[BeacondPositionKey.accuracy] == .double(1.78))
+        #expect(position[BeacondPositionKey.floor] == .string("ground"))
+        #expect(position[BeacondPositionKey.fixes] == .uint32(4))
+        #expect(position.count == 6)
     }
 
     @Test("a start error's exit status: 78 (EX_CONFIG) for the configuration, 1 otherwise")

@@ -98,6 +98,52 @@ struct TOMLTableReader {
         return strings
     }
 
+    /// An array of numbers (integers or floating-point), `count` of them when given.
+    mutating func numbers(_ key: String, count: Int? = nil, example: String) throws(ConfigurationError) -> [Double]? {
+        guard let value = read(key) else { return nil }
+        let fix = "write e.g. \(key) = \(example)"
+        guard let array = value.array else { throw typeError(key, value, expected: "an array of numbers", fix: fix) }
+        let numbers = try Self.numbers(array, count: count) { (message) throws(ConfigurationError) in throw error(key, "\(key): \(message)", fix: fix)
+        }
+        return numbers
+    }
+
+    /// An array of arrays of `width` numbers (points: `[[0, 0], [4, 0], [4, 3]]`).
+    mutating func points(_ key: String, width: Int, example: String) throws(ConfigurationError) -> [[Double]]? {
+        guard let value = read(key) else { return nil }
+        let fix = "write e.g. \(key) = \(example)"
+        guard let array = value.array else { throw typeError(key, value, expected: "an array of points", fix: fix) }
+        var points: [[Double]] = []
+        for (index, element) in array.enumerated() {
+            guard let inner = element.array else {
+                throw error(key, "point \(index + 1) of \(key) is \(Self.typeName(element.type)), but must be [x, y]", fix: fix)
+            }
+            points.append(
+                try Self.numbers(inner, count: width) { (message) throws(ConfigurationError) in
+                    throw error(key, "point \(index + 1) of \(key): \(message)", fix: fix)
+                })
+        }
+        return points
+    }
+
+    private static func numbers(
+        _ array: TOMLArray, count: Int?, fail: (String) throws(ConfigurationError) -> Never
+    ) throws(ConfigurationError) -> [Double] {
+        var numbers: [Double] = []
+        for (index, element) in array.enumerated() {
+            if let integer = element.int {
+                numbers.append(Double(integer))
+            } else if let double = element.double, double.isFinite {
+                numbers.append(double)
+            } else {
+                let shown = Self.render(element).map { " (\($0))" } ?? ""
+                try fail("element \(index + 1)\(shown) is \(Self.typeName(element.type)), but must be a number")
+            }
+        }
+        if let count, numbers.count != count { try fail("\(numbers.count) numbers, but it takes \(count)") }
+        return numbers
+    }
+
     /// The sub-table `key`, or nil when it is absent.
     mutating func table(_ key: String) throws(ConfigurationError) -> TOMLTableReader? {
         guard let value = read(key) else { return nil }

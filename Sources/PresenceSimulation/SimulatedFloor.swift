@@ -34,7 +34,7 @@ public struct Room: Hashable, Sendable {
 
 /// The rooms of a floor, side by side, with a wall between every two: what a signal crossing from one room into
 /// another loses is `wallLoss` dB per wall (log-distance path loss with wall attenuation, the multi-wall model).
-public struct FloorPlan: Hashable, Sendable {
+public struct SimulatedFloor: Hashable, Sendable {
     public var rooms: [Room]
     /// dB lost through each wall a signal crosses.
     public var wallLoss: Double
@@ -45,7 +45,7 @@ public struct FloorPlan: Hashable, Sendable {
     }
 
     /// `columns` × `rows` rooms of `size` metres square, named room0, room1, … row by row.
-    public static func grid(columns: Int, rows: Int, size: Double, wallLoss: Double = 5) -> FloorPlan {
+    public static func grid(columns: Int, rows: Int, size: Double, wallLoss: Double = 5) -> SimulatedFloor {
         var rooms: [Room] = []
         for row in 0..<rows {
             for column in 0..<columns {
@@ -56,7 +56,7 @@ public struct FloorPlan: Hashable, Sendable {
                         maximum: Point(x: Double(column + 1) * size, y: Double(row + 1) * size)))
             }
         }
-        return FloorPlan(rooms: rooms, wallLoss: wallLoss)
+        return SimulatedFloor(rooms: rooms, wallLoss: wallLoss)
     }
 
     /// The room at `point`, or nil outside every room.
