@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // AES-128 for resolving private addresses with Identity Resolving Keys (the specification's `ah`).
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // ESPresense-companion's config.yaml, for `beaconctl floorplan import`.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Pure domain: decoding, identities, regions, monitoring, ranging, authorization.
@@ -103,7 +105,9 @@ let package = Package(
         // Apps' client library: one connection per client, kept across beacond's restarts (docs/clients.md).
         .target(name: "BeaconLocation", dependencies: ["DBus", "MainLoopKit", "BeacondAPI"], swiftSettings: strict),
         // beaconctl's logic that needs no process (typed daemon calls, output, doctor checks), so tests can reach it.
-        .target(name: "BeaconctlKit", dependencies: ["DBus", "BeacondAPI", "BeaconKit"], swiftSettings: strict),
+        .target(
+            name: "BeaconctlKit", dependencies: ["DBus", "BeacondAPI", "BeaconKit", "Fleet", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
         .executableTarget(
             name: "beaconctl",
             dependencies: [
@@ -138,7 +142,7 @@ let package = Package(
             name: "BeacondServiceTests",
             dependencies: [
                 "BeacondService", "BeacondCore", "BeaconKit", "BeacondAPI", "DBus", "MainLoopKit",
-                "Fleet", "MQTT", "TestKit", .product(name: "GRDB", package: "GRDB.swift"),
+                "Fleet", "MQTT", "TestKit", "BeaconctlKit", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

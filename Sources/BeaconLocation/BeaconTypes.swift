@@ -354,6 +354,8 @@ public struct Beacon: Hashable, Sendable {
     public let timestamp: Date
     /// With `[mqtt]` receivers: the room beacond places the beacon in ("" when it cannot say).
     public let room: String?
+    /// With `[mqtt]` receivers and a floor plan: where beacond places the beacon on it; nil without.
+    public let position: BeaconPosition?
 
     package init?(dictionary: VarDict) {
         guard let constraint = BeaconIdentityConstraint(dictionary: dictionary) else { return nil }
@@ -372,6 +374,31 @@ public struct Beacon: Hashable, Sendable {
         self.rssi = rssi.isFinite ? Int(rssi.rounded().clamped(to: -128...127)) : 0
         timestamp = RegionEventInfo.date(dictionary.integer(BeacondKey.timestamp))
         room = dictionary.string(BeacondKey.room)
+        position = dictionary.dictionary(BeacondKey.position).flatMap(BeaconPosition.init(dictionary:))
+    }
+}
+
+/// Where beacond places a ranged beacon on its floor plan (`floorplan.toml`, docs/position.md).
+public struct BeaconPosition: Hashable, Sendable {
+    /// Metres on the plan.
+    public let x: Double
+    public let y: Double
+    public let z: Double
+    /// The floor's id in the plan.
+    public let floor: String
+    /// Metres: the true position is within this of (x, y) about two times in three.
+    public let accuracy: Double
+    /// How many receivers' readings placed it.
+    public let fixes: Int
+
+    package init?(dictionary: VarDict) {
+        guard let x = dictionary.double(BeacondPositionKey.x), let y = dictionary.double(BeacondPositionKey.y) else { return nil }
+        self.x = x
+        self.y = y
+        z = dictionary.double(BeacondPositionKey.z) ?? 0
+        floor = dictionary.string(BeacondPositionKey.floor) ?? ""
+        accuracy = dictionary.double(BeacondPositionKey.accuracy) ?? -1
+        fixes = Int(dictionary.integer(BeacondPositionKey.fixes) ?? 0)
     }
 }
 

@@ -25,6 +25,22 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The beacon's room sensor: the room it is in while present, `not_home` when gone, `unknown` otherwise.
     public func roomTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/room" }
 
+    /// With a floor plan: the beacon's position as ESPresense-companion's trackers carry it (`x`, `y`, `z`, `floor`,
+    /// `room`, `confidence`, `fixes`, `accuracy`, `last_seen`), the device tracker's `json_attributes_topic`.
+    public func attributesTopic(_ identity: BeaconIdentity) -> String { "beacond/\(room)/\(Self.objectID(identity))/attributes" }
+
+    /// The attributes' JSON for `position`, in `room` ("" when it cannot be said), worked out at `time`. `confidence` is
+    /// 0–100 as companion's: 100 less 10 per metre of accuracy (2 m: 80, 10 m or worse: 0), so floor-plan cards that
+    /// hide fixes below a confidence hide the unsure ones.
+    public static func attributes(_ position: Position, room: String, at time: Timestamp) -> String {
+        let confidence = Int(min(max(100 - 10 * position.accuracy, 0), 100).rounded())
+        return json([
+            ("x", .number(position.x)), ("y", .number(position.y)), ("z", .number(position.z)), ("floor", .text(position.floor)),
+            ("room", .text(room)), ("confidence", .number(Double(confidence))), ("fixes", .number(Double(position.fixes))),
+            ("accuracy", .number(position.accuracy)), ("last_seen", .text(time.iso8601)),
+        ])
+    }
+
     /// `ibeacon_<uuid>_<major>_<minor>`, lowercase with `_` for the UUID's dashes: the beacon in the alphabet Home
     /// Assistant keeps in entity ids unchanged (it would turn `-` into `_` itself).
     /// Other kinds: `altbeacon_<id1>_<id2>_<id3>`, `eddystone_<namespace>_<instance>`, `device_<key fingerprint>`.
@@ -84,7 +100,8 @@ public struct HomeAssistantDiscovery: Sendable {
                         ("name", .text("Presence (\(room))")), ("object_id", .text(object)), ("unique_id", .text(object)),
                         ("state_topic", .text(presenceTopic(identity))), ("payload_home", .text("home")),
                         ("payload_not_home", .text("not_home")), ("payload_reset", .text("None")),
-                        ("source_type", .text("bluetooth_le")), ("device", device),
+                        ("source_type", .text("bluetooth_le")), ("json_attributes_topic", .text(attributesTopic(identity))),
+                        ("device", device),
                     ] + availability)
             ),
             (
@@ -129,6 +146,8 @@ public struct HomeAssistantDiscovery: Sendable {
 
     enum Value {
         case text(String)
+        /// Written with at most two decimals.
+        case number(Double)
         case list([Value])
         case object([(String, Value)])
     }
@@ -138,6 +157,7 @@ public struct HomeAssistantDiscovery: Sendable {
     private static func render(_ value: Value) -> String {
         switch value {
         case .text(let text): return JSONString.quoted(text)
+        case .number(let number): return number.isFinite ? ESPresenseReading.twoDecimals(number) : "null"
         case .list(let items): return "[" + items.map(render).joined(separator: ",") + "]"
         case .object(let members):
             return "{" + members.map { JSONString.quoted($0.0) + ":" + render($0.1) }.joined(separator: ",") + "}"

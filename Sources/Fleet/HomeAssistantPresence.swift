@@ -28,6 +28,8 @@ public struct HomeAssistantPresence: Sendable {
     /// What was last published per beacon (device tracker, room sensor), so a sighting publishes only a change.
     private var published: [BeaconIdentity: (tracker: String, room: String)] = [:]
     public private(set) var isConnected = false
+    /// The position last published per beacon (its attributes), so one worked out again the same is not sent again.
+    private var publishedPositions: [BeaconIdentity: Position] = [:]
 
     public static let maximumDiscovered = 1000
 
@@ -58,6 +60,7 @@ public struct HomeAssistantPresence: Sendable {
     /// Assistant finds them whenever it restarts).
     public mutating func connected(placement: (BeaconIdentity) -> SightingRoom) -> [Publication] {
         isConnected = true
+        publishedPositions = [:]
         let receiver = discovery.receiverConfig
         var publications = [Publication(topic: receiver.topic, text: receiver.payload)]
         for identity in discovered { announce(identity, placement: placement, into: &publications) }
@@ -87,15 +90,18 @@ public struct HomeAssistantPresence: Sendable {
         return publications
     }
 
-    /// Another receiver's reading or status (`ReceiverDirectory`), after the daemon placed it.
+    /// Another receiver's reading or status (`ReceiverDirectory`), after the daemon placed it. A beacon `discovers`
+    /// says this node publishes gets its entities from another receiver's reading too, so a node with no radio of its
+    /// own (one that collects the others' readings) gives Home Assistant its trackers.
     public mutating func fleetInput(
         _ input: ReceiverDirectory.Input, at now: Timestamp,
-        placement: (BeaconIdentity) -> SightingRoom
+        placement: (BeaconIdentity) -> SightingRoom, discovers: (BeaconIdentity) -> Bool = { _ in false }
     ) -> [Publication] {
         var events: [MonitoringEvent<BeaconIdentity>] = []
         var publications: [Publication] = []
         switch input {
         case .sighting(let identity, let rssi, _, let receiver, _, _):
+            if !discoveredSet.contains(identity), discovers(identity) { discover(identity, at: now, placement: placement, into: &publications) }
             monitor.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
             changed(events, placement: placement, into: &publications)
             publishState(identity, placement: placement, into: &publications)
@@ -136,6 +142,15 @@ public struct HomeAssistantPresence: Sendable {
         var publications: [Publication] = []
         changed(events, placement: placement, into: &publications)
         return publications
+    }
+
+    /// With a floor plan: a published beacon's position (and its room), as its tracker's attributes, when it changed.
+    public mutating func attributes(of identity: BeaconIdentity, position: Position, room: SightingRoom, at now: Timestamp) -> [Publication] {
+        guard isConnected, discoveredSet.contains(identity), publishedPositions[identity] != position else { return [] }
+        publishedPositions[identity] = position
+        var name = ""
+        if case .room(let placed) = room { name = placed }
+        return [Publication(topic: discovery.attributesTopic(identity), text: HomeAssistantDiscovery.attributes(position, room: name, at: now))]
     }
 
     // MARK: Publishing

@@ -43,15 +43,18 @@ public struct ReadingPublisher: Sendable {
 
     public var trackedCount: Int { tracks.count }
 
+    /// Whether `identity` is one of the beacons this node publishes (a private device only if its key may go out).
+    public func publishes(_ identity: BeaconIdentity) -> Bool {
+        guard constraints?.contains(where: { $0.matches(identity) }) ?? true else { return false }
+        return identity.kind != .privateDevice || publishedKeys[identity.uuid] != nil
+    }
+
     /// The reading to publish for this sighting, or nil (not a published beacon, no RSSI, or too soon).
     public mutating func observe(_ observation: BeaconObservation) -> ESPresenseReading? {
         let identity = observation.frame.identity
-        guard let rssi = observation.rssi, constraints?.contains(where: { $0.matches(identity) }) ?? true else { return nil }
+        guard let rssi = observation.rssi, publishes(identity) else { return nil }
         var key: IdentityResolvingKey?
-        if identity.kind == .privateDevice {
-            guard let published = publishedKeys[identity.uuid] else { return nil }
-            key = published
-        }
+        if identity.kind == .privateDevice { key = publishedKeys[identity.uuid] }
         let now = observation.timestamp
         if tracks[identity] == nil, tracks.count >= capacity, let oldest = tracks.min(by: { $0.value.lastSeen < $1.value.lastSeen }) {
             tracks[oldest.key] = nil

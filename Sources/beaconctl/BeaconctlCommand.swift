@@ -38,7 +38,7 @@ struct BeaconctlCommand: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, BeaconsCommand.self, RegionsCommand.self, ClientsCommand.self,
             EventsCommand.self, AuthCommand.self, ServicesCommand.self, DoctorCommand.self,
-            ClientCommand.self, CalibrateCommand.self, DevicesCommand.self,
+            ClientCommand.self, CalibrateCommand.self, DevicesCommand.self, FloorplanCommand.self,
         ])
 
     /// Accepted here as well as after the subcommand (`beaconctl --bus session status`).

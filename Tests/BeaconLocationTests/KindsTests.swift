@@ -90,6 +90,27 @@ struct KindsTests {
         }
     }
 
+    @Test("a beacon on the floor plan has its typed position; without X or Y, none")
+    func positions() throws {
+        let placed = try #require(
+            Beacon(dictionary: [
+                BeacondKey.uuid: .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"), BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(2),
+                BeacondKey.position: .variant(
+                    .vardict([
+                        BeacondPositionKey.x: .double(2.5), BeacondPositionKey.y: .double(4.25), BeacondPositionKey.z: .double(1),
+                        BeacondPositionKey.floor: .string("ground"), BeacondPositionKey.accuracy: .double(1.8),
+                        BeacondPositionKey.fixes: .uint32(4),
+                    ])),
+            ]))
+        let position = try #require(placed.position)
+        #expect((position.x, position.y, position.z, position.floor, position.accuracy, position.fixes) == (2.5, 4.25, 1, "ground", 1.8, 4))
+        let broken = Beacon(dictionary: [
+            BeacondKey.uuid: .string("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"), BeacondKey.major: .uint16(1), BeacondKey.minor: .uint16(2),
+            BeacondKey.position: .vardict([BeacondPositionKey.y: .double(1)]),
+        ])
+        #expect(broken != nil && broken?.position == nil)
+    }
+
     @Test func beaconsOfEveryKind() throws {
         let eddystone = try #require(
             Beacon(dictionary: [

@@ -16,6 +16,7 @@ struct HelpGoldenTests {
         + [
             "", "status", "beacons", "regions", "clients", "events", "auth", "auth list", "auth grant", "auth deny",
             "auth reset", "services", "doctor", "client", "calibrate", "devices", "devices list", "devices import",
+            "floorplan", "floorplan import",
         ].map { ("beaconctl", $0.split(separator: " ").map(String.init)) }
 
     static func binary(_ tool: String) throws -> URL {

@@ -46,6 +46,20 @@ struct HomeAssistantDiscoveryTests {
         #expect(tracker["state_topic"] as? String == discovery.presenceTopic(identity))
         #expect(tracker["source_type"] as? String == "bluetooth_le" && tracker["payload_reset"] as? String == "None")
         #expect(tracker["availability_topic"] as? String == "espresense/rooms/kitchen/status")
+        // With a floor plan its attributes carry the position, as companion's trackers do.
+        #expect(tracker["json_attributes_topic"] as? String == "beacond/kitchen/ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2/attributes")
+        let attributes = try object(
+            HomeAssistantDiscovery.attributes(
+                Position(x: 2.456, y: 4, z: 1, floor: "ground", accuracy: 2.3, fixes: 4), room: "kitchen",
+                at: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)))
+        #expect(attributes["x"] as? Double == 2.46 && attributes["y"] as? Double == 4 && attributes["z"] as? Double == 1)
+        #expect(attributes["floor"] as? String == "ground" && attributes["room"] as? String == "kitchen")
+        #expect(attributes["confidence"] as? Double == 77 && attributes["fixes"] as? Double == 4 && attributes["accuracy"] as? Double == 2.3)
+        #expect(attributes["last_seen"] as? String == "2023-11-14T22:13:20.000000Z", "\(attributes)")
+        let unsure = try object(
+            HomeAssistantDiscovery.attributes(
+                Position(x: 0, y: 0, z: 0, floor: "g", accuracy: 14, fixes: 1), room: "", at: Timestamp(microsecondsSinceEpoch: 1)))
+        #expect(unsure["confidence"] as? Double == 0)
         let sensor = try object(configs[1].payload)
         #expect(sensor["unit_of_measurement"] as? String == "m" && sensor["device_class"] as? String == "distance")
         #expect(sensor["state_topic"] as? String == discovery.distanceTopic(identity))

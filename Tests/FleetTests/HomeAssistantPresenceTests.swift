@@ -51,6 +51,44 @@ struct HomeAssistantPresenceTests {
         #expect(tracker == ["None", "home"], "\(tracker)")
     }
 
+    @Test("a published beacon's position goes out as its tracker's attributes when it changes, and again after a reconnection")
+    func attributes() throws {
+        var presence = try presence()
+        _ = presence.connected(placement: Self.unplaced)
+        let identity = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2)
+        let position = Position(x: 2, y: 3, z: 1, floor: "ground", accuracy: 1.5, fixes: 3)
+        // Not published (no entity): nothing.
+        #expect(presence.attributes(of: identity, position: position, room: .room("kitchen"), at: start).isEmpty)
+        _ = presence.observe(sighting(at: start), published: true, at: start, placement: Self.unplaced)
+        let first = presence.attributes(of: identity, position: position, room: .room("kitchen"), at: start)
+        #expect(first.map(\.topic) == ["beacond/hall/\(objectID(2))/attributes"])
+        #expect(first.first?.text.contains("\"room\":\"kitchen\"") == true)
+        // The same position again: nothing; a new one: published.
+        #expect(presence.attributes(of: identity, position: position, room: .room("kitchen"), at: start + .seconds(1)).isEmpty)
+        var moved = position
+        moved.x = 2.5
+        #expect(
+            presence.attributes(of: identity, position: moved, room: .unknown, at: start + .seconds(2)).first?.text.contains("\"room\":\"\"") == true)
+        presence.disconnected()
+        #expect(presence.attributes(of: identity, position: position, room: .unknown, at: start + .seconds(3)).isEmpty)
+        _ = presence.connected(placement: Self.unplaced)
+        #expect(presence.attributes(of: identity, position: moved, room: .unknown, at: start + .seconds(4)).count == 1)
+    }
+
+    @Test("a node with no radio of its own: a beacon it publishes gets its entities from another receiver's reading")
+    func discoveredFromTheFleet() throws {
+        var presence = try presence()
+        _ = presence.connected(placement: Self.unplaced)
+        let identity = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2)
+        let reading = ReceiverDirectory.Input.sighting(identity, rssi: -60, distance: 1.5, by: ReceiverID(rawValue: 1))
+        // Not one this node publishes: no entity.
+        #expect(presence.fleetInput(reading, at: start, placement: { _ in .room("kitchen") }).isEmpty)
+        let published = presence.fleetInput(reading, at: start, placement: { _ in .room("kitchen") }, discovers: { $0 == identity })
+        #expect(published.contains { $0.topic == "homeassistant/device_tracker/beacond/beacond_hall_\(objectID(2))/config" })
+        #expect(published.last { $0.topic == "beacond/hall/\(objectID(2))/presence" }?.text == "kitchen")
+        #expect(presence.discovered == [identity])
+    }
+
     @Test func aSightingNotChosenForPublishingGivesNoEntity() throws {
         var presence = try presence()
         _ = presence.connected(placement: Self.unplaced)

@@ -1464,12 +1464,18 @@ def test_positions_from_the_real_flat(suite):
     """A minute of the real flat's drive (examples/flat-calib2021, never fitted on) replayed as six ESPresense nodes
     through Mosquitto into a node with the flat's floorplan.toml: a ranging client reads each beacon's Position (X, Y,
     Floor, Accuracy, Fixes) and its Room from it over D-Bus; they follow the robot (median error under 2 m, the
-    rooms it drove through), and beaconctl beacons shows X, Y, FLOOR and ±. Without the plan there is no Position."""
+    rooms it drove through), and beaconctl beacons shows X, Y, FLOOR and ±. With homeassistant = true this node,
+    which hears nothing itself, announces the tag's tracker, whose JSON attributes carry the position."""
     import flat_replay
     broker = Broker()
     replay = None
+    listener = None
     try:
-        world = suite.world(settings=mqtt_settings(broker, room="collector", publish="[]"))
+        # Home Assistant on, this node publishing the tag it never hears itself: its tracker comes from the others'.
+        world = suite.world(settings=mqtt_settings(broker, room="collector", publish='["%s"]' % DEMO_UUID,
+                                                   extra="homeassistant = true\n"))
+        listener = Listener(broker)
+        listener.client.subscribe([("beacond/#", 1), ("homeassistant/#", 1)])
         shutil.copy(os.path.join(flat_replay.EXAMPLE, "floorplan.toml"), os.path.join(world.config_dir, "floorplan.toml"))
         world.start_daemon()
         client = world.authorized_client("org.example.Demo", "authorizedWhenInUse")
@@ -1503,10 +1509,25 @@ def test_positions_from_the_real_flat(suite):
         shown = beaconctl(suite, world, "beacons", "--once")
         check(shown.returncode == 0 and " at (" in shown.stdout and " on flat \u00b1" in shown.stdout,
               "beaconctl beacons: %s %s" % (shown.stdout, shown.stderr))
-        print("    %d positions: median error %.2f m, right room %d of %d" % (len(errors), median, right, judged))
+        # Home Assistant: the tracker's attributes carry the position, as ESPresense-companion's do.
+        object_id = "ibeacon_%s_1_2" % DEMO_UUID.lower().replace("-", "_")
+        attributes = [json.loads(text) for text, _ in listener.on("beacond/collector/%s/attributes" % object_id)]
+        check(len(attributes) >= 10, "%d attribute messages" % len(attributes))
+        last = attributes[-1]
+        check(last["floor"] == "flat" and 0 <= last["confidence"] <= 100 and last["fixes"] >= 1 and "last_seen" in last
+              and abs(last["x"] - replay.current["x"]) < 4, "attributes %r (robot at %r)" % (last, replay.current))
+        with listener.lock:
+            configs = [json.loads(text) for topic, text, _, _ in listener.messages
+                       if topic.startswith("homeassistant/device_tracker/")]
+        check(configs and configs[0].get("json_attributes_topic") == "beacond/collector/%s/attributes" % object_id,
+              "tracker configs %r" % configs)
+        print("    %d positions: median error %.2f m, right room %d of %d; %d attribute messages"
+              % (len(errors), median, right, judged, len(attributes)))
     finally:
         if replay:
             replay.close()
+        if listener:
+            listener.close()
         broker.close()
 
 

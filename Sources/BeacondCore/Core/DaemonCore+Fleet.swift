@@ -11,6 +11,9 @@ extension DaemonCore {
         if case .sighting = input { scheduleLastSeenSave() }
         // After the engine placed the reading, so the tracker published carries the room it gives.
         publishing.update(presence: clients.engine.presence, &outbox) { [now] in $0.fleetInput(input, at: now, placement: $1) }
+        if case .sighting(let identity, _, _, _, _, _) = input {
+            publishing.publishAttributes(of: identity, presence: clients.engine.presence, &outbox)
+        }
     }
 
     /// A node was made for `[mqtt]` (or none).

@@ -19,6 +19,17 @@ extension FleetPublishing {
             observation, at: now, placement: { presence?.placement(of: $0) ?? .unplaced },
             nearestOther: { presence?.distances(of: $0, at: now).values.min() })
         send(outputs, &outbox)
+        publishAttributes(of: observation.frame.identity, presence: presence, &outbox)
+    }
+
+    /// With a floor plan and Home Assistant: `identity`'s position as its tracker's attributes, when it changed.
+    /// Nothing without Home Assistant: a reading of another receiver then costs no copy of the locator.
+    package mutating func publishAttributes(
+        of identity: BeaconIdentity, presence: @autoclosure () -> RoomPresence?, _ outbox: inout CoreOutbox
+    ) {
+        guard publishesHomeAssistant, let presence = presence(), presence.plan != nil else { return }
+        let outputs = attributes(of: identity, presence: presence, at: outbox.now)
+        if !outputs.isEmpty { send(outputs, &outbox) }
     }
 
     /// The broker connection was made (every entity and state is announced again) or lost.

@@ -87,7 +87,15 @@ package struct FleetPublishing: Sendable {
 
     /// Another receiver's reading or status, after the engine placed it.
     package mutating func fleetInput(_ input: ReceiverDirectory.Input, at now: Timestamp, placement: Placement) -> [Output] {
-        changeHomeAssistant { $0.fleetInput(input, at: now, placement: placement) }
+        // The beacons this node publishes get Home Assistant's entities from any receiver's reading.
+        let publisher = readings
+        return changeHomeAssistant { $0.fleetInput(input, at: now, placement: placement, discovers: { publisher?.publishes($0) ?? false }) }
+    }
+
+    /// With a floor plan: a beacon's position as its tracker's attributes, when it changed.
+    package mutating func attributes(of identity: BeaconIdentity, presence: RoomPresence, at now: Timestamp) -> [Output] {
+        guard homeAssistant != nil, let position = presence.position(of: identity) else { return [] }
+        return changeHomeAssistant { $0.attributes(of: identity, position: position, room: presence.placement(of: identity), at: now) }
     }
 
     /// The broker connection was made: every entity and state is announced again.

@@ -48,8 +48,8 @@ struct DaemonCoreFloorPlanTests {
         ("fridge-node", 0.5, 0.5), ("door-node", 0.5, 7.5), ("tv-node", 9.5, 0.5), ("sofa-node", 9.5, 7.5),
     ]
 
-    private func harness(plan: Bool) throws -> (H, client: Int) {
-        let files = try CoreFiles(settings: Self.settings)
+    private func harness(plan: Bool, settings: String = Self.settings) throws -> (H, client: Int) {
+        let files = try CoreFiles(settings: settings)
         if plan { try files.configuration.write(Self.plan, to: "floorplan.toml") }
         let h = try H(files: files)
         let receivers = Self.nodes.enumerated().map { index, node in
@@ -98,5 +98,21 @@ struct DaemonCoreFloorPlanTests {
         walk(h, x: 8, y: 4, seconds: 3)
         #expect(!h.take().signals(to: client).contains("didEnterRegion sofa"))
         #expect(h.core.clients.engine.presence?.position(of: H.identity()) == nil)
+    }
+
+    @Test("Home Assistant on a node with no radio: the published beacon's tracker from others' readings, its position as attributes")
+    func homeAssistantAttributes() throws {
+        let settings = Self.settings + "\nhomeassistant = true\npublish = [\"\(H.uuid.uuidString)\"]\n"
+        let (h, _) = try harness(plan: true, settings: settings)
+        h.feed(.fleetConnection(true))
+        walk(h, x: 8, y: 4, seconds: 4)
+        let retained = DaemonCorePublishingTests.retained(h.take())
+        let object = HomeAssistantDiscovery.objectID(H.identity())
+        #expect(retained.contains { $0.topic.hasPrefix("homeassistant/device_tracker/beacond/beacond_office_\(object)") })
+        let attributes = try #require(retained.last { $0.topic == "beacond/office/\(object)/attributes" }, "\(retained.map(\.topic))")
+        let values = try #require(try JSONSerialization.jsonObject(with: Data(attributes.text.utf8)) as? [String: Any])
+        #expect((values["x"] as? Double ?? 0) > 5 && values["floor"] as? String == "ground", "\(values)")
+        #expect(values["room"] as? String == "living_room" && values["fixes"] as? Double == 4, "\(values)")
+        #expect(retained.last { $0.topic == "beacond/office/\(object)/presence" }?.text == "living_room")
     }
 }

@@ -12,7 +12,7 @@ from .types import (AuthorizationStatus, Beacon, BeaconError, BeaconIdentityCond
                     BeaconKind, BeaconRegion, Proximity, RegionEvent, RegionState)
 
 __all__ = [
-    "AuthorizationStatus", "Beacon", "BeaconError", "BeaconIdentityCondition", "BeaconIdentityConstraint",
+    "AuthorizationStatus", "Beacon", "BeaconError", "BeaconPosition", "BeaconIdentityCondition", "BeaconIdentityConstraint",
     "BeaconKind", "BeaconRegion", "Client", "Diagnostic", "LocationManager", "Monitor", "MonitorEvent", "MonitorRecord",
     "Proximity", "RegionEvent", "RegionState", "ServiceSession",
 ]

@@ -344,10 +344,34 @@ class RegionEvent:
 
 
 @dataclass(frozen=True)
+class BeaconPosition:
+    """Where beacond places a ranged beacon on its floor plan (`floorplan.toml`, docs/position.md): `x`, `y`, `z` in
+    metres on the plan, the `floor`'s id, `accuracy` in metres (the true position is within it about two times in
+    three) and `fixes`, how many receivers' readings placed it."""
+
+    x: float
+    y: float
+    z: float
+    floor: str
+    accuracy: float
+    fixes: int
+
+    @classmethod
+    def from_dbus(cls, dictionary: Mapping[str, Any]) -> Optional["BeaconPosition"]:
+        values = plain(dictionary)
+        try:
+            return cls(x=float(values["X"]), y=float(values["Y"]), z=float(values.get("Z", 0.0)),
+                       floor=str(values.get("Floor", "")), accuracy=float(values.get("Accuracy", -1.0)),
+                       fixes=int(values.get("Fixes", 0)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
 class Beacon:
     """`CLBeacon`: one ranged beacon, of the kind its constraint names. `rssi` is 0 when it was not heard this
     cycle, as in Core Location; `accuracy` is metres (-1 when unknown). With beacond's `[mqtt]` fleet, `room` and
-    `receivers` say where. `uuid`, `major`, `minor` are an iBeacon's (an AltBeacon's id1, id2, id3) and None for the
+    `receivers` say where, and with a floor plan `position` (a `BeaconPosition`; None without one). `uuid`, `major`, `minor` are an iBeacon's (an AltBeacon's id1, id2, id3) and None for the
     other kinds; an Eddystone has `namespace` and `instance` (and, when it sends TLM frames, `battery_millivolts` and
     `temperature` in °C), a private device the `device` name it was ranged by."""
 
@@ -366,6 +390,7 @@ class Beacon:
     device: Optional[str] = None
     battery_millivolts: Optional[int] = None
     temperature: Optional[float] = None
+    position: Optional[BeaconPosition] = None
 
     @property
     def constraint(self) -> BeaconIdentityConstraint:
@@ -379,6 +404,7 @@ class Beacon:
         identity = BeaconIdentityConstraint.from_dbus(values)
         battery = values.get(names.KEY_BATTERY_MILLIVOLTS)
         temperature = values.get(names.KEY_TEMPERATURE)
+        position = values.get("Position")
         return cls(uuid=identity.uuid, major=identity.major, minor=identity.minor, rssi=int(values.get("RSSI", 0)),
                    accuracy=float(values.get("Accuracy", -1.0)),
                    proximity=Proximity(values.get("Proximity", "unknown")),
@@ -386,7 +412,8 @@ class Beacon:
                    receivers=dict(values.get("Receivers", {})), kind=identity.kind, namespace=identity.namespace,
                    instance=identity.instance, device=identity.device,
                    battery_millivolts=None if battery is None else int(battery),
-                   temperature=None if temperature is None else float(temperature))
+                   temperature=None if temperature is None else float(temperature),
+                   position=BeaconPosition.from_dbus(position) if isinstance(position, dict) else None)
 
 
 def _time(microseconds: int) -> datetime:

@@ -7,8 +7,8 @@ import uuid
 import pytest
 from dbus_fast import Variant
 
-from beacon_location import (Beacon, BeaconIdentityCondition, BeaconIdentityConstraint, BeaconKind, BeaconRegion,
-                             LocationManager, Monitor)
+from beacon_location import (Beacon, BeaconIdentityCondition, BeaconIdentityConstraint, BeaconKind, BeaconPosition,
+                             BeaconRegion, LocationManager, Monitor)
 
 from conftest import ALICE_KEY, DEMO, hci, until
 
@@ -77,6 +77,21 @@ def test_beacons_of_every_kind():
     assert phone.device == "alice-phone" and phone.battery_millivolts is None
     ibeacon = Beacon.from_dbus({"UUID": Variant("s", ID1), "Major": Variant("q", 3), "Minor": Variant("q", 4)})
     assert ibeacon.kind == BeaconKind.IBEACON and ibeacon.uuid == uuid.UUID(ID1) and ibeacon.minor == 4
+    assert ibeacon.position is None
+
+
+def test_a_beacon_on_the_floor_plan_has_its_position():
+    placed = Beacon.from_dbus({
+        "UUID": Variant("s", ID1), "Major": Variant("q", 3), "Minor": Variant("q", 4), "Room": Variant("s", "kitchen"),
+        "Position": Variant("a{sv}", {"X": Variant("d", 2.5), "Y": Variant("d", 4.25), "Z": Variant("d", 1.0),
+                                      "Floor": Variant("s", "ground"), "Accuracy": Variant("d", 1.8),
+                                      "Fixes": Variant("u", 4)})})
+    assert placed.position == BeaconPosition(x=2.5, y=4.25, z=1.0, floor="ground", accuracy=1.8, fixes=4)
+    assert placed.room == "kitchen"
+    # A Position without its X or Y is no position, never a wrong one.
+    broken = Beacon.from_dbus({"UUID": Variant("s", ID1), "Major": Variant("q", 3), "Minor": Variant("q", 4),
+                               "Position": Variant("a{sv}", {"Y": Variant("d", 1.0)})})
+    assert broken.position is None
 
 
 # MARK: against the real beacond
