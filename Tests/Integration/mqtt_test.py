@@ -681,6 +681,7 @@ def test_room_in_ranging(suite):
         # Uncalibrated: 10^((rssi@1m - rssi) / 27) from the garage's RSSI (-71.25 at -59 dBm), not its own 2.4 m.
         check(abs(receivers["garage"] - 10 ** ((-59 + 71.25) / 27)) < 0.01 and 0 < receivers["kitchen"] < 1.5,
               "Receivers %r" % receivers)
+        check("Position" not in beacon, "a Position without a floor plan: %r" % beacon)
         garage.stop()
         garage.reading["rssi"] = -40.0
         garage.start()

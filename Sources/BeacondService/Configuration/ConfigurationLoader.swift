@@ -84,6 +84,13 @@ public enum ConfigurationLoader {
             let parsed = try FloorPlanParser.parse(try TOMLDocument(file: file, text: text))
             configuration.floorPlan = parsed.plan
             configuration.warnings += parsed.warnings
+            if configuration.mqtt.broker == nil {
+                configuration.warnings.append(
+                    ConfigurationDiagnostic(
+                        file: file, line: nil,
+                        message: "the floor plan places beacons from receivers on an MQTT broker, and [mqtt] broker is not set "
+                            + "in \(settingsFile): no beacon is placed until it is. Fix: set [mqtt] broker and room (docs/fleet.md)"))
+            }
         }
         if let scanner { configuration.scanner = scanner }
         let sourceFile = scanner == nil ? settingsFile : "--scanner"

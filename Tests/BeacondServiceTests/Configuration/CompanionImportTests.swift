@@ -75,6 +75,7 @@ struct CompanionImportTests {
         #expect(notes.contains("config.yaml:34: node stairs is listed on ground and upstairs: placed on upstairs"), "\(notes)")
 
         let directory = try ConfigurationDirectory()
+        try directory.write(FloorPlanSettingsTests.fleet, to: "beacond.toml")
         try directory.write(plan.toml(header: ["imported"]), to: "floorplan.toml")
         let configuration = try directory.load()
         #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")

@@ -6,6 +6,9 @@ import Testing
 
 @Suite("floorplan.toml: floors, rooms as polygons, receivers at their places")
 struct FloorPlanSettingsTests {
+    /// A node on a broker: what a floor plan needs to place anything.
+    static let fleet = "[mqtt]\nbroker = \"mqtt://localhost\"\nroom = \"office\"\n"
+
     static let twoFloors = """
         # A house: ground floor and upstairs.
         [floors.ground]
@@ -67,7 +70,10 @@ struct FloorPlanSettingsTests {
         #expect(plan.receivers[1].calibration == nil)
         // The node named lounge-node stands in the living room.
         #expect(plan.room(ofReceiver: "lounge-node")?.id == "living_room")
-        #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")
+        // Without [mqtt] nothing can place a beacon on it: said, not fatal.
+        #expect(configuration.warnings.map(\.message).contains { $0.contains("[mqtt] broker is not set") }, "\(configuration.warnings)")
+        try directory.write("[mqtt]\nbroker = \"mqtt://localhost\"\nroom = \"office\"\n", to: "beacond.toml")
+        #expect(try directory.load().warnings.isEmpty)
     }
 
     @Test("no floorplan.toml: no plan (rooms as today); [rooms] floorplan names another file, relative to the directory")
@@ -144,6 +150,7 @@ struct FloorPlanSettingsTests {
     @Test("unknown keys are warnings at their line, with the likely key")
     func unknownKeys() throws {
         let directory = try ConfigurationDirectory()
+        try directory.write(Self.fleet, to: "beacond.toml")
         try directory.write("[floors.g]\n[rooms.a]\npoint = [[0, 0], [4, 0], [4, 4]]\npoints = [[0, 0], [4, 0], [4, 4]]\n", to: "floorplan.toml")
         let configuration = try directory.load()
         #expect(configuration.warnings.map(\.line) == [3])
@@ -160,6 +167,7 @@ struct FloorPlanSettingsTests {
         let example = try #require(
             readme.components(separatedBy: "A one-floor flat:\n\n```toml\n").dropFirst().first?.components(separatedBy: "```").first)
         let directory = try ConfigurationDirectory()
+        try directory.write(Self.fleet, to: "beacond.toml")
         try directory.write(example, to: "floorplan.toml")
         let configuration = try directory.load()
         #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")

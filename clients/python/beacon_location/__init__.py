@@ -9,7 +9,7 @@ from ._client import Client
 from .manager import LocationManager
 from .monitor import Diagnostic, Monitor, MonitorEvent, MonitorRecord, ServiceSession
 from .types import (AuthorizationStatus, Beacon, BeaconError, BeaconIdentityCondition, BeaconIdentityConstraint,
-                    BeaconKind, BeaconRegion, Proximity, RegionEvent, RegionState)
+                    BeaconKind, BeaconPosition, BeaconRegion, Proximity, RegionEvent, RegionState)
 
 __all__ = [
     "AuthorizationStatus", "Beacon", "BeaconError", "BeaconPosition", "BeaconIdentityCondition", "BeaconIdentityConstraint",
