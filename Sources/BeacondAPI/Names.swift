@@ -91,6 +91,21 @@ public enum BeacondPositionKey {
     public static let fixes = "Fixes"
 }
 
+/// Keys of `GetFloorPlan`'s reply and its entries (floorplan.toml's, docs/position.md).
+public enum BeacondFloorPlanKey {
+    /// aa{sv} each: `Id` s, `Name` s, `Heights` ad (bottom, top; absent for a one-floor plan's only floor), `TagHeight`
+    /// d (metres above the floor), `Bounds` ad (minimum x, y, maximum x, y: where the locator searches).
+    public static let floors = "Floors"
+    /// aa{sv} each: `Id` s, `Name` s, `Floor` s, `Points` ad (x0, y0, x1, y1, …).
+    public static let rooms = "Rooms"
+    /// aa{sv} each: `Id` s, `Floor` s, `X` d, `Y` d, `Z` d, and `RSSIOffset` d, `PathLossExponent` d when the plan
+    /// calibrates it.
+    public static let receivers = "Receivers"
+    public static let id = "Id", name = "Name", heights = "Heights", tagHeight = "TagHeight", bounds = "Bounds"
+    public static let floor = "Floor", points = "Points", x = "X", y = "Y", z = "Z"
+    public static let rssiOffset = "RSSIOffset", pathLossExponent = "PathLossExponent"
+}
+
 /// Keys of `ListReceiverReadings` entries: each receiver's latest raw reading of each beacon (for calibration).
 public enum BeacondReadingKey {
     public static let uuid = "UUID", major = "Major", minor = "Minor"
@@ -269,6 +284,8 @@ public enum BeacondMember {
     public static let setLocationServicesEnabled = "SetLocationServicesEnabled"
     public static let watchEvents = "WatchEvents", unwatchEvents = "UnwatchEvents", event = "Event"
     public static let listReceiverReadings = "ListReceiverReadings", listReceivers = "ListReceivers", reload = "Reload"
+    /// `GetFloorPlan() → a{sv}`: the floor plan in force (`BeacondFloorPlanKey`); empty without one.
+    public static let getFloorPlan = "GetFloorPlan"
     // LocationManager1
     public static let requestWhenInUseAuthorization = "RequestWhenInUseAuthorization"
     public static let requestAlwaysAuthorization = "RequestAlwaysAuthorization"

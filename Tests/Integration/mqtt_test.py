@@ -8,6 +8,7 @@ password file, ACL and TLS listener), read by paho-mqtt as ESPresense-companion 
 Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 when anything failed. Needs root (as daemon_test.py).
 """
 import json
+import math
 import os
 import re
 import shutil
@@ -1532,6 +1533,68 @@ def test_positions_from_the_real_flat(suite):
         broker.close()
 
 
+def test_calibrate_at_spots(suite):
+    """beaconctl calibrate --tag --at: a node with a floor plan of two receivers, r1 reading 6 dB low; the tag is
+    carried to two spots in turn (its readings published as ESPresense's, changed when beaconctl says it moved on);
+    the fit is each receiver's offset and exponent against the plan's distances, written to calibration.toml, and the
+    daemon reloads. Without a plan it fails at once and says how to give one."""
+    broker = Broker()
+    receivers = None
+    try:
+        hall = setup(suite, broker, settings=hall_settings(broker, "exit_timeout = 30", ""))
+        plain_result = beaconctl(suite, hall, "calibrate", "--tag", "%s:9:1" % DEMO_UUID, "--at", "1,1", "--seconds", "1",
+                                 "--write", "--config-dir", hall.config_dir)
+        check(plain_result.returncode == 1 and "no floor plan" in plain_result.stderr and "floorplan import" in plain_result.stderr,
+              "without a plan: %s %s" % (plain_result.returncode, plain_result.stderr))
+        with open(os.path.join(hall.config_dir, "floorplan.toml"), "w") as file:
+            file.write("[floors.flat]\n\n[rooms.all]\npoints = [[0, 0], [10, 0], [10, 8], [0, 8]]\n\n"
+                       "[receivers.r1]\nx = 0.5\ny = 0.5\nz = 2.5\n\n[receivers.r2]\nx = 9.5\ny = 7.5\nz = 2.5\n")
+        check(hall.admin.admin("Reload") == "", "the plan did not load")
+        plan = plain(hall.admin.admin("GetFloorPlan"))
+        check([r["Id"] for r in plan["Receivers"]] == ["r1", "r2"] and plan["Floors"][0]["Bounds"] == [0.0, 0.0, 10.0, 8.0]
+              and plan["Rooms"][0]["Points"] == [0.0, 0.0, 10.0, 0.0, 10.0, 8.0, 0.0, 8.0], "GetFloorPlan: %r" % plan)
+        places = {"r1": (0.5, 0.5), "r2": (9.5, 7.5)}
+
+        def rssi(receiver, spot, offset):
+            x, y = places[receiver]
+            distance = math.sqrt((spot[0] - x) ** 2 + (spot[1] - y) ** 2 + 1.5 ** 2)
+            return round(-59 - 27 * math.log10(distance) - offset, 2)
+
+        spots = [(2.0, 3.0), (8.0, 2.0)]
+        receivers = ReadingPublisher(broker, ["r1", "r2"])
+
+        def stand(spot):
+            receivers.set("r1", {(9, 1): rssi("r1", spot, 6)})
+            receivers.set("r2", {(9, 1): rssi("r2", spot, 0)})
+        stand(spots[0])
+        check(pump_until(lambda: len(hall.admin.listing("ListReceiverReadings")) >= 2, 10), "no readings reached the node")
+        process = subprocess.Popen([suite.beaconctl, "calibrate", "--tag", "%s:9:1" % DEMO_UUID, "--at", "2,3", "--at", "8,2",
+                                    "--seconds", "5", "--write", "--config-dir", hall.config_dir, "--bus", hall.address],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        errors = []
+        for line in process.stderr:
+            errors.append(line)
+            if "spot 2 of 2" in line:
+                stand(spots[1])
+        out = process.stdout.read()
+        process.wait(timeout=60)
+        check(process.returncode == 0, "calibrate --at failed: %s %s" % (out, "".join(errors)))
+        fits = {receiver: (float(offset), float(exponent)) for receiver, offset, exponent in re.findall(
+            r"receiver (r\d)\n(?:  at .*\n)+  fit: rssi_offset ([-+0-9.]+) dB, path_loss_exponent ([0-9.]+)", out)}
+        check(set(fits) == {"r1", "r2"}, "fits: %r\n%s" % (fits, out))
+        check(abs(fits["r1"][0] - 6) < 0.1 and abs(fits["r1"][1] - 2.7) < 0.02, "r1's fit: %r" % (fits["r1"],))
+        check(abs(fits["r2"][0]) < 0.1 and abs(fits["r2"][1] - 2.7) < 0.02, "r2's fit: %r" % (fits["r2"],))
+        with open(os.path.join(hall.config_dir, "calibration.toml")) as file:
+            written = file.read()
+        check(re.search(r"\[receivers\.r1\]\n(?:#.*\n)*rssi_offset = 5\.9|\[receivers\.r1\]\n(?:#.*\n)*rssi_offset = 6\.0", written),
+              "calibration.toml:\n%s" % written)
+        check(any("beacond reloaded" in line for line in errors), "no reload: %s" % "".join(errors))
+    finally:
+        if receivers:
+            receivers.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("17 every kind both ways: altBeacon:, eddy: and irk: ids published and consumed, an app's key never published",
@@ -1565,6 +1628,7 @@ TESTS = [
      test_latency_does_not_delay_exits),
     ("18 a minute of the real flat's drive through six ESPresense nodes: Position and Room from the floor plan over D-Bus",
      test_positions_from_the_real_flat),
+    ("19 beaconctl calibrate --tag --at: spots of the floor plan fit each receiver, written and reloaded", test_calibrate_at_spots),
 ]
 
 if __name__ == "__main__":

@@ -169,6 +169,11 @@ extension DaemonClient {
         try pagedReply(BeacondMember.listReceiverReadings).entries
     }
 
+    /// `Admin1.GetFloorPlan`: the floor plan in force (empty without one).
+    public func floorPlan() throws(BeaconctlError) -> VarDict {
+        try dictionaryReply(BeacondInterface.admin, BeacondMember.getFloorPlan)
+    }
+
     /// `Admin1.Reload`: the daemon reads its configuration again; returns the error that kept the old one ("" if none).
     public func reload() throws(BeaconctlError) -> String {
         let reply = try call(BeacondInterface.admin, BeacondMember.reload)

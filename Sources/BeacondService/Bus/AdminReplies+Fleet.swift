@@ -24,6 +24,47 @@ extension ExportedObjects {
             }, total: fresh.count)
     }
 
+    /// `GetFloorPlan`: the plan in force, for `beaconctl calibrate --at` and clients that draw it; empty without one.
+    static func floorPlan(_ daemon: isolated BeaconDaemon) -> DBusValue {
+        guard let plan = daemon.view.configuration.floorPlan else { return .vardict([:]) }
+        return floorPlanDictionary(plan)
+    }
+
+    static func floorPlanDictionary(_ plan: FloorPlan) -> DBusValue {
+        typealias Key = BeacondFloorPlanKey
+        func numbers(_ values: [Double]) -> DBusValue { .array(elementSignature: "d", values.map { .double($0) }) }
+        let floors = plan.floors.map { floor -> DBusValue in
+            let extent = plan.extent(of: floor)
+            var entries: [String: DBusValue] = [
+                Key.id: .string(floor.id), Key.name: .string(floor.name), Key.tagHeight: .double(floor.tagHeight),
+                Key.bounds: numbers([extent.minimum.x, extent.minimum.y, extent.maximum.x, extent.maximum.y]),
+            ]
+            if let heights = floor.heights { entries[Key.heights] = numbers([heights.lowerBound, heights.upperBound]) }
+            return .vardict(entries)
+        }
+        let rooms = plan.rooms.map { room -> DBusValue in
+            .vardict([
+                Key.id: .string(room.id), Key.name: .string(room.name), Key.floor: .string(room.floor),
+                Key.points: numbers(room.points.flatMap { [$0.x, $0.y] }),
+            ])
+        }
+        let receivers = plan.receivers.map { receiver -> DBusValue in
+            var entries: [String: DBusValue] = [
+                Key.id: .string(receiver.id), Key.floor: .string(receiver.floor), Key.x: .double(receiver.x), Key.y: .double(receiver.y),
+                Key.z: .double(receiver.z),
+            ]
+            if let calibration = receiver.calibration {
+                entries[Key.rssiOffset] = .double(calibration.rssiOffset)
+                entries[Key.pathLossExponent] = .double(calibration.pathLossExponent)
+            }
+            return .vardict(entries)
+        }
+        return .vardict([
+            Key.floors: .array(elementSignature: "a{sv}", floors), Key.rooms: .array(elementSignature: "a{sv}", rooms),
+            Key.receivers: .array(elementSignature: "a{sv}", receivers),
+        ])
+    }
+
     /// `GetStatus`'s MQTT keys: the node's, "off", or "failed" with why no node runs.
     static func mqttStatus(_ daemon: isolated BeaconDaemon) -> [String: DBusValue] {
         mqttNodeStatus(daemon).statusEntries

@@ -110,6 +110,7 @@ struct ExportedObjects {
                 pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in Self.pendingRequestList(daemon, page) },
                 pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in Self.receiverReadings(daemon, page) },
                 pagedMethod(BeacondMember.listReceivers, "receivers") { daemon, page in Self.receiverList(daemon, page) },
+                adminMethod(BeacondMember.getFloorPlan, out: [DBusArgument("plan", "a{sv}")]) { daemon, _ in [Self.floorPlan(daemon)] },
                 adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ throws(DBusCallError) in
                     try Self.answer(daemon, daemon.reloadCall())
                 },

@@ -19,6 +19,8 @@ struct CalibrateCommand: ParsableCommand {
             beaconctl calibrate --reference <UUID:MAJOR:MINOR@ROOM=METRES> ...
                       [--seconds <seconds>] [--write] [--config-dir <config-dir>]
                       [--bus <system|session|ADDRESS>]
+            beaconctl calibrate --tag <BEACON> --at <X,Y[@FLOOR]> ...
+                      [--seconds <seconds>] [--write] [--config-dir <config-dir>]
             """,
         discussion: """
             Receivers differ by 10-20 dB, and an offset alone is right at one distance only: beacond gives each \
@@ -40,12 +42,22 @@ struct CalibrateCommand: ParsableCommand {
             the command starts count. Needs [mqtt] in beacond.toml: rooms are receivers' rooms (without it, \
             calibrate fails at once, before collecting). No floor plan is needed.
 
+            With a floor plan (floorplan.toml), stand at known spots instead: --tag names the beacon you carry, \
+            each --at X,Y (metres on the plan; X,Y@FLOOR on a plan of several floors) a spot. For each spot in \
+            turn, stand there with the tag (on a terminal the command waits for Enter; otherwise it starts at once) \
+            for --seconds (10 is enough; with 4 or more, the first 2 s at a spot are not counted, while receivers' \
+            smoothing forgets the way there); every receiver of the plan that hears the tag gets a sample at the \
+            distance the plan gives (org.beacond.Admin1.GetFloorPlan). Two or three spots a room, in different \
+            rooms, fit each receiver's exponent as well as its offset; one spot fits the offset alone.
+
             Example:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
               beaconctl calibrate --seconds 60 --write \\
                   --reference $UUID:9:1@kitchen=1 --reference $UUID:9:2@kitchen=4 \\
                   --reference $UUID:9:1@hall=6 \\
                   --reference eddystone:edd1ebeac04e5defa017:0123456789ab@hall=2
+              beaconctl calibrate --tag $UUID:1:2 --seconds 10 \\
+                  --at 1,1 --at 3.5,2 --at 7,5.5 --at 8.5,1
 
             \(AdminAccess.requirement)
 
@@ -61,14 +73,34 @@ struct CalibrateCommand: ParsableCommand {
                 + "altbeacon:ID1:ID2:ID3, eddystone:NAMESPACE:INSTANCE or device:NAME.",
             valueName: "UUID:MAJOR:MINOR@ROOM=METRES"))
     var references: [String] = []
-    @Option(help: "Seconds to collect readings (1 to 3600).") var seconds = 30
+    @Option(help: ArgumentHelp("The beacon you carry to the spots of --at.", valueName: "beacon"))
+    var tag: String?
+    @Option(
+        name: .customLong("at"),
+        help: ArgumentHelp("A spot on the floor plan where you stand with --tag (repeatable), metres.", valueName: "X,Y[@FLOOR]"))
+    var spots: [String] = []
+    @Option(help: "Seconds to collect readings (1 to 3600; with --at, at each spot).") var seconds = 30
     @Flag(help: "Write calibration.toml and reload the daemon without asking.") var write = false
     @Option(help: "Where calibration.toml goes (default: the daemon's configuration directory, as GetStatus says).")
     var configDir: String?
 
     func validate() throws {
+        if !spots.isEmpty || tag != nil {
+            guard references.isEmpty else { throw ValidationError("give either --reference or --tag with --at, not both") }
+            guard let tag, (try? BeaconIdentityConstraint(parsing: tag))?.namesOneBeacon == true else {
+                throw ValidationError("--tag names the one beacon you carry, e.g. --tag E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2")
+            }
+            guard !spots.isEmpty else { throw ValidationError("give at least one --at X,Y: a spot on the floor plan where you stand with the tag") }
+            for spot in spots {
+                do { _ = try CalibrationSpot(parsing: spot) } catch { throw ValidationError(error.description) }
+            }
+            guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1 to 3600, got \(seconds)") }
+            return
+        }
         guard !references.isEmpty else {
-            throw ValidationError("give at least one --reference UUID:MAJOR:MINOR@ROOM=METRES (two distances per receiver fit its exponent)")
+            throw ValidationError(
+                "give at least one --reference UUID:MAJOR:MINOR@ROOM=METRES (two distances per receiver fit its exponent), "
+                    + "or --tag BEACON with --at X,Y spots of the floor plan")
         }
         var parsed: [CalibrationReference] = []
         for text in references {
@@ -92,6 +124,11 @@ struct CalibrateCommand: ParsableCommand {
                 throw BeaconctlError(exitStatus: ExitStatus.failure, message: missing)
             }
             let directory = configDir ?? status.string(BeacondStatusKey.configDirectory) ?? "/etc/beacond"
+            if let tag, let constraint = try? BeaconIdentityConstraint(parsing: tag) {
+                let (good, lines) = try collectAtSpots(client, tag: constraint)
+                try finish(client, good: good, lines: lines, directory: directory)
+                return
+            }
             // Readings the daemon took before this command started say nothing of where the references are now.
             var session = CalibrationSession(references: parsed, since: UInt64(Date().timeIntervalSince1970 * 1_000_000))
             Reporting.printError("collecting readings for \(seconds) s (Ctrl-C stops early)...")
@@ -126,48 +163,122 @@ struct CalibrateCommand: ParsableCommand {
                     lines.append("  no fit: \(error)")
                 }
             }
-            Reporting.printLines(lines)
             guard !good.isEmpty else {
+                Reporting.printLines(lines)
                 throw BeaconctlError(
                     exitStatus: ExitStatus.failure,
                     message: "no receiver could be fitted: is each reference "
                         + "beacon advertising, and does the daemon have [mqtt] (beaconctl status)?")
             }
-            guard write || confirm(directory) else {
-                Reporting.printError("not written")
-                return
-            }
-            let file = directory.hasSuffix("/") ? directory + "calibration.toml" : directory + "/calibration.toml"
-            var existing: String?
-            if FileManager.default.fileExists(atPath: file) {
-                // A file that is there but unreadable must not be replaced by one without its other sections.
-                do { existing = try String(contentsOfFile: file, encoding: .utf8) } catch {
-                    throw BeaconctlError(
-                        exitStatus: ExitStatus.failure,
-                        message: "cannot read \(file) to update it: \(error); "
-                            + "fix or move it, then calibrate again")
-                }
-            }
-            let text = CalibrationSession.calibrationFile(
-                existing: existing, fits: good,
-                at: ISO8601DateFormatter().string(from: Date()))
-            do {
-                let temporary = file + ".beaconctl-new"
-                try text.write(toFile: temporary, atomically: false, encoding: .utf8)
-                guard rename(temporary, file) == 0 else { throw CocoaError(.fileWriteUnknown) }
-            } catch {
-                throw BeaconctlError(
-                    exitStatus: ExitStatus.noPermission,
-                    message: "cannot write \(file): \(error); "
-                        + "run as root, or pass --config-dir with the daemon's configuration directory")
-            }
-            Reporting.printError("wrote \(file)")
-            let problem = try client.reload()
-            guard problem.isEmpty else {
-                throw BeaconctlError(exitStatus: ExitStatus.failure, message: "the daemon kept its previous configuration: \(problem)")
-            }
-            Reporting.printError("beacond reloaded its configuration")
+            try finish(client, good: good, lines: lines, directory: directory)
         }
+    }
+
+    /// Shows the fits, and with --write (or a yes) writes them to calibration.toml and has the daemon reload.
+    private func finish(
+        _ client: DaemonClient, good: [(receiver: String, fit: CalibrationFit)], lines: [String], directory: String
+    ) throws(BeaconctlError) {
+        Reporting.printLines(lines)
+        guard write || confirm(directory) else {
+            Reporting.printError("not written")
+            return
+        }
+        let file = directory.hasSuffix("/") ? directory + "calibration.toml" : directory + "/calibration.toml"
+        var existing: String?
+        if FileManager.default.fileExists(atPath: file) {
+            // A file that is there but unreadable must not be replaced by one without its other sections.
+            do { existing = try String(contentsOfFile: file, encoding: .utf8) } catch {
+                throw BeaconctlError(
+                    exitStatus: ExitStatus.failure,
+                    message: "cannot read \(file) to update it: \(error); "
+                        + "fix or move it, then calibrate again")
+            }
+        }
+        let text = CalibrationSession.calibrationFile(
+            existing: existing, fits: good,
+            at: ISO8601DateFormatter().string(from: Date()))
+        do {
+            let temporary = file + ".beaconctl-new"
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+            guard rename(temporary, file) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        } catch {
+            throw BeaconctlError(
+                exitStatus: ExitStatus.noPermission,
+                message: "cannot write \(file): \(error); "
+                    + "run as root, or pass --config-dir with the daemon's configuration directory")
+        }
+        Reporting.printError("wrote \(file)")
+        let problem = try client.reload()
+        guard problem.isEmpty else {
+            throw BeaconctlError(exitStatus: ExitStatus.failure, message: "the daemon kept its previous configuration: \(problem)")
+        }
+        Reporting.printError("beacond reloaded its configuration")
+    }
+
+    /// --tag and --at: the tag's readings at each spot in turn, every plan receiver fitted against the plan's distances.
+    private func collectAtSpots(
+        _ client: DaemonClient, tag: BeaconIdentityConstraint
+    ) throws(BeaconctlError) -> (good: [(receiver: String, fit: CalibrationFit)], lines: [String]) {
+        var parsed: [CalibrationSpot] = []
+        for text in spots { if let spot = try? CalibrationSpot(parsing: text) { parsed.append(spot) } }
+        var session = try SpotCalibration(tag: tag, spots: parsed, plan: try client.floorPlan())
+        let terminal = isatty(STDIN_FILENO) == 1
+        for (index, spot) in session.spots.enumerated() {
+            if terminal {
+                FileHandle.standardError.write(Data("stand at \(spot) with \(tag), then press Enter ".utf8))
+                _ = readLine()
+            }
+            Reporting.printError("spot \(index + 1) of \(session.spots.count), \(spot): collecting readings for \(seconds) s...")
+            // Readings of the first seconds at a spot are not counted: receivers smooth (ESPresense over seconds),
+            // so they still remember the way there.
+            let settle: UInt64 = seconds >= 4 ? 2_000_000 : 0
+            let since = UInt64(Date().timeIntervalSince1970 * 1_000_000) + settle
+            for _ in 0..<seconds {
+                usleep(1_000_000)
+                session.add(try client.receiverReadings(), spot: index, since: since)
+                if Interruption.shared.isInterrupted { break }
+            }
+            if Interruption.shared.isInterrupted { break }
+            Reporting.printError("spot \(index + 1): \(session.count(at: index)) reading(s) of \(tag)")
+        }
+        var good: [(receiver: String, fit: CalibrationFit)] = []
+        var lines: [String] = []
+        for (receiver, result) in session.fits() {
+            lines.append("receiver \(receiver)")
+            guard let placed = session.receivers.first(where: { $0.id == receiver }) else { continue }
+            for (spot, sample, count) in session.samples(for: placed) {
+                lines.append(
+                    String(
+                        format: "  at %@, %.1f m away: mean RSSI %.1f dBm over %d reading(s), measured power %.0f", spot.description,
+                        sample.distance, sample.rssi, count, sample.measuredPower))
+            }
+            switch result {
+            case .success(let fit):
+                lines.append(
+                    String(
+                        format: "  fit: rssi_offset %+.2f dB, path_loss_exponent %.3f; residual %.1f dB, median distance error %.0f %%",
+                        fit.calibration.rssiOffset, fit.calibration.pathLossExponent, fit.residual, fit.medianDistanceError * 100))
+                if placed.calibratedInPlan {
+                    lines.append(
+                        "  note: floorplan.toml calibrates \(receiver) itself, which wins: remove its rssi_offset and path_loss_exponent there")
+                }
+                good.append((receiver, fit))
+            case .failure(let error):
+                lines.append("  no fit: \(error)")
+            }
+        }
+        guard !good.isEmpty else {
+            Reporting.printLines(lines)
+            let heard = session.spots.indices.contains { session.count(at: $0) > 0 }
+            throw BeaconctlError(
+                exitStatus: ExitStatus.failure,
+                message: heard
+                    ? "no receiver's readings gave a fit a receiver can have (above): check each spot's X,Y on the plan, and "
+                        + "that the tag stood at each spot for the whole collection"
+                    : "no receiver could be fitted: no plan receiver heard \(tag) at the spots. Is it advertising, "
+                        + "and do the plan's receiver ids match the receivers' (beaconctl status)?")
+        }
+        return (good, lines)
     }
 
     /// Asks on a terminal; anything but y is no. Without a terminal, no (use --write).
