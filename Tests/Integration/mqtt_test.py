@@ -1568,8 +1568,14 @@ def test_calibrate_at_spots(suite):
             receivers.set("r2", {(9, 1): rssi("r2", spot, 0)})
         stand(spots[0])
         check(pump_until(lambda: len(hall.admin.listing("ListReceiverReadings")) >= 2, 10), "no readings reached the node")
+        # Several spots without a terminal: refused unless --unattended (nobody would say when the tag moved).
+        refused = beaconctl(suite, hall, "calibrate", "--tag", "%s:9:1" % DEMO_UUID, "--at", "2,3", "--at", "8,2",
+                            "--seconds", "1", "--write", "--config-dir", hall.config_dir)
+        check(refused.returncode == 64 and "--unattended" in refused.stderr, "two spots, no terminal: %s %s"
+              % (refused.returncode, refused.stderr))
         process = subprocess.Popen([suite.beaconctl, "calibrate", "--tag", "%s:9:1" % DEMO_UUID, "--at", "2,3", "--at", "8,2",
-                                    "--seconds", "5", "--write", "--config-dir", hall.config_dir, "--bus", hall.address],
+                                    "--seconds", "5", "--unattended", "--write", "--config-dir", hall.config_dir,
+                                    "--bus", hall.address],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         errors = []
         for line in process.stderr:

@@ -14,8 +14,10 @@ public struct FloorPlan: Hashable, Sendable {
 
         public var description: String { "(\(Self.metres(x)), \(Self.metres(y)))" }
 
+        /// Centimetres at most; any number, however large or not finite, is written without trapping.
         static func metres(_ value: Double) -> String {
             let rounded = (value * 100).rounded() / 100
+            guard rounded.isFinite, abs(rounded) < 1e12 else { return "\(value)" }
             return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
         }
     }
@@ -184,11 +186,53 @@ public struct FloorPlanProblem: Error, Hashable, Sendable, CustomStringConvertib
 }
 
 extension FloorPlan {
+    /// Metres from the origin no coordinate of a building's plan reaches.
+    public static let largestCoordinate = 10_000.0
+    /// Metres a side of the largest floor the locator searches (at 0.25 m, 640,000 spots).
+    public static let largestFloor = 200.0
+
     /// Every problem that makes the plan unusable, in the order of the file: unknown floors, rooms that are not
     /// polygons (fewer than three corners, a corner repeated, edges crossing, no area), rooms that overlap on a
     /// floor, receivers on no floor or outside their floor's bounds, floors whose heights overlap.
     public func problems() -> [FloorPlanProblem] {
         var problems: [FloorPlanProblem] = []
+        // Numbers no plan of a building has (infinite, or kilometres away) would stall the locator's grid.
+        let limit = Self.largestCoordinate
+        func sane(_ values: [Double]) -> Bool { values.allSatisfy { $0.isFinite && abs($0) <= limit } }
+        let fix = "write metres on the plan, within ±\(Int(limit)) m of its origin"
+        for floor in floors {
+            let numbers =
+                (floor.bounds.map { [$0.minimum.x, $0.minimum.y, $0.maximum.x, $0.maximum.y] } ?? [])
+                + (floor.heights.map { [$0.lowerBound, $0.upperBound] } ?? []) + [floor.tagHeight]
+            if !sane(numbers) {
+                problems.append(
+                    FloorPlanProblem(path: ["floors", floor.id], message: "[floors.\(floor.id)] has a number no floor plan has", fix: fix))
+            }
+        }
+        for room in rooms where !sane(room.points.flatMap { [$0.x, $0.y] }) {
+            problems.append(
+                FloorPlanProblem(path: ["rooms", room.id, "points"], message: "[rooms.\(room.id)] has a corner no floor plan has", fix: fix))
+        }
+        for receiver in receivers where !sane([receiver.x, receiver.y, receiver.z]) {
+            problems.append(
+                FloorPlanProblem(
+                    path: ["receivers", receiver.id], message: "[receivers.\(receiver.id)] stands at a place no floor plan has", fix: fix))
+        }
+        guard problems.isEmpty else { return problems }
+        for floor in floors {
+            let extent = extent(of: floor)
+            let (width, depth) = (extent.maximum.x - extent.minimum.x, extent.maximum.y - extent.minimum.y)
+            if width > Self.largestFloor || depth > Self.largestFloor {
+                problems.append(
+                    FloorPlanProblem(
+                        path: ["floors", floor.id],
+                        message: "floor \(floor.id) spans \(Point.metres(width)) × \(Point.metres(depth)) m, more than the "
+                            + "\(Int(Self.largestFloor)) m a side the locator searches",
+                        fix: "write the plan in metres (not centimetres), or split a site into floors of at most "
+                            + "\(Int(Self.largestFloor)) m a side"))
+            }
+        }
+        guard problems.isEmpty else { return problems }
         let floorIDs = Set(floors.map(\.id))
         let floorList = floors.map(\.id).joined(separator: ", ")
         for (index, floor) in floors.enumerated() {
@@ -303,7 +347,8 @@ extension FloorPlan {
     }
 
     /// A spot inside both rooms, or nil: an edge of one properly crossing an edge of the other, or a sample (every
-    /// 5 cm over where their boxes meet, off any round coordinate a wall is drawn on) that both hold.
+    /// 5 cm over where their boxes meet, coarser past 20 m, off any round coordinate a wall is drawn on) that both
+    /// hold. An overlap thinner than the step whose edges never cross is not seen.
     static func overlap(_ a: Room, _ b: Room) -> Point? {
         for i in a.points.indices {
             let (a0, a1) = (a.points[i], a.points[(i + 1) % a.points.count])
@@ -315,7 +360,8 @@ extension FloorPlan {
         let low = Point(x: max(a.points.map(\.x).min()!, b.points.map(\.x).min()!), y: max(a.points.map(\.y).min()!, b.points.map(\.y).min()!))
         let high = Point(x: min(a.points.map(\.x).max()!, b.points.map(\.x).max()!), y: min(a.points.map(\.y).max()!, b.points.map(\.y).max()!))
         guard low.x < high.x, low.y < high.y else { return nil }
-        let step = 0.05
+        // 5 cm, or coarser for large rooms: at most 400 samples a side.
+        let step = max(0.05, max(high.x - low.x, high.y - low.y) / 400)
         var x = low.x + 0.0173
         while x < high.x {
             var y = low.y + 0.0131

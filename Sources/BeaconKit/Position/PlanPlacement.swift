@@ -80,22 +80,29 @@ public struct PlanPlacement<Beacon: Hashable & Sendable>: Sendable {
         if let track = tracks[beacon], time - track.computed < rooms.interval.wholeMicroseconds, time >= track.computed {
             return track.room
         }
+        // No plan receiver heard it lately (or only receivers off the plan do): not placed, so a room's region takes
+        // nothing from it and exits in its time; its track goes, and the next position places it afresh.
+        guard let position = locator.position(of: beacon, at: now) else {
+            tracks[beacon] = nil
+            return .unplaced
+        }
         guard tracks[beacon] != nil || tracks.count < locator.capacity else { return .unplaced }
-        let position = locator.position(of: beacon, at: now)
         var track = tracks[beacon] ?? Track(position: nil, computed: time, room: .unplaced, candidate: nil)
         track.computed = time
         track.position = position
         defer { tracks[beacon] = track }
-        // Unheard for a while: the room stays what it was; monitoring's exit timeout says when it has gone.
-        guard let position else { return track.room }
-        let found =
-            position.accuracy > rooms.maximumAccuracy ? nil : plan.room(at: FloorPlan.Point(x: position.x, y: position.y), floor: position.floor)
-        let seen: SightingRoom = found.map { .room($0.id) } ?? .unknown
+        let point = FloorPlan.Point(x: position.x, y: position.y)
+        let sure = position.accuracy <= rooms.maximumAccuracy
+        let found = plan.room(at: point, floor: position.floor)
+        // Too unsure: unknown (a room's region stays as it was, never a confident wrong room). In no drawn room (a hall
+        // left out of the plan): in none, so rooms' regions exit in their time.
+        let seen: SightingRoom = sure ? found.map { .room($0.id) } ?? .unplaced : .unknown
         if seen == track.room {
             track.candidate = nil
         } else if track.room == .unplaced {
             track.room = seen
-        } else if let found, found.distanceToWall(FloorPlan.Point(x: position.x, y: position.y)) >= rooms.depth {
+            track.candidate = nil
+        } else if sure, let found, found.distanceToWall(point) >= rooms.depth {
             track.room = seen
             track.candidate = nil
         } else if let candidate = track.candidate, candidate.room == seen {
@@ -130,7 +137,7 @@ public struct PlanPlacement<Beacon: Hashable & Sendable>: Sendable {
     /// Forgets beacons no plan receiver has heard since `time`.
     public mutating func forget(notHeardSince time: Timestamp) {
         locator.forget(notHeardSince: time)
-        tracks = tracks.filter { $0.value.computed >= time.microsecondsSinceEpoch }
+        tracks = tracks.filter { locator.isTracking($0.key) }
     }
 
     /// How many beacons are tracked.

@@ -89,6 +89,9 @@ public struct PositionLocator<Beacon: Hashable & Sendable>: Sendable {
 
     public var count: Int { tracks.count }
 
+    /// Whether some receiver's reading of `beacon` is held.
+    public func isTracking(_ beacon: Beacon) -> Bool { tracks[beacon] != nil }
+
     /// `receiver` heard `beacon` (whose RSSI at one metre is `measuredPower`) at `rssi` dBm at `now`. A receiver not
     /// on the plan is not used.
     public mutating func observe(_ beacon: Beacon, rssi: Double, measuredPower: Double, by receiver: ReceiverID, at now: Timestamp) {

@@ -62,7 +62,8 @@ public struct RoomPresence: Sendable {
             let power = power.flatMap { $0 == 0 ? nil : Double($0) } ?? Self.typicalMeasuredPower
             plan!.observe(identity, rssi: rssi, measuredPower: power, by: room, at: now)
         }
-        if plan != nil, receiverNames[receiver] != room { receiverNames[receiver] = room }
+        // Kept with or without a plan, so a plan given by a reload knows which receivers are offline.
+        if receiverNames[receiver] != room { receiverNames[receiver] = room }
         // Heard but unmeasurable (no RSSI, or a beacon advertising measured power 0): it is near this receiver, how near
         // cannot be said. Placed as far, so it names a room no other receiver hears it in, and never beats a measurement.
         let usable = metres.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? Self.unmeasuredDistance
@@ -88,6 +89,11 @@ public struct RoomPresence: Sendable {
     public mutating func receiverWentOffline(_ receiver: ReceiverID) {
         locator.receiverWentOffline(receiver)
         if let name = receiverNames[receiver] { plan?.receiverWentOffline(name) }
+    }
+
+    /// A receiver evicted from the receiver table: its name goes too.
+    public mutating func forgetReceiverName(_ receiver: ReceiverID) {
+        receiverNames[receiver] = nil
     }
 
     public mutating func receiverCameOnline(_ receiver: ReceiverID) {

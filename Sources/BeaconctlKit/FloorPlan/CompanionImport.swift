@@ -38,8 +38,8 @@ public struct CompanionImport: Sendable {
         var rooms: [FloorPlan.Room] = []
         var lines: [String: String] = [:]
         for floorNode in root["floors"]?.array() ?? [] {
-            guard let id = (floorNode["id"]?.string ?? floorNode["name"]?.string).map(ESPresense.roomSlug), !id.isEmpty else {
-                notes.append("\(at(floorNode)): a floor with neither id nor name is not carried, nor its rooms")
+            guard let id = Self.id(floorNode["id"]?.string, name: floorNode["name"]?.string) else {
+                notes.append("\(at(floorNode)): a floor with no usable id or name (1-64 of a-z, 0-9, '_', '-') is not carried, nor its rooms")
                 continue
             }
             guard !floors.contains(where: { $0.id == id }) else {
@@ -61,8 +61,8 @@ public struct CompanionImport: Sendable {
             floors.append(floor)
             for roomNode in floorNode["rooms"]?.array() ?? [] {
                 let name = roomNode["name"]?.string
-                guard let roomID = (roomNode["id"]?.string ?? name).map(ESPresense.roomSlug), !roomID.isEmpty else {
-                    notes.append("\(at(roomNode)): a room with neither id nor name is not carried")
+                guard let roomID = Self.id(roomNode["id"]?.string, name: name) else {
+                    notes.append("\(at(roomNode)): a room with no usable id or name (1-64 of a-z, 0-9, '_', '-') is not carried")
                     continue
                 }
                 guard !rooms.contains(where: { $0.id == roomID }) else {
@@ -92,8 +92,8 @@ public struct CompanionImport: Sendable {
         var receivers: [FloorPlan.Receiver] = []
         for nodeNode in root["nodes"]?.array() ?? [] {
             let name = nodeNode["name"]?.string
-            guard let id = (nodeNode["id"]?.string ?? name).map(ESPresense.roomSlug), !id.isEmpty else {
-                notes.append("\(at(nodeNode)): a node with neither id nor name is not carried")
+            guard let id = Self.id(nodeNode["id"]?.string, name: name) else {
+                notes.append("\(at(nodeNode)): a node with no usable id or name (1-64 of a-z, 0-9, '_', '-') is not carried")
                 continue
             }
             if nodeNode["stationary"]?.bool == false {
@@ -109,7 +109,7 @@ public struct CompanionImport: Sendable {
                 continue
             }
             let z = point.count >= 3 ? point[2] : nil
-            let listed = (nodeNode["floors"]?.array() ?? []).compactMap(\.string).map(ESPresense.roomSlug)
+            let listed = (nodeNode["floors"]?.array() ?? []).compactMap(\.string).compactMap { Self.id($0, name: nil) }
             // Its floor: the listed floor whose heights hold it, else the first listed, else by height alone.
             let floor =
                 listed.first { id in floors.first { $0.id == id }?.heights.map { range in z.map(range.contains) ?? false } ?? false }
@@ -145,6 +145,14 @@ public struct CompanionImport: Sendable {
         }
         plan = result
         self.notes = notes
+    }
+
+    /// An id as floorplan.toml takes it: one written as such kept as it is (a node's id is its topics' name), else
+    /// ESPresense's slug of it or of the name ("Living Room" is living_room); nil when neither gives 1-64 characters.
+    static func id(_ written: String?, name: String?) -> String? {
+        if let written, RegionSpec.isRoom(written) { return written }
+        guard let slug = (written ?? name).map(ESPresense.roomSlug), RegionSpec.isRoom(slug) else { return nil }
+        return slug
     }
 
     private static func numbers(_ node: Node) -> [Double]? {

@@ -100,6 +100,7 @@ package struct BeaconEngine {
     package mutating func forgetReceiver(_ receiver: ReceiverID) {
         pipeline.monitor.forgetReceiver(receiver)
         pipeline.presence?.receiverCameOnline(receiver) // not offline any more: gone, its readings age out
+        pipeline.presence?.forgetReceiverName(receiver)
     }
 
     /// Remote receivers the monitor counts as offline.

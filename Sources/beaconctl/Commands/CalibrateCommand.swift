@@ -44,7 +44,8 @@ struct CalibrateCommand: ParsableCommand {
 
             With a floor plan (floorplan.toml), stand at known spots instead: --tag names the beacon you carry, \
             each --at X,Y (metres on the plan; X,Y@FLOOR on a plan of several floors) a spot. For each spot in \
-            turn, stand there with the tag (on a terminal the command waits for Enter; otherwise it starts at once) \
+            turn, stand there with the tag (on a terminal the command waits for Enter; without one, several spots \
+            need --unattended, and the tag is moved when it prints "spot N of M") \
             for --seconds (10 is enough; with 4 or more, the first 2 s at a spot are not counted, while receivers' \
             smoothing forgets the way there); every receiver of the plan that hears the tag gets a sample at the \
             distance the plan gives (org.beacond.Admin1.GetFloorPlan). Two or three spots a room, in different \
@@ -80,6 +81,8 @@ struct CalibrateCommand: ParsableCommand {
         help: ArgumentHelp("A spot on the floor plan where you stand with --tag (repeatable), metres.", valueName: "X,Y[@FLOOR]"))
     var spots: [String] = []
     @Option(help: "Seconds to collect readings (1 to 3600; with --at, at each spot).") var seconds = 30
+    @Flag(help: "With --at and no terminal: move from spot to spot on a schedule (a script moves the tag at each 'spot N of M').")
+    var unattended = false
     @Flag(help: "Write calibration.toml and reload the daemon without asking.") var write = false
     @Option(help: "Where calibration.toml goes (default: the daemon's configuration directory, as GetStatus says).")
     var configDir: String?
@@ -221,8 +224,16 @@ struct CalibrateCommand: ParsableCommand {
     ) throws(BeaconctlError) -> (good: [(receiver: String, fit: CalibrationFit)], lines: [String]) {
         var parsed: [CalibrationSpot] = []
         for text in spots { if let spot = try? CalibrationSpot(parsing: text) { parsed.append(spot) } }
-        var session = try SpotCalibration(tag: tag, spots: parsed, plan: try client.floorPlan())
         let terminal = isatty(STDIN_FILENO) == 1
+        // Without a terminal nobody presses Enter at the next spot: every spot would be measured where the tag stood
+        // first, and the fit written.
+        guard terminal || parsed.count == 1 || unattended else {
+            throw BeaconctlError(
+                exitStatus: ExitStatus.usage,
+                message: "\(parsed.count) spots and no terminal to say when the tag is at each: run it on a terminal, "
+                    + "give one --at per run, or pass --unattended and move the tag when it prints 'spot N of M'")
+        }
+        var session = try SpotCalibration(tag: tag, spots: parsed, plan: try client.floorPlan())
         for (index, spot) in session.spots.enumerated() {
             if terminal {
                 FileHandle.standardError.write(Data("stand at \(spot) with \(tag), then press Enter ".utf8))

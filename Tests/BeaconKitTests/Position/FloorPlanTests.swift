@@ -74,6 +74,22 @@ struct FloorPlanTests {
         #expect(plan([(0, 0), (4, 0), (4, 4), (0, 4)], floor: "up").isEmpty) // another floor
     }
 
+    @Test("numbers no plan has (infinite, kilometres away, a floor drawn in centimetres) are refused, never a crash or a stall")
+    func absurdNumbers() {
+        let far = FloorPlan(
+            floors: [FloorPlan.Floor(id: "g", heights: 0..<3)], rooms: [],
+            receivers: [FloorPlan.Receiver(id: "r", floor: "", x: 1, y: 1, z: 1e19)])
+        #expect(far.problems().first?.message.contains("[receivers.r] stands at a place no floor plan has") == true)
+        let infinite = FloorPlan(
+            floors: [FloorPlan.Floor(id: "g")], rooms: [], receivers: [FloorPlan.Receiver(id: "r", floor: "g", x: .infinity, y: 1, z: 1)])
+        #expect(infinite.problems().count == 1)
+        let centimetres = FloorPlan(
+            floors: [FloorPlan.Floor(id: "g")],
+            rooms: [FloorPlan.Room(id: "a", floor: "g", points: Self.points([(0, 0), (400, 0), (400, 300), (0, 300)]))], receivers: [])
+        #expect(centimetres.problems().first?.message.contains("spans 400 × 300 m, more than the 200 m a side") == true)
+        #expect(FloorPlan.Point(x: 1e300, y: .nan).description.isEmpty == false)
+    }
+
     @Test("unknown floors, receivers on no floor or outside its bounds, and floors without or with overlapping heights")
     func references() {
         let plan = FloorPlan(

@@ -73,13 +73,39 @@ struct PlanPlacementTests {
         #expect(placement.places("k1") && !placement.places("not-on-the-plan"))
     }
 
-    @Test("a beacon unheard keeps its room; forgetting drops it")
+    @Test("a beacon no plan receiver heard for 10 s is placed nowhere (a room's region exits in its time); forgetting drops it")
     func unheard() {
         var placement = PlanPlacement<String>(plan: Self.plan)
         #expect(Self.hear(&placement, x: 8, y: 4, at: 0) == .room("hall"))
-        #expect(placement.update("tag", at: Self.at(30)) == .room("hall"))
-        placement.forget(notHeardSince: Self.at(40))
-        #expect(placement.room(of: "tag") == .unplaced)
+        #expect(placement.update("tag", at: Self.at(5)) == .room("hall"))
+        #expect(placement.update("tag", at: Self.at(30)) == .unplaced)
         #expect(placement.count == 0)
+        // Heard again: placed at once, with no dwell carried over from before the gap.
+        #expect(Self.hear(&placement, x: 2, y: 4, at: 31) == .room("kitchen"))
+        placement.forget(notHeardSince: Self.at(100))
+        #expect(placement.room(of: "tag") == .unplaced && placement.count == 0)
+    }
+
+    @Test("a position in no drawn room leaves the room after the dwell: in no room, not unknown")
+    func undrawn() {
+        // The hall is not drawn: only the kitchen is.
+        let kitchenOnly = FloorPlan(floors: Self.plan.floors, rooms: [Self.plan.rooms[0]], receivers: Self.plan.receivers)
+        var placement = PlanPlacement<String>(
+            plan: kitchenOnly, positions: PositionConfiguration(smoothing: .zero, staleAfter: .seconds(10), gridStep: 0.25, spread: 5.5))
+        // The floor spans the receivers' places, so positions in the hall's space exist.
+        #expect(Self.hear(&placement, x: 2, y: 4, at: 0) == .room("kitchen"))
+        #expect(Self.hear(&placement, x: 8, y: 4, at: 1) == .room("kitchen"))
+        #expect(Self.hear(&placement, x: 8, y: 4, at: 4) == .unplaced)
+    }
+
+    @Test("beacons heard only by receivers off the plan take no place in the table")
+    func offThePlan() {
+        var placement = PlanPlacement<String>(plan: Self.plan, capacity: 2)
+        for index in 0..<5 {
+            placement.observe("stranger-\(index)", rssi: -60, measuredPower: -59, by: "garage", at: Self.at(0))
+            #expect(placement.update("stranger-\(index)", at: Self.at(0)) == .unplaced)
+        }
+        #expect(placement.count == 0)
+        #expect(Self.hear(&placement, x: 8, y: 4, at: 1) == .room("hall"))
     }
 }

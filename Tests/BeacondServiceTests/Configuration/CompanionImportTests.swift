@@ -54,6 +54,13 @@ struct CompanionImportTests {
           - name: Garden
             point: [15, 3, 0.5]
             floors: ["ground"]
+          - id: porch-node
+            name: Porch
+            point: [1, 8, 2]
+            floors: ["ground"]
+          - name: "A node whose name is far too long to be any topic's room, longer than sixty-four characters"
+            point: [2, 8, 2]
+            floors: ["ground"]
         """
 
     @Test("floors, rooms and nodes carry over by their slugs; what cannot is said at its line; the daemon reads the result")
@@ -64,7 +71,8 @@ struct CompanionImportTests {
         #expect(plan.floors[0].heights == 0..<2.8 && plan.floors[1].heights == 2.8..<5.6)
         #expect(plan.rooms.map(\.id) == ["living_room", "kitchen", "bedroom"])
         #expect(plan.rooms[0].points.count == 4 && plan.rooms[0].name == "Living Room")
-        #expect(plan.receivers.map(\.id) == ["living_room", "kitchen_node", "stairs"])
+        // An id written as such is kept (it is the node's topics' name); a name is slugged; one too long is not carried.
+        #expect(plan.receivers.map(\.id) == ["living_room", "kitchen_node", "stairs", "porch-node"])
         // A node on two floors goes on the one its height is in.
         #expect(plan.receivers[2].floor == "upstairs")
         let notes = imported.notes.joined(separator: "\n")
@@ -73,6 +81,7 @@ struct CompanionImportTests {
         #expect(notes.contains("config.yaml:37: node car is not stationary"), "\(notes)")
         #expect(notes.contains("config.yaml:41: node garden not carried: [receivers.garden] at (15, 3) is outside floor ground's bounds"), "\(notes)")
         #expect(notes.contains("config.yaml:34: node stairs is listed on ground and upstairs: placed on upstairs"), "\(notes)")
+        #expect(notes.contains("config.yaml:48: a node with no usable id or name"), "\(notes)")
 
         let directory = try ConfigurationDirectory()
         try directory.write(FloorPlanSettingsTests.fleet, to: "beacond.toml")
