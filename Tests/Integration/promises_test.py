@@ -13,6 +13,7 @@ its docstring. Prints PASS/FAIL per test, then "N passed, N failed"; exits 1 whe
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -758,16 +759,23 @@ def test_demo_no_false_exit(suite):
     """`make run`'s demo (scripts/run-demo.sh, with the binaries under test) read as a newcomer would (issue 21:
     with exit_timeout = 5 the thermometer's 5.5 s silence showed an exit and an entry 0.5 s later, before and after
     the restart). Expect: the replay enters and exits each thermometer once; the daemon's first client hears one
-    entry and no exit; after kill -9 and the restart the app's next client hears no entry and exactly one exit."""
+    entry and no exit; after kill -9 and the restart the app's next client hears no entry and exactly one exit; the
+    real flat's minute places the tag most seconds, near the robot."""
     repo = os.path.dirname(os.path.dirname(HERE))
     result = subprocess.run([os.path.join(repo, "scripts/run-demo.sh"), suite.beacond, suite.beaconctl, DEMO_CAPTURE,
-                             DEMO_CAPTURE_UUID], cwd=repo, capture_output=True, text=True, timeout=180)
+                             DEMO_CAPTURE_UUID], cwd=repo, capture_output=True, text=True, timeout=360)
     output = result.stdout
     check(result.returncode == 0, "run-demo.sh exited %d: %s" % (result.returncode, result.stderr[-1000:]))
     parts = {}
     for section in output.split("\n== ")[1:]:
         parts[section[:1]] = section
-    check(sorted(parts) == ["1", "2", "3"], "the demo's parts are %r" % sorted(parts))
+    check(sorted(parts) == ["1", "2", "3", "4"], "the demo's parts are %r" % sorted(parts))
+    # Part 4: a minute of the real flat's drive, each second's place from beacond beside the robot's; it must place the
+    # tag for most of the minute, and near where the robot was.
+    placed = [line for line in parts["4"].splitlines() if re.match(r"^\s+\d+\s+[-0-9.]+\s+[-0-9.]+\s+\S+\s+\|\s+[-0-9.]+", line)]
+    summary = re.search(r"(\d+) seconds placed: median error ([0-9.]+) m, right room (\d+) of (\d+)", parts["4"])
+    check(len(placed) >= 40 and summary and int(summary.group(1)) >= 40 and float(summary.group(2)) < 2.5,
+          "the flat's minute placed %d seconds; summary %r:\n%s" % (len(placed), summary and summary.group(0), parts["4"][-2500:]))
 
     def count(part, event):
         return sum(1 for line in parts[part].splitlines() if "  %s " % event in line)
