@@ -119,6 +119,21 @@ public enum BeacondReadingKey {
     public static let timestamp = "Timestamp"
 }
 
+/// Keys of `ListReceiverHearings` entries: each receiver's latest reading of each other receiver it hears (an
+/// ESPresense node's `node:` readings), for calibration against the floor plan's distances.
+public enum BeacondHearingKey {
+    /// s: the receiver that heard, by its id on the broker (its room slug).
+    public static let receiver = "Receiver"
+    /// s: the receiver it heard, by its id on the broker.
+    public static let heard = "Heard"
+    /// d, dBm: as the receiver reports it, before calibration.
+    public static let rssi = "RSSI"
+    /// n, dBm: the RSSI at one metre the heard receiver advertises (−59 when it does not say).
+    public static let measuredPower = "MeasuredPower"
+    /// t: when, µs since the epoch.
+    public static let timestamp = "Timestamp"
+}
+
 /// Authorization status strings (Core Location's names).
 public enum BeacondStatus {
     public static let all = ["notDetermined", "restricted", "denied", "authorizedWhenInUse", "authorizedAlways"]
@@ -284,6 +299,9 @@ public enum BeacondMember {
     public static let setLocationServicesEnabled = "SetLocationServicesEnabled"
     public static let watchEvents = "WatchEvents", unwatchEvents = "UnwatchEvents", event = "Event"
     public static let listReceiverReadings = "ListReceiverReadings", listReceivers = "ListReceivers", reload = "Reload"
+    /// `ListReceiverHearings(u offset, u limit) → (aa{sv}, u)`: what receivers last heard of each other
+    /// (`BeacondHearingKey`), for `beaconctl calibrate --receivers`.
+    public static let listReceiverHearings = "ListReceiverHearings"
     /// `GetFloorPlan() → a{sv}`: the floor plan in force (`BeacondFloorPlanKey`); empty without one.
     public static let getFloorPlan = "GetFloorPlan"
     // LocationManager1

@@ -54,6 +54,14 @@ public enum ESPresense {
         return nil
     }
 
+    /// The node a device id `node:<id>` names: ESPresense nodes advertise themselves (an iBeacon of UUID
+    /// e5ca1ade-f007-ba11-0000-000000000000) and the others report it under that id (Enrollment.cpp's discovery);
+    /// its id is the node's room slug, as in its topics. nil for any other id.
+    public static func nodeID(fromDeviceID id: String) -> String? {
+        guard hasPrefix(id.utf8.span, "node:") else { return nil }
+        return String(id.dropFirst(5))
+    }
+
     /// For an id of a kind beacond reads that `identity(fromDeviceID:)` could not read: the form it must have. nil for
     /// an id of another kind (`mac:`, `name:`, …), which is no mistake.
     public static func expectedForm(ofDeviceID id: String) -> String? {

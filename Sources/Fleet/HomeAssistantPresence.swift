@@ -116,7 +116,7 @@ public struct HomeAssistantPresence: Sendable {
             for identity in discovered { publishState(identity, placement: placement, into: &publications) }
         case .receiverForgotten(let receiver, _):
             monitor.forgetReceiver(receiver)
-        case .ignored, .dropped, .bridgeChanged:
+        case .receiverHeard, .ignored, .dropped, .bridgeChanged:
             break
         }
         return publications

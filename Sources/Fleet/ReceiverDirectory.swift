@@ -17,6 +17,11 @@ public struct ReceiverDirectory: Sendable {
         case sighting(
             BeaconIdentity, rssi: Int8?, distance: Double, by: ReceiverID, measuredPower: Int? = nil,
             exactRSSI: Double? = nil)
+        /// Another receiver's reading by a remote receiver: an ESPresense node advertises itself, and the others
+        /// report it as device `node:<its id>` (its id is its room's slug, the topic it publishes under). `rssi` dBm
+        /// as reported, `measuredPower` the RSSI at one metre it advertises (`rssi@1m`). For calibration: the floor
+        /// plan says how far apart the two stand.
+        case receiverHeard(String, rssi: Double, measuredPower: Int?, by: ReceiverID)
         case receiverOnline(ReceiverID)
         case receiverOffline(ReceiverID)
         /// A broker bridge (Mosquitto's `$SYS/broker/connection/<name>/state`) went down or came back. Down is
@@ -164,27 +169,43 @@ public struct ReceiverDirectory: Sendable {
             guard ESPresense.sameDeviceID(reading.id, id) else {
                 return .single(drop("\(shown): the payload's id is \(ESPresense.shownTopic(reading.id))"))
             }
+            if let advertiser = ESPresense.nodeID(fromDeviceID: id) {
+                guard Self.isRoom(advertiser) else {
+                    return .single(drop("\(shown): a node id \(advertiser.utf8.count) bytes long or not in ESPresense's form"))
+                }
+                guard let rssi = reading.rssi else { return .single(drop("\(shown): a node's reading without rssi")) }
+                guard advertiser != room else { return .single(.ignored) }
+                return heard(in: room, at: now, shown: shown) {
+                    .receiverHeard(advertiser, rssi: rssi, measuredPower: reading.rssiAtOneMetre, by: $0)
+                }
+            }
             guard let identity = ESPresense.identity(fromDeviceID: id) else {
                 // Malformed, of a kind beacond reads: a misconfigured node, said (and counted) rather than unseen.
                 guard let form = ESPresense.expectedForm(ofDeviceID: id) else { return .single(.ignored) }
                 return .single(drop("\(shown): the device id is not one beacond reads: \(form)"))
             }
-            guard let index = index(of: room, creating: true) else { return .single(drop("\(shown): more than \(capacity) receivers")) }
-            receivers[index].readings += 1
-            receivers[index].lastReading = now
             // Clamped: an adjusted RSSI may lie beyond Int8 (down to -177 dBm).
             let rssi = reading.rssi.map { Int8(max(-128, min(127, $0.rounded()))) }
-            // A reading is proof the receiver is up, whatever its status said last (a node may publish before it).
-            let sighting = Input.sighting(
-                identity, rssi: rssi, distance: reading.distance ?? -1, by: receivers[index].id,
-                measuredPower: reading.rssiAtOneMetre,
-                exactRSSI: reading.rssi)
-            guard receivers[index].online else {
-                receivers[index].online = true
-                return .several([.receiverOnline(receivers[index].id), sighting])
+            return heard(in: room, at: now, shown: shown) { receiver in
+                .sighting(
+                    identity, rssi: rssi, distance: reading.distance ?? -1, by: receiver, measuredPower: reading.rssiAtOneMetre,
+                    exactRSSI: reading.rssi)
             }
-            return .single(sighting)
         }
+    }
+
+    /// A reading by the receiver of `room`: counted, and proof the receiver is up, whatever its status said last (a
+    /// node may publish before it).
+    private mutating func heard(in room: String, at now: Timestamp, shown: String, _ input: (ReceiverID) -> Input) -> Interpretation {
+        guard let index = index(of: room, creating: true) else { return .single(drop("\(shown): more than \(capacity) receivers")) }
+        receivers[index].readings += 1
+        receivers[index].lastReading = now
+        let reading = input(receivers[index].id)
+        guard receivers[index].online else {
+            receivers[index].online = true
+            return .several([.receiverOnline(receivers[index].id), reading])
+        }
+        return .single(reading)
     }
 
     /// A room as ESPresense writes it (its slug: `a-z`, `0-9`, `_`), at most 64 bytes: anything else is no

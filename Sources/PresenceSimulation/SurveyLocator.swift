@@ -47,7 +47,15 @@ extension SurveyFlat {
     public func locate(
         _ judged: [Int], fittedOn fitted: [Int], configuration: PositionConfiguration = .default, measuredPower: Double = -59
     ) -> (track: PositionTrack, accuracies: [Double]) {
-        let plan = locatorPlan(calibrations: locatorCalibrations(fittedOn: fitted, measuredPower: measuredPower))
+        locate(judged, calibrations: locatorCalibrations(fittedOn: fitted, measuredPower: measuredPower), configuration: configuration)
+    }
+
+    /// beacond's `PositionLocator` with the receivers' `calibrations` however they were found, asked at the rows
+    /// `judged`.
+    public func locate(
+        _ judged: [Int], calibrations: [ReceiverCalibration], configuration: PositionConfiguration = .default, measuredPower: Double = -59
+    ) -> (track: PositionTrack, accuracies: [Double]) {
+        let plan = locatorPlan(calibrations: calibrations)
         var locator = PositionLocator<Int>(floors: plan.floors, receivers: plan.receivers, configuration: configuration)
         let wanted = Set(judged)
         var estimates: [(x: Double, y: Double)] = []
@@ -166,5 +174,53 @@ extension SurveyFlat {
             if case .room(let name) = room { placedRooms.append(rooms.firstIndex { $0.name == name }) } else { placedRooms.append(nil) }
         }
         return (PositionTrack(rows: rowsPlaced, estimates: estimates), accuracies, placedRooms)
+    }
+}
+
+extension SurveyFlat {
+    /// What `beaconctl calibrate --receivers` would fit if the flat's receivers were ESPresense nodes hearing each
+    /// other for `seconds` (a reading every `interval`): the survey has no node-to-node readings, so they are drawn
+    /// from `radio` (fitted on other rows), the advertiser standing where its receiver is. Each pair's shadowing is
+    /// drawn once (neither moves), fading and noise each reading; the advertiser's transmit power is off by
+    /// `transmitterSpread` dB from what it advertises (boards differ), and there is no body in the way. Each receiver
+    /// is fitted as beaconctl fits it (`CalibrationFit`), with the advertised −59 dBm at one metre.
+    public func meshCalibrations(
+        radio: SurveyRadio, seconds: Double = 60, interval: Double = 5, transmitterSpread: Double = 2, together: Bool = true, seed: UInt64
+    ) -> (calibrations: [ReceiverCalibration], fits: [Result<CalibrationFit, CalibrationError>]) {
+        var random = SeededRandom(seed: seed)
+        let transmitters = receivers.indices.map { _ in random.gaussian() * transmitterSpread }
+        let readings = max(1, Int(seconds / interval))
+        var fits: [Result<CalibrationFit, CalibrationError>] = []
+        var groups: [[CalibrationSample]] = []
+        for listener in receivers.indices {
+            var samples: [CalibrationSample] = []
+            for advertiser in receivers.indices where advertiser != listener {
+                let (a, b) = (receivers[listener], receivers[advertiser])
+                let distance = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y) + (a.z - b.z) * (a.z - b.z)).squareRoot()
+                let room = nearestRoom(x: b.x, y: b.y)
+                let bias = radio.roomBias.isEmpty ? random.gaussian() * radio.room : radio.roomBias[listener][room] ?? random.gaussian() * radio.room
+                let fixed =
+                    radio.expected(receiver: listener, distance: distance, walls: walls(x: b.x, y: b.y, to: listener), facing: 0) + bias
+                    + random.gaussian() * radio.place + transmitters[advertiser]
+                var fading = random.gaussian() * radio.fading
+                var total = 0.0
+                var heard = 0
+                for reading in 0..<readings {
+                    if reading > 0 {
+                        let kept = exp(-interval / radio.fadingTime)
+                        fading = fading * kept + random.gaussian() * radio.fading * (1 - kept * kept).squareRoot()
+                    }
+                    guard random.uniform(in: 0..<1) >= radio.missRate[listener] else { continue }
+                    total += (fixed + fading + random.gaussian() * radio.noise).rounded()
+                    heard += 1
+                }
+                guard heard > 0 else { continue }
+                samples.append(CalibrationSample(distance: distance, rssi: total / Double(heard), measuredPower: -59))
+            }
+            groups.append(samples)
+            fits.append(Result { () throws(CalibrationError) in try CalibrationFit.fit(samples) })
+        }
+        if together { fits = CalibrationFit.fitTogether(groups) }
+        return (fits.map { (try? $0.get())?.calibration ?? .uncalibrated }, fits)
     }
 }

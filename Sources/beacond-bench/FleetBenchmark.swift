@@ -81,7 +81,7 @@ struct FleetBenchmark: ParsableCommand {
                         monitor.observe(identity, rssi: rssi, by: receiver, at: now, into: &events)
                     case .receiverOnline(let receiver):
                         monitor.receiverCameOnline(receiver, at: now, into: &events)
-                    case .receiverOffline, .receiverForgotten, .ignored, .dropped, .bridgeChanged:
+                    case .receiverOffline, .receiverForgotten, .receiverHeard, .ignored, .dropped, .bridgeChanged:
                         break
                     }
                 }

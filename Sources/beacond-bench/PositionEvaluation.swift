@@ -103,6 +103,34 @@ struct PositionEvaluation: ParsableCommand {
                     format: "          the true position within the stated accuracy: %.1f %% of rows",
                     Double(held[0].held + held[1].held) / Double(max(held[0].count + held[1].count, 1)) * 100))
         }
+        // Calibrated by the receivers hearing each other (`beaconctl calibrate --receivers`): the survey has no such
+        // readings, so 60 s of them are drawn from the radio fitted on the other fold, five draws pooled; and no
+        // calibration at all, for scale.
+        var meshed: [[PositionScore]] = [[], []]
+        var uncalibrated: [PositionScore] = []
+        let meshNames = ["beacond's locator, calibrated by receivers (simulated)", "  ... an exponent each, not one shared"]
+        for (fold, judged, other) in [("even", even, odd), ("odd", odd, even)] {
+            let radio = flat.radio(fittedOn: other)
+            for (variant, together) in [true, false].enumerated() {
+                var pooled: PositionScore?
+                for seed in UInt64(1)...5 {
+                    let mesh = flat.meshCalibrations(radio: radio, together: together, seed: seed)
+                    let score = flat.score(flat.locate(judged, calibrations: mesh.calibrations).track, method: meshNames[variant])
+                    pooled = pooled.map { $0 + score } ?? score
+                }
+                if let pooled {
+                    meshed[variant].append(pooled)
+                    line(fold, pooled)
+                }
+            }
+            let plain = flat.score(
+                flat.locate(judged, calibrations: Array(repeating: .uncalibrated, count: flat.receivers.count)).track,
+                method: "beacond's locator, uncalibrated")
+            uncalibrated.append(plain)
+            line(fold, plain)
+        }
+        for variant in meshed where variant.count == 2 { line("drive", variant[0] + variant[1]) }
+        line("drive", uncalibrated[0] + uncalibrated[1])
         // Rooms from positions, as the daemon places them with a floor plan: calibrated at spots of the other fold.
         var rooms = PlanRoomConfiguration.default
         if let planDwell { rooms.dwell = .milliseconds(Int64(planDwell * 1000)) }

@@ -9,7 +9,9 @@ import Testing
 @Suite("calibration at spots of the floor plan")
 struct SpotCalibrationTests {
     typealias Key = BeacondFloorPlanKey
-    static let tag = try! BeaconIdentityConstraint(parsing: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:9:1")
+    static func tag() throws -> BeaconIdentityConstraint {
+        try BeaconIdentityConstraint(parsing: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:9:1")
+    }
 
     /// `GetFloorPlan`'s reply: one 10 × 8 m floor (tags at 1 m), receivers r1 and r2 at 2.5 m in opposite corners.
     static let plan: VarDict = [
@@ -52,7 +54,7 @@ struct SpotCalibrationTests {
     @Test("the tag's readings at two spots fit each receiver's offset and exponent against the plan's distances")
     func fits() throws {
         var session = try SpotCalibration(
-            tag: Self.tag, spots: [try CalibrationSpot(parsing: "2,3"), try CalibrationSpot(parsing: "8,2")], plan: Self.plan)
+            tag: try Self.tag(), spots: [try CalibrationSpot(parsing: "2,3"), try CalibrationSpot(parsing: "8,2")], plan: Self.plan)
         let r1 = try #require(session.receivers.first { $0.id == "r1" })
         #expect(abs(session.distance(from: session.spots[0], to: r1) - (1.5 * 1.5 + 2.5 * 2.5 + 1.5 * 1.5).squareRoot()) < 1e-9)
         #expect(session.receivers.map(\.calibratedInPlan) == [false, true])
@@ -82,7 +84,7 @@ struct SpotCalibrationTests {
     func refusals() throws {
         func message(_ spots: [String], plan: VarDict = Self.plan) -> String {
             do {
-                _ = try SpotCalibration(tag: Self.tag, spots: try spots.map { try CalibrationSpot(parsing: $0) }, plan: plan)
+                _ = try SpotCalibration(tag: try Self.tag(), spots: try spots.map { try CalibrationSpot(parsing: $0) }, plan: plan)
                 return "accepted"
             } catch let error as BeaconctlError {
                 return error.message

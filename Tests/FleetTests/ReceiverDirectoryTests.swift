@@ -286,4 +286,27 @@ struct ReceiverDirectoryTests {
                 == [.dropped("$SYS/broker/connection/b9/state: more than 3 bridges down")])
         #expect(directory.bridgesDown.count == 3)
     }
+
+    /// ESPresense nodes advertise themselves and report each other as `node:<id>`: what one hears of another is
+    /// for calibration, and proof the listener is up.
+    @Test func nodesHearingEachOtherAreReceiverHearings() {
+        var directory = ReceiverDirectory(ownRoom: "hall")
+        let kitchen = ReceiverID(rawValue: 1)
+        #expect(
+            directory.receive(topic: "espresense/devices/node:office/kitchen", payload: reading("node:office", rssi: -77.5), at: now)
+                == [.receiverOnline(kitchen), .receiverHeard("office", rssi: -77.5, measuredPower: -59, by: kitchen)])
+        #expect(
+            directory.receive(topic: "espresense/devices/Node:hall/kitchen", payload: reading("node:hall", rssi: -70), at: now)
+                == [.receiverHeard("hall", rssi: -70, measuredPower: -59, by: kitchen)])
+        #expect(directory.receiver("kitchen")?.readings == 2)
+        // A node hearing itself says nothing.
+        #expect(directory.receive(topic: "espresense/devices/node:kitchen/kitchen", payload: reading("node:kitchen"), at: now) == [.ignored])
+        // A node id no receiver could have, or a reading without RSSI: dropped and counted.
+        let dropped = directory.readingsDropped
+        _ = directory.receive(topic: "espresense/devices/node:Bad Id/kitchen", payload: reading("node:Bad Id"), at: now)
+        let noRSSI = Array(ESPresenseReading(id: "node:office", rssiAtOneMetre: -59, distance: 2).json.utf8)
+        _ = directory.receive(topic: "espresense/devices/node:office/kitchen", payload: noRSSI, at: now)
+        #expect(directory.readingsDropped == dropped + 2)
+        #expect(directory.lastDropped?.contains("without rssi") == true)
+    }
 }

@@ -812,7 +812,8 @@ def hall_settings(broker, monitoring, rooms):
 
 class ReadingPublisher:
     """Receivers on the broker, written with paho-mqtt: each room publishes readings (ESPresense's format) of the
-    beacons given in `readings` ({room: {(major, minor) or (uuid, major, minor): rssi}}) every 0.1 s while running."""
+    beacons given in `readings` ({room: {(major, minor) or (uuid, major, minor) or a device id: rssi}}) every 0.1 s
+    while running."""
 
     def __init__(self, broker, rooms):
         self.client = paho.Client(client_id="rooms-%d" % os.getpid(), protocol=paho.MQTTv311)
@@ -836,8 +837,11 @@ class ReadingPublisher:
                 current = {room: dict(beacons) for room, beacons in self.readings.items()}
             for room, beacons in current.items():
                 for key, rssi in beacons.items():
-                    beacon_uuid, major, minor = key if len(key) == 3 else (DEMO_UUID,) + tuple(key)
-                    device = "iBeacon:%s-%d-%d" % (beacon_uuid.lower(), major, minor)
+                    if isinstance(key, str):
+                        device = key
+                    else:
+                        beacon_uuid, major, minor = key if len(key) == 3 else (DEMO_UUID,) + tuple(key)
+                        device = "iBeacon:%s-%d-%d" % (beacon_uuid.lower(), major, minor)
                     self.client.publish(device_topic(device, room), json.dumps(
                         {"id": device, "rssi@1m": -59, "rssi": rssi, "distance": 10 ** ((-59 - rssi) / 27)}))
             time.sleep(0.1)
@@ -1601,6 +1605,61 @@ def test_calibrate_at_spots(suite):
         broker.close()
 
 
+def test_calibrate_from_receivers(suite):
+    """beaconctl calibrate --receivers: three ESPresense nodes of a floor plan report each other as node:ID (r1 reading
+    6 dB low, r3 4 dB high, a space of exponent 3.2); each node's fit against the plan's distances is its offset and
+    the exponent all share,
+    written to calibration.toml, and the daemon reloads: no walk, no reference beacon. A node off the plan is named,
+    not counted."""
+    broker = Broker()
+    receivers = None
+    try:
+        hall = setup(suite, broker, settings=hall_settings(broker, "exit_timeout = 30", ""))
+        with open(os.path.join(hall.config_dir, "floorplan.toml"), "w") as file:
+            file.write("[floors.flat]\n\n[rooms.all]\npoints = [[0, 0], [10, 0], [10, 8], [0, 8]]\n\n"
+                       "[receivers.r1]\nx = 0.5\ny = 0.5\nz = 2.5\n\n[receivers.r2]\nx = 9.5\ny = 7.5\nz = 2.5\n\n"
+                       "[receivers.r3]\nx = 3\ny = 0.5\nz = 2\n")
+        check(hall.admin.admin("Reload") == "", "the plan did not load")
+        places = {"r1": (0.5, 0.5, 2.5), "r2": (9.5, 7.5, 2.5), "r3": (3.0, 0.5, 2.0)}
+        truth = {"r1": (6, 3.2), "r2": (0, 3.2), "r3": (-4, 3.2)}
+
+        def rssi(listener, heard):
+            distance = math.dist(places[listener], places[heard])
+            offset, exponent = truth[listener]
+            return round(-59 - 10 * exponent * math.log10(distance) - offset, 2)
+
+        receivers = ReadingPublisher(broker, ["r1", "r2", "r3", "attic"])
+        for listener in places:
+            receivers.set(listener, {"node:" + heard: rssi(listener, heard) for heard in places if heard != listener})
+        receivers.set("attic", {"node:r1": -80.0})
+        check(pump_until(lambda: len(hall.admin.listing("ListReceiverHearings")) >= 7, 10),
+              "no hearings reached the node: %r; status %r" % (hall.admin.listing("ListReceiverHearings"), plain(hall.admin.admin("GetStatus"))))
+        entry = next(e for e in hall.admin.listing("ListReceiverHearings") if e["Receiver"] == "r1" and e["Heard"] == "r2")
+        check(abs(entry["RSSI"] - rssi("r1", "r2")) < 0.01 and entry["MeasuredPower"] == -59 and entry["Timestamp"] > 0,
+              "ListReceiverHearings: %r" % entry)
+        result = beaconctl(suite, hall, "calibrate", "--receivers", "--seconds", "3", "--write", "--config-dir", hall.config_dir)
+        check(result.returncode == 0, "calibrate --receivers failed: %s %s" % (result.stdout, result.stderr))
+        fits = {receiver: (float(offset), float(exponent)) for receiver, offset, exponent in re.findall(
+            r"receiver (r\d)\n(?:  hears .*\n)+  fit: rssi_offset ([-+0-9.]+) dB, path_loss_exponent ([0-9.]+)", result.stdout)}
+        check(set(fits) == {"r1", "r2", "r3"}, "fits: %r\n%s" % (fits, result.stdout))
+        for receiver, (offset, exponent) in truth.items():
+            check(abs(fits[receiver][0] - offset) < 0.1 and abs(fits[receiver][1] - exponent) < 0.02,
+                  "%s's fit: %r, truly %r" % (receiver, fits[receiver], (offset, exponent)))
+        check("not on the floor plan, so not counted: attic" in result.stdout, "attic not named:\n%s" % result.stdout)
+        with open(os.path.join(hall.config_dir, "calibration.toml")) as file:
+            written = file.read()
+        check(re.search(r"\[receivers\.r3\]\n(?:#.*\n)*rssi_offset = -[34]\.\d+\npath_loss_exponent = 3\.(19|20)", written),
+              "calibration.toml:\n%s" % written)
+        check("beacond reloaded" in result.stderr, "no reload: %s" % result.stderr)
+        # Refused with the fix: --receivers with a tag, and a plan of one receiver.
+        mixed = beaconctl(suite, hall, "calibrate", "--receivers", "--tag", "%s:9:1" % DEMO_UUID, "--at", "1,1")
+        check(mixed.returncode == 64 and "--receivers alone" in mixed.stderr, "mixed: %s %s" % (mixed.returncode, mixed.stderr))
+    finally:
+        if receivers:
+            receivers.close()
+        broker.close()
+
+
 TESTS = [
     ("1 readings in ESPresense's format, one per interval, only the chosen beacons", test_readings_in_espresense_format),
     ("17 every kind both ways: altBeacon:, eddy: and irk: ids published and consumed, an app's key never published",
@@ -1635,6 +1694,8 @@ TESTS = [
     ("18 a minute of the real flat's drive through six ESPresense nodes: Position and Room from the floor plan over D-Bus",
      test_positions_from_the_real_flat),
     ("19 beaconctl calibrate --tag --at: spots of the floor plan fit each receiver, written and reloaded", test_calibrate_at_spots),
+    ("20 beaconctl calibrate --receivers: nodes hearing each other fit each receiver with no walk, written and reloaded",
+     test_calibrate_from_receivers),
 ]
 
 if __name__ == "__main__":

@@ -68,3 +68,56 @@ public struct CalibrationFit: Hashable, Sendable {
             medianDistanceError: errors.isEmpty ? 0 : errors[errors.count / 2], sampleCount: usable.count)
     }
 }
+
+extension CalibrationFit {
+    /// Several receivers fitted together: an offset each and one path-loss exponent for all (the within-receiver
+    /// regression of the log-distance model). Where each receiver has a few distances only, as receivers hearing
+    /// each other do (five others in a flat), a free exponent each follows the noise; one shared by every pair is
+    /// steadier (docs/position.md measures both). A receiver with no usable sample gets `tooFewSamples`.
+    public static func fitTogether(
+        _ samples: [[CalibrationSample]], fallbackExponent: Double = ReceiverCalibration.uncalibrated.pathLossExponent
+    ) -> [Result<CalibrationFit, CalibrationError>] {
+        let usable = samples.map { group in
+            group.filter {
+                $0.distance.isFinite && $0.distance > 0 && $0.rssi.isFinite && $0.rssi != 0 && $0.measuredPower.isFinite
+                    && $0.measuredPower != 0
+            }
+        }
+        // x = −10 · log10(d), y = rssi − power: y = n · x − offset[receiver].
+        let points = usable.map { group in group.map { (x: -10 * log10($0.distance), y: $0.rssi - $0.measuredPower) } }
+        let means = points.map { group -> (x: Double, y: Double) in
+            group.isEmpty
+                ? (0, 0) : (group.map(\.x).reduce(0, +) / Double(group.count), group.map(\.y).reduce(0, +) / Double(group.count))
+        }
+        var spread = 0.0
+        var covariance = 0.0
+        for (group, mean) in zip(points, means) {
+            for point in group {
+                spread += (point.x - mean.x) * (point.x - mean.x)
+                covariance += (point.x - mean.x) * (point.y - mean.y)
+            }
+        }
+        // Distances within 5 % of each other everywhere say nothing of the exponent.
+        let exponent = spread > 0.05 ? covariance / spread : fallbackExponent
+        return zip(usable, zip(points, means)).map { group, fitted -> Result<CalibrationFit, CalibrationError> in
+            let (points, mean) = fitted
+            guard !group.isEmpty else { return .failure(.tooFewSamples(0)) }
+            let offset = exponent * mean.x - mean.y
+            guard ReceiverCalibration.exponentRange.contains(exponent), ReceiverCalibration.offsetRange.contains(offset) else {
+                return .failure(.implausibleFit(exponent: exponent, offset: offset))
+            }
+            let calibration: ReceiverCalibration
+            do throws(CalibrationError) {
+                calibration = try ReceiverCalibration(rssiOffset: offset, pathLossExponent: exponent)
+            } catch { return .failure(error) }
+            let squares = points.map { (exponent * $0.x - offset - $0.y) * (exponent * $0.x - offset - $0.y) }
+            let errors = group.compactMap { sample in
+                calibration.distance(rssi: sample.rssi, measuredPower: sample.measuredPower).map { abs($0 - sample.distance) / sample.distance }
+            }.sorted()
+            return .success(
+                CalibrationFit(
+                    calibration: calibration, residual: (squares.reduce(0, +) / Double(squares.count)).squareRoot(),
+                    medianDistanceError: errors.isEmpty ? 0 : errors[errors.count / 2], sampleCount: group.count))
+        }
+    }
+}

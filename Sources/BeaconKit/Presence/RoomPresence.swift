@@ -18,6 +18,8 @@ public struct RoomPresence: Sendable {
     private var receiverNames: [ReceiverID: String] = [:]
     /// Each receiver's latest RSSI of each beacon, raw (before calibration), for `beaconctl calibrate`.
     public private(set) var latestReadings: [BeaconIdentity: [String: ReceiverReading]] = [:]
+    /// What receivers last heard of each other, for `beaconctl calibrate --receivers`.
+    public private(set) var hearings = ReceiverHearings()
 
     /// What one receiver last heard of one beacon.
     public struct ReceiverReading: Hashable, Sendable {
@@ -127,7 +129,15 @@ public struct RoomPresence: Sendable {
     /// Beacons whose raw readings are kept for calibration.
     public static let readingCapacity = 10_000
 
+    /// `listener` heard the receiver `advertiser` (an ESPresense node's `node:` reading): kept for calibration only;
+    /// a receiver is no beacon, so it is placed nowhere. Without a measured power, a typical beacon's.
+    public mutating func receiverHeard(_ advertiser: String, rssi: Double, measuredPower: Int?, by listener: String, at now: Timestamp) {
+        let power = measuredPower.flatMap { $0 == 0 ? nil : $0 } ?? Int(Self.typicalMeasuredPower)
+        hearings.record(advertiser, rssi: rssi, measuredPower: power, by: listener, at: now)
+    }
+
     private mutating func forgetReadings(before cutoff: Timestamp) {
+        hearings.forget(before: cutoff)
         latestReadings = latestReadings.compactMapValues { rooms in
             let fresh = rooms.filter { $0.value.time >= cutoff }
             return fresh.isEmpty ? nil : fresh

@@ -39,6 +39,23 @@ public struct SpotCalibration: Sendable {
         public var x: Double, y: Double, z: Double
         /// floorplan.toml gives its calibration, which wins over calibration.toml's.
         public var calibratedInPlan: Bool
+
+        /// The receivers of `GetFloorPlan`'s reply, in the plan's order.
+        public static func all(in plan: VarDict) -> [PlanReceiver] {
+            typealias Key = BeacondFloorPlanKey
+            return plan.dictionaries(Key.receivers).compactMap { entry in
+                guard let id = entry.string(Key.id), let floor = entry.string(Key.floor), let x = entry.double(Key.x),
+                    let y = entry.double(Key.y), let z = entry.double(Key.z)
+                else { return nil }
+                return PlanReceiver(id: id, floor: floor, x: x, y: y, z: z, calibratedInPlan: entry[Key.rssiOffset] != nil)
+            }
+        }
+
+        /// Metres between two receivers (at least 0.1: two in one spot say nothing of distance).
+        public func distance(to other: PlanReceiver) -> Double {
+            let (dx, dy, dz) = (x - other.x, y - other.y, z - other.z)
+            return max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.1)
+        }
     }
 
     public let tag: BeaconIdentityConstraint
@@ -89,12 +106,7 @@ public struct SpotCalibration: Sendable {
         self.tag = tag
         self.spots = resolved
         tagHeights = heights
-        receivers = plan.dictionaries(Key.receivers).compactMap { entry in
-            guard let id = entry.string(Key.id), let floor = entry.string(Key.floor), let x = entry.double(Key.x), let y = entry.double(Key.y),
-                let z = entry.double(Key.z)
-            else { return nil }
-            return PlanReceiver(id: id, floor: floor, x: x, y: y, z: z, calibratedInPlan: entry[Key.rssiOffset] != nil)
-        }
+        receivers = PlanReceiver.all(in: plan)
         readings = Array(repeating: [:], count: resolved.count)
     }
 

@@ -169,6 +169,11 @@ extension DaemonClient {
         try pagedReply(BeacondMember.listReceiverReadings).entries
     }
 
+    /// `Admin1.ListReceiverHearings`: what receivers last heard of each other, walked a page at a time.
+    public func receiverHearings() throws(BeaconctlError) -> [VarDict] {
+        try pagedReply(BeacondMember.listReceiverHearings).entries
+    }
+
     /// `Admin1.GetFloorPlan`: the floor plan in force (empty without one).
     public func floorPlan() throws(BeaconctlError) -> VarDict {
         try dictionaryReply(BeacondInterface.admin, BeacondMember.getFloorPlan)

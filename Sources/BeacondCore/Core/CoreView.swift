@@ -87,6 +87,13 @@ package struct CoreView {
         return fresh
     }
 
+    /// What receivers heard of each other since `since`, by listener and then the receiver heard (empty without rooms).
+    package func receiverHearings(since: Timestamp) -> [(
+        listener: String, advertiser: String, reading: RoomPresence.ReceiverReading
+    )] {
+        core.clients.engine.presence?.hearings.readings(since: since) ?? []
+    }
+
     /// The receivers a new `[mqtt]` node starts with: the old node's (online unless the engine has them offline),
     /// and every other receiver numbered in this process, offline until heard.
     package func receiversForNewNode(carrying carried: [ReceiverDirectory.Receiver]) -> [ReceiverDirectory.Receiver] {

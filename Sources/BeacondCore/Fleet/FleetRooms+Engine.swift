@@ -17,6 +17,10 @@ extension FleetRooms {
             return engine.observe(
                 identity, rssi: rssi, exactRSSI: exactRSSI, distance: distance, measuredPower: measuredPower,
                 by: receiver, in: room, at: now)
+        case .receiverHeard(let advertiser, let rssi, let measuredPower, let receiver):
+            learn(receiver, room)
+            if let room { engine.presence?.receiverHeard(advertiser, rssi: rssi, measuredPower: measuredPower, by: room, at: now) }
+            return []
         case .receiverOffline(let receiver):
             learn(receiver, room)
             return engine.receiverWentOffline(receiver, at: now)

@@ -24,6 +24,20 @@ extension ExportedObjects {
             }, total: fresh.count)
     }
 
+    /// `ListReceiverHearings`: what receivers heard of each other in the last minute (empty without rooms).
+    static func receiverHearings(_ daemon: isolated BeaconDaemon, _ page: Page) -> [DBusValue] {
+        let fresh = daemon.view.receiverHearings(since: daemon.clock() - .seconds(60))
+        return page.reply(
+            page.slice(fresh).map { listener, advertiser, reading in
+                .vardict([
+                    BeacondHearingKey.receiver: .string(listener), BeacondHearingKey.heard: .string(advertiser),
+                    BeacondHearingKey.rssi: .double(reading.rssi),
+                    BeacondHearingKey.measuredPower: .int16(Int16(clamping: reading.measuredPower)),
+                    BeacondHearingKey.timestamp: .uint64(UInt64(clamping: reading.time.microsecondsSinceEpoch)),
+                ])
+            }, total: fresh.count)
+    }
+
     /// `GetFloorPlan`: the plan in force, for `beaconctl calibrate --at` and clients that draw it; empty without one.
     static func floorPlan(_ daemon: isolated BeaconDaemon) -> DBusValue {
         guard let plan = daemon.view.configuration.floorPlan else { return .vardict([:]) }

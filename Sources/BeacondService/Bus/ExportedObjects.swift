@@ -109,6 +109,7 @@ struct ExportedObjects {
                 pagedMethod(BeacondMember.listApps, "apps") { daemon, page in Self.appList(daemon, page) },
                 pagedMethod(BeacondMember.listPendingRequests, "requests") { daemon, page in Self.pendingRequestList(daemon, page) },
                 pagedMethod(BeacondMember.listReceiverReadings, "readings") { daemon, page in Self.receiverReadings(daemon, page) },
+                pagedMethod(BeacondMember.listReceiverHearings, "hearings") { daemon, page in Self.receiverHearings(daemon, page) },
                 pagedMethod(BeacondMember.listReceivers, "receivers") { daemon, page in Self.receiverList(daemon, page) },
                 adminMethod(BeacondMember.getFloorPlan, out: [DBusArgument("plan", "a{sv}")]) { daemon, _ in [Self.floorPlan(daemon)] },
                 adminMethod(BeacondMember.reload, out: [DBusArgument("error", "s")]) { daemon, _ throws(DBusCallError) in

@@ -60,7 +60,8 @@ extension ReceiverDirectory.Input {
     /// The receiver the input is about, if it is about one.
     var receiver: ReceiverID? {
         switch self {
-        case .sighting(_, _, _, let receiver, _, _), .receiverOnline(let receiver), .receiverOffline(let receiver),
+        case .sighting(_, _, _, let receiver, _, _), .receiverHeard(_, _, _, let receiver), .receiverOnline(let receiver),
+            .receiverOffline(let receiver),
             .receiverForgotten(let receiver, _):
             receiver
         case .ignored, .dropped, .bridgeChanged: nil

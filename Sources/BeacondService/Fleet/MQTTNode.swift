@@ -169,7 +169,7 @@ final class MQTTNode {
                     logger.notice("MQTT: receiver \(receiver.room) is \(receiver.online ? "online" : "offline")")
                 }
                 hooks.onFleetInput?(input)
-            case .sighting:
+            case .sighting, .receiverHeard:
                 hooks.onFleetInput?(input)
             case .receiverForgotten(_, let room):
                 let held = "the table holds \(directory.capacity) receivers, \(directory.evicted) evicted so far"

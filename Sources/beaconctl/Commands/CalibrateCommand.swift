@@ -21,6 +21,8 @@ struct CalibrateCommand: ParsableCommand {
                       [--bus <system|session|ADDRESS>]
             beaconctl calibrate --tag <BEACON> --at <X,Y[@FLOOR]> ...
                       [--seconds <seconds>] [--write] [--config-dir <config-dir>]
+            beaconctl calibrate --receivers
+                      [--seconds <seconds>] [--write] [--config-dir <config-dir>]
             """,
         discussion: """
             Receivers differ by 10-20 dB, and an offset alone is right at one distance only: beacond gives each \
@@ -51,6 +53,14 @@ struct CalibrateCommand: ParsableCommand {
             distance the plan gives (org.beacond.Admin1.GetFloorPlan). Two or three spots a room, in different \
             rooms, fit each receiver's exponent as well as its offset; one spot fits the offset alone.
 
+            With a floor plan and ESPresense nodes, no walk is needed: --receivers takes what the receivers hear \
+            of each other for --seconds (ESPresense nodes advertise themselves and report each other as device \
+            node:ID; org.beacond.Admin1.ListReceiverHearings) against the distances between them on the plan. \
+            Each receiver gets its own offset, and all share one exponent fitted from every pair (a handful of \
+            distances per receiver cannot fit one each through the noise). Give it 60 s: a \
+            node reports another every few seconds. The receivers are high on walls and ceilings, the tag is not: \
+            spots (--at) fit what a carried tag meets, and win where they disagree.
+
             Example:
               UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
               beaconctl calibrate --seconds 60 --write \\
@@ -59,6 +69,7 @@ struct CalibrateCommand: ParsableCommand {
                   --reference eddystone:edd1ebeac04e5defa017:0123456789ab@hall=2
               beaconctl calibrate --tag $UUID:1:2 --seconds 10 \\
                   --at 1,1 --at 3.5,2 --at 7,5.5 --at 8.5,1
+              beaconctl calibrate --receivers --seconds 60 --write
 
             \(AdminAccess.requirement)
 
@@ -80,6 +91,8 @@ struct CalibrateCommand: ParsableCommand {
         name: .customLong("at"),
         help: ArgumentHelp("A spot on the floor plan where you stand with --tag (repeatable), metres.", valueName: "X,Y[@FLOOR]"))
     var spots: [String] = []
+    @Flag(help: "Calibrate the floor plan's receivers from what they hear of each other (ESPresense nodes' node: readings).")
+    var receivers = false
     @Option(help: "Seconds to collect readings (1 to 3600; with --at, at each spot).") var seconds = 30
     @Flag(help: "With --at and no terminal: move from spot to spot on a schedule (a script moves the tag at each 'spot N of M').")
     var unattended = false
@@ -88,6 +101,13 @@ struct CalibrateCommand: ParsableCommand {
     var configDir: String?
 
     func validate() throws {
+        if receivers {
+            guard references.isEmpty, tag == nil, spots.isEmpty else {
+                throw ValidationError("give --receivers alone: it takes no --reference, --tag or --at")
+            }
+            guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1 to 3600, got \(seconds)") }
+            return
+        }
         if !spots.isEmpty || tag != nil {
             guard references.isEmpty else { throw ValidationError("give either --reference or --tag with --at, not both") }
             guard let tag, (try? BeaconIdentityConstraint(parsing: tag))?.namesOneBeacon == true else {
@@ -103,7 +123,7 @@ struct CalibrateCommand: ParsableCommand {
         guard !references.isEmpty else {
             throw ValidationError(
                 "give at least one --reference UUID:MAJOR:MINOR@ROOM=METRES (two distances per receiver fit its exponent), "
-                    + "or --tag BEACON with --at X,Y spots of the floor plan")
+                    + "--tag BEACON with --at X,Y spots of the floor plan, or --receivers")
         }
         var parsed: [CalibrationReference] = []
         for text in references {
@@ -127,6 +147,11 @@ struct CalibrateCommand: ParsableCommand {
                 throw BeaconctlError(exitStatus: ExitStatus.failure, message: missing)
             }
             let directory = configDir ?? status.string(BeacondStatusKey.configDirectory) ?? "/etc/beacond"
+            if receivers {
+                let (good, lines) = try collectFromReceivers(client)
+                try finish(client, good: good, lines: lines, directory: directory)
+                return
+            }
             if let tag, let constraint = try? BeaconIdentityConstraint(parsing: tag) {
                 let (good, lines) = try collectAtSpots(client, tag: constraint)
                 try finish(client, good: good, lines: lines, directory: directory)
@@ -263,20 +288,7 @@ struct CalibrateCommand: ParsableCommand {
                         format: "  at %@, %.1f m away: mean RSSI %.1f dBm over %d reading(s), measured power %.0f", spot.description,
                         sample.distance, sample.rssi, count, sample.measuredPower))
             }
-            switch result {
-            case .success(let fit):
-                lines.append(
-                    String(
-                        format: "  fit: rssi_offset %+.2f dB, path_loss_exponent %.3f; residual %.1f dB, median distance error %.0f %%",
-                        fit.calibration.rssiOffset, fit.calibration.pathLossExponent, fit.residual, fit.medianDistanceError * 100))
-                if placed.calibratedInPlan {
-                    lines.append(
-                        "  note: floorplan.toml calibrates \(receiver) itself, which wins: remove its rssi_offset and path_loss_exponent there")
-                }
-                good.append((receiver, fit))
-            case .failure(let error):
-                lines.append("  no fit: \(error)")
-            }
+            if let fit = Self.describe(result, of: placed, into: &lines) { good.append((receiver, fit)) }
         }
         guard !good.isEmpty else {
             Reporting.printLines(lines)
@@ -290,6 +302,70 @@ struct CalibrateCommand: ParsableCommand {
                         + "and do the plan's receiver ids match the receivers' (beaconctl status)?")
         }
         return (good, lines)
+    }
+
+    /// --receivers: what the plan's receivers hear of each other, each fitted against the plan's distances.
+    private func collectFromReceivers(
+        _ client: DaemonClient
+    ) throws(BeaconctlError) -> (good: [(receiver: String, fit: CalibrationFit)], lines: [String]) {
+        var mesh = try ReceiverMeshCalibration(plan: try client.floorPlan())
+        let since = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        Reporting.printError("collecting what the \(mesh.receivers.count) plan receivers hear of each other for \(seconds) s (Ctrl-C stops early)...")
+        for _ in 0..<seconds {
+            usleep(1_000_000)
+            mesh.add(try client.receiverHearings(), since: since)
+            if Interruption.shared.isInterrupted { break }
+        }
+        var good: [(receiver: String, fit: CalibrationFit)] = []
+        var lines: [String] = []
+        for (receiver, result) in mesh.fits() {
+            lines.append("receiver \(receiver)")
+            guard let placed = mesh.receivers.first(where: { $0.id == receiver }) else { continue }
+            for (heard, sample, count) in mesh.samples(for: placed) {
+                lines.append(
+                    String(
+                        format: "  hears %@, %.1f m away: mean RSSI %.1f dBm over %d reading(s), measured power %.0f", heard,
+                        sample.distance, sample.rssi, count, sample.measuredPower))
+            }
+            if let fit = Self.describe(result, of: placed, into: &lines) { good.append((receiver, fit)) }
+        }
+        if !mesh.offPlan.isEmpty {
+            lines.append(
+                "not on the floor plan, so not counted: \(mesh.offPlan.sorted().joined(separator: ", ")) "
+                    + "(add each as [receivers.ID] with the id it publishes under)")
+        }
+        guard !good.isEmpty else {
+            Reporting.printLines(lines)
+            throw BeaconctlError(
+                exitStatus: ExitStatus.failure,
+                message: mesh.count > 0
+                    ? "no receiver's readings gave a fit a receiver can have (above): check each receiver's x, y, z in floorplan.toml"
+                    : "no plan receiver heard another: ESPresense nodes report each other as device node:ID once they have "
+                        + "announced themselves (their discovery on espresense/settings); are they online, and do the plan's "
+                        + "receiver ids match their rooms (beaconctl status)?")
+        }
+        return (good, lines)
+    }
+
+    /// A plan receiver's fit as lines (with a note when the plan's own calibration wins), and the fit if there is one.
+    private static func describe(
+        _ result: Result<CalibrationFit, CalibrationError>, of receiver: SpotCalibration.PlanReceiver, into lines: inout [String]
+    ) -> CalibrationFit? {
+        switch result {
+        case .success(let fit):
+            lines.append(
+                String(
+                    format: "  fit: rssi_offset %+.2f dB, path_loss_exponent %.3f; residual %.1f dB, median distance error %.0f %%",
+                    fit.calibration.rssiOffset, fit.calibration.pathLossExponent, fit.residual, fit.medianDistanceError * 100))
+            if receiver.calibratedInPlan {
+                lines.append(
+                    "  note: floorplan.toml calibrates \(receiver.id) itself, which wins: remove its rssi_offset and path_loss_exponent there")
+            }
+            return fit
+        case .failure(let error):
+            lines.append("  no fit: \(error)")
+            return nil
+        }
     }
 
     /// Asks on a terminal; anything but y is no. Without a terminal, no (use --write).

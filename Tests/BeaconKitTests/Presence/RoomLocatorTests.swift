@@ -288,6 +288,37 @@ struct CalibrationTests {
         #expect(throws: CalibrationError.self) { try CalibrationFit.fit(samples) }
         do { _ = try CalibrationFit.fit(samples) } catch { #expect(error.description.contains("check each reference's distance")) }
     }
+
+    @Test("receivers fitted together: an offset each, one exponent for all, also for a receiver with one distance")
+    func fitTogether() throws {
+        func samples(_ distances: [Double], offset: Double) -> [CalibrationSample] {
+            distances.map { CalibrationSample(distance: $0, rssi: -59 - 29 * log10($0) - offset, measuredPower: -59) }
+        }
+        let results = CalibrationFit.fitTogether([samples([2, 5, 7], offset: 6), samples([3], offset: -2), [], samples([4, 4.2], offset: 0)])
+        let first = try results[0].get()
+        #expect(abs(first.calibration.rssiOffset - 6) < 1e-9 && abs(first.calibration.pathLossExponent - 2.9) < 1e-9 && first.residual < 1e-9)
+        // One distance: its offset with the exponent the others gave.
+        let second = try results[1].get()
+        #expect(abs(second.calibration.rssiOffset + 2) < 1e-9 && abs(second.calibration.pathLossExponent - 2.9) < 1e-9)
+        guard case .failure(.tooFewSamples(0)) = results[2] else {
+            Issue.record("no samples: \(results[2])")
+            return
+        }
+        #expect(abs(try results[3].get().calibration.rssiOffset) < 1e-9)
+        // Nothing but one distance each: the default exponent.
+        let alone = CalibrationFit.fitTogether([samples([3], offset: 1), samples([5], offset: 1)])
+        #expect(try alone.map { try $0.get().calibration.pathLossExponent } == [2.7, 2.7])
+        // An exponent no building has is refused for every receiver.
+        let wild = CalibrationFit.fitTogether([
+            [
+                CalibrationSample(distance: 1, rssi: -80, measuredPower: -59), CalibrationSample(distance: 8, rssi: -60, measuredPower: -59),
+            ]
+        ])
+        guard case .failure(.implausibleFit) = wild[0] else {
+            Issue.record("implausible: \(wild[0])")
+            return
+        }
+    }
 }
 
 @Suite("SightingRhythm: a beacon's interval and loss, learned")
