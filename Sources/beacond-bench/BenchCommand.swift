@@ -10,6 +10,6 @@ struct BenchCommand: ParsableCommand {
         subcommands: [
             DecodeBenchmark.self, PipelineBenchmark.self, MemoryBenchmark.self, RangingEvaluation.self, FleetBenchmark.self,
             MQTTFlood.self, CaptureGenerator.self, PresenceEvaluation.self, RadioEvaluation.self, PositionEvaluation.self, LocateBenchmark.self,
-            KindsBenchmark.self,
+            KindsBenchmark.self, FloorsEvaluation.self,
         ])
 }

@@ -54,7 +54,7 @@ public struct PlanPlacement<Beacon: Hashable & Sendable>: Sendable {
             numbers[receiver.id] = number
             return PlacedReceiver(
                 id: number, x: receiver.x, y: receiver.y, z: receiver.z,
-                calibration: receiver.calibration ?? calibrations[receiver.id] ?? .uncalibrated)
+                calibration: receiver.calibration ?? calibrations[receiver.id] ?? .uncalibrated, floor: receiver.floor)
         }
         self.numbers = numbers
         locator = PositionLocator(floors: plan.locatorFloors, receivers: placed, configuration: positions, capacity: capacity)

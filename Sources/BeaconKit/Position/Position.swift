@@ -57,12 +57,16 @@ public struct PlacedReceiver: Hashable, Sendable {
     public var y: Double
     public var z: Double
     public var calibration: ReceiverCalibration
+    /// The floor it stands on (a `LocatorFloor`'s id): a beacon on another floor is heard through the floors
+    /// between (`PositionConfiguration.floorLoss`). Nil: counted on every floor alike.
+    public var floor: String?
 
-    public init(id: ReceiverID, x: Double, y: Double, z: Double, calibration: ReceiverCalibration) {
+    public init(id: ReceiverID, x: Double, y: Double, z: Double, calibration: ReceiverCalibration, floor: String? = nil) {
         self.id = id
         self.x = x
         self.y = y
         self.z = z
         self.calibration = calibration
+        self.floor = floor
     }
 }

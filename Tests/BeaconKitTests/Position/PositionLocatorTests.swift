@@ -113,6 +113,42 @@ struct PositionLocatorTests {
         }
     }
 
+    @Test("a floor between receiver and beacon costs floorLoss dB: readings through it place the beacon where it is")
+    func floorLoss() {
+        let upstairs = LocatorFloor(id: "upstairs", minimumX: 0, minimumY: 0, maximumX: 10, maximumY: 8, tagHeight: 4)
+        let lower = Self.receivers.map { PlacedReceiver(id: $0.id, x: $0.x, y: $0.y, z: $0.z, calibration: $0.calibration, floor: "ground") }
+        let upper = Self.receivers.map {
+            PlacedReceiver(id: ReceiverID(rawValue: $0.id.rawValue + 10), x: $0.x, y: $0.y, z: 5.5, calibration: $0.calibration, floor: "upstairs")
+        }
+        let everyone = lower + upper
+        func located(_ configuration: PositionConfiguration, spot: (x: Double, y: Double)) -> Position? {
+            var locator = PositionLocator<String>(floors: [Self.ground, upstairs], receivers: everyone, configuration: configuration)
+            for receiver in everyone {
+                // The ceiling costs what the default says it does.
+                let through = receiver.floor == "upstairs" ? PositionConfiguration.default.floorLoss : 0
+                locator.observe("tag", rssi: Self.rssi(receiver, x: spot.x, y: spot.y) - through, measuredPower: -59, by: receiver.id, at: Self.at(0))
+            }
+            return locator.position(of: "tag", at: Self.at(0.5))
+        }
+        #expect(PositionConfiguration.default.floorLoss == 8)
+        var blind = PositionConfiguration.default
+        blind.floorLoss = 0
+        var worst = 0.0
+        for spot in [(x: 2.0, y: 3.0), (x: 7.3, y: 6.1), (x: 5.0, y: 4.0)] {
+            let position = located(.default, spot: spot)
+            #expect(
+                position.map { abs($0.x - spot.x) <= 0.13 && abs($0.y - spot.y) <= 0.13 && $0.floor == "ground" } == true,
+                "\(String(describing: position))")
+            // Counting no floor, the weak readings from above pull it off the spot (or off the floor).
+            if let off = located(blind, spot: spot) {
+                worst = max(
+                    worst,
+                    off.floor == "ground" ? ((off.x - spot.x) * (off.x - spot.x) + (off.y - spot.y) * (off.y - spot.y)).squareRoot() : .infinity)
+            }
+        }
+        #expect(worst > 0.5, "without the floor's loss the beacon is misplaced by \(worst) m at most")
+    }
+
     @Test("a flood of beacons stops at the capacity; forgotten beacons make room")
     func capacity() {
         var locator = PositionLocator<Int>(floors: [Self.ground], receivers: Self.receivers, capacity: 10)
