@@ -68,31 +68,59 @@ extension SurveyFlat {
         case .fingerprint:
             // Rows next in time to a judged one share its spot and its fading: the map keeps none within
             // `fingerprintGuard` seconds of a judged row, as a map made on another day would.
-            let judgedTimes = judged.map { rows[$0].time }.sorted()
-            let map = fitted.filter { row in
-                let time = rows[row].time
-                let after = judgedTimes.partitionPoint { $0 < time }
-                let nearest = [after - 1, after].filter { judgedTimes.indices.contains($0) }.map { abs(judgedTimes[$0] - time) }.min()
-                return (nearest ?? .infinity) > Self.fingerprintGuard
-            }.map { (vector: fingerprint(rows[$0].rssi), x: rows[$0].x, y: rows[$0].y) }
-            return PositionTrack(
-                rows: judged,
-                estimates: judged.map { row in
-                    let vector = fingerprint(rows[row].rssi)
-                    // The five nearest by RSSI, kept sorted in a short list: the map has a few thousand rows.
-                    var nearest: [(distance: Double, x: Double, y: Double)] = []
-                    for entry in map {
-                        var distance = 0.0
-                        for (a, b) in zip(vector, entry.vector) { distance += (a - b) * (a - b) }
-                        guard nearest.count < 5 || distance < nearest[4].distance else { continue }
-                        nearest.append((distance, entry.x, entry.y))
-                        nearest.sort { $0.distance < $1.distance }
-                        if nearest.count > 5 { nearest.removeLast() }
-                    }
-                    let count = Double(max(nearest.count, 1))
-                    return (nearest.reduce(0) { $0 + $1.x } / count, nearest.reduce(0) { $0 + $1.y } / count)
-                })
+            let map = mapRows(fitted, awayFrom: judged).map { (vector: fingerprint(rows[$0].rssi), x: rows[$0].x, y: rows[$0].y) }
+            return PositionTrack(rows: judged, estimates: judged.map { Self.nearestMean(fingerprint(rows[$0].rssi), in: map, count: 5) })
         }
+    }
+
+    /// The rows of `fitted` no closer than `fingerprintGuard` seconds to any of `judged`.
+    func mapRows(_ fitted: [Int], awayFrom judged: [Int]) -> [Int] {
+        let judgedTimes = judged.map { rows[$0].time }.sorted()
+        return fitted.filter { row in
+            let time = rows[row].time
+            let after = judgedTimes.partitionPoint { $0 < time }
+            let nearest = [after - 1, after].filter { judgedTimes.indices.contains($0) }.map { abs(judgedTimes[$0] - time) }.min()
+            return (nearest ?? .infinity) > Self.fingerprintGuard
+        }
+    }
+
+    /// The mean place of the `count` map entries nearest `vector` by RSSI (kept sorted in a short list: the map has a
+    /// few thousand rows).
+    static func nearestMean(_ vector: [Double], in map: [(vector: [Double], x: Double, y: Double)], count: Int) -> (x: Double, y: Double) {
+        var nearest: [(distance: Double, x: Double, y: Double)] = []
+        for entry in map {
+            var distance = 0.0
+            for (a, b) in zip(vector, entry.vector) { distance += (a - b) * (a - b) }
+            guard nearest.count < count || distance < nearest[count - 1].distance else { continue }
+            nearest.append((distance, entry.x, entry.y))
+            nearest.sort { $0.distance < $1.distance }
+            if nearest.count > count { nearest.removeLast() }
+        }
+        let found = Double(max(nearest.count, 1))
+        return (nearest.reduce(0) { $0 + $1.x } / found, nearest.reduce(0) { $0 + $1.y } / found)
+    }
+
+    /// The fingerprint mode tried for a survey: every row's RSSIs smoothed over `smoothing` seconds as the locator
+    /// smooths them (exponential in dB; a receiver unheard for 10 s reads −100), and kNN-`count` over the map's
+    /// smoothed rows. The map is the fitted rows `fingerprintGuard` seconds from every judged row.
+    public func locateBySmoothedFingerprint(_ judged: [Int], fittedOn fitted: [Int], smoothing: Double = 4, count: Int = 5) -> PositionTrack {
+        var smoothed: [[Double]] = []
+        var state = receivers.map { _ in (rssi: -100.0, time: -Double.infinity) }
+        for row in rows {
+            for (receiver, reading) in row.rssi.enumerated() {
+                guard let reading else { continue }
+                let elapsed = row.time - state[receiver].time
+                if elapsed > 10 {
+                    state[receiver] = (reading, row.time)
+                } else {
+                    let weight = 1 - exp(-max(elapsed, 0) / smoothing)
+                    state[receiver] = (state[receiver].rssi + weight * (reading - state[receiver].rssi), row.time)
+                }
+            }
+            smoothed.append(state.map { row.time - $0.time > 10 ? -100 : $0.rssi })
+        }
+        let map = mapRows(fitted, awayFrom: judged).map { (vector: smoothed[$0], x: rows[$0].x, y: rows[$0].y) }
+        return PositionTrack(rows: judged, estimates: judged.map { Self.nearestMean(smoothed[$0], in: map, count: count) })
     }
 
     func fingerprint(_ rssi: [Double?]) -> [Double] { rssi.map { $0 ?? -100 } }
