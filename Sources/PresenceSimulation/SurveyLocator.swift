@@ -180,10 +180,13 @@ extension SurveyFlat {
 extension SurveyFlat {
     /// What `beaconctl calibrate --receivers` would fit if the flat's receivers were ESPresense nodes hearing each
     /// other for `seconds` (a reading every `interval`): the survey has no node-to-node readings, so they are drawn
-    /// from `radio` (fitted on other rows), the advertiser standing where its receiver is. Each pair's shadowing is
-    /// drawn once (neither moves), fading and noise each reading; the advertiser's transmit power is off by
-    /// `transmitterSpread` dB from what it advertises (boards differ), and there is no body in the way. Each receiver
-    /// is fitted as beaconctl fits it (`CalibrationFit`), with the advertised −59 dBm at one metre.
+    /// from `radio` (fitted on other rows), the advertiser standing where its receiver is. The simulated receivers
+    /// have the gains (`receiverPower`) that radio found, which a real mesh would measure as they are; what they hear
+    /// of a node in a room is drawn afresh (the tag's room biases belong to where tags are carried, not to nodes on
+    /// walls). Each pair's shadowing is drawn once (neither moves), fading and noise each reading; the advertiser's
+    /// transmit power is off by `transmitterSpread` dB from what it advertises (boards differ), and there is no body
+    /// in the way. Each receiver is fitted as beaconctl fits it (`CalibrationFit`), with the advertised −59 dBm at one
+    /// metre. The flat has one floor.
     public func meshCalibrations(
         radio: SurveyRadio, seconds: Double = 60, interval: Double = 5, transmitterSpread: Double = 2, together: Bool = true, seed: UInt64
     ) -> (calibrations: [ReceiverCalibration], fits: [Result<CalibrationFit, CalibrationError>]) {
@@ -197,8 +200,7 @@ extension SurveyFlat {
             for advertiser in receivers.indices where advertiser != listener {
                 let (a, b) = (receivers[listener], receivers[advertiser])
                 let distance = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y) + (a.z - b.z) * (a.z - b.z)).squareRoot()
-                let room = nearestRoom(x: b.x, y: b.y)
-                let bias = radio.roomBias.isEmpty ? random.gaussian() * radio.room : radio.roomBias[listener][room] ?? random.gaussian() * radio.room
+                let bias = random.gaussian() * radio.room
                 let fixed =
                     radio.expected(receiver: listener, distance: distance, walls: walls(x: b.x, y: b.y, to: listener), facing: 0) + bias
                     + random.gaussian() * radio.place + transmitters[advertiser]

@@ -58,7 +58,7 @@ public struct TwoFloorHouse: Sendable {
         random = SeededRandom(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
 
         // The walk: from a spot in one room to a spot in another at 1 m/s, staying 10–40 s; another floor is reached
-        // by the stairs, 4 m of them from (9, 4.5) to (9, 7.5) while the height changes.
+        // by the stairs, 3 m of them from (9, 4.5) to (9, 7.5) while the height changes.
         var path: [(x: Double, y: Double, z: Double)] = []
         var here = (x: 2.5, y: 2.0, z: 0.0)
         func walk(to target: (x: Double, y: Double, z: Double), path: inout [(x: Double, y: Double, z: Double)]) {
@@ -139,8 +139,10 @@ public struct TwoFloorHouse: Sendable {
     public func surveyCalibrations() -> [ReceiverCalibration] {
         var samples = receivers.map { _ in [CalibrationSample]() }
         for second in seconds {
+            // Only readings on the receiver's own floor: the locator counts the floor's loss apart.
+            guard let floor = second.floor else { continue }
             for (index, rssi) in second.rssi.enumerated() {
-                guard let rssi else { continue }
+                guard let rssi, receivers[index].floor == floor else { continue }
                 let receiver = receivers[index]
                 let (dx, dy, dz) = (second.x - receiver.x, second.y - receiver.y, second.z + Self.tagHeight - receiver.z)
                 samples[index].append(

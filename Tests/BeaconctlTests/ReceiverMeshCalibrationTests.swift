@@ -69,6 +69,28 @@ struct ReceiverMeshCalibrationTests {
         #expect(mesh.receivers.map(\.calibratedInPlan) == [false, false, false, true])
     }
 
+    @Test("receivers on another floor are left out: the floor between is the locator's to count")
+    func floors() throws {
+        var plan = Self.square
+        guard case .array(let signature, var entries)? = plan[BeacondFloorPlanKey.receivers] else { return }
+        entries.append(
+            .vardict([
+                Key.id: .string("up"), Key.floor: .string("attic"), Key.x: .double(0), Key.y: .double(0), Key.z: .double(5.5),
+            ]))
+        plan[BeacondFloorPlanKey.receivers] = .array(elementSignature: signature, entries)
+        var mesh = try ReceiverMeshCalibration(plan: plan)
+        mesh.add(
+            [
+                Self.hearing("r1", heard: "up", rssi: -90, at: 2), Self.hearing("r1", heard: "r2", rssi: -80, at: 2),
+                Self.hearing("up", heard: "r1", rssi: -90, at: 2),
+            ],
+            since: 1)
+        let r1 = try #require(mesh.receivers.first)
+        #expect(mesh.samples(for: r1).map(\.heard) == ["r2"])
+        let up = try #require(mesh.receivers.last)
+        #expect(mesh.samples(for: up).isEmpty)
+    }
+
     @Test("a receiver nobody heard gets no fit, and says why")
     func unheard() throws {
         var mesh = try ReceiverMeshCalibration(plan: Self.square)

@@ -58,7 +58,8 @@ public struct PlacedReceiver: Hashable, Sendable {
     public var z: Double
     public var calibration: ReceiverCalibration
     /// The floor it stands on (a `LocatorFloor`'s id): a beacon on another floor is heard through the floors
-    /// between (`PositionConfiguration.floorLoss`). Nil: counted on every floor alike.
+    /// between (`PositionConfiguration.floorLoss`). Nil, or a floor the locator does not have: counted on every floor
+    /// alike.
     public var floor: String?
 
     public init(id: ReceiverID, x: Double, y: Double, z: Double, calibration: ReceiverCalibration, floor: String? = nil) {

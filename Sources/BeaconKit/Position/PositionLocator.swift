@@ -12,15 +12,16 @@ public struct PositionConfiguration: Hashable, Sendable {
     /// dB: how far a smoothed reading strays from what distance says (a receiver's bias per room, shadowing bound to
     /// the spot and fading, which smoothing does not remove: 5.5 dB on the real flat). It sets the accuracy.
     public var spread: Double
-    /// dB a floor between a receiver and a beacon costs, counted in the floors' order by height. 8 dB: in the
-    /// two-storey simulation (`beacond-bench floors`) 6–10 dB placed best whether the true floor cost 6 or 20 dB
-    /// (1.43 m against 1.6 m with none, the same right floor); a timber floor costs about that.
+    /// dB a floor between a receiver and a beacon costs, counted by the floors' distinct heights. 16 dB: in the
+    /// two-storey simulation (`beacond-bench floors --first-seed 4`, walks not reported) 16–20 dB placed best over
+    /// true floors of 6–20 dB (median 1.67 m on average against 1.95 m at 8 dB and 2.6 m with none); the right floor
+    /// barely moved. Reported on other walks in docs/position.md.
     public var floorLoss: Double
 
     public static let `default` = PositionConfiguration(
-        smoothing: .seconds(4), staleAfter: .seconds(10), gridStep: 0.25, spread: 5.5, floorLoss: 8)
+        smoothing: .seconds(4), staleAfter: .seconds(10), gridStep: 0.25, spread: 5.5, floorLoss: 16)
 
-    public init(smoothing: Duration, staleAfter: Duration, gridStep: Double, spread: Double, floorLoss: Double = 0) {
+    public init(smoothing: Duration, staleAfter: Duration, gridStep: Double, spread: Double, floorLoss: Double = 16) {
         self.smoothing = smoothing
         self.staleAfter = staleAfter
         self.gridStep = max(gridStep, 0.05)
@@ -81,10 +82,8 @@ public struct PositionLocator<Beacon: Hashable & Sendable>: Sendable {
             return spots
         }
         self.spots = spots
-        // Each floor's rank by height, for the floors between a receiver and a spot.
-        let byHeight = floors.indices.sorted { floors[$0].tagHeight < floors[$1].tagHeight }
-        var rank: [String: Int] = [:]
-        for (position, floor) in byHeight.enumerated() { rank[floors[floor].id] = position }
+        // A receiver without a floor, or on one the locator does not have, is counted on every floor alike.
+        let rank = Self.floorRanks(floors)
         expected = floors.indices.map { floor in
             receivers.map { receiver in
                 let between = receiver.floor.flatMap { rank[$0] }.map { abs($0 - (rank[floors[floor].id] ?? 0)) } ?? 0
@@ -100,6 +99,15 @@ public struct PositionLocator<Beacon: Hashable & Sendable>: Sendable {
     }
 
     public var count: Int { tracks.count }
+
+    /// Each floor's rank among the floors' distinct heights, for the floors between a receiver and a spot: floors at
+    /// one height (two wings) have none between them.
+    public static func floorRanks(_ floors: [LocatorFloor]) -> [String: Int] {
+        let heights = Set(floors.map(\.tagHeight)).sorted()
+        var rank: [String: Int] = [:]
+        for floor in floors { rank[floor.id] = heights.firstIndex(of: floor.tagHeight) }
+        return rank
+    }
 
     /// Whether some receiver's reading of `beacon` is held.
     public func isTracking(_ beacon: Beacon) -> Bool { tracks[beacon] != nil }

@@ -91,14 +91,17 @@ extension CalibrationFit {
         }
         var spread = 0.0
         var covariance = 0.0
-        for (group, mean) in zip(points, means) {
+        for (index, (group, mean)) in zip(points, means).enumerated() {
+            // As `fit`: a receiver whose distances lie within a factor 1.5 of each other says nothing of the
+            // exponent (its differences are under the noise), only of its offset.
+            let distances = usable[index].map(\.distance)
+            guard let nearest = distances.min(), let farthest = distances.max(), farthest / nearest >= 1.5 else { continue }
             for point in group {
                 spread += (point.x - mean.x) * (point.x - mean.x)
                 covariance += (point.x - mean.x) * (point.y - mean.y)
             }
         }
-        // Distances within 5 % of each other everywhere say nothing of the exponent.
-        let exponent = spread > 0.05 ? covariance / spread : fallbackExponent
+        let exponent = spread > 0 ? covariance / spread : fallbackExponent
         return zip(usable, zip(points, means)).map { group, fitted -> Result<CalibrationFit, CalibrationError> in
             let (points, mean) = fitted
             guard !group.isEmpty else { return .failure(.tooFewSamples(0)) }

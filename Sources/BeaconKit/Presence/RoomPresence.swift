@@ -129,9 +129,12 @@ public struct RoomPresence: Sendable {
     /// Beacons whose raw readings are kept for calibration.
     public static let readingCapacity = 10_000
 
-    /// `listener` heard the receiver `advertiser` (an ESPresense node's `node:` reading): kept for calibration only;
-    /// a receiver is no beacon, so it is placed nowhere. Without a measured power, a typical beacon's.
+    /// `listener` heard the receiver `advertiser` (an ESPresense node's `node:` reading): kept for calibration only,
+    /// and only between two receivers of the floor plan (the distance it gives is the point; anyone on the broker
+    /// can invent nodes, and must not fill the table for the real ones). A receiver is no beacon, so it is placed
+    /// nowhere. Without a measured power, a typical beacon's.
     public mutating func receiverHeard(_ advertiser: String, rssi: Double, measuredPower: Int?, by listener: String, at now: Timestamp) {
+        guard let plan, plan.places(listener), plan.places(advertiser) else { return }
         let power = measuredPower.flatMap { $0 == 0 ? nil : $0 } ?? Int(Self.typicalMeasuredPower)
         hearings.record(advertiser, rssi: rssi, measuredPower: power, by: listener, at: now)
     }

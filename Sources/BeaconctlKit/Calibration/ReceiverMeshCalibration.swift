@@ -45,10 +45,12 @@ public struct ReceiverMeshCalibration: Sendable {
         }
     }
 
-    /// What `listener` heard of each other plan receiver: the mean reading against the plan's distance.
+    /// What `listener` heard of each other plan receiver on its floor: the mean reading against the plan's distance.
+    /// Receivers on other floors are left out: a floor between costs what the locator counts apart
+    /// (`PositionConfiguration.floorLoss`), and a fit through it would count it twice.
     public func samples(for listener: SpotCalibration.PlanReceiver) -> [(heard: String, sample: CalibrationSample, readings: Int)] {
         receivers.compactMap { other in
-            guard let heard = readings[listener.id]?[other.id], !heard.isEmpty else { return nil }
+            guard other.floor == listener.floor, let heard = readings[listener.id]?[other.id], !heard.isEmpty else { return nil }
             let rssi = heard.values.map(\.rssi).reduce(0, +) / Double(heard.count)
             let power = heard.values.map(\.power).reduce(0, +) / Double(heard.count)
             return (other.id, CalibrationSample(distance: listener.distance(to: other), rssi: rssi, measuredPower: power), heard.count)

@@ -132,10 +132,11 @@ public struct SpotCalibration: Sendable {
         }
     }
 
-    /// Per plan receiver that heard the tag, each spot's mean reading against its distance.
+    /// Per plan receiver that heard the tag, each spot on its floor: the mean reading against its distance (a spot on
+    /// another floor is heard through the floor, which the locator counts apart, `PositionConfiguration.floorLoss`).
     public func samples(for receiver: PlanReceiver) -> [(spot: CalibrationSpot, sample: CalibrationSample, readings: Int)] {
         spots.indices.compactMap { index in
-            guard let heard = readings[index][receiver.id], !heard.isEmpty else { return nil }
+            guard spots[index].floor == receiver.floor, let heard = readings[index][receiver.id], !heard.isEmpty else { return nil }
             let rssi = heard.values.map(\.rssi).reduce(0, +) / Double(heard.count)
             let power = heard.values.map(\.power).reduce(0, +) / Double(heard.count)
             return (

@@ -102,8 +102,8 @@ struct CalibrateCommand: ParsableCommand {
 
     func validate() throws {
         if receivers {
-            guard references.isEmpty, tag == nil, spots.isEmpty else {
-                throw ValidationError("give --receivers alone: it takes no --reference, --tag or --at")
+            guard references.isEmpty, tag == nil, spots.isEmpty, !unattended else {
+                throw ValidationError("give --receivers alone: it takes no --reference, --tag, --at or --unattended")
             }
             guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1 to 3600, got \(seconds)") }
             return

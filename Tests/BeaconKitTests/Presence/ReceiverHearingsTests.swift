@@ -26,10 +26,24 @@ struct ReceiverHearingsTests {
         #expect(hearings.count == 2 && hearings.latest["r1"]?["r2"] == nil)
     }
 
-    @Test("rooms keep them for calibration, with a typical measured power when the node gives none, and forget them")
+    @Test("rooms keep them between plan receivers only, with a typical measured power when the node gives none, and forget them")
     func presenceKeepsThem() {
-        var presence = RoomPresence(localRoom: "hall")
+        let plan = FloorPlan(
+            floors: [FloorPlan.Floor(id: "flat")],
+            rooms: [FloorPlan.Room(id: "all", floor: "flat", points: [.init(x: 0, y: 0), .init(x: 9, y: 0), .init(x: 9, y: 9), .init(x: 0, y: 9)])],
+            receivers: [
+                FloorPlan.Receiver(id: "kitchen", floor: "flat", x: 1, y: 1, z: 2), FloorPlan.Receiver(id: "office", floor: "flat", x: 8, y: 8, z: 2),
+            ])
+        // Without a plan nothing says how far apart they are: not kept.
+        var planless = RoomPresence(localRoom: "hall")
+        planless.receiverHeard("office", rssi: -75, measuredPower: nil, by: "kitchen", at: start)
+        #expect(planless.hearings.count == 0)
+        var presence = RoomPresence(localRoom: "hall", floorPlan: plan)
         presence.receiverHeard("office", rssi: -75, measuredPower: nil, by: "kitchen", at: start)
+        // Nodes anyone on the broker could invent take no place from the real ones.
+        for index in 0..<5000 { presence.receiverHeard("ghost\(index)", rssi: -75, measuredPower: nil, by: "kitchen", at: start) }
+        presence.receiverHeard("office", rssi: -75, measuredPower: nil, by: "ghost", at: start)
+        #expect(presence.hearings.count == 1)
         #expect(presence.hearings.latest["kitchen"]?["office"]?.measuredPower == -59)
         #expect(presence.locator.distances(of: BeaconIdentity.privateDevice(fingerprint: .init()), at: start).isEmpty)
         presence.forget(notHeardFor: .seconds(60), at: start + .seconds(61))

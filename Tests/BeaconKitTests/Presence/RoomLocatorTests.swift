@@ -308,6 +308,19 @@ struct CalibrationTests {
         // Nothing but one distance each: the default exponent.
         let alone = CalibrationFit.fitTogether([samples([3], offset: 1), samples([5], offset: 1)])
         #expect(try alone.map { try $0.get().calibration.pathLossExponent } == [2.7, 2.7])
+        // Receivers whose distances lie within a factor 1.5 say nothing of the exponent, however many there are: ten
+        // at 3.0 and 3.1 m whose readings differ by noise leave the default exponent, with each one's offset.
+        let close = (0..<10).map { index in
+            [
+                CalibrationSample(distance: 3.0, rssi: -72 - Double(index % 3), measuredPower: -59),
+                CalibrationSample(distance: 3.1, rssi: -70 - Double(index % 2), measuredPower: -59),
+            ]
+        }
+        #expect(try CalibrationFit.fitTogether(close).allSatisfy { try $0.get().calibration.pathLossExponent == 2.7 })
+        // One receiver hearing at 2 and 7 m gives the exponent; the others only their offsets.
+        let mixed = CalibrationFit.fitTogether([samples([2, 7], offset: 3), samples([4, 4.1], offset: -1)])
+        #expect(abs(try mixed[0].get().calibration.pathLossExponent - 2.9) < 1e-9)
+        #expect(abs(try mixed[1].get().calibration.rssiOffset + 1) < 1e-9)
         // An exponent no building has is refused for every receiver.
         let wild = CalibrationFit.fitTogether([
             [
